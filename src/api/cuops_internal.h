@@ -1,0 +1,164 @@
+/*
+ * cuops_internal.h - what the API layer, the CPU backend and the CUDA backend
+ * share: the handle, one descriptor per op (arguments already validated), and
+ * the backend entry points.
+ *
+ * Layers (as in CUB): src/api validates and returns a status -> a backend
+ * entry (src/cpu or src/cuda/<family>/*_dispatch.cu) chooses a kernel -> thin
+ * __global__ entry -> per-CTA logic -> warp/thread primitives.
+ *
+ * Plain C11; included from .cu files too.
+ */
+#ifndef CUOPS_INTERNAL_H
+#define CUOPS_INTERNAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuops.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CUOPS_ERROR_LEN 512
+
+struct cuops_handle {
+    int device;                /* CUDA index, or CUOPS_DEVICE_CPU */
+    void *stream;              /* cudaStream_t */
+    void *user_workspace;      /* set by cuops_set_workspace, or NULL */
+    size_t user_workspace_bytes;
+    void *own_workspace;       /* cudaMalloc'd on demand by the CUDA backend */
+    size_t own_workspace_bytes;
+    /* device properties read once at create (CUDA backend) */
+    int sm_major, sm_minor;    /* compute capability */
+    int num_sms;
+    int64_t l2_bytes;
+    int64_t smem_optin_bytes;  /* max dynamic shared memory per block */
+    const char *last_kernel;   /* static string: what the last call ran */
+    char last_error[CUOPS_ERROR_LEN];
+};
+
+/* Record a failure detail on the handle and return `status`. */
+cuops_status_t cuops_fail(struct cuops_handle *h, cuops_status_t status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Bytes of one element of a dtype (U8 = 1); 0 for an unknown dtype. */
+size_t cuops_dtype_size(cuops_dtype_t t);
+/* "f16", "bf16", ... for messages; "?" for an unknown dtype. */
+const char *cuops_dtype_name(cuops_dtype_t t);
+
+/* True when the options ask for the dispatch's own choice. */
+int cuops_variant_is_auto(const cuops_options_t *opt);
+
+/* ------------------------------------------------------------------------ */
+/* Op descriptors: the validated arguments of one call.                      */
+/* ------------------------------------------------------------------------ */
+
+typedef struct cuops_gemm_desc {
+    cuops_op_t trans_a, trans_b;
+    int64_t m, n, k;           /* m, n >= 1 here; k >= 0 */
+    float alpha, beta;
+    const void *a; int64_t lda;
+    const void *b; int64_t ldb;
+    void *c; int64_t ldc;
+    cuops_dtype_t ab_type, c_type;
+} cuops_gemm_desc_t;
+
+typedef struct cuops_dequant_desc {
+    int64_t n, k, group_size;  /* n, k >= 1 here */
+    int64_t num_groups;        /* ceil(k / group_size) */
+    const uint8_t *qweight; int64_t ldq;
+    const void *scales; cuops_dtype_t scale_type;
+    const uint8_t *zeros;      /* NULL: symmetric, zero = 8 */
+    void *out; int64_t ldo; cuops_dtype_t out_type;
+} cuops_dequant_desc_t;
+
+/* Prepack reads a dequant-format weight; act_type names the GEMM's activations. */
+typedef struct cuops_w4_prepack_desc {
+    cuops_dequant_desc_t w;    /* out/ldo/out_type unused */
+    cuops_dtype_t act_type;
+    void *packed;
+} cuops_w4_prepack_desc_t;
+
+typedef struct cuops_w4a16_desc {
+    int64_t m, n, k, group_size;  /* m, n, k >= 1 here */
+    int64_t num_groups;
+    const void *x; int64_t ldx;
+    const void *packed;
+    void *y; int64_t ldy;
+    cuops_dtype_t act_type;
+} cuops_w4a16_desc_t;
+
+typedef struct cuops_scan_desc {
+    cuops_reduce_op_t op;
+    int exclusive;             /* 0 or 1 */
+    cuops_dtype_t type;
+    int64_t n;                 /* >= 1 here */
+    const void *in;
+    void *out;
+} cuops_scan_desc_t;
+
+typedef struct cuops_reduce_desc {
+    cuops_reduce_op_t op;
+    cuops_dtype_t type;
+    int64_t n;                 /* >= 0: n == 0 writes the identity */
+    const void *in;
+    void *out;
+} cuops_reduce_desc_t;
+
+/* ------------------------------------------------------------------------ */
+/* CPU reference backend (src/cpu): synchronous, accumulates in double.     */
+/* ------------------------------------------------------------------------ */
+
+cuops_status_t cuops_cpu_gemm(struct cuops_handle *h, const cuops_gemm_desc_t *d);
+cuops_status_t cuops_cpu_dequant_int4(struct cuops_handle *h, const cuops_dequant_desc_t *d);
+size_t cuops_cpu_w4_packed_size(int64_t n, int64_t k, int64_t group_size, cuops_dtype_t act);
+cuops_status_t cuops_cpu_w4_prepack(struct cuops_handle *h, const cuops_w4_prepack_desc_t *d);
+cuops_status_t cuops_cpu_gemm_w4a16(struct cuops_handle *h, const cuops_w4a16_desc_t *d);
+cuops_status_t cuops_cpu_scan(struct cuops_handle *h, const cuops_scan_desc_t *d);
+cuops_status_t cuops_cpu_reduce(struct cuops_handle *h, const cuops_reduce_desc_t *d);
+
+/* ------------------------------------------------------------------------ */
+/* CUDA backend (src/cuda): asynchronous on h->stream.                       */
+/* ------------------------------------------------------------------------ */
+
+/* Check the device exists, read its properties into h. NO_DEVICE with a
+ * detail written to `why` (CUOPS_ERROR_LEN bytes) when it cannot. */
+cuops_status_t cuops_cuda_init(struct cuops_handle *h, char *why);
+void cuops_cuda_fini(struct cuops_handle *h);
+/* Make the handle's device current for a call; returns the caller's device
+ * to give back to cuops_cuda_leave. */
+int cuops_cuda_enter(struct cuops_handle *h);
+void cuops_cuda_leave(struct cuops_handle *h, int prev);
+
+cuops_status_t cuops_cuda_gemm(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                               const cuops_options_t *opt);
+cuops_status_t cuops_cuda_dequant_int4(struct cuops_handle *h, const cuops_dequant_desc_t *d,
+                                       const cuops_options_t *opt);
+size_t cuops_cuda_w4_packed_size(int64_t n, int64_t k, int64_t group_size, cuops_dtype_t act);
+cuops_status_t cuops_cuda_w4_prepack(struct cuops_handle *h, const cuops_w4_prepack_desc_t *d);
+cuops_status_t cuops_cuda_gemm_w4a16(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
+                                     const cuops_options_t *opt);
+cuops_status_t cuops_cuda_scan(struct cuops_handle *h, const cuops_scan_desc_t *d,
+                               const cuops_options_t *opt);
+cuops_status_t cuops_cuda_reduce(struct cuops_handle *h, const cuops_reduce_desc_t *d,
+                                 const cuops_options_t *opt);
+
+/* Variant names each CUDA op family can be forced to (static arrays), for
+ * cuops_variant_names(); each family's dispatch file defines its own. */
+const char *const *cuops_cuda_gemm_variant_names(int *count);
+const char *const *cuops_cuda_dequant_variant_names(int *count);
+const char *const *cuops_cuda_w4a16_variant_names(int *count);
+const char *const *cuops_cuda_scan_variant_names(int *count);
+const char *const *cuops_cuda_reduce_variant_names(int *count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CUOPS_INTERNAL_H */

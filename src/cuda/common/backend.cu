@@ -1,0 +1,113 @@
+/*
+ * backend.cu - the CUDA backend's life cycle: device check and properties at
+ * create, the handle's own workspace, and mapping runtime errors to statuses.
+ * The runtime is linked statically and the driver is never linked: on a
+ * machine with no driver cudaGetDeviceCount fails and cuops_create reports
+ * CUOPS_STATUS_NO_DEVICE.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cuda/common/cuda_common.cuh"
+
+extern "C" cuops_status_t cuops_cuda_init(struct cuops_handle *h, char *why)
+{
+    int count = 0;
+    cudaError_t err = cudaGetDeviceCount(&count);
+    if (err != cudaSuccess) {
+        snprintf(why, CUOPS_ERROR_LEN, "no usable CUDA driver/device: %s (%s)",
+                 cudaGetErrorString(err), cudaGetErrorName(err));
+        (void)cudaGetLastError();
+        return CUOPS_STATUS_NO_DEVICE;
+    }
+    if (h->device >= count) {
+        snprintf(why, CUOPS_ERROR_LEN, "device %d requested but %d CUDA device(s) present",
+                 h->device, count);
+        return CUOPS_STATUS_NO_DEVICE;
+    }
+    cudaDeviceProp prop;
+    err = cudaGetDeviceProperties(&prop, h->device);
+    if (err != cudaSuccess) {
+        snprintf(why, CUOPS_ERROR_LEN, "cudaGetDeviceProperties(%d): %s", h->device,
+                 cudaGetErrorString(err));
+        return CUOPS_STATUS_NO_DEVICE;
+    }
+    h->sm_major = prop.major;
+    h->sm_minor = prop.minor;
+    h->num_sms = prop.multiProcessorCount;
+    h->l2_bytes = prop.l2CacheSize;
+    h->smem_optin_bytes = (int64_t)prop.sharedMemPerBlockOptin;
+    return CUOPS_STATUS_SUCCESS;
+}
+
+extern "C" void cuops_cuda_fini(struct cuops_handle *h)
+{
+    if (h->own_workspace) {
+        int prev = 0;
+        cudaGetDevice(&prev);
+        cudaSetDevice(h->device);
+        cudaStreamSynchronize(cuops_stream(h));
+        cudaFree(h->own_workspace);
+        cudaSetDevice(prev);
+        h->own_workspace = NULL;
+        h->own_workspace_bytes = 0;
+    }
+}
+
+cuops_status_t cuops_cuda_fail(struct cuops_handle *h, cudaError_t err, const char *what)
+{
+    (void)cudaGetLastError(); /* clear a sticky-free error so the next call starts clean */
+    cuops_status_t st = (err == cudaErrorMemoryAllocation) ? CUOPS_STATUS_ALLOC_FAILED
+                                                           : CUOPS_STATUS_CUDA_ERROR;
+    return cuops_fail(h, st, "%s: %s (%s)", what, cudaGetErrorString(err), cudaGetErrorName(err));
+}
+
+cuops_status_t cuops_cuda_check_launch(struct cuops_handle *h, const char *kernel)
+{
+    cudaError_t err = cudaGetLastError();
+    if (err != cudaSuccess) return cuops_cuda_fail(h, err, kernel);
+    h->last_kernel = kernel;
+    return CUOPS_STATUS_SUCCESS;
+}
+
+cuops_status_t cuops_cuda_workspace(struct cuops_handle *h, size_t bytes, void **ptr)
+{
+    *ptr = NULL;
+    if (bytes == 0) return CUOPS_STATUS_SUCCESS;
+    if (h->user_workspace) {
+        if (h->user_workspace_bytes < bytes)
+            return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
+                              "the workspace set with cuops_set_workspace holds %zu bytes; "
+                              "this call needs %zu",
+                              h->user_workspace_bytes, bytes);
+        *ptr = h->user_workspace;
+        return CUOPS_STATUS_SUCCESS;
+    }
+    if (h->own_workspace_bytes < bytes) {
+        /* Work already queued may still use the old block. */
+        CUOPS_CUDA_TRY(h, cudaStreamSynchronize(cuops_stream(h)));
+        if (h->own_workspace) cudaFree(h->own_workspace);
+        h->own_workspace = NULL;
+        h->own_workspace_bytes = 0;
+        size_t grow = bytes < ((size_t)1 << 20) ? ((size_t)1 << 20) : bytes;
+        cudaError_t err = cudaMalloc(&h->own_workspace, grow);
+        if (err != cudaSuccess) return cuops_cuda_fail(h, err, "cudaMalloc(workspace)");
+        h->own_workspace_bytes = grow;
+    }
+    *ptr = h->own_workspace;
+    return CUOPS_STATUS_SUCCESS;
+}
+
+/* Calls run on the handle's device; the caller's current device is restored. */
+extern "C" int cuops_cuda_enter(struct cuops_handle *h)
+{
+    int prev = -1;
+    if (cudaGetDevice(&prev) != cudaSuccess) prev = -1;
+    if (prev != h->device) cudaSetDevice(h->device);
+    return prev;
+}
+
+extern "C" void cuops_cuda_leave(struct cuops_handle *h, int prev)
+{
+    if (prev >= 0 && prev != h->device) cudaSetDevice(prev);
+}

@@ -1,0 +1,70 @@
+/*
+ * cuda_common.cuh - what every CUDA file of cuops shares: stream and
+ * workspace access, launch-error checking, and the element-type helpers that
+ * let one kernel template serve f16, bf16 and f32.
+ */
+#ifndef CUOPS_CUDA_COMMON_CUH
+#define CUOPS_CUDA_COMMON_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "api/cuops_internal.h"
+
+static inline cudaStream_t cuops_stream(const struct cuops_handle *h)
+{
+    return (cudaStream_t)h->stream;
+}
+
+/* A device workspace of at least `bytes` for this call: the user's, or the
+ * handle's own (grown with cudaMalloc after synchronizing the stream). */
+cuops_status_t cuops_cuda_workspace(struct cuops_handle *h, size_t bytes, void **ptr);
+
+/* After a launch: CUDA_ERROR with the runtime's message if it failed. */
+cuops_status_t cuops_cuda_check_launch(struct cuops_handle *h, const char *kernel);
+
+/* Map a runtime error to CUOPS_STATUS_CUDA_ERROR (or ALLOC_FAILED) with detail. */
+cuops_status_t cuops_cuda_fail(struct cuops_handle *h, cudaError_t err, const char *what);
+
+#define CUOPS_CUDA_TRY(h, call)                                   \
+    do {                                                          \
+        cudaError_t cuops_err_ = (call);                          \
+        if (cuops_err_ != cudaSuccess)                            \
+            return cuops_cuda_fail((h), cuops_err_, #call);       \
+    } while (0)
+
+static inline int64_t cuops_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* ---- element types as template parameters ---------------------------- */
+
+template <typename T> struct cuops_elem;
+template <> struct cuops_elem<__half> {
+    static __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
+    static __device__ __forceinline__ __half from_float(float v) { return __float2half_rn(v); }
+};
+template <> struct cuops_elem<__nv_bfloat16> {
+    static __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+    static __device__ __forceinline__ __nv_bfloat16 from_float(float v) { return __float2bfloat16_rn(v); }
+};
+template <> struct cuops_elem<float> {
+    static __device__ __forceinline__ float to_float(float v) { return v; }
+    static __device__ __forceinline__ float from_float(float v) { return v; }
+};
+
+template <typename T> __device__ __forceinline__ float cuops_to_float(T v) { return cuops_elem<T>::to_float(v); }
+template <typename T> __device__ __forceinline__ T cuops_from_float(float v) { return cuops_elem<T>::from_float(v); }
+
+/* True when p is aligned to `bytes`. */
+static inline int cuops_aligned(const void *p, size_t bytes) { return ((uintptr_t)p % bytes) == 0; }
+
+/* Compile the body of an sm_90a-only kernel only in the sm_90a pass: the
+ * sm_80 pass sees an empty kernel (the dispatch never launches it there). */
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define CUOPS_SM90A_DEVICE 1
+#else
+#define CUOPS_SM90A_DEVICE 0
+#endif
+
+#endif /* CUOPS_CUDA_COMMON_CUH */
