@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# One device call: build everything (all cores), run the test suite on the GPU,
+# compute-sanitizer memcheck/racecheck on the GPU tests, then cuops-bench.
+# Logs and JSON land in $OUT (at most a few files: logs are tarred).
+#
+#   scripts/gpu-check.sh [build|test|sanitize|bench|probe|all]...   (default: all)
+#   BENCH_ARGS="gemm --quick" scripts/gpu-check.sh bench
+set -u
+OUT=${OUT:-$PWD/out}
+mkdir -p "$OUT" "$OUT/logs"
+LOG=$OUT/logs
+steps=${*:-all}
+want() { case " $steps " in *" $1 "*|*" all "*) return 0;; esac; return 1; }
+export CUOPS_GIT_SHA=${CUOPS_GIT_SHA:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+status=0
+
+if want build || want test || want sanitize || want bench || want probe; then
+    { nvidia-smi; nvidia-smi -q -d CLOCK; } > "$LOG/nvidia-smi.txt" 2>&1
+    echo "== build"
+    if ! make -j"$(nproc)" all > "$LOG/build.log" 2>&1; then
+        tail -n 60 "$LOG/build.log"; echo "BUILD FAILED"; status=1
+    else
+        grep -iE "warning|spill" "$LOG/build.log" | grep -v "^nvcc warning : Support for offline" | head -n 30
+        echo "build ok"
+    fi
+fi
+
+if [ $status -eq 0 ] && want test; then
+    echo "== tests"
+    bash scripts/run-tests.sh build/tests > "$LOG/tests.log" 2>&1 || status=1
+    grep -E "^(FAIL|!!)|passed, [0-9]+ failed" "$LOG/tests.log" | head -n 80
+fi
+
+if [ $status -eq 0 ] && want sanitize; then
+    echo "== compute-sanitizer (quick mode)"
+    for t in build/tests/test_gpu_*; do
+        [ -x "$t" ] || continue
+        for tool in memcheck racecheck; do
+            CUOPS_TEST_QUICK=1 timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 "$t" \
+                > "$LOG/sanitize-$tool-$(basename "$t").log" 2>&1
+            rc=$?
+            echo "$tool $(basename "$t"): rc=$rc $(grep -E 'ERROR SUMMARY' "$LOG/sanitize-$tool-$(basename "$t").log" | tail -n 1)"
+        done
+    done
+fi
+
+if [ $status -eq 0 ] && want bench; then
+    echo "== bench ${BENCH_ARGS:-all}"
+    # shellcheck disable=SC2086
+    build/bin/cuops-bench ${BENCH_ARGS:-all} --json "$OUT/bench.json" > "$LOG/bench.log" 2> "$LOG/bench.err"
+    echo "bench rc=$?"
+    cat "$LOG/bench.log" | cut -c1-200 | tail -n 120
+fi
+
+if [ $status -eq 0 ] && want probe && [ -x build/bin/cuops-probe ]; then
+    echo "== probe"
+    build/bin/cuops-probe all --json "$OUT/probe.json" > "$LOG/probe.log" 2>&1
+    echo "probe rc=$?"; tail -n 60 "$LOG/probe.log"
+fi
+
+tar -C "$OUT" -czf "$OUT/logs.tgz" logs && rm -rf "$LOG"
+exit $status
