@@ -1,0 +1,244 @@
+/*
+ * probe_mma.cu - tensor-core latency and throughput, measured the way seed 000
+ * measured its MMA unit: a dependent chain timed with clock64 gives latency;
+ * independent accumulators (ILP) over every SM, timed with events, give the
+ * throughput ceiling that a GEMM built on that instruction can reach.
+ *
+ *  mma.sync m16n8k16 (f16 and bf16 in, f32 accumulate; f16 in, f16 accumulate)
+ *  wgmma m64nNk16 (N = 64, 128, 256; f16 and bf16 in, f32 accumulate; sm_90a)
+ *
+ * Each throughput kernel also reads clock64 and %globaltimer at its start and
+ * end, so the reported FLOP/clk/SM uses the clock the SMs ran at under load.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "probe.h"
+#include "probe_wgmma_ops.cuh"
+
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define PROBE_SM90A 1
+#else
+#define PROBE_SM90A 0
+#endif
+
+static __device__ __forceinline__ uint64_t globaltimer_ns()
+{
+    uint64_t t;
+    asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
+    return t;
+}
+
+/* timing[0..1] = clock64 at start/end, timing[2..3] = globaltimer at start/end (block 0, thread 0) */
+static __device__ __forceinline__ void stamp(long long *timing, int slot)
+{
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        timing[slot] = clock64();
+        timing[2 + slot] = (long long)globaltimer_ns();
+    }
+}
+
+enum { KIND_F16_F32ACC = 0, KIND_BF16_F32ACC = 1, KIND_F16_F16ACC = 2 };
+
+template <int KIND>
+static __device__ __forceinline__ void mma_16816(float *acc, const uint32_t *a, const uint32_t *b)
+{
+    if (KIND == KIND_F16_F32ACC) {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+                     "{%8,%9}, {%0,%1,%2,%3};\n"
+                     : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    } else if (KIND == KIND_BF16_F32ACC) {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+                     "{%8,%9}, {%0,%1,%2,%3};\n"
+                     : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    } else {
+        /* f16 accumulate: the 4 f32 slots carry 2 packed f16x2 registers */
+        uint32_t *c = reinterpret_cast<uint32_t *>(acc);
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, "
+                     "{%6,%7}, {%0,%1};\n"
+                     : "+r"(c[0]), "+r"(c[1])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    }
+}
+
+/* ILP independent accumulator chains per warp; every warp of every block runs `iters` steps. */
+template <int KIND, int ILP>
+__global__ void mma_sync_loop(int iters, float *sink, long long *timing)
+{
+    /* small nonzero operands (0x2000 = 2^-7 in f16, 0x3c00 bf16 = 2^-7) keep sums finite */
+    uint32_t a[4], b[2];
+    uint32_t pat = (KIND == KIND_BF16_F32ACC) ? 0x3c003c00u : 0x20002000u;
+    for (int i = 0; i < 4; i++) a[i] = pat ^ ((threadIdx.x + i) & 7u);
+    for (int i = 0; i < 2; i++) b[i] = pat ^ ((threadIdx.x * 3u + i) & 7u);
+    float acc[ILP][4];
+    for (int j = 0; j < ILP; j++)
+        for (int i = 0; i < 4; i++) acc[j][i] = 0.0f;
+    stamp(timing, 0);
+    for (int it = 0; it < iters; it++) {
+#pragma unroll
+        for (int j = 0; j < ILP; j++) mma_16816<KIND>(acc[j], a, b);
+    }
+    stamp(timing, 1);
+    float s = 0.0f;
+    for (int j = 0; j < ILP; j++)
+        for (int i = 0; i < 4; i++) s += acc[j][i];
+    sink[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+
+/* One warpgroup per 128 threads issues back-to-back wgmmas into one accumulator
+ * set, committing every 4 and keeping one group in flight, as a GEMM mainloop does. */
+template <int N, int BF16>
+__global__ void wgmma_loop(int iters, float *sink, long long *timing)
+{
+#if PROBE_SM90A
+    extern __shared__ __align__(1024) uint8_t smem[];
+    const int a_bytes = 64 * 16 * 2, b_bytes = N * 16 * 2;
+    uint16_t *s16 = reinterpret_cast<uint16_t *>(smem);
+    for (int i = threadIdx.x; i < (a_bytes + b_bytes) / 2; i += blockDim.x)
+        s16[i] = (uint16_t)((BF16 ? 0x3c00u : 0x2000u) ^ (i & 7u));
+    __syncthreads();
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    /* no-swizzle K-major descriptors: core matrices of 8 rows x 16 bytes;
+     * LBO = 128 B (next core matrix along K), SBO = 256 B (next 8-row group) */
+    uint32_t base = (uint32_t)__cvta_generic_to_shared(smem);
+    uint64_t desc_a = ((uint64_t)((base >> 4) & 0x3fff)) | ((uint64_t)(128 >> 4) << 16) |
+                      ((uint64_t)(256 >> 4) << 32);
+    uint64_t desc_b = ((uint64_t)(((base + a_bytes) >> 4) & 0x3fff)) |
+                      ((uint64_t)(128 >> 4) << 16) | ((uint64_t)(256 >> 4) << 32);
+    float d[N / 2];
+#pragma unroll
+    for (int i = 0; i < N / 2; i++) d[i] = 0.0f;
+    stamp(timing, 0);
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+    for (int it = 0; it < iters; it++) {
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            if (N == 64) { if (BF16) wgmma_m64n64k16_bf16(d, desc_a, desc_b); else wgmma_m64n64k16_f16(d, desc_a, desc_b); }
+            if (N == 128) { if (BF16) wgmma_m64n128k16_bf16(d, desc_a, desc_b); else wgmma_m64n128k16_f16(d, desc_a, desc_b); }
+            if (N == 256) { if (BF16) wgmma_m64n256k16_bf16(d, desc_a, desc_b); else wgmma_m64n256k16_f16(d, desc_a, desc_b); }
+        }
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    stamp(timing, 1);
+    float s = 0.0f;
+#pragma unroll
+    for (int i = 0; i < N / 2; i++) s += d[i];
+    sink[blockIdx.x * blockDim.x + threadIdx.x] = s;
+#else
+    (void)iters; (void)sink; (void)timing;
+#endif
+}
+
+typedef void (*loop_kernel_t)(int, float *, long long *);
+
+/* Runs `kernel` and returns {ms, clock MHz measured in block 0, cycles per iteration}. */
+static void run_loop(loop_kernel_t kernel, int blocks, int threads, size_t smem, int iters,
+                     double *ms, double *mhz, double *cycles_per_iter)
+{
+    float *sink;
+    long long *timing, host[4];
+    PROBE_CHECK(cudaMalloc(&sink, sizeof(float) * blocks * threads));
+    PROBE_CHECK(cudaMalloc(&timing, sizeof(long long) * 4));
+    if (smem > 48 * 1024)
+        PROBE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    *ms = probe_time_ms([&] { kernel<<<blocks, threads, smem>>>(iters, sink, timing); }, 5);
+    PROBE_CHECK(cudaMemcpy(host, timing, sizeof(host), cudaMemcpyDeviceToHost));
+    double cyc = (double)(host[1] - host[0]), ns = (double)(host[3] - host[2]);
+    *mhz = ns > 0 ? cyc / ns * 1e3 : 0.0;
+    *cycles_per_iter = cyc / iters;
+    cudaFree(sink);
+    cudaFree(timing);
+}
+
+template <int KIND> static loop_kernel_t mma_kernel(int ilp)
+{
+    switch (ilp) {
+    case 1: return mma_sync_loop<KIND, 1>;
+    case 2: return mma_sync_loop<KIND, 2>;
+    case 4: return mma_sync_loop<KIND, 4>;
+    default: return mma_sync_loop<KIND, 8>;
+    }
+}
+
+static loop_kernel_t mma_kernel_of(int kind, int ilp)
+{
+    if (kind == KIND_F16_F32ACC) return mma_kernel<KIND_F16_F32ACC>(ilp);
+    if (kind == KIND_BF16_F32ACC) return mma_kernel<KIND_BF16_F32ACC>(ilp);
+    return mma_kernel<KIND_F16_F16ACC>(ilp);
+}
+
+void probe_mma(void)
+{
+    const int sms = g_dev.prop.multiProcessorCount;
+    const char *kind_names[3] = {"f16 f32acc", "bf16 f32acc", "f16 f16acc"};
+    printf("\n== mma.sync m16n8k16 (4096 FLOP per warp instruction)\n");
+    printf("%-14s %5s %6s %10s %12s %12s %9s\n", "kind", "ILP", "warps", "cyc/iter", "FLOP/clk/SM", "TFLOP/s",
+           "MHz");
+    for (int kind = 0; kind < 3; kind++) {
+        /* latency: one warp, one dependent chain */
+        double ms, mhz, cpi;
+        run_loop(mma_kernel_of(kind, 1), 1, 32, 0, 4096, &ms, &mhz, &cpi);
+        char series[64];
+        snprintf(series, sizeof series, "mma.sync %s latency", kind_names[kind]);
+        probe_add("mma_latency", series, 1, cpi, "cycles", -1, "");
+        printf("%-14s %5d %6d %10.1f %12s %12s %9.0f   <- latency\n", kind_names[kind], 1, 1, cpi, "-", "-", mhz);
+        const int ilps[4] = {1, 2, 4, 8};
+        const int warps_list[3] = {4, 8, 16};
+        for (int wi = 0; wi < 3; wi++) {
+            for (int ii = 0; ii < 4; ii++) {
+                int ilp = ilps[ii], warps = warps_list[wi];
+                if (warps == 16 && ilp < 4) continue;
+                int iters = 16384 / ilp;
+                int blocks = 2 * sms;
+                run_loop(mma_kernel_of(kind, ilp), blocks, warps * 32, 0, iters, &ms, &mhz, &cpi);
+                double flop = 4096.0 * ilp * iters * warps * (double)blocks;
+                double tflops = flop / (ms * 1e-3) / 1e12;
+                double per_clk_sm = flop / (ms * 1e-3) / (mhz * 1e6) / sms;
+                snprintf(series, sizeof series, "mma.sync %s warps/CTA=%d", kind_names[kind], warps);
+                probe_add("mma_sync", series, ilp, tflops, "TFLOP/s", per_clk_sm, "FLOP/clk/SM");
+                printf("%-14s %5d %6d %10.1f %12.0f %12.1f %9.0f\n", kind_names[kind], ilp, warps, cpi,
+                       per_clk_sm, tflops, mhz);
+            }
+        }
+    }
+    if (g_dev.prop.major != 9) {
+        printf("\n(wgmma needs sm_90a: skipped on sm_%d%d)\n", g_dev.prop.major, g_dev.prop.minor);
+        return;
+    }
+    printf("\n== wgmma m64nNk16 (f32 accumulate, A and B from shared memory)\n");
+    printf("%-6s %5s %10s %10s %12s %12s %9s\n", "type", "N", "WG/CTA", "cyc/wgmma", "FLOP/clk/SM", "TFLOP/s",
+           "MHz");
+    for (int bf = 0; bf < 2; bf++) {
+        const int ns[3] = {64, 128, 256};
+        for (int ni = 0; ni < 3; ni++) {
+            int n = ns[ni];
+            loop_kernel_t k = bf ? (n == 64 ? wgmma_loop<64, 1> : n == 128 ? wgmma_loop<128, 1> : wgmma_loop<256, 1>)
+                                 : (n == 64 ? wgmma_loop<64, 0> : n == 128 ? wgmma_loop<128, 0> : wgmma_loop<256, 0>);
+            size_t smem = 64 * 16 * 2 + (size_t)n * 16 * 2;
+            double ms, mhz, cpi;
+            /* latency-ish: one warpgroup alone, 4 wgmmas per commit, one group kept in flight */
+            run_loop(k, 1, 128, smem, 256, &ms, &mhz, &cpi);
+            char series[64];
+            snprintf(series, sizeof series, "wgmma %s N=%d single warpgroup", bf ? "bf16" : "f16", n);
+            probe_add("wgmma_latency", series, n, cpi / 4.0, "cycles/wgmma", -1, "");
+            printf("%-6s %5d %10d %10.1f %12s %12s %9.0f   <- one warpgroup\n", bf ? "bf16" : "f16", n, 1, cpi / 4.0,
+                   "-", "-", mhz);
+            const int wgs[2] = {1, 2};
+            for (int wi = 0; wi < 2; wi++) {
+                int iters = 8192 * 64 / n;
+                run_loop(k, sms, 128 * wgs[wi], smem, iters, &ms, &mhz, &cpi);
+                double flop = 2.0 * 64 * n * 16 * 4.0 * iters * wgs[wi] * sms;
+                double tflops = flop / (ms * 1e-3) / 1e12;
+                double per_clk_sm = flop / (ms * 1e-3) / (mhz * 1e6) / sms;
+                snprintf(series, sizeof series, "wgmma %s N=%d WG/CTA=%d", bf ? "bf16" : "f16", n, wgs[wi]);
+                probe_add("wgmma", series, n, tflops, "TFLOP/s", per_clk_sm, "FLOP/clk/SM");
+                printf("%-6s %5d %10d %10.1f %12.0f %12.1f %9.0f\n", bf ? "bf16" : "f16", n, wgs[wi], cpi / 4.0,
+                       per_clk_sm, tflops, mhz);
+            }
+        }
+    }
+}
