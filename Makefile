@@ -42,7 +42,8 @@ BENCH_SRC  := $(wildcard tools/bench/*.cu tools/bench/*.c)
 PROBE_SRC  := $(wildcard tools/probe/*.cu)
 TEST_C     := $(wildcard tests/test_*.c)
 TEST_CU    := $(wildcard tests/test_*.cu)
-TEST_BIN   := $(TEST_C:tests/%.c=$(BUILD)/tests/%) $(TEST_CU:tests/%.cu=$(BUILD)/tests/%)
+TEST_BIN   := $(TEST_C:tests/%.c=$(BUILD)/tests/%) $(TEST_CU:tests/%.cu=$(BUILD)/tests/%) \
+              $(BUILD)/tests/test_python $(BUILD)/tests/test_binary
 RPATH      := -Wl,-rpath,'$$ORIGIN/../lib'
 
 BIN := $(BUILD)/bin/cuops-bench
@@ -83,6 +84,14 @@ $(BUILD)/tests/%: tests/%.c $(LIB) $(wildcard tests/*.h)
 $(BUILD)/tests/%: tests/%.cu $(LIB) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(TOOLFLAGS) $< -o $@ -L$(BUILD)/lib -lcuops $(CUDALIB) -lcublas -lm -Xlinker -rpath,'$$ORIGIN/../lib'
+
+$(BUILD)/tests/test_python: tests/test_python.sh $(LIB) $(wildcard tests/python/*.py python/cuops/*.py)
+	@mkdir -p $(dir $@)
+	cp tests/test_python.sh $@ && chmod +x $@
+
+$(BUILD)/tests/test_binary: tests/test_binary.sh $(LIB)
+	@mkdir -p $(dir $@)
+	cp tests/test_binary.sh $@ && chmod +x $@
 
 test: all
 	bash scripts/run-tests.sh $(BUILD)/tests

@@ -274,6 +274,55 @@ CUOPS_API cuops_status_t cuops_gemm_w4a16_ex(cuops_handle_t handle, int64_t m, i
                                              const cuops_options_t *options);
 
 /* ------------------------------------------------------------------------ */
+/* Importers: GPTQ / AWQ checkpoints into the cuops_dequant_int4 format      */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Convert a 4-bit GPTQ checkpoint tensor set (AutoGPTQ / GPTQModel packing,
+ * no act-order permutation) into the seed format of cuops_dequant_int4().
+ *
+ * @param n, k        output and input features: the dense weight is W[n,k];
+ *                    k and n must be multiples of 8.
+ * @param group_size  a positive even number (pass k for per-channel, GPTQ's -1).
+ * @param qweight     int32 [k/8, n]: word [i][j] holds W[j, 8i+p] in bits 4p..4p+3.
+ * @param qzeros      int32 [ceil(k/group), n/8]: word [g][j] holds the zero of
+ *                    row 8j+p, group g, in bits 4p..4p+3.
+ * @param scales      [ceil(k/group), n] of scale_type (F16, BF16 or F32).
+ * @param gptq_version 1: the checkpoint stores zero-1 (AutoGPTQ's historical
+ *                    format; a stored 15 would mean zero 16, which the seed format
+ *                    cannot hold: CUOPS_STATUS_NOT_SUPPORTED); 2: stored as is.
+ * @param qweight_out [n, ceil(k/2)] bytes with row pitch ldq_out >= ceil(k/2)
+ *                    (low nibble = even k); bytes past ceil(k/2) are not written.
+ * @param scales_out  [n, ceil(k/group)] of scale_type.
+ * @param zeros_out   [n, ceil(k/group)] uint8 in 0..15.
+ * On a GPU handle every pointer is a device pointer; with gptq_version 1 the
+ * call waits for its own work (it reads back whether a zero overflowed).
+ */
+CUOPS_API cuops_status_t cuops_import_gptq(cuops_handle_t handle, int64_t n, int64_t k,
+                                           int64_t group_size, const int32_t *qweight,
+                                           const int32_t *qzeros, const void *scales,
+                                           cuops_dtype_t scale_type, int gptq_version,
+                                           uint8_t *qweight_out, int64_t ldq_out,
+                                           void *scales_out, uint8_t *zeros_out);
+
+/**
+ * Convert a 4-bit AWQ checkpoint (AutoAWQ "GEMM" packing) into the seed format.
+ * @param n, k     n a multiple of 8; any k >= 1.
+ * @param qweight  int32 [k, n/8]: word [c][j] holds W[8j + o, c] for the nibble at
+ *                 bits 4p..4p+3 with o = {0,2,4,6,1,3,5,7}[p].
+ * @param qzeros   int32 [ceil(k/group), n/8], same interleaved nibble order;
+ *                 zeros are stored as is.
+ * @param scales   [ceil(k/group), n] of scale_type.
+ * Outputs as in cuops_import_gptq().
+ */
+CUOPS_API cuops_status_t cuops_import_awq(cuops_handle_t handle, int64_t n, int64_t k,
+                                          int64_t group_size, const int32_t *qweight,
+                                          const int32_t *qzeros, const void *scales,
+                                          cuops_dtype_t scale_type, uint8_t *qweight_out,
+                                          int64_t ldq_out, void *scales_out,
+                                          uint8_t *zeros_out);
+
+/* ------------------------------------------------------------------------ */
 /* Scan and reduce                                                          */
 /* ------------------------------------------------------------------------ */
 

@@ -55,7 +55,8 @@ fi
 if [ $status -eq 0 ] && want probe && [ -x build/bin/cuops-probe ]; then
     echo "== probe"
     build/bin/cuops-probe all --json "$OUT/probe.json" > "$LOG/probe.log" 2>&1
-    echo "probe rc=$?"; tail -n 60 "$LOG/probe.log"
+    echo "probe rc=$?"; tail -n 80 "$LOG/probe.log"
+    python3 scripts/plot_probe.py "$OUT/probe.json" "$LOG/plots" > /dev/null 2>&1 || echo "(plots failed)"
 fi
 
 tar -C "$OUT" -czf "$OUT/logs.tgz" logs && rm -rf "$LOG"

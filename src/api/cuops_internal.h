@@ -4,7 +4,7 @@
  * the backend entry points.
  *
  * Layers (as in CUB): src/api validates and returns a status -> a backend
- * entry (src/cpu or src/cuda/<family>/*_dispatch.cu) chooses a kernel -> thin
+ * entry (src/cpu or src/cuda/<family>/<family>_dispatch.cu) chooses a kernel -> thin
  * __global__ entry -> per-CTA logic -> warp/thread primitives.
  *
  * Plain C11; included from .cu files too.
@@ -86,7 +86,7 @@ typedef struct cuops_w4_prepack_desc {
 } cuops_w4_prepack_desc_t;
 
 typedef struct cuops_w4a16_desc {
-    int64_t m, n, k, group_size;  /* m, n, k >= 1 here */
+    int64_t m, n, k, group_size;  /* m, n >= 1 here; k >= 0 (k == 0: the backend writes y = 0) */
     int64_t num_groups;
     const void *x; int64_t ldx;
     const void *packed;
@@ -110,6 +110,33 @@ typedef struct cuops_reduce_desc {
     const void *in;
     void *out;
 } cuops_reduce_desc_t;
+
+/* GPTQ / AWQ import (src/api/import.c validates; one descriptor for both). */
+typedef enum cuops_import_format {
+    CUOPS_IMPORT_GPTQ = 0,
+    CUOPS_IMPORT_AWQ = 1
+} cuops_import_format_t;
+
+typedef struct cuops_import_desc {
+    cuops_import_format_t format;
+    int gptq_version;          /* 1 or 2 (GPTQ only) */
+    int64_t n, k, group_size;  /* n, k >= 1; n % 8 == 0; GPTQ: k % 8 == 0 */
+    int64_t num_groups;        /* ceil(k / group_size) */
+    const int32_t *qweight;    /* GPTQ [k/8, n]; AWQ [k, n/8] */
+    const int32_t *qzeros;     /* [num_groups, n/8] */
+    const void *scales;        /* [num_groups, n] */
+    cuops_dtype_t scale_type;
+    uint8_t *qweight_out; int64_t ldq_out;  /* [n, ceil(k/2)] bytes */
+    void *scales_out;          /* [n, num_groups] */
+    uint8_t *zeros_out;        /* [n, num_groups] */
+} cuops_import_desc_t;
+
+/* Nibble slot (0..7) in which AWQ stores column offset o (0..7) of a packed
+ * word: AWQ writes slot p from column {0,2,4,6,1,3,5,7}[p]; this is the inverse. */
+static inline int cuops_awq_slot_of_column(int o) { return (o >> 1) + ((o & 1) << 2); }
+
+cuops_status_t cuops_cpu_import(struct cuops_handle *h, const cuops_import_desc_t *d);
+cuops_status_t cuops_cuda_import(struct cuops_handle *h, const cuops_import_desc_t *d);
 
 /* ------------------------------------------------------------------------ */
 /* CPU reference backend (src/cpu): synchronous, accumulates in double.     */

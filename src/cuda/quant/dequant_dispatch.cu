@@ -1,10 +1,132 @@
-/* dequant_dispatch.cu - placeholder until the dequant kernels land. */
-#include "cuda/common/cuda_common.cuh"
+/*
+ * dequant_dispatch.cu - the CUDA backend of cuops_dequant_int4: the table of
+ * named variants (the seed 001 load-order study and the vector-width
+ * ladder), what each supports, and the auto choice. The kernels live in one
+ * file per technique: dequant_scalar.cu (one output per thread, both load
+ * orders, any alignment) and dequant_vector.cu (vector chunks).
+ *
+ * Auto: warp_coalesced (16-byte, warp-contiguous stores) whenever a 16-byte
+ * chunk fits the group size and the alignment; its unroll is the largest of
+ * 4, 2, 1 that still gives every SM a full 2048 threads, so small calls
+ * (128x4096: 64K chunks) spread over all SMs in one wave instead of leaving
+ * most of them idle. Otherwise the widest hoisted_bN that fits, otherwise
+ * hoisted_b1 (any alignment, any even group).
+ */
+#include <stdio.h>
+#include <string.h>
 
-static const char *const dequant_variants[] = {"auto"};
-extern "C" const char *const *cuops_cuda_dequant_variant_names(int *count) { *count = 1; return dequant_variants; }
-extern "C" cuops_status_t cuops_cuda_dequant_int4(struct cuops_handle *h, const cuops_dequant_desc_t *d, const cuops_options_t *opt)
+#include "cuda/quant/dequant_common.cuh"
+
+typedef enum { KIND_SCALAR_NAIVE, KIND_SCALAR_HOISTED, KIND_VECTOR } dequant_kind_t;
+
+typedef struct dequant_variant {
+    const char *name;        /* what cuops_options_t.variant selects */
+    const char *kernel;      /* what cuops_last_kernel() reports */
+    dequant_kind_t kind;
+    int vec;                 /* outputs per chunk; 0 = 16 bytes of output */
+    int unroll;              /* chunks per thread */
+    int stream;              /* evict-first stores */
+} dequant_variant_t;
+
+static const dequant_variant_t dequant_table[] = {
+    {"naive_order_b1", "dequant_naive_order_b1", KIND_SCALAR_NAIVE, 1, 1, 0},
+    {"hoisted_b1", "dequant_hoisted_b1", KIND_SCALAR_HOISTED, 1, 1, 0},
+    {"hoisted_b4", "dequant_hoisted_b4", KIND_VECTOR, 4, 1, 0},
+    {"hoisted_b8", "dequant_hoisted_b8", KIND_VECTOR, 8, 1, 0},
+    {"hoisted_b16", "dequant_hoisted_b16", KIND_VECTOR, 16, 1, 0},
+    {"hoisted_b32", "dequant_hoisted_b32", KIND_VECTOR, 32, 1, 0},
+    {"warp_coalesced_x1", "dequant_warp_coalesced_x1", KIND_VECTOR, 0, 1, 0},
+    {"warp_coalesced_x2", "dequant_warp_coalesced_x2", KIND_VECTOR, 0, 2, 0},
+    {"warp_coalesced_x4", "dequant_warp_coalesced_x4", KIND_VECTOR, 0, 4, 0},
+    {"warp_coalesced_x4_stream", "dequant_warp_coalesced_x4_stream", KIND_VECTOR, 0, 4, 1},
+};
+#define DEQUANT_NUM_VARIANTS ((int)(sizeof dequant_table / sizeof dequant_table[0]))
+
+static const char *const dequant_names[] = {
+    "auto",
+    "naive_order_b1",
+    "hoisted_b1",
+    "hoisted_b4",
+    "hoisted_b8",
+    "hoisted_b16",
+    "hoisted_b32",
+    "warp_coalesced_x1",
+    "warp_coalesced_x2",
+    "warp_coalesced_x4",
+    "warp_coalesced_x4_stream",
+};
+
+extern "C" const char *const *cuops_cuda_dequant_variant_names(int *count)
 {
-    (void)d; (void)opt;
-    return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "dequant: no CUDA kernel yet");
+    *count = (int)(sizeof dequant_names / sizeof dequant_names[0]);
+    return dequant_names;
+}
+
+static int variant_vec(const dequant_variant_t *v, const cuops_dequant_desc_t *d)
+{
+    return v->vec ? v->vec : 16 / (int)cuops_dtype_size(d->out_type);
+}
+
+static int variant_supported(const dequant_variant_t *v, const cuops_dequant_desc_t *d, char *why)
+{
+    if (v->kind != KIND_VECTOR) return 1;
+    return dequant_vector_supported(d, variant_vec(v, d), why);
+}
+
+static cuops_status_t variant_launch(struct cuops_handle *h, const dequant_variant_t *v,
+                                     const cuops_dequant_desc_t *d)
+{
+    switch (v->kind) {
+    case KIND_SCALAR_NAIVE: return dequant_launch_scalar(h, d, 1, v->kernel);
+    case KIND_SCALAR_HOISTED: return dequant_launch_scalar(h, d, 0, v->kernel);
+    case KIND_VECTOR: return dequant_launch_vector(h, d, variant_vec(v, d), v->unroll, v->stream, v->kernel);
+    }
+    return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "dequant: bad variant kind");
+}
+
+static const dequant_variant_t *find_variant(const char *name)
+{
+    for (int i = 0; i < DEQUANT_NUM_VARIANTS; i++)
+        if (strcmp(dequant_table[i].name, name) == 0) return &dequant_table[i];
+    return NULL;
+}
+
+/* The auto choice (see the header comment). */
+static const dequant_variant_t *choose_auto(const struct cuops_handle *h, const cuops_dequant_desc_t *d)
+{
+    char why[256];
+    const int c16 = 16 / (int)cuops_dtype_size(d->out_type);
+    if (dequant_vector_supported(d, c16, why)) {
+        const int64_t chunks = d->n * cuops_ceil_div(d->k, c16);
+        const int64_t full_machine = (int64_t)(h->num_sms > 0 ? h->num_sms : 132) * 2048;
+        if (chunks / 4 >= full_machine) return find_variant("warp_coalesced_x4");
+        if (chunks / 2 >= full_machine) return find_variant("warp_coalesced_x2");
+        return find_variant("warp_coalesced_x1");
+    }
+    static const char *const ladder[] = {"hoisted_b32", "hoisted_b16", "hoisted_b8", "hoisted_b4"};
+    for (int i = 0; i < 4; i++) {
+        const dequant_variant_t *v = find_variant(ladder[i]);
+        if (variant_supported(v, d, why)) return v;
+    }
+    return find_variant("hoisted_b1");
+}
+
+extern "C" cuops_status_t cuops_cuda_dequant_int4(struct cuops_handle *h, const cuops_dequant_desc_t *d,
+                                                  const cuops_options_t *opt)
+{
+    const dequant_variant_t *v;
+    if (cuops_variant_is_auto(opt)) {
+        v = choose_auto(h, d);
+    } else {
+        v = find_variant(opt->variant);
+        if (v == NULL)
+            return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
+                              "dequant: no variant named \"%s\" (see cuops_variant_names)", opt->variant);
+        char why[256];
+        why[0] = '\0';
+        if (!variant_supported(v, d, why))
+            return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "dequant: variant %s cannot serve this call: %s",
+                              v->name, why);
+    }
+    return variant_launch(h, v, d);
 }

@@ -1,20 +1,120 @@
-/* w4a16_dispatch.cu - placeholder until the W4A16 kernels land. */
-#include "cuda/common/cuda_common.cuh"
+/*
+ * w4a16_dispatch.cu - chooses the W4A16 GEMM kernel and its split-K for a
+ * call: the variant table, the split heuristic and the workspace.
+ *
+ * Variants (cuops_options_t.variant, cuops_variant_names("w4a16")):
+ *   auto                 w4a16_decode_splitk for m <= 64, else w4a16_mma
+ *   w4a16_decode_splitk  m <= 64: one m block of 8/16/32/64 rows, K split
+ *                        across CTAs until the SMs are busy
+ *   w4a16_mma            any m: m in blocks of 64 rows (grid.z), no split
+ *                        unless options.split_k asks for one
+ * options.split_k > 0 forces the number of K splits on either variant.
+ * k == 0 writes y = 0 with a 2-D memset (no weight is read).
+ *
+ * Split-K choice: the N tiles give strips/4 CTAs (64 weight rows each). We
+ * want ~4 CTAs (16 warps, ~32 KB of loads in flight) per SM, so
+ * splits = ceil(4 * SMs / CTAs), but (a) at least 4 tiles (256 k) per split,
+ * and (b) the fp32 partials (splits * m * n * 4 bytes, written then read) should
+ * stay under ~1/8 of the int4 weight bytes, unless that leaves fewer CTAs
+ * than SMs, in which case we split just enough to cover the SMs once.
+ */
+#include <string.h>
 
-static const char *const w4a16_variants[] = {"auto"};
-extern "C" const char *const *cuops_cuda_w4a16_variant_names(int *count) { *count = 1; return w4a16_variants; }
-extern "C" size_t cuops_cuda_w4_packed_size(int64_t n, int64_t k, int64_t group_size, cuops_dtype_t act)
+#include "cuda/quant/w4a16_layout.cuh"
+
+static const char *const w4a16_variants[] = {"auto", "w4a16_decode_splitk", "w4a16_mma"};
+enum { W4A16_AUTO = 0, W4A16_DECODE_SPLITK = 1, W4A16_MMA = 2, W4A16_NUM_VARIANTS = 3 };
+
+extern "C" const char *const *cuops_cuda_w4a16_variant_names(int *count)
 {
-    (void)n; (void)k; (void)group_size; (void)act;
-    return 0;
+    *count = W4A16_NUM_VARIANTS;
+    return w4a16_variants;
 }
-extern "C" cuops_status_t cuops_cuda_w4_prepack(struct cuops_handle *h, const cuops_w4_prepack_desc_t *d)
+
+static int64_t w4a16_choose_splits(const struct cuops_handle *h, const w4_geometry_t *geo,
+                                   int64_t m, int64_t m_blocks)
 {
-    (void)d;
-    return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "w4 prepack: no CUDA kernel yet");
+    int64_t sms = h->num_sms > 0 ? h->num_sms : 132;
+    int64_t ctas = (geo->strips / 4) * m_blocks;
+    int64_t want = cuops_ceil_div(4 * sms, ctas);
+    int64_t cover = cuops_ceil_div(sms, ctas);
+    int64_t by_tiles = geo->ktiles / 4 > 1 ? geo->ktiles / 4 : 1;
+    /* weight bytes / 8 >= splits * m * n * 8 (partials written and read) */
+    int64_t weight_bytes = geo->strips * geo->ktiles * W4_TILE_BYTES;
+    int64_t by_bytes = weight_bytes / (64 * m * geo->strips * W4_STRIP_ROWS);
+    int64_t s = want < by_bytes ? want : by_bytes;
+    if (s < cover) s = cover;
+    if (s > by_tiles) s = by_tiles;
+    if (s > 64) s = 64;
+    return s < 1 ? 1 : s;
 }
-extern "C" cuops_status_t cuops_cuda_gemm_w4a16(struct cuops_handle *h, const cuops_w4a16_desc_t *d, const cuops_options_t *opt)
+
+extern "C" cuops_status_t cuops_cuda_gemm_w4a16(struct cuops_handle *h,
+                                                const cuops_w4a16_desc_t *d,
+                                                const cuops_options_t *opt)
 {
-    (void)d; (void)opt;
-    return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "w4a16: no CUDA kernel yet");
+    if (d->k == 0) { /* an empty sum: y = 0 (all-zero bits are +0 in f16 and bf16) */
+        CUOPS_CUDA_TRY(h, cudaMemset2DAsync(d->y, (size_t)d->ldy * 2, 0, (size_t)d->n * 2,
+                                            (size_t)d->m, cuops_stream(h)));
+        h->last_kernel = "w4a16_k0_memset";
+        return CUOPS_STATUS_SUCCESS;
+    }
+    w4_geometry_t geo;
+    if (!w4_geometry_init(&geo, d->n, d->k, d->group_size, d->act_type))
+        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
+                          "w4a16 (cuda): group_size %lld with k %lld is not supported "
+                          "(need a multiple of 16, or group_size >= k; act f16/bf16)",
+                          (long long)d->group_size, (long long)d->k);
+    if (!cuops_aligned(d->packed, 16))
+        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
+                          "w4a16 (cuda): the packed weight must be 16-byte aligned");
+    if (h->sm_major < 8)
+        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
+                          "w4a16 (cuda): needs sm_80 or newer (mma.sync bf16), device is sm_%d%d",
+                          h->sm_major, h->sm_minor);
+    if (geo.strips / 4 > 0x7fffffff)
+        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "w4a16 (cuda): n %lld too large",
+                          (long long)d->n);
+
+    int variant = W4A16_AUTO;
+    if (!cuops_variant_is_auto(opt)) {
+        variant = -1;
+        for (int i = 1; i < W4A16_NUM_VARIANTS; i++)
+            if (strcmp(opt->variant, w4a16_variants[i]) == 0) variant = i;
+        if (variant < 0)
+            return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "w4a16 (cuda): no variant named '%s'",
+                              opt->variant);
+    }
+    if (variant == W4A16_AUTO) variant = d->m <= 64 ? W4A16_DECODE_SPLITK : W4A16_MMA;
+    if (variant == W4A16_DECODE_SPLITK && d->m > 64)
+        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
+                          "w4a16 (cuda): w4a16_decode_splitk serves m <= 64, m is %lld",
+                          (long long)d->m);
+
+    int m_frags = d->m <= 8 ? 1 : d->m <= 16 ? 2 : d->m <= 32 ? 4 : 8;
+    int64_t m_blocks = cuops_ceil_div(d->m, 8 * (int64_t)m_frags);
+    int64_t splits = 1;
+    if (opt && opt->split_k > 0)
+        splits = opt->split_k;
+    else if (variant == W4A16_DECODE_SPLITK)
+        splits = w4a16_choose_splits(h, &geo, d->m, m_blocks);
+    if (splits > geo.ktiles) splits = geo.ktiles;
+    if (splits > 65535) splits = 65535;
+    /* no empty split: every split gets ceil(ktiles / splits) tiles but the last */
+    splits = cuops_ceil_div(geo.ktiles, cuops_ceil_div(geo.ktiles, splits));
+
+    float *ws = NULL;
+    if (splits > 1) {
+        if (d->m > INT64_MAX / 4 / splits / (geo.strips * W4_STRIP_ROWS))
+            return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
+                              "w4a16 (cuda): split-K workspace for m %lld overflows",
+                              (long long)d->m);
+        size_t bytes = (size_t)splits * (size_t)d->m * (size_t)(geo.strips * W4_STRIP_ROWS) * 4;
+        void *p = NULL;
+        cuops_status_t s = cuops_cuda_workspace(h, bytes, &p);
+        if (s != CUOPS_STATUS_SUCCESS) return s;
+        ws = (float *)p;
+    }
+    const char *kernel = NULL;
+    return w4a16_launch_mma_splitk(h, d, &geo, m_frags, (int)splits, ws, &kernel);
 }

@@ -1,16 +1,113 @@
-/* scan_dispatch.cu - placeholder until the scan/reduce kernels land. */
-#include "cuda/common/cuda_common.cuh"
+/*
+ * scan_dispatch.cu - the scan and reduce variant tables and the CUDA
+ * backend entries cuops_cuda_scan / cuops_cuda_reduce.
+ *
+ * "auto" is the default technique (the look-back scan, the vectorized
+ * single-launch reduce): both reach copy speed on every size, type and
+ * alignment, so there is no shape-dependent choice to tune. The other rows
+ * are seed 002's ladder, selectable by name through cuops_options_t.variant
+ * for study and benchmarking (docs/scan.md predicts each one's rate). Every
+ * row serves every type (I32, I64, F32, F64), op, n and alignment.
+ */
+#include <string.h>
 
-static const char *const scan_variants[] = {"auto"};
-extern "C" const char *const *cuops_cuda_scan_variant_names(int *count) { *count = 1; return scan_variants; }
-extern "C" const char *const *cuops_cuda_reduce_variant_names(int *count) { *count = 1; return scan_variants; }
-extern "C" cuops_status_t cuops_cuda_scan(struct cuops_handle *h, const cuops_scan_desc_t *d, const cuops_options_t *opt)
+#include "cuda/scan/scan_kernels.h"
+#include "cuda/scan/scan_primitives.cuh"
+
+typedef struct scan_variant {
+    const char *name;
+    int algo; /* textbook algorithm, or -1 */
+    cuops_status_t (*launch)(struct cuops_handle *h, const cuops_scan_desc_t *d, int algo);
+} scan_variant_t;
+
+typedef struct reduce_variant {
+    const char *name;
+    int algo;
+    cuops_status_t (*launch)(struct cuops_handle *h, const cuops_reduce_desc_t *d, int algo);
+} reduce_variant_t;
+
+static cuops_status_t scan_lookback_entry(struct cuops_handle *h, const cuops_scan_desc_t *d, int)
 {
-    (void)d; (void)opt;
-    return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "scan: no CUDA kernel yet");
+    return cuops_scan_lookback_launch(h, d);
 }
-extern "C" cuops_status_t cuops_cuda_reduce(struct cuops_handle *h, const cuops_reduce_desc_t *d, const cuops_options_t *opt)
+static cuops_status_t scan_rts_entry(struct cuops_handle *h, const cuops_scan_desc_t *d, int)
 {
-    (void)d; (void)opt;
-    return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "reduce: no CUDA kernel yet");
+    return cuops_scan_reduce_then_scan_launch(h, d);
+}
+static cuops_status_t reduce_vectorized_entry(struct cuops_handle *h, const cuops_reduce_desc_t *d,
+                                              int)
+{
+    return cuops_reduce_vectorized_launch(h, d);
+}
+
+/* Row 0 is what "auto" runs. */
+static const scan_variant_t scan_table[] = {
+    {"lookback", -1, scan_lookback_entry},
+    {"blelloch_smem", SCAN_ALGO_BLELLOCH, cuops_scan_textbook_launch},
+    {"blelloch_smem_padded", SCAN_ALGO_BLELLOCH_PADDED, cuops_scan_textbook_launch},
+    {"warp_shuffle", SCAN_ALGO_WARP_SHUFFLE, cuops_scan_textbook_launch},
+    {"reduce_then_scan", -1, scan_rts_entry},
+};
+static const reduce_variant_t reduce_table[] = {
+    {"vectorized", -1, reduce_vectorized_entry},
+    {"interleaved_divergent", REDUCE_ALGO_INTERLEAVED_DIVERGENT, cuops_reduce_textbook_launch},
+    {"interleaved_strided", REDUCE_ALGO_INTERLEAVED_STRIDED, cuops_reduce_textbook_launch},
+    {"sequential_addressing", REDUCE_ALGO_SEQUENTIAL, cuops_reduce_textbook_launch},
+    {"warp_shuffle", REDUCE_ALGO_WARP_SHUFFLE, cuops_reduce_textbook_launch},
+};
+#define SCAN_TABLE_LEN ((int)(sizeof(scan_table) / sizeof(scan_table[0])))
+#define REDUCE_TABLE_LEN ((int)(sizeof(reduce_table) / sizeof(reduce_table[0])))
+
+/* Names for cuops_variant_names: "auto" first, then the table. */
+static const char *const scan_names[] = {"auto", "blelloch_smem", "blelloch_smem_padded",
+                                         "warp_shuffle", "reduce_then_scan", "lookback"};
+static const char *const reduce_names[] = {"auto", "interleaved_divergent", "interleaved_strided",
+                                           "sequential_addressing", "warp_shuffle", "vectorized"};
+
+extern "C" const char *const *cuops_cuda_scan_variant_names(int *count)
+{
+    *count = (int)(sizeof(scan_names) / sizeof(scan_names[0]));
+    return scan_names;
+}
+
+extern "C" const char *const *cuops_cuda_reduce_variant_names(int *count)
+{
+    *count = (int)(sizeof(reduce_names) / sizeof(reduce_names[0]));
+    return reduce_names;
+}
+
+extern "C" cuops_status_t cuops_cuda_scan(struct cuops_handle *h, const cuops_scan_desc_t *d,
+                                          const cuops_options_t *opt)
+{
+    if (!scan_supported_type(d->type))
+        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "scan: dtype %s is not supported "
+                          "(i32, i64, f32, f64)", cuops_dtype_name(d->type));
+    const scan_variant_t *v = &scan_table[0];
+    if (opt != NULL && !cuops_variant_is_auto(opt)) {
+        v = NULL;
+        for (int i = 0; i < SCAN_TABLE_LEN; i++)
+            if (strcmp(opt->variant, scan_table[i].name) == 0) v = &scan_table[i];
+        if (v == NULL)
+            return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "scan: no variant named '%s'",
+                              opt->variant);
+    }
+    return v->launch(h, d, v->algo); /* src/api made the handle's device current */
+}
+
+extern "C" cuops_status_t cuops_cuda_reduce(struct cuops_handle *h, const cuops_reduce_desc_t *d,
+                                            const cuops_options_t *opt)
+{
+    if (!scan_supported_type(d->type))
+        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "reduce: dtype %s is not supported "
+                          "(i32, i64, f32, f64)", cuops_dtype_name(d->type));
+    const reduce_variant_t *v = &reduce_table[0];
+    if (opt != NULL && !cuops_variant_is_auto(opt)) {
+        v = NULL;
+        for (int i = 0; i < REDUCE_TABLE_LEN; i++)
+            if (strcmp(opt->variant, reduce_table[i].name) == 0) v = &reduce_table[i];
+        if (v == NULL)
+            return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "reduce: no variant named '%s'",
+                              opt->variant);
+    }
+    return v->launch(h, d, v->algo); /* src/api made the handle's device current */
 }

@@ -1,0 +1,79 @@
+"""cuops: fast GPU kernels (GEMM, int4 dequantization, W4A16 GEMM, scan,
+reduce) from Python. Tensors in, tensors out, on the current CUDA stream.
+
+Arrays may be torch tensors (CUDA or CPU), numpy arrays (run on the CPU
+reference backend) or objects with __cuda_array_interface__ (CuPy) or
+DLPack. Torch tensors go through torch.library custom ops (torch.ops.cuops.*)
+so torch.compile can trace them. Failures raise CuopsError with the library's
+detail.
+"""
+from . import ops as _ops
+from ._arrays import _is_torch
+from ._lib import CuopsError, DEVICE_CPU, handle  # noqa: F401
+
+try:
+    import torch as _torch
+    from . import torch_ops as _torch_ops
+except ImportError:  # numpy-only install
+    _torch = None
+    _torch_ops = None
+
+__all__ = ["gemm", "linear", "dequant_int4", "w4a16_prepack", "gemm_w4a16", "scan", "reduce",
+           "CuopsError", "last_kernel"]
+
+
+def _name(dt):
+    return None if dt is None else (dt if isinstance(dt, str) else _torch_ops.dtype_name(dt))
+
+
+def gemm(a, b, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0, c=None, out_dtype=None,
+         variant=None):
+    """alpha * op(a) @ op(b) + beta * c, fp32 accumulation (f16/bf16 on tensor cores, f32 exact)."""
+    if _torch_ops is not None and _is_torch(a) and c is None and beta == 0.0 and variant is None:
+        od = _name(out_dtype) or _torch_ops.dtype_name(a.dtype)
+        return _torch_ops.gemm(a, b, bool(trans_a), bool(trans_b), float(alpha), od)
+    return _ops.gemm_impl(a, b, trans_a, trans_b, alpha, beta, c, _name(out_dtype), variant)
+
+
+def linear(x, w):
+    """x @ w.T (torch.nn.functional.linear without bias), w stored [out, in]."""
+    return gemm(x, w, trans_b=True)
+
+
+def dequant_int4(qweight, scales, zeros, k, group_size=128, out_dtype=None, variant=None):
+    """Dense weight [n, k] = (q - zero) * scale from the seed int4 format."""
+    if _torch_ops is not None and _is_torch(qweight) and variant is None:
+        od = _name(out_dtype) or _torch_ops.dtype_name(scales.dtype)
+        return _torch_ops.dequant_int4(qweight, scales, zeros, int(k), int(group_size), od)
+    return _ops.dequant_int4_impl(qweight, scales, zeros, k, group_size, _name(out_dtype), variant)
+
+
+def w4a16_prepack(qweight, scales, zeros, k, group_size=128, act_dtype="f16"):
+    """One-time reorder of an int4 weight for gemm_w4a16 (returns a uint8 buffer)."""
+    return _ops.w4a16_prepack_impl(qweight, scales, zeros, k, group_size, _name(act_dtype))
+
+
+def gemm_w4a16(x, packed, n, k, group_size=128, variant=None):
+    """x[m, k] @ W^T with W int4, dequantized inside the GEMM."""
+    if _torch_ops is not None and _is_torch(x) and variant is None:
+        return _torch_ops.gemm_w4a16(x, packed, int(n), int(k), int(group_size))
+    return _ops.gemm_w4a16_impl(x, packed, n, k, group_size, variant)
+
+
+def scan(x, op="sum", exclusive=False, out=None, variant=None):
+    """Inclusive (or exclusive) prefix scan; deterministic for floats; out=x scans in place."""
+    if _torch_ops is not None and _is_torch(x) and out is None and variant is None:
+        return _torch_ops.scan(x, op, bool(exclusive))
+    return _ops.scan_impl(x, op, exclusive, out, variant)
+
+
+def reduce(x, op="sum", variant=None):
+    """One-element array: sum, min or max of x (deterministic)."""
+    if _torch_ops is not None and _is_torch(x) and variant is None:
+        return _torch_ops.reduce(x, op)
+    return _ops.reduce_impl(x, op, variant)
+
+
+def last_kernel(device=0):
+    """Name of the kernel the calling thread's last cuops call on `device` ran."""
+    return handle(device).last_kernel()

@@ -1,0 +1,147 @@
+"""Uniform views of the arrays cuops accepts: torch tensors, numpy arrays and
+any object with __cuda_array_interface__ (CuPy, Numba) or DLPack.
+
+A view gives what a cuops call needs: a data pointer, the shape, the row
+stride in elements (the leading dimension), the cuops dtype, and the device
+(DEVICE_CPU or a CUDA index). Outputs are allocated with the input's library.
+"""
+from . import _lib
+
+_NP_TYPESTR = {"<f2": "f16", "<f4": "f32", "<f8": "f64", "<i4": "i32", "<i8": "i64", "|u1": "u8"}
+_NP_FROM_DTYPE = {"f16": "float16", "f32": "float32", "f64": "float64", "i32": "int32",
+                  "i64": "int64", "u8": "uint8"}
+_ITEMSIZE = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i32": 4, "i64": 8, "u8": 1}
+
+
+def _torch():
+    try:
+        import torch
+        return torch
+    except ImportError:  # pragma: no cover
+        return None
+
+
+def torch_dtype_name(dt):
+    torch = _torch()
+    table = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32",
+             torch.float64: "f64", torch.int32: "i32", torch.int64: "i64", torch.uint8: "u8"}
+    if dt not in table:
+        raise TypeError(f"cuops: unsupported torch dtype {dt}")
+    return table[dt]
+
+
+def torch_dtype(name):
+    torch = _torch()
+    return {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32,
+            "f64": torch.float64, "i32": torch.int32, "i64": torch.int64, "u8": torch.uint8}[name]
+
+
+class View:
+    __slots__ = ("obj", "ptr", "shape", "ld", "dtype", "device", "kind")
+
+    def __init__(self, obj, ptr, shape, ld, dtype, device, kind):
+        self.obj, self.ptr, self.shape, self.ld = obj, ptr, tuple(shape), ld
+        self.dtype, self.device, self.kind = dtype, device, kind
+
+
+def _is_torch(x):
+    torch = _torch()
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def view(x, name="array"):
+    """A View of x; rows must have unit element stride (row-major with a leading dimension)."""
+    if _is_torch(x):
+        dt = torch_dtype_name(x.dtype)
+        dev = x.device.index if x.device.type == "cuda" else _lib.DEVICE_CPU
+        if x.device.type == "cuda" and dev is None:
+            dev = _torch().cuda.current_device()
+        if x.device.type not in ("cuda", "cpu"):
+            raise TypeError(f"cuops: {name} is on {x.device}; cuops takes CUDA or CPU tensors")
+        strides = x.stride()
+        kind = "torch"
+        ptr = x.data_ptr()
+    elif hasattr(x, "__cuda_array_interface__"):
+        cai = x.__cuda_array_interface__
+        dt = _NP_TYPESTR.get(cai["typestr"])
+        if dt is None:
+            raise TypeError(f"cuops: unsupported typestr {cai['typestr']} for {name}")
+        ptr = cai["data"][0]
+        item = _ITEMSIZE[dt]
+        if cai.get("strides") is None:
+            strides, acc = [], 1
+            for s in reversed(cai["shape"]):
+                strides.insert(0, acc)
+                acc *= s
+        else:
+            strides = [s // item for s in cai["strides"]]
+        dev = _cuda_device_of_pointer(x)
+        kind = "cai"
+    elif hasattr(x, "__array_interface__"):
+        ai = x.__array_interface__
+        dt = _NP_TYPESTR.get(ai["typestr"])
+        if dt is None:
+            raise TypeError(f"cuops: unsupported dtype {ai['typestr']} for {name}")
+        ptr = ai["data"][0]
+        item = _ITEMSIZE[dt]
+        strides = [s // item for s in x.strides]
+        dev = _lib.DEVICE_CPU
+        kind = "numpy"
+    elif hasattr(x, "__dlpack__"):
+        torch = _torch()
+        if torch is None:
+            raise TypeError(f"cuops: {name} has only DLPack and torch is not installed")
+        return view(torch.from_dlpack(x), name)
+    else:
+        raise TypeError(f"cuops: {name} of type {type(x).__name__} is not an array")
+    shape = tuple(x.shape)
+    if len(shape) == 0:
+        raise ValueError(f"cuops: {name} must have at least one dimension")
+    if len(shape) == 1:
+        if shape[0] > 1 and strides[0] != 1:
+            raise ValueError(f"cuops: {name} must be contiguous")
+        ld = shape[0]
+    elif len(shape) == 2:
+        if shape[1] > 1 and strides[1] != 1:
+            raise ValueError(f"cuops: {name} rows must be contiguous (stride[1] == 1); "
+                             "call .contiguous() first")
+        ld = strides[0] if shape[0] > 1 else max(shape[1], 1)
+    else:
+        raise ValueError(f"cuops: {name} must be 1-D or 2-D, got shape {shape}")
+    return View(x, ptr, shape, ld, dt, dev, kind)
+
+
+def _cuda_device_of_pointer(x):
+    dev = getattr(x, "device", None)
+    idx = getattr(dev, "id", None)
+    if isinstance(idx, int):
+        return idx
+    return 0
+
+
+def empty_like_kind(ref, shape, dtype):
+    """A new uninitialised array of `shape`/`dtype` in ref's library and device."""
+    if ref.kind == "torch":
+        torch = _torch()
+        dev = torch.device("cuda", ref.device) if ref.device >= 0 else torch.device("cpu")
+        return torch.empty(shape, dtype=torch_dtype(dtype), device=dev)
+    if ref.kind == "cai":
+        import cupy
+        with cupy.cuda.Device(ref.device):
+            return cupy.empty(shape, dtype=_NP_FROM_DTYPE[dtype])
+    import numpy as np
+    if dtype == "bf16":
+        raise TypeError("cuops: numpy has no bfloat16; use torch for bf16")
+    return np.empty(shape, dtype=_NP_FROM_DTYPE[dtype])
+
+
+def stream_of(ref):
+    """The current stream of ref's library on its device (as an int), 0 on the CPU."""
+    if ref.device < 0:
+        return 0
+    if ref.kind == "torch":
+        return _torch().cuda.current_stream(ref.device).cuda_stream
+    if ref.kind == "cai":
+        import cupy
+        return cupy.cuda.get_current_stream().ptr
+    return 0

@@ -1,0 +1,139 @@
+"""The cuops ops on arrays: shapes and dtypes checked here, then one C call on
+the array's device (CUDA index, or the CPU reference backend for host arrays)
+and, on a GPU, on the current stream of the array's library.
+
+These `*_impl` functions serve every array kind; `cuops/__init__.py` routes
+torch tensors through the registered torch.library custom ops (so that
+torch.compile traces them) and everything else straight here.
+"""
+from . import _lib
+from ._arrays import empty_like_kind, stream_of, view
+
+
+def _handle_for(ref, *others):
+    for o in others:
+        if o is not None and o.device != ref.device:
+            raise ValueError(f"cuops: arrays on different devices ({ref.device} and {o.device})")
+    h = _lib.handle(ref.device)
+    if ref.device >= 0:
+        h.set_stream(stream_of(ref))
+    return h
+
+
+def _need(cond, msg):
+    if not cond:
+        raise ValueError("cuops: " + msg)
+
+
+def gemm_impl(a, b, trans_a=False, trans_b=False, alpha=1.0, beta=0.0, c=None,
+              out_dtype=None, variant=None):
+    """C = alpha * op(A) @ op(B) + beta * C. A, B 2-D row-major; returns C."""
+    va, vb = view(a, "a"), view(b, "b")
+    _need(len(va.shape) == 2 and len(vb.shape) == 2, "gemm takes 2-D a and b")
+    _need(va.dtype == vb.dtype, f"a and b dtypes differ ({va.dtype}, {vb.dtype})")
+    m, k = (va.shape[1], va.shape[0]) if trans_a else va.shape
+    kb, n = (vb.shape[1], vb.shape[0]) if trans_b else vb.shape
+    _need(k == kb, f"inner dimensions differ: op(a) is {m}x{k}, op(b) is {kb}x{n}")
+    if c is None:
+        _need(beta == 0.0, "beta != 0 needs c")
+        c = empty_like_kind(va, (m, n), out_dtype or va.dtype)
+    vc = view(c, "c")
+    _need(vc.shape == (m, n), f"c has shape {vc.shape}, expected {(m, n)}")
+    h = _handle_for(va, vb, vc)
+    h.check(_lib.lib.cuops_gemm_ex(h.ptr, int(trans_a), int(trans_b), m, n, k, alpha,
+                                   va.ptr, va.ld, vb.ptr, vb.ld, beta, vc.ptr, vc.ld,
+                                   _lib.DTYPE[va.dtype], _lib.DTYPE[vc.dtype],
+                                   _lib.options(variant)), "cuops_gemm")
+    return c
+
+
+def dequant_int4_impl(qweight, scales, zeros, k, group_size, out_dtype=None, variant=None):
+    """Dense [n, k] weight from the seed int4 format (see cuops_dequant_int4)."""
+    vq, vs = view(qweight, "qweight"), view(scales, "scales")
+    vz = view(zeros, "zeros") if zeros is not None else None
+    _need(vq.dtype == "u8" and len(vq.shape) == 2, "qweight must be a 2-D uint8 array [n, ceil(k/2)]")
+    n = vq.shape[0]
+    ngroups = (k + group_size - 1) // group_size if group_size > 0 else 0
+    _need(vs.shape in ((n, ngroups),) or (len(vs.shape) == 1 and vs.shape[0] == n * ngroups),
+          f"scales must be [{n}, {ngroups}], got {vs.shape}")
+    if vz is not None:
+        _need(vz.dtype == "u8", "zeros must be uint8")
+        _need(vz.shape in ((n, ngroups),) or (len(vz.shape) == 1 and vz.shape[0] == n * ngroups),
+              f"zeros must be [{n}, {ngroups}], got {vz.shape}")
+    out = empty_like_kind(vq, (n, k), out_dtype or vs.dtype)
+    vo = view(out, "out")
+    h = _handle_for(vq, vs, vz, vo)
+    h.check(_lib.lib.cuops_dequant_int4_ex(h.ptr, n, k, group_size, vq.ptr, vq.ld, vs.ptr,
+                                           _lib.DTYPE[vs.dtype], vz.ptr if vz else None,
+                                           vo.ptr, vo.ld, _lib.DTYPE[vo.dtype],
+                                           _lib.options(variant)), "cuops_dequant_int4")
+    return out
+
+
+def w4_packed_size(device, n, k, group_size, act_dtype):
+    h = _lib.handle(device)
+    size = _lib.ctypes.c_size_t()
+    h.check(_lib.lib.cuops_w4_packed_size(h.ptr, n, k, group_size, _lib.DTYPE[act_dtype],
+                                          _lib.ctypes.byref(size)), "cuops_w4_packed_size")
+    return size.value
+
+
+def w4a16_prepack_impl(qweight, scales, zeros, k, group_size, act_dtype):
+    """Prepacked uint8 buffer for gemm_w4a16 (same device as qweight)."""
+    vq, vs = view(qweight, "qweight"), view(scales, "scales")
+    vz = view(zeros, "zeros") if zeros is not None else None
+    _need(vq.dtype == "u8" and len(vq.shape) == 2, "qweight must be a 2-D uint8 array [n, ceil(k/2)]")
+    n = vq.shape[0]
+    nbytes = w4_packed_size(vq.device, n, k, group_size, act_dtype)
+    packed = empty_like_kind(vq, (nbytes,), "u8")
+    vp = view(packed, "packed")
+    h = _handle_for(vq, vs, vz, vp)
+    h.check(_lib.lib.cuops_w4_prepack(h.ptr, n, k, group_size, vq.ptr, vq.ld, vs.ptr,
+                                      _lib.DTYPE[vs.dtype], vz.ptr if vz else None,
+                                      _lib.DTYPE[act_dtype], vp.ptr), "cuops_w4_prepack")
+    return packed
+
+
+def gemm_w4a16_impl(x, packed, n, k, group_size, variant=None):
+    """y[m, n] = x[m, k] @ W^T with W prepacked by w4a16_prepack."""
+    vx, vp = view(x, "x"), view(packed, "packed")
+    _need(len(vx.shape) == 2 and vx.shape[1] == k, f"x must be [m, {k}], got {vx.shape}")
+    _need(vx.dtype in ("f16", "bf16"), "x must be float16 or bfloat16")
+    m = vx.shape[0]
+    y = empty_like_kind(vx, (m, n), vx.dtype)
+    vy = view(y, "y")
+    h = _handle_for(vx, vp, vy)
+    h.check(_lib.lib.cuops_gemm_w4a16_ex(h.ptr, m, n, k, group_size, vx.ptr, vx.ld, vp.ptr,
+                                         vy.ptr, vy.ld, _lib.DTYPE[vx.dtype],
+                                         _lib.options(variant)), "cuops_gemm_w4a16")
+    return y
+
+
+def scan_impl(x, op="sum", exclusive=False, out=None, variant=None):
+    """Prefix scan of a 1-D array (out may be x itself: in place)."""
+    vx = view(x, "x")
+    _need(len(vx.shape) == 1, "scan takes a 1-D array")
+    _need(op in _lib.REDUCE_OP, f"op must be one of {sorted(_lib.REDUCE_OP)}")
+    if out is None:
+        out = empty_like_kind(vx, vx.shape, vx.dtype)
+    vo = view(out, "out")
+    _need(vo.shape == vx.shape and vo.dtype == vx.dtype, "out must match x in shape and dtype")
+    h = _handle_for(vx, vo)
+    h.check(_lib.lib.cuops_scan_ex(h.ptr, _lib.REDUCE_OP[op], int(bool(exclusive)),
+                                   _lib.DTYPE[vx.dtype], vx.shape[0], vx.ptr, vo.ptr,
+                                   _lib.options(variant)), "cuops_scan")
+    return out
+
+
+def reduce_impl(x, op="sum", variant=None):
+    """A one-element array holding the reduction of a 1-D array."""
+    vx = view(x, "x")
+    _need(len(vx.shape) == 1, "reduce takes a 1-D array")
+    _need(op in _lib.REDUCE_OP, f"op must be one of {sorted(_lib.REDUCE_OP)}")
+    out = empty_like_kind(vx, (1,), vx.dtype)
+    vo = view(out, "out")
+    h = _handle_for(vx, vo)
+    h.check(_lib.lib.cuops_reduce_ex(h.ptr, _lib.REDUCE_OP[op], _lib.DTYPE[vx.dtype],
+                                     vx.shape[0], vx.ptr, vo.ptr, _lib.options(variant)),
+            "cuops_reduce")
+    return out

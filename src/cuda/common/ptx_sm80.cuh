@@ -1,0 +1,129 @@
+/*
+ * ptx_sm80.cuh - inline-PTX wrappers for the Ampere-style tensor-core path
+ * (sm_80 and later, also valid on sm_90): cp.async 16-byte copies with
+ * zero-fill, their commit/wait groups, ldmatrix x4 (plain and .trans) and
+ * mma.sync m16n8k16 with fp32 accumulation for f16 and bf16.
+ *
+ * Why wrappers rather than intrinsics: cp.async's src-size operand (the
+ * zero-fill that lets one code path serve ragged M/N/K edges) and ldmatrix
+ * are not exposed as plain CUDA C, and naming each instruction once keeps
+ * the kernels readable and their SASS easy to map back (LDGSTS, LDSM, HMMA).
+ */
+#ifndef CUOPS_PTX_SM80_CUH
+#define CUOPS_PTX_SM80_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+/* Shared-window address of a generic pointer into shared memory. */
+static __device__ __forceinline__ uint32_t cuops_smem_addr(const void *p)
+{
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+/*
+ * 16-byte global->shared copy that bypasses L1 (.cg: the tile is reused
+ * from shared memory, not L1). Only `src_bytes` (0..16) bytes are read; the
+ * rest of the 16 destination bytes are zero-filled. src_bytes == 0 reads
+ * nothing, so ragged edges and K tails need no separate code path: the
+ * zeros contribute nothing to the MMA sums. Both addresses must be 16-byte
+ * aligned.
+ */
+static __device__ __forceinline__ void cuops_cp_async_16_zfill(uint32_t smem_dst,
+                                                               const void *gmem_src,
+                                                               int src_bytes)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_dst),
+                 "l"(gmem_src), "r"(src_bytes)
+                 : "memory");
+#endif
+}
+
+/* Close the group of cp.async issued since the previous commit (an empty
+ * group is legal and completes at once; the pipelines rely on that to keep
+ * their group counting uniform at the end of K). */
+static __device__ __forceinline__ void cuops_cp_async_commit(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+/* Wait until at most `Pending` committed groups of this thread are still in
+ * flight. Other threads' copies become visible only after a barrier. */
+template <int Pending>
+static __device__ __forceinline__ void cuops_cp_async_wait(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
+#endif
+}
+
+/* Four 8x8 b16 matrices (volatile + memory clobber: the read must stay
+ * between the barriers that make the tile valid and free it); lanes 8j..8j+7 give the row addresses of matrix j;
+ * each lane receives row lane/4, elements 2*(lane%4) and +1 of each. */
+static __device__ __forceinline__ void cuops_ldmatrix_x4(uint32_t (&r)[4], uint32_t smem_addr)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smem_addr)
+                 : "memory");
+#endif
+}
+
+/* As above but each matrix is delivered transposed: lane receives stored
+ * rows 2*(lane%4) and +1 of column lane/4. Used for operands whose stored
+ * contiguous dimension is M or N instead of K. */
+static __device__ __forceinline__ void cuops_ldmatrix_x4_trans(uint32_t (&r)[4],
+                                                               uint32_t smem_addr)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smem_addr)
+                 : "memory");
+#endif
+}
+
+/*
+ * d += a * b for one m16n8k16 tile. Not volatile: a pure register operation,
+ * so the compiler may interleave it freely with the (volatile, ordered)
+ * ldmatrix and cp.async around it., fp32 accumulators.
+ * a: 16x16 row-major fragment {(g,2t), (g+8,2t), (g,2t+8), (g+8,2t+8)} pairs,
+ * b: 16x8 column fragment {(k=2t, n=g), (k=2t+8, n=g)} pairs,
+ * d: {(g,2t), (g,2t+1), (g+8,2t), (g+8,2t+1)} with g = lane/4, t = lane%4.
+ */
+template <typename T> struct cuops_mma_m16n8k16;
+
+template <> struct cuops_mma_m16n8k16<__half> {
+    static __device__ __forceinline__ void run(float (&d)[4], const uint32_t (&a)[4],
+                                               const uint32_t (&b)[2])
+    {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+        asm(
+            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+            "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+    }
+};
+
+template <> struct cuops_mma_m16n8k16<__nv_bfloat16> {
+    static __device__ __forceinline__ void run(float (&d)[4], const uint32_t (&a)[4],
+                                               const uint32_t (&b)[2])
+    {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+        asm(
+            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+            "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+    }
+};
+
+#endif /* CUOPS_PTX_SM80_CUH */

@@ -1,0 +1,281 @@
+/*
+ * ptx_sm90.cuh - inline-PTX wrappers for the Hopper (sm_90a) asynchronous
+ * machinery the cuops sm90 kernels are built from: mbarriers with
+ * transaction counts, TMA (cp.async.bulk.tensor) 2D loads and stores, the
+ * async-proxy fence, warpgroup MMA (wgmma) with shared-memory descriptors,
+ * and setmaxnreg.
+ *
+ * Every wrapper compiles to nothing useful outside the sm_90a pass; callers
+ * guard their kernel bodies with CUOPS_SM90A_DEVICE (cuda_common.cuh) so the
+ * sm_80 pass of the fat binary never sees these instructions.
+ *
+ * Conventions: shared-memory operands are passed as 32-bit shared-window
+ * addresses (cuops_smem_addr), the form the PTX state spaces take.
+ */
+#ifndef CUOPS_PTX_SM90_CUH
+#define CUOPS_PTX_SM90_CUH
+
+#include <stdint.h>
+
+#include "cuda/common/cuda_common.cuh"
+
+#if CUOPS_SM90A_DEVICE
+
+/* ---- addresses --------------------------------------------------------- */
+
+__device__ __forceinline__ uint32_t cuops_smem_addr(const void *p)
+{
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+/* ---- mbarrier ------------------------------------------------------------
+ * A phase of an mbarrier completes when its pending arrival count reaches
+ * zero AND its transaction count (bytes announced by expect_tx, paid off by
+ * TMA completions) is zero. Waiters name the phase by its parity: waiting on
+ * parity P returns once the phase with parity P has completed, so a fresh
+ * barrier (current phase 0) lets a wait on parity 1 through at once - the
+ * producer's first pass over the empty barriers relies on that. */
+
+__device__ __forceinline__ void cuops_mbar_init(uint32_t bar, uint32_t arrivals)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(arrivals) : "memory");
+}
+
+/* Make the initialised barriers visible to the async proxy (TMA complete_tx)
+ * before any thread uses them; follow with a CTA barrier. */
+__device__ __forceinline__ void cuops_mbar_init_fence(void)
+{
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+__device__ __forceinline__ void cuops_mbar_arrive(uint32_t bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+
+/* One arrival plus `bytes` of expected TMA transactions for this phase. */
+__device__ __forceinline__ void cuops_mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+                 : "memory");
+}
+
+/* Spin until the phase of parity `parity` has completed. try_wait suspends
+ * the thread for a hardware-chosen time slice before returning false, so the
+ * loop is not a hot spin. */
+__device__ __forceinline__ void cuops_mbar_wait(uint32_t bar, uint32_t parity)
+{
+    uint32_t done;
+    do {
+        asm volatile(
+            "{\n"
+            ".reg .pred p;\n"
+            "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+            "selp.u32 %0, 1, 0, p;\n"
+            "}\n"
+            : "=r"(done)
+            : "r"(bar), "r"(parity)
+            : "memory");
+    } while (!done);
+}
+
+/* ---- proxies --------------------------------------------------------------
+ * Shared memory written with ordinary st.shared (generic proxy) and then read
+ * by TMA or wgmma (async proxy) needs this fence in between. */
+__device__ __forceinline__ void cuops_fence_proxy_async_smem(void)
+{
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+/* ---- TMA ------------------------------------------------------------------
+ * The tensor map is a __grid_constant__ kernel parameter; its generic address
+ * is what cp.async.bulk.tensor takes. Coordinates are in elements, innermost
+ * (contiguous) dimension first. Out-of-bounds elements of the box are filled
+ * with zeros and still count toward the transaction bytes. */
+
+__device__ __forceinline__ void cuops_tma_load_2d(uint32_t smem_dst, const void *tensor_map,
+                                                  uint32_t bar, int32_t coord_inner,
+                                                  int32_t coord_outer)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3}], [%4];"
+        ::"r"(smem_dst), "l"(tensor_map), "r"(coord_inner), "r"(coord_outer), "r"(bar)
+        : "memory");
+}
+
+/* Store a box from shared memory to global; rows/cols outside the tensor are
+ * skipped by the hardware. Complete with commit + wait_read before the
+ * shared buffer is reused. */
+__device__ __forceinline__ void cuops_tma_store_2d(const void *tensor_map, uint32_t smem_src,
+                                                   int32_t coord_inner, int32_t coord_outer)
+{
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
+                 ::"l"(tensor_map), "r"(coord_inner), "r"(coord_outer), "r"(smem_src)
+                 : "memory");
+}
+
+__device__ __forceinline__ void cuops_tma_store_commit(void)
+{
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+
+__device__ __forceinline__ void cuops_tma_store_wait_read_all(void)
+{
+    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+}
+
+__device__ __forceinline__ void cuops_tma_store_wait_all(void)
+{
+    asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+}
+
+/* ---- wgmma ----------------------------------------------------------------
+ * Shared-memory matrix descriptor (64 bits):
+ *   bits  0-13  start address >> 4
+ *   bits 16-29  leading-dimension byte offset >> 4 (unused by swizzled
+ *               K-major layouts; conventionally 1)
+ *   bits 32-45  stride-dimension byte offset >> 4: distance between
+ *               consecutive 8-row core-matrix groups
+ *   bits 49-51  base offset (0: the swizzle atom starts 1024-aligned)
+ *   bits 62-63  swizzle: 1 = 128B, 2 = 64B, 3 = 32B, 0 = none
+ * For a K-major tile whose rows are 64 16-bit elements (128 bytes) written by
+ * TMA with 128B swizzle, an 8-row group is 1024 bytes, so SBO = 1024. The
+ * swizzle XORs address bits 4-6 with bits 7-9 of the absolute shared address,
+ * which is why the tile must start 1024-aligned and why stepping K by 16
+ * elements inside the 128-byte row is just start address + 32 bytes. */
+__device__ __forceinline__ uint64_t cuops_wgmma_desc_k_sw128(uint32_t smem_addr)
+{
+    uint64_t desc = 0;
+    desc |= (uint64_t)((smem_addr & 0x3FFFFu) >> 4);
+    desc |= (uint64_t)1 << 16;
+    desc |= (uint64_t)(1024u >> 4) << 32;
+    desc |= (uint64_t)1 << 62;
+    return desc;
+}
+
+/* Order register accesses before the wgmma that follows (needed before the
+ * first wgmma of a batch and whenever the accumulators were touched by other
+ * instructions). */
+__device__ __forceinline__ void cuops_wgmma_fence(void)
+{
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+
+__device__ __forceinline__ void cuops_wgmma_commit(void)
+{
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+
+/* Wait until at most N committed wgmma groups of this thread are pending. */
+template <int N> __device__ __forceinline__ void cuops_wgmma_wait(void)
+{
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+
+/* Keep the compiler from moving accumulator reads/writes across an
+ * in-flight wgmma: ties each register to an empty asm. */
+__device__ __forceinline__ void cuops_reg_fence(float &r)
+{
+    asm volatile("" : "+f"(r)::"memory");
+}
+
+/* ---- register reallocation ------------------------------------------------
+ * The 384-thread CTA is launched at 168 registers/thread (65536 / 384, rounded
+ * down to a multiple of 8); the producer warpgroup gives registers back and
+ * the two consumer warpgroups take them: 128*40 + 256*232 = 64512 = 384*168. */
+template <int REGS> __device__ __forceinline__ void cuops_setmaxnreg_dec(void)
+{
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(REGS));
+}
+
+template <int REGS> __device__ __forceinline__ void cuops_setmaxnreg_inc(void)
+{
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(REGS));
+}
+
+/* m64n256k16, fp32 accumulate, A and B from shared memory through
+ * descriptors, both K-major (transpose immediates 0). `accumulate` == 0
+ * overwrites the accumulators (D = A*B), != 0 adds (D += A*B).
+ * Accumulator layout per thread t of the warpgroup (warp w = t/32, lane l):
+ *   acc[4j + 0..1] -> row 16w + l/4,     cols 8j + 2(l%4) + 0..1
+ *   acc[4j + 2..3] -> row 16w + l/4 + 8, same cols            (j = 0..31) */
+__device__ __forceinline__ void cuops_wgmma_m64n256k16_f16(float (&acc)[128], uint64_t desc_a, uint64_t desc_b, int accumulate)
+{
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "setp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 "
+        "{"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+        "}, %128, %129, p, 1, 1, 0, 0;\n"
+        "}\n"
+        : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),
+          "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]),
+          "+f"(acc[16]), "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]),
+          "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]), "+f"(acc[30]), "+f"(acc[31]),
+          "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]), "+f"(acc[36]), "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]),
+          "+f"(acc[40]), "+f"(acc[41]), "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]), "+f"(acc[47]),
+          "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]), "+f"(acc[52]), "+f"(acc[53]), "+f"(acc[54]), "+f"(acc[55]),
+          "+f"(acc[56]), "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]), "+f"(acc[60]), "+f"(acc[61]), "+f"(acc[62]), "+f"(acc[63]),
+          "+f"(acc[64]), "+f"(acc[65]), "+f"(acc[66]), "+f"(acc[67]), "+f"(acc[68]), "+f"(acc[69]), "+f"(acc[70]), "+f"(acc[71]),
+          "+f"(acc[72]), "+f"(acc[73]), "+f"(acc[74]), "+f"(acc[75]), "+f"(acc[76]), "+f"(acc[77]), "+f"(acc[78]), "+f"(acc[79]),
+          "+f"(acc[80]), "+f"(acc[81]), "+f"(acc[82]), "+f"(acc[83]), "+f"(acc[84]), "+f"(acc[85]), "+f"(acc[86]), "+f"(acc[87]),
+          "+f"(acc[88]), "+f"(acc[89]), "+f"(acc[90]), "+f"(acc[91]), "+f"(acc[92]), "+f"(acc[93]), "+f"(acc[94]), "+f"(acc[95]),
+          "+f"(acc[96]), "+f"(acc[97]), "+f"(acc[98]), "+f"(acc[99]), "+f"(acc[100]), "+f"(acc[101]), "+f"(acc[102]), "+f"(acc[103]),
+          "+f"(acc[104]), "+f"(acc[105]), "+f"(acc[106]), "+f"(acc[107]), "+f"(acc[108]), "+f"(acc[109]), "+f"(acc[110]), "+f"(acc[111]),
+          "+f"(acc[112]), "+f"(acc[113]), "+f"(acc[114]), "+f"(acc[115]), "+f"(acc[116]), "+f"(acc[117]), "+f"(acc[118]), "+f"(acc[119]),
+          "+f"(acc[120]), "+f"(acc[121]), "+f"(acc[122]), "+f"(acc[123]), "+f"(acc[124]), "+f"(acc[125]), "+f"(acc[126]), "+f"(acc[127])
+        : "l"(desc_a), "l"(desc_b), "r"(accumulate)
+        : "memory");
+}
+
+__device__ __forceinline__ void cuops_wgmma_m64n256k16_bf16(float (&acc)[128], uint64_t desc_a, uint64_t desc_b, int accumulate)
+{
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "setp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
+        "{"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+        "}, %128, %129, p, 1, 1, 0, 0;\n"
+        "}\n"
+        : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),
+          "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]),
+          "+f"(acc[16]), "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]),
+          "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]), "+f"(acc[30]), "+f"(acc[31]),
+          "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]), "+f"(acc[36]), "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]),
+          "+f"(acc[40]), "+f"(acc[41]), "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]), "+f"(acc[47]),
+          "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]), "+f"(acc[52]), "+f"(acc[53]), "+f"(acc[54]), "+f"(acc[55]),
+          "+f"(acc[56]), "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]), "+f"(acc[60]), "+f"(acc[61]), "+f"(acc[62]), "+f"(acc[63]),
+          "+f"(acc[64]), "+f"(acc[65]), "+f"(acc[66]), "+f"(acc[67]), "+f"(acc[68]), "+f"(acc[69]), "+f"(acc[70]), "+f"(acc[71]),
+          "+f"(acc[72]), "+f"(acc[73]), "+f"(acc[74]), "+f"(acc[75]), "+f"(acc[76]), "+f"(acc[77]), "+f"(acc[78]), "+f"(acc[79]),
+          "+f"(acc[80]), "+f"(acc[81]), "+f"(acc[82]), "+f"(acc[83]), "+f"(acc[84]), "+f"(acc[85]), "+f"(acc[86]), "+f"(acc[87]),
+          "+f"(acc[88]), "+f"(acc[89]), "+f"(acc[90]), "+f"(acc[91]), "+f"(acc[92]), "+f"(acc[93]), "+f"(acc[94]), "+f"(acc[95]),
+          "+f"(acc[96]), "+f"(acc[97]), "+f"(acc[98]), "+f"(acc[99]), "+f"(acc[100]), "+f"(acc[101]), "+f"(acc[102]), "+f"(acc[103]),
+          "+f"(acc[104]), "+f"(acc[105]), "+f"(acc[106]), "+f"(acc[107]), "+f"(acc[108]), "+f"(acc[109]), "+f"(acc[110]), "+f"(acc[111]),
+          "+f"(acc[112]), "+f"(acc[113]), "+f"(acc[114]), "+f"(acc[115]), "+f"(acc[116]), "+f"(acc[117]), "+f"(acc[118]), "+f"(acc[119]),
+          "+f"(acc[120]), "+f"(acc[121]), "+f"(acc[122]), "+f"(acc[123]), "+f"(acc[124]), "+f"(acc[125]), "+f"(acc[126]), "+f"(acc[127])
+        : "l"(desc_a), "l"(desc_b), "r"(accumulate)
+        : "memory");
+}
+
+#endif /* CUOPS_SM90A_DEVICE */
+
+#endif /* CUOPS_PTX_SM90_CUH */

@@ -1,0 +1,43 @@
+/*
+ * gemm_sm90.h - what the Hopper GEMM's files share: TMA tensor-map encoding
+ * (gemm_sm90_tma.cu) and the operand packing / k == 0 helpers
+ * (gemm_sm90_pack.cu) that let the TMA + wgmma kernel (gemm_sm90.cu) serve
+ * every transpose, leading dimension and pointer alignment.
+ */
+#ifndef CUOPS_GEMM_SM90_H
+#define CUOPS_GEMM_SM90_H
+
+#include <cuda.h> /* CUtensorMap and its enums only; libcuda is never linked */
+
+#include "cuda/common/cuda_common.cuh"
+
+/* A 2D K-major tensor map over `rows` rows of `k` 16-bit elements, row
+ * stride `ld` elements, boxes of 64 (K, 128 bytes) x box_rows with 128-byte
+ * swizzle, out-of-bounds elements read as zero. Requires base 16-byte aligned
+ * and ld*2 a multiple of 16 (cuops_sm90_tma_ok). */
+cuops_status_t cuops_sm90_encode_kmajor(struct cuops_handle *h, CUtensorMap *map,
+                                        const void *base, cuops_dtype_t type, int64_t rows,
+                                        int64_t k, int64_t ld, uint32_t box_rows);
+
+/* Whether a 16-bit operand at `base` with row stride `ld` elements can be
+ * read by TMA directly. */
+static inline int cuops_sm90_tma_ok(const void *base, int64_t ld)
+{
+    return cuops_aligned(base, 16) && ((ld * 2) % 16) == 0;
+}
+
+/* Leading dimension of a packed operand: k rounded up to 8 elements (16 bytes). */
+static inline int64_t cuops_sm90_packed_ld(int64_t k) { return (k + 7) / 8 * 8; }
+
+/* Write the logical [rows, k] K-major operand into dst[rows, ld_dst]
+ * (ld_dst = cuops_sm90_packed_ld(k), dst 16-byte aligned), zeros in columns
+ * k..ld_dst-1. The source element (r, c) is src[r*lds + c] when src_k_major,
+ * else src[c*lds + r] (a transposed operand). */
+cuops_status_t cuops_sm90_pack_kmajor(struct cuops_handle *h, const void *src, int64_t lds,
+                                      int src_k_major, int64_t rows, int64_t k, void *dst,
+                                      int64_t ld_dst);
+
+/* C = beta * C (beta == 0 writes zeros without reading C): the k == 0 GEMM. */
+cuops_status_t cuops_sm90_scale_c(struct cuops_handle *h, const cuops_gemm_desc_t *d);
+
+#endif /* CUOPS_GEMM_SM90_H */

@@ -1,0 +1,304 @@
+/*
+ * dequant_vector.cu - int4 dequantization with vector loads and stores: the
+ * fast path of cuops_dequant_int4.
+ *
+ * A chunk is VEC consecutive outputs of one row (4, 8, 16 or 32): one
+ * VEC/2-byte load of packed nibbles, one scale and one zero for the whole
+ * chunk (the dispatch only picks VEC when it divides group_size, so a chunk
+ * never straddles a group), VEC*sizeof(out) bytes of 8/16-byte stores. A
+ * thread handles UNROLL chunks 32 chunks apart, so every warp-wide load or
+ * store instruction covers contiguous memory, and issues all of their loads
+ * (packed, scale, zero) before the first use: UNROLL DRAM round trips
+ * overlap instead of queueing.
+ *
+ * Variants built from this file (names in dequant_dispatch.cu):
+ *  hoisted_b4 .. hoisted_b32   VEC = 4..32, UNROLL = 1: the per-thread width
+ *                              ladder. With VEC*sizeof(out) > 16 a warp's
+ *                              16-byte store instruction is strided (64 bytes
+ *                              per lane at b32 f16), so each 32-byte sector
+ *                              is written in two halves by two instructions.
+ *  warp_coalesced_x1/x2/x4     VEC*sizeof(out) = 16 bytes (8 halves or 4
+ *                              floats): each store instruction writes 512
+ *                              contiguous bytes, each packed load 64/128
+ *                              contiguous bytes; UNROLL = 1, 2, 4.
+ *  warp_coalesced_x4_stream    the same with st.global.cs (evict-first): the
+ *                              output is written once and not read here.
+ *
+ * Little's law at x4 on an H200: 4 chunks x (4 B packed + scale + zero) per
+ * thread, 2048 threads per SM -> ~40 KB of loads in flight per SM (the reads
+ * are a fifth of the traffic for f16 out); 4.3 TB/s x ~700 ns = 3 MB in
+ * flight over 132 SMs = 23 KB per SM of total traffic, so the loads are not
+ * the limit and the stores (fire and forget) stream behind them.
+ *
+ * The last chunk of a row when k % VEC != 0 is done element by element (its
+ * vector load could read past the row, or past the allocation on the last
+ * row).
+ *
+ * Run: cuops-bench dequant --variant warp_coalesced_x4 (etc.).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cuda/quant/dequant_common.cuh"
+
+#define VECTOR_THREADS 256
+
+template <int VEC> struct vec_traits {
+    static constexpr int WORDS_IN = VEC >= 8 ? VEC / 8 : 1;
+};
+
+template <int VEC>
+__device__ __forceinline__ void vector_load_packed(const uint8_t *p, uint32_t (&w)[vec_traits<VEC>::WORDS_IN])
+{
+    if constexpr (VEC == 4) {
+        w[0] = __ldg((const unsigned short *)p);
+    } else if constexpr (VEC == 8) {
+        w[0] = __ldg((const unsigned int *)p);
+    } else if constexpr (VEC == 16) {
+        const uint2 v = __ldg((const uint2 *)p);
+        w[0] = v.x; w[1] = v.y;
+    } else {
+        const uint4 v = __ldg((const uint4 *)p);
+        w[0] = v.x; w[1] = v.y; w[2] = v.z; w[3] = v.w;
+    }
+}
+
+template <bool STREAM> __device__ __forceinline__ void vector_store16(void *p, uint4 v)
+{
+    if constexpr (STREAM) __stcs((uint4 *)p, v);
+    else *(uint4 *)p = v;
+}
+template <bool STREAM> __device__ __forceinline__ void vector_store8(void *p, uint2 v)
+{
+    if constexpr (STREAM) __stcs((uint2 *)p, v);
+    else *(uint2 *)p = v;
+}
+
+template <typename O> __device__ __forceinline__ void vector_store_one(O *p, float v)
+{
+    if constexpr (sizeof(O) == 4) *(float *)p = v;
+    else *(unsigned short *)p = (unsigned short)(dequant_pack2<O>(v, 0.0f) & 0xFFFFu);
+}
+
+template <typename S, typename O, int VEC, int UNROLL, bool STREAM>
+__global__ void __launch_bounds__(VECTOR_THREADS) dequant_vector_kernel(dequant_params_t p)
+{
+    constexpr int WORDS_IN = vec_traits<VEC>::WORDS_IN;
+    constexpr int WORDS_OUT = VEC * (int)sizeof(O) / 4;
+    constexpr uint64_t SPAN = 32u * UNROLL; /* chunks per warp per iteration */
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint64_t total = (uint64_t)p.total_chunks;
+    const uint64_t warp_stride = ((uint64_t)gridDim.x * VECTOR_THREADS) >> 5;
+    const S *scales = (const S *)p.scales;
+
+    /* one pass in practice: the host launches a warp per 32*UNROLL chunks */
+    for (uint64_t w = ((uint64_t)blockIdx.x * VECTOR_THREADS + threadIdx.x) >> 5; w * SPAN < total;
+         w += warp_stride) {
+        uint32_t packed[UNROLL][WORDS_IN];
+        float scale[UNROLL];
+        uint32_t zero[UNROLL];
+        int64_t row[UNROLL], col0[UNROLL];
+        bool valid[UNROLL], full[UNROLL];
+
+        /* Phase 1: every address, then every load. Nothing below waits until
+         * phase 2 touches packed/scale/zero. */
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            const uint64_t t = w * SPAN + (uint64_t)u * 32u + lane;
+            valid[u] = t < total;
+            full[u] = false;
+            row[u] = 0;
+            col0[u] = 0;
+            scale[u] = 0.0f;
+            zero[u] = 8u;
+#pragma unroll
+            for (int i = 0; i < WORDS_IN; i++) packed[u][i] = 0;
+            if (valid[u]) {
+                /* total < 2^32 per launch (the host splits larger calls by rows),
+                 * so the index math is 32-bit: a shift or a ~20-instruction
+                 * division, never the 64-bit division routine (a call). */
+                const uint32_t t32 = (uint32_t)t;
+                const uint32_t cpr = (uint32_t)p.chunks_per_row, cpg = (uint32_t)p.chunks_per_group;
+                const uint32_t r = p.chunks_per_row_log2 >= 0 ? t32 >> p.chunks_per_row_log2 : t32 / cpr;
+                const uint32_t cc = t32 - r * cpr;
+                const uint32_t g = p.chunks_per_group_log2 >= 0 ? cc >> p.chunks_per_group_log2 : cc / cpg;
+                row[u] = (int64_t)r;
+                col0[u] = (int64_t)cc * VEC;
+                full[u] = col0[u] + VEC <= p.k;
+                const int64_t sidx = (int64_t)r * p.num_groups + (int64_t)g;
+                if (full[u]) vector_load_packed<VEC>(p.qweight + (int64_t)r * p.ldq + col0[u] / 2, packed[u]);
+                scale[u] = dequant_load_scale<S>(scales + sidx);
+                if (p.zeros) zero[u] = __ldg(p.zeros + sidx);
+            }
+        }
+
+        /* Phase 2: convert and store. */
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            if (!valid[u]) continue;
+            const float zm = dequant_magic(zero[u]);
+            const float s = scale[u];
+            O *dst = (O *)p.out + row[u] * p.ldo + col0[u];
+            if (full[u]) {
+                uint32_t res[WORDS_OUT];
+#pragma unroll
+                for (int j = 0; j < VEC; j += 2) {
+                    const uint32_t word = packed[u][j / 8];
+                    const uint32_t q0 = (word >> (4 * (j % 8))) & 0xFu;
+                    const uint32_t q1 = (word >> (4 * (j % 8) + 4)) & 0xFu;
+                    const float v0 = (dequant_magic(q0) - zm) * s;
+                    const float v1 = (dequant_magic(q1) - zm) * s;
+                    if constexpr (sizeof(O) == 4) {
+                        res[j] = __float_as_uint(v0);
+                        res[j + 1] = __float_as_uint(v1);
+                    } else {
+                        res[j / 2] = dequant_pack2<O>(v0, v1);
+                    }
+                }
+                if constexpr (WORDS_OUT >= 4) {
+#pragma unroll
+                    for (int i = 0; i < WORDS_OUT / 4; i++)
+                        vector_store16<STREAM>(dst + i * (16 / (int)sizeof(O)),
+                                               make_uint4(res[4 * i], res[4 * i + 1], res[4 * i + 2], res[4 * i + 3]));
+                } else {
+                    vector_store8<STREAM>(dst, make_uint2(res[0], res[1]));
+                }
+            } else {
+                /* partial last chunk of the row: at most VEC-1 elements */
+                const uint8_t *qrow = p.qweight + row[u] * p.ldq;
+                for (int64_t c = col0[u]; c < p.k; c++) {
+                    const uint32_t q = ((uint32_t)__ldg(qrow + (c >> 1)) >> ((uint32_t)(c & 1) * 4u)) & 0xFu;
+                    vector_store_one<O>((O *)p.out + row[u] * p.ldo + c, (dequant_magic(q) - zm) * s);
+                }
+            }
+        }
+    }
+}
+
+/* ---- host side ----------------------------------------------------------- */
+
+int dequant_vector_supported(const cuops_dequant_desc_t *d, int vec, char *why)
+{
+    const int64_t os = (int64_t)cuops_dtype_size(d->out_type);
+    const int64_t ss = (int64_t)cuops_dtype_size(d->scale_type);
+    const int64_t unit = (vec * os < 16) ? vec * os : 16;
+    if (d->group_size % vec != 0) {
+        snprintf(why, 256, "group_size %lld is not a multiple of %d outputs per chunk",
+                 (long long)d->group_size, vec);
+        return 0;
+    }
+    if (!cuops_aligned(d->qweight, (size_t)(vec / 2)) || d->ldq % (vec / 2) != 0) {
+        snprintf(why, 256, "qweight (%p) or ldq (%lld) is not aligned to the %d-byte packed load",
+                 (const void *)d->qweight, (long long)d->ldq, vec / 2);
+        return 0;
+    }
+    if (!cuops_aligned(d->out, (size_t)unit) || (d->ldo * os) % unit != 0) {
+        snprintf(why, 256, "out (%p) or ldo*%lld bytes (%lld) is not aligned to the %lld-byte store",
+                 d->out, (long long)os, (long long)d->ldo, (long long)unit);
+        return 0;
+    }
+    if (cuops_ceil_div(d->k, vec) > (int64_t)0xffffffffu) {
+        snprintf(why, 256, "k (%lld) has more than 2^32 chunks per row", (long long)d->k);
+        return 0;
+    }
+    if (!cuops_aligned(d->scales, (size_t)ss)) {
+        snprintf(why, 256, "scales (%p) is not aligned to its element size", d->scales);
+        return 0;
+    }
+    return 1;
+}
+
+template <typename S, typename O, int VEC, int UNROLL, bool STREAM>
+static void launch_vector_one(const dequant_params_t &p, int64_t blocks, cudaStream_t st)
+{
+    dequant_vector_kernel<S, O, VEC, UNROLL, STREAM><<<(unsigned)blocks, VECTOR_THREADS, 0, st>>>(p);
+}
+
+/* The (VEC, UNROLL, STREAM) combinations the dispatch table names. */
+template <typename S, typename O>
+static int launch_vector_typed(const dequant_params_t &p, int vec, int unroll, int stream,
+                               int64_t blocks, cudaStream_t st)
+{
+    constexpr int C16 = 16 / (int)sizeof(O); /* outputs in 16 bytes */
+    if (unroll == 1 && !stream) {
+        switch (vec) {
+        case 4: launch_vector_one<S, O, 4, 1, false>(p, blocks, st); return 1;
+        case 8: launch_vector_one<S, O, 8, 1, false>(p, blocks, st); return 1;
+        case 16: launch_vector_one<S, O, 16, 1, false>(p, blocks, st); return 1;
+        case 32: launch_vector_one<S, O, 32, 1, false>(p, blocks, st); return 1;
+        default: return 0;
+        }
+    }
+    if (vec != C16) return 0;
+    if (unroll == 2 && !stream) { launch_vector_one<S, O, C16, 2, false>(p, blocks, st); return 1; }
+    if (unroll == 4 && !stream) { launch_vector_one<S, O, C16, 4, false>(p, blocks, st); return 1; }
+    if (unroll == 4 && stream) { launch_vector_one<S, O, C16, 4, true>(p, blocks, st); return 1; }
+    return 0;
+}
+
+template <typename S>
+static int launch_vector_out(cuops_dtype_t out_type, const dequant_params_t &p, int vec, int unroll,
+                             int stream, int64_t blocks, cudaStream_t st)
+{
+    switch (out_type) {
+    case CUOPS_DTYPE_F16: return launch_vector_typed<S, __half>(p, vec, unroll, stream, blocks, st);
+    case CUOPS_DTYPE_BF16: return launch_vector_typed<S, __nv_bfloat16>(p, vec, unroll, stream, blocks, st);
+    case CUOPS_DTYPE_F32: return launch_vector_typed<S, float>(p, vec, unroll, stream, blocks, st);
+    default: return 0;
+    }
+}
+
+cuops_status_t dequant_launch_vector(struct cuops_handle *h, const cuops_dequant_desc_t *d,
+                                     int vec, int unroll, int stream, const char *kernel_name)
+{
+    dequant_params_t p;
+    memset(&p, 0, sizeof p);
+    p.qweight = d->qweight;
+    p.ldq = d->ldq;
+    p.scales = d->scales;
+    p.zeros = d->zeros;
+    p.out = d->out;
+    p.ldo = d->ldo;
+    p.n = d->n;
+    p.k = d->k;
+    p.group_size = d->group_size;
+    p.num_groups = d->num_groups;
+    p.group_log2 = dequant_log2_or_minus1(d->group_size);
+    p.chunks_per_row = cuops_ceil_div(d->k, vec);
+    p.chunks_per_row_log2 = dequant_log2_or_minus1(p.chunks_per_row);
+    /* a group wider than the row holds all of it: clamp so the value fits 32 bits */
+    p.chunks_per_group = d->group_size / vec;
+    if (p.chunks_per_group > p.chunks_per_row) p.chunks_per_group = p.chunks_per_row;
+    p.chunks_per_group_log2 = dequant_log2_or_minus1(p.chunks_per_group);
+    p.order_dep = 0;
+
+    /* Launches of at most 2^32-1 chunks each (whole rows), so the kernel's
+     * chunk index is 32-bit. Only outputs of 32G+ elements need a second one. */
+    const int64_t max_rows = (int64_t)0xffffffffu / p.chunks_per_row;
+    const size_t ses = cuops_dtype_size(d->scale_type), oes = cuops_dtype_size(d->out_type);
+    cudaStream_t st = cuops_stream(h);
+    int ok = 1;
+    for (int64_t r0 = 0; r0 < d->n && ok; r0 += max_rows) {
+        const int64_t rows = (d->n - r0 < max_rows) ? d->n - r0 : max_rows;
+        dequant_params_t q = p;
+        q.qweight = d->qweight + r0 * d->ldq;
+        q.scales = (const uint8_t *)d->scales + (size_t)(r0 * d->num_groups) * ses;
+        q.zeros = d->zeros ? d->zeros + r0 * d->num_groups : NULL;
+        q.out = (uint8_t *)d->out + (size_t)(r0 * d->ldo) * oes;
+        q.n = rows;
+        q.total_chunks = rows * p.chunks_per_row;
+        const int64_t warps = cuops_ceil_div(q.total_chunks, 32 * (int64_t)unroll);
+        const int64_t blocks = cuops_ceil_div(warps, VECTOR_THREADS / 32);
+        switch (d->scale_type) {
+        case CUOPS_DTYPE_F16: ok = launch_vector_out<__half>(d->out_type, q, vec, unroll, stream, blocks, st); break;
+        case CUOPS_DTYPE_BF16: ok = launch_vector_out<__nv_bfloat16>(d->out_type, q, vec, unroll, stream, blocks, st); break;
+        case CUOPS_DTYPE_F32: ok = launch_vector_out<float>(d->out_type, q, vec, unroll, stream, blocks, st); break;
+        default: ok = 0; break;
+        }
+    }
+    if (!ok)
+        return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR,
+                          "dequant: no vector kernel for vec=%d unroll=%d stream=%d (%s -> %s)", vec,
+                          unroll, stream, cuops_dtype_name(d->scale_type), cuops_dtype_name(d->out_type));
+    return cuops_cuda_check_launch(h, kernel_name);
+}

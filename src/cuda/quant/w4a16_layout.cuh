@@ -1,0 +1,96 @@
+/*
+ * w4a16_layout.cuh - the prepacked int4 weight layout that the CUDA W4A16
+ * GEMM reads, shared by the prepack (w4_prepack.cu), the kernels
+ * (w4a16_mma_splitk.cu) and the dispatch (w4a16_dispatch.cu).
+ *
+ * The layout is built around one mma.sync m16n8k16 with the weight as the A
+ * operand (16 weight rows x 16 k) and the activations as B (k16 x 8 rows of
+ * x): y^T = W x^T. A "strip" is 16 weight rows; a "tile" is 16 rows x 64 k =
+ * 512 bytes of int4, exactly one 16-byte load per lane of a warp. Lane
+ * l = 4*g + t (g = l/4, t = l%4) owns rows g and g+8 of the strip and the 16
+ * physical columns [64*tile + 16*t, +16). Its 4 words are its 4 k16 steps:
+ * word j holds columns c = 64*tile + 16*t + 4*j + {0,1,2,3} of both rows,
+ * nibble (c&1)*4 + ((c>>1)&1)*2 + row_sel, so that (word >> 4*i) & 0x000F000F
+ * yields mma A register i as two nibbles in the low bits of two 16-bit halves.
+ * The mma sums over its 16 logical k in any order, so the same physical
+ * columns feed the lane's B registers (x row g, 32 contiguous bytes).
+ *
+ * Because each lane's 16 physical columns are contiguous and start at a
+ * multiple of 16, one quantization group covers them whenever group_size is
+ * a multiple of 16 (or the row is one group): each lane loads one scale pair
+ * and one zero word per tile.
+ *
+ * Regions of the packed buffer (all offsets multiples of 16 bytes):
+ *   weights [strips][ktiles][32 lanes][16 B]
+ *   scales  [strips][groups][8] pairs (scale(row g), scale(row g+8)) of act_type
+ *   zeros   [strips][groups][2] u32: word w, nibble gg = zero(row 4w+gg),
+ *           nibble gg+4 = zero(row 4w+gg+8)
+ * Rows past n are zero (nibble 0, zero 0, scale 0); columns past k hold the
+ * nibble equal to their group's zero point, so they dequantize to exactly 0.
+ */
+#ifndef CUOPS_W4A16_LAYOUT_CUH
+#define CUOPS_W4A16_LAYOUT_CUH
+
+#include "cuda/common/cuda_common.cuh"
+
+#define W4_STRIP_ROWS 16
+#define W4_TILE_K 64
+#define W4_TILE_BYTES 512
+/* Weight rows per CTA of the GEMM: 4 warps x one strip. The packed row count
+ * is padded to it so no warp ever reads past the weight region. */
+#define W4_CTA_ROWS 64
+
+typedef struct w4_geometry {
+    int64_t n, k, group_size;
+    int64_t num_groups;   /* ceil(k / group_size) */
+    int64_t strips;       /* ceil(n / 64) * 4 */
+    int64_t ktiles;       /* ceil(k / 64) */
+    int64_t scale_offset; /* bytes from the start of the buffer */
+    int64_t zero_offset;
+    int64_t total_bytes;
+} w4_geometry_t;
+
+/* Shapes the layout serves: group_size a multiple of 16, or one group per
+ * row (group_size >= k). Any n >= 1, k >= 1. Returns 0 when unsupported. */
+static inline int w4_geometry_init(w4_geometry_t *g, int64_t n, int64_t k, int64_t group_size,
+                                   cuops_dtype_t act)
+{
+    if (n < 1 || k < 1 || group_size < 1) return 0;
+    if (act != CUOPS_DTYPE_F16 && act != CUOPS_DTYPE_BF16) return 0;
+    if (group_size % 16 != 0 && group_size < k) return 0;
+    /* keep every offset well inside int64 and grid sizes sane */
+    if (n > ((int64_t)1 << 40) || k > ((int64_t)1 << 40)) return 0;
+    int64_t strips = cuops_ceil_div(n, W4_CTA_ROWS) * (W4_CTA_ROWS / W4_STRIP_ROWS);
+    int64_t groups = cuops_ceil_div(k, group_size);
+    /* the regions must fit in int64 bytes: strips * (ktiles*512 + groups*40) */
+    int64_t per_strip = cuops_ceil_div(k, W4_TILE_K) * W4_TILE_BYTES + groups * 40;
+    if (per_strip > INT64_MAX / strips) return 0;
+    g->n = n;
+    g->k = k;
+    g->group_size = group_size;
+    g->num_groups = cuops_ceil_div(k, group_size);
+    g->strips = strips;
+    g->ktiles = cuops_ceil_div(k, W4_TILE_K);
+    g->scale_offset = g->strips * g->ktiles * W4_TILE_BYTES;
+    g->zero_offset = g->scale_offset + g->strips * g->num_groups * 32;
+    g->total_bytes = g->zero_offset + g->strips * g->num_groups * 8;
+    return 1;
+}
+
+/* The quantization group whose metadata lane t uses in a tile: the group of
+ * its first column, clamped for the padding past k. */
+static __host__ __device__ __forceinline__ int64_t w4_lane_group(int64_t ktile, int t,
+                                                                 int64_t group_size,
+                                                                 int64_t num_groups)
+{
+    int64_t grp = (ktile * W4_TILE_K + 16 * t) / group_size;
+    return grp < num_groups ? grp : num_groups - 1;
+}
+
+/* Kernel launchers (w4a16_mma_splitk.cu). splits >= 1; ws holds
+ * splits * m * strips * 16 floats when splits > 1. */
+cuops_status_t w4a16_launch_mma_splitk(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
+                                       const w4_geometry_t *geo, int m_frags, int splits,
+                                       float *ws, const char **kernel_name);
+
+#endif /* CUOPS_W4A16_LAYOUT_CUH */

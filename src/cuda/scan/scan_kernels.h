@@ -1,0 +1,46 @@
+/*
+ * scan_kernels.h - the contract between the scan/reduce kernel files (one
+ * technique per file) and scan_dispatch.cu, which holds the variant tables.
+ *
+ * Every launch function serves the types I32, I64, F32, F64 and the ops
+ * SUM, MIN, MAX, any n the API accepts and any pointer alignment; it enqueues
+ * its kernels on h->stream, takes its scratch from cuops_cuda_workspace and
+ * sets h->last_kernel on success.
+ */
+#ifndef CUOPS_SCAN_KERNELS_H
+#define CUOPS_SCAN_KERNELS_H
+
+#include "api/cuops_internal.h"
+
+/* Textbook block algorithms of the scan ladder (scan_textbook.cu). */
+enum {
+    SCAN_ALGO_BLELLOCH = 0,        /* up/down-sweep in shared memory */
+    SCAN_ALGO_BLELLOCH_PADDED = 1, /* same, index + (index >> 5) padding */
+    SCAN_ALGO_WARP_SHUFFLE = 2     /* warp-shuffle scans + one warp over warp totals */
+};
+
+/* Textbook block algorithms of the reduce ladder (reduce_textbook.cu). */
+enum {
+    REDUCE_ALGO_INTERLEAVED_DIVERGENT = 0, /* tid % (2s) == 0 */
+    REDUCE_ALGO_INTERLEAVED_STRIDED = 1,   /* index = 2*s*tid */
+    REDUCE_ALGO_SEQUENTIAL = 2,            /* tid < s, s halving */
+    REDUCE_ALGO_WARP_SHUFFLE = 3           /* shfl_down tree per warp */
+};
+
+/* scan_lookback.cu: single pass, decoupled look-back, deterministic. */
+cuops_status_t cuops_scan_lookback_launch(struct cuops_handle *h, const cuops_scan_desc_t *d);
+/* scan_reduce_then_scan.cu: tile reduce, scan of tile sums, scan with offsets. */
+cuops_status_t cuops_scan_reduce_then_scan_launch(struct cuops_handle *h,
+                                                  const cuops_scan_desc_t *d);
+/* scan_textbook.cu: scan tiles + block sums, scan the sums, add offsets. */
+cuops_status_t cuops_scan_textbook_launch(struct cuops_handle *h, const cuops_scan_desc_t *d,
+                                          int algo);
+
+/* reduce.cu: one launch of persistent CTAs, last CTA combines the partials. */
+cuops_status_t cuops_reduce_vectorized_launch(struct cuops_handle *h,
+                                              const cuops_reduce_desc_t *d);
+/* reduce_textbook.cu: one element per thread, a tree per block, one launch per level. */
+cuops_status_t cuops_reduce_textbook_launch(struct cuops_handle *h, const cuops_reduce_desc_t *d,
+                                            int algo);
+
+#endif /* CUOPS_SCAN_KERNELS_H */

@@ -1,0 +1,258 @@
+/*
+ * scan_lookback.cu - the default scan: one pass over the data (2n elements
+ * moved, the minimum), decoupled look-back across tiles (Merrill & Garland,
+ * "Single-pass Parallel Prefix Scan with Decoupled Look-back", as in CUB),
+ * and bitwise-deterministic float results, which CUB's scan does not give.
+ *
+ * Per CTA (256 threads, one 32 KB tile; scan_primitives.cuh has the layout):
+ *   1. take the next tile id from an atomic counter, so tiles start in index
+ *      order and every predecessor a tile waits on is already running (no
+ *      deadlock however the hardware schedules CTAs);
+ *   2. load the tile (16-byte streaming loads when in and out are 16-byte
+ *      aligned, guarded scalar loads otherwise), scan each warp segment with
+ *      shuffles, scan the 8 segment totals in warp 0 -> tile aggregate A_i;
+ *   3. warp 0 publishes A_i, looks back for the exclusive prefix P_{i-1},
+ *      publishes the inclusive prefix P_i = P_{i-1} op A_i;
+ *   4. every thread combines P_{i-1} into its elements and stores.
+ *
+ * Determinism. Classic look-back adds "the nearest published inclusive
+ * prefix P_j" to the aggregates A_{j+1..i-1} in whatever grouping the warp
+ * reduction uses, and j depends on timing, so float sums change from run to
+ * run. Here the inclusive prefix is *defined* as the left fold
+ * P_i = P_{i-1} op A_i. A tile that finds P_j (the newest published one)
+ * recomputes P_{i-1} = ((P_j op A_{j+1}) op A_{j+2}) ... op A_{i-1}, strictly
+ * oldest first: that is the same sequence of float operations the chained
+ * definition performs, so the bits are the same whichever j was found. The
+ * price is a serial fold of up to 32 values per window on the look-back
+ * critical path (about 32 dependent adds, ~0.1 us; docs/scan.md).
+ *
+ * The look-back walks back window by window (32 predecessors per warp-wide
+ * poll) while no window holds an inclusive prefix, keeping the aggregates it
+ * has seen in shared memory so the forward fold needs no second read. After
+ * LOOKBACK_MAX_WINDOWS windows it stops walking and waits in the oldest window
+ * for an inclusive prefix to appear (it always does: every predecessor is
+ * running).
+ *
+ * Tile status. 4-byte types: one 64-bit word per tile, flag in the high half,
+ * value bits in the low half, written and read with single 64-bit relaxed
+ * gpu-scope accesses, so a reader can never see a flag with another state's
+ * value. 8-byte types: separate arrays for the flag, the aggregate and the
+ * inclusive prefix; the value is stored first and the flag with st.release,
+ * the flag read with ld.acquire before the value, and the aggregate and the
+ * prefix never share a slot, so no torn pair is possible either. The status
+ * array (n / 8192 words for 4-byte types, n / 4096 for 8-byte ones) and the
+ * tile counter are cleared with one cudaMemsetAsync per call.
+ */
+#include "cuda/scan/scan_kernels.h"
+#include "cuda/scan/scan_primitives.cuh"
+
+#define STATUS_EMPTY 0u
+#define STATUS_AGGREGATE 1u
+#define STATUS_PREFIX 2u
+/* 8 windows = 256 predecessors searched before waiting; 2 KB of shared memory
+ * for 8-byte types. */
+#define LOOKBACK_MAX_WINDOWS 8
+
+/* ---- tile status words -------------------------------------------------- */
+
+template <typename T, int SIZE = sizeof(T)> struct tile_status;
+
+template <typename T> union bits32 { T v; uint32_t u; };
+template <typename T> union bits64 { T v; unsigned long long u; };
+
+template <typename T> struct tile_status<T, 4> {
+    unsigned long long *word;
+
+    __device__ __forceinline__ void publish(int64_t t, unsigned flag, T v) const
+    {
+        bits32<T> b;
+        b.v = v;
+        unsigned long long w = ((unsigned long long)flag << 32) | b.u;
+        asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(word + t), "l"(w) : "memory");
+    }
+    __device__ __forceinline__ void poll(int64_t t, unsigned &flag, T &v) const
+    {
+        unsigned long long w;
+        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(w) : "l"(word + t) : "memory");
+        bits32<T> b;
+        b.u = (uint32_t)w;
+        flag = (unsigned)(w >> 32);
+        v = b.v;
+    }
+};
+
+template <typename T> struct tile_status<T, 8> {
+    unsigned *flag;
+    unsigned long long *aggregate;
+    unsigned long long *prefix;
+
+    __device__ __forceinline__ void publish(int64_t t, unsigned f, T v) const
+    {
+        bits64<T> b;
+        b.v = v;
+        unsigned long long *slot = (f == STATUS_AGGREGATE ? aggregate : prefix) + t;
+        asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(slot), "l"(b.u) : "memory");
+        asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flag + t), "r"(f) : "memory");
+    }
+    __device__ __forceinline__ void poll(int64_t t, unsigned &f, T &v) const
+    {
+        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(f) : "l"(flag + t) : "memory");
+        if (f != STATUS_EMPTY) {
+            const unsigned long long *slot = (f == STATUS_AGGREGATE ? aggregate : prefix) + t;
+            bits64<T> b;
+            asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(b.u) : "l"(slot) : "memory");
+            v = b.v;
+        }
+    }
+};
+
+/* ---- look-back (warp 0 of the CTA; every lane returns P_{tile-1}) ------- */
+
+template <typename T, int OP>
+static __device__ __forceinline__ T lookback_prefix(const tile_status<T> &status, int64_t tile,
+                                                    int lane, T *s_window)
+{
+    int window = 0;
+    unsigned prefix_mask;
+    unsigned flag;
+    T v;
+    for (;;) {
+        /* lane 31 is the newest predecessor of this window */
+        const int64_t t = tile - 32 * (int64_t)(window + 1) + lane;
+        const bool last_window = window == LOOKBACK_MAX_WINDOWS - 1;
+        /* before tile 0: an inclusive identity; never the newest prefix
+         * found, because tile 0 itself is always newer and must be ready */
+        flag = t < 0 ? STATUS_PREFIX : STATUS_EMPTY;
+        v = scan_identity<T, OP>();
+        for (;;) {
+            if (t >= 0 && (flag == STATUS_EMPTY || (last_window && flag == STATUS_AGGREGATE)))
+                status.poll(t, flag, v);
+            prefix_mask = __ballot_sync(SCAN_FULL_MASK, flag == STATUS_PREFIX);
+            const bool all_ready = __all_sync(SCAN_FULL_MASK, flag != STATUS_EMPTY);
+            if (all_ready && (prefix_mask != 0 || !last_window)) break;
+        }
+        if (prefix_mask != 0) break;
+        s_window[window * 32 + lane] = v; /* read back by this same lane only */
+        window++;
+    }
+    /* Forward fold, oldest first: the chained definition, bit for bit. The
+     * shuffles do not depend on the running value, so only the combines are
+     * serial. */
+    const int newest = 31 - __clz(prefix_mask);
+    T prefix = __shfl_sync(SCAN_FULL_MASK, v, newest);
+#pragma unroll
+    for (int l = 0; l < 32; l++) {
+        T a = __shfl_sync(SCAN_FULL_MASK, v, l);
+        if (l > newest) prefix = scan_combine<T, OP>(prefix, a);
+    }
+    for (int w = window - 1; w >= 0; w--) {
+        T a_lane = s_window[w * 32 + lane];
+#pragma unroll
+        for (int l = 0; l < 32; l++)
+            prefix = scan_combine<T, OP>(prefix, __shfl_sync(SCAN_FULL_MASK, a_lane, l));
+    }
+    return prefix;
+}
+
+/* ---- the kernel ---------------------------------------------------------- */
+
+template <typename T, int OP, int VEC, int NV>
+__global__ void __launch_bounds__(SCAN_BLOCK)
+scan_lookback_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> status,
+                     unsigned long long *tile_counter)
+{
+    constexpr int SEGMENT = 32 * VEC * NV;
+    constexpr int64_t TILE = (int64_t)SCAN_BLOCK * VEC * NV;
+    __shared__ int64_t s_tile;
+    __shared__ T s_warp[SCAN_WARPS];
+    __shared__ T s_window[LOOKBACK_MAX_WINDOWS * 32];
+
+    const int lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5;
+    if (threadIdx.x == 0) s_tile = (int64_t)atomicAdd(tile_counter, 1ull);
+    __syncthreads();
+    const int64_t tile = s_tile;
+    const int64_t tile_base = tile * TILE;
+    const bool full = tile_base + TILE <= n;
+    const int64_t segment = tile_base + (int64_t)warp * SEGMENT;
+
+    T x[NV][VEC];
+    T pre[NV];
+    tile_load<T, OP, VEC, NV>(in, n, segment, lane, full, x);
+    const T segment_total = segment_scan<T, OP, VEC, NV>(x, pre, lane);
+    if (lane == 0) s_warp[warp] = segment_total;
+    __syncthreads();
+
+    if (warp == 0) {
+        const T w = lane < SCAN_WARPS ? s_warp[lane] : scan_identity<T, OP>();
+        const T w_incl = warp_scan_inclusive<T, OP>(w, lane);
+        const T w_excl = __shfl_up_sync(SCAN_FULL_MASK, w_incl, 1);
+        const T aggregate = __shfl_sync(SCAN_FULL_MASK, w_incl, SCAN_WARPS - 1);
+        T tile_prefix = scan_identity<T, OP>();
+        if (tile == 0) {
+            if (lane == 0) status.publish(0, STATUS_PREFIX, aggregate);
+        } else {
+            if (lane == 0) status.publish(tile, STATUS_AGGREGATE, aggregate);
+            tile_prefix = lookback_prefix<T, OP>(status, tile, lane, s_window);
+            if (lane == 0)
+                status.publish(tile, STATUS_PREFIX, scan_combine<T, OP>(tile_prefix, aggregate));
+        }
+        /* each lane reads and writes only its own s_warp slot */
+        if (lane < SCAN_WARPS)
+            s_warp[lane] = lane == 0 ? tile_prefix : scan_combine<T, OP>(tile_prefix, w_excl);
+    }
+    __syncthreads();
+
+    segment_apply_prefix<T, OP, VEC, NV>(x, pre, s_warp[warp], exclusive);
+    tile_store<T, VEC, NV>(out, n, segment, lane, full, x);
+}
+
+/* ---- host side ----------------------------------------------------------- */
+
+template <typename T, int OP, int VEC, int NV>
+static cuops_status_t lookback_run(struct cuops_handle *h, const cuops_scan_desc_t *d,
+                                   const char *kernel_name)
+{
+    const int64_t tile = (int64_t)SCAN_BLOCK * VEC * NV;
+    const int64_t tiles = cuops_ceil_div(d->n, tile);
+    /* [counter: 256 B][flags or words][aggregates][prefixes] */
+    const size_t header = 256;
+    const size_t flag_bytes = sizeof(T) == 4 ? (size_t)tiles * 8 : scan_align256((size_t)tiles * 4);
+    const size_t value_bytes = sizeof(T) == 4 ? 0 : (size_t)tiles * 8;
+    const size_t bytes = 256 + header + flag_bytes + 2 * value_bytes;
+    void *ws = NULL;
+    cuops_status_t st = cuops_cuda_workspace(h, bytes, &ws);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
+    char *base = (char *)(((uintptr_t)ws + 255) & ~(uintptr_t)255);
+
+    tile_status<T> status;
+    if constexpr (sizeof(T) == 4) {
+        status.word = (unsigned long long *)(base + header);
+    } else {
+        status.flag = (unsigned *)(base + header);
+        status.aggregate = (unsigned long long *)(base + header + flag_bytes);
+        status.prefix = (unsigned long long *)(base + header + flag_bytes + value_bytes);
+    }
+    cudaStream_t stream = cuops_stream(h);
+    CUOPS_CUDA_TRY(h, cudaMemsetAsync(base, 0, header + flag_bytes, stream));
+    scan_lookback_kernel<T, OP, VEC, NV><<<(unsigned)tiles, SCAN_BLOCK, 0, stream>>>(
+        (const T *)d->in, (T *)d->out, d->n, d->exclusive, status,
+        (unsigned long long *)base);
+    return cuops_cuda_check_launch(h, kernel_name);
+}
+
+template <typename T, int OP>
+static cuops_status_t lookback_typed(struct cuops_handle *h, const cuops_scan_desc_t *d)
+{
+    if (cuops_aligned(d->in, 16) && cuops_aligned(d->out, 16))
+        return lookback_run<T, OP, SCAN_VEC(T), SCAN_NV_VEC>(h, d, "scan_lookback_vec16");
+    return lookback_run<T, OP, 1, SCAN_NV_SCALAR(T)>(h, d, "scan_lookback_scalar");
+}
+
+cuops_status_t cuops_scan_lookback_launch(struct cuops_handle *h, const cuops_scan_desc_t *d)
+{
+    return SCAN_TYPE_OP_CALL(d->type, d->op,
+                             cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "scan: dtype %s",
+                                        cuops_dtype_name(d->type)),
+                             lookback_typed, h, d);
+}

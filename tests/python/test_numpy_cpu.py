@@ -1,0 +1,111 @@
+"""The Python binding on numpy arrays (CPU reference backend): results against
+numpy in float64, errors as CuopsError, in-place scan, int4 round trip."""
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+import cuops  # noqa: E402
+from harness import check, finish, run  # noqa: E402
+
+rng = np.random.default_rng(int.from_bytes(os.urandom(4), "little"))
+
+
+def rel(a, b):
+    return np.linalg.norm(np.asarray(a, np.float64) - b) / max(np.linalg.norm(b), 1e-300)
+
+
+def test_gemm():
+    for ta in (False, True):
+        for tb in (False, True):
+            for dt, tol in ((np.float32, 1e-5), (np.float16, 1e-2)):
+                m, n, k = 17, 9, 33
+                a = rng.uniform(-1, 1, (k, m) if ta else (m, k)).astype(dt)
+                b = rng.uniform(-1, 1, (n, k) if tb else (k, n)).astype(dt)
+                A = a.astype(np.float64).T if ta else a.astype(np.float64)
+                B = b.astype(np.float64).T if tb else b.astype(np.float64)
+                c = cuops.gemm(a, b, trans_a=ta, trans_b=tb, out_dtype="f32")
+                check(c.shape == (m, n) and c.dtype == np.float32, f"shape/dtype {c.shape} {c.dtype}")
+                check(rel(c, A @ B) <= tol, f"gemm ta={ta} tb={tb} {dt}: rel {rel(c, A @ B)}")
+    # alpha/beta with an existing C, and a strided (sliced) A
+    big = rng.uniform(-1, 1, (8, 40)).astype(np.float32)
+    a = big[:, :24]                      # leading dimension 40
+    b = rng.uniform(-1, 1, (24, 5)).astype(np.float32)
+    c0 = rng.uniform(-1, 1, (8, 5)).astype(np.float32)
+    c = c0.copy()
+    cuops.gemm(a, b, alpha=0.5, beta=-2.0, c=c)
+    ref = 0.5 * a.astype(np.float64) @ b - 2.0 * c0
+    check(rel(c, ref) <= 1e-5, f"alpha/beta/ld: rel {rel(c, ref)}")
+    check(cuops.last_kernel(cuops.DEVICE_CPU) == "cpu_reference", cuops.last_kernel(cuops.DEVICE_CPU))
+
+
+def test_errors():
+    a = rng.uniform(-1, 1, (4, 3)).astype(np.float32)
+    b = rng.uniform(-1, 1, (5, 2)).astype(np.float32)
+    try:
+        cuops.gemm(a, b)
+        check(False, "mismatched inner dims did not raise")
+    except ValueError as e:
+        check("inner" in str(e), str(e))
+    try:  # int32 GEMM is not a supported dtype: the library's status surfaces
+        cuops.gemm(a.astype(np.int32), rng.integers(0, 3, (3, 2)).astype(np.int32))
+        check(False, "int32 gemm did not raise")
+    except cuops.CuopsError as e:
+        check(e.status == "CUOPS_STATUS_NOT_SUPPORTED" and e.detail, f"{e.status}: {e.detail}")
+    try:
+        cuops.scan(np.arange(5, dtype=np.float32), op="prod")
+        check(False, "bad op did not raise")
+    except ValueError:
+        check(True)
+
+
+def test_scan_reduce():
+    for dt in (np.int32, np.int64, np.float32, np.float64):
+        x = (rng.integers(-50, 50, 1000) if np.issubdtype(dt, np.integer)
+             else rng.uniform(-1, 1, 1000)).astype(dt)
+        for op, fn in (("sum", np.cumsum), ("min", np.minimum.accumulate), ("max", np.maximum.accumulate)):
+            out = cuops.scan(x, op=op)
+            ref = fn(x.astype(np.float64))
+            ok = np.array_equal(out, ref.astype(dt)) if op != "sum" or np.issubdtype(dt, np.integer) \
+                else rel(out, ref) < 1e-5
+            check(ok, f"scan {op} {dt}")
+            r = cuops.reduce(x, op=op)
+            check(r.shape == (1,) and abs(float(r[0]) - float(ref[-1])) <= 1e-4 * (1 + abs(ref[-1])),
+                  f"reduce {op} {dt}: {r} vs {ref[-1]}")
+        ex = cuops.scan(x, exclusive=True)
+        check(float(ex[0]) == 0 and abs(float(ex[-1]) - float(np.sum(x[:-1], dtype=np.float64))) < 1e-3,
+              f"exclusive {dt}")
+    x = rng.integers(0, 9, 77).astype(np.int64)
+    ref = np.cumsum(x)
+    y = cuops.scan(x, out=x)  # in place
+    check(y is x and np.array_equal(x, ref), "in-place scan")
+
+
+def test_int4():
+    n, k, g = 6, 70, 32
+    q = rng.integers(0, 16, (n, k)).astype(np.uint8)
+    qk = np.pad(q, ((0, 0), (0, k % 2)))
+    packed = (qk[:, 0::2] | (qk[:, 1::2] << 4)).astype(np.uint8)
+    ng = (k + g - 1) // g
+    scales = rng.uniform(0.01, 0.1, (n, ng)).astype(np.float32)
+    zeros = rng.integers(0, 16, (n, ng)).astype(np.uint8)
+    w = cuops.dequant_int4(packed, scales, zeros, k, g)
+    grp = np.arange(k) // g
+    ref = (q.astype(np.float32) - zeros[:, grp].astype(np.float32)) * scales[:, grp]
+    check(w.shape == (n, k) and np.array_equal(w, ref), "dequant bit-exact (f32)")
+    wsym = cuops.dequant_int4(packed, scales, None, k, g)
+    check(np.array_equal(wsym, (q.astype(np.float32) - 8.0) * scales[:, grp]), "symmetric dequant")
+    # W4A16 through the CPU backend: x @ W^T with the f16-rounded scales
+    m = 3
+    x = rng.uniform(-1, 1, (m, k)).astype(np.float16)
+    pk = cuops.w4a16_prepack(packed, scales, zeros, k, g, act_dtype="f16")
+    y = cuops.gemm_w4a16(x, pk, n, k, g)
+    s16 = scales.astype(np.float16).astype(np.float32)
+    wref = (q.astype(np.float32) - zeros[:, grp].astype(np.float32)) * s16[:, grp]
+    yref = x.astype(np.float64) @ wref.astype(np.float64).T
+    check(y.shape == (m, n) and rel(y, yref) < 1e-2, f"w4a16 rel {rel(y, yref)}")
+
+
+run([test_gemm, test_errors, test_scan_reduce, test_int4])
+finish("test_python_numpy")

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Checks on the built library that need no GPU: it needs neither libcuda nor
+# a shared CUDA runtime (it must load without a driver); the Hopper GEMM's PTX
+# holds wgmma/TMA/setmaxnreg and the seed-style GEMM's mma.sync/ldmatrix/
+# cp.async. Where cuobjdump exists (GPU machines): the fat binary holds sm_90a
+# and sm_80 code plus compute_80 PTX, and the SASS shows HGMMA and HMMA.
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+[ -f "$root/build/lib/libcuops.so" ] || root=$(cd "$here/.." && pwd)
+lib=${CUOPS_LIBRARY:-$root/build/lib/libcuops.so}
+CUOBJDUMP=${CUOBJDUMP:-$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)}
+p=0; f=0; s=0
+ok()   { p=$((p+1)); }
+fail() { f=$((f+1)); echo "FAIL: $*" >&2; }
+check() { if eval "$1"; then ok; else fail "$2"; fi; }
+
+check "[ -f '$lib' ]" "library $lib not built"
+needed=$(readelf -d "$lib" 2>/dev/null | grep NEEDED)
+check "! printf '%s' \"\$needed\" | grep -q 'libcuda\\.so'" "libcuops.so links libcuda: $needed"
+check "! printf '%s' \"\$needed\" | grep -q 'libcudart\\.so'" "libcuops.so links the shared CUDA runtime: $needed"
+
+# PTX check (needs only nvcc): the Hopper GEMM is built from wgmma fed by TMA
+# with register reallocation; the seed-style GEMM from mma.sync, ldmatrix, cp.async.
+NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+ptxdir=$(mktemp -d); trap 'rm -rf "$ptxdir"' EXIT
+ptx_of() { # file arch -> ptx path
+    "$NVCC" -std=c++17 -I"$root/include" -I"$root/src" -ptx -gencode=arch=$2,code=$2 "$root/$1" \
+        -o "$ptxdir/$(basename "$1").$2.ptx" 2> "$ptxdir/err" && echo "$ptxdir/$(basename "$1").$2.ptx"
+}
+if [ -f "$root/src/cuda/gemm/gemm_sm90.cu" ]; then
+    f90=$(ptx_of src/cuda/gemm/gemm_sm90.cu compute_90a)
+    check "[ -n '$f90' ]" "gemm_sm90.cu does not compile to compute_90a PTX: $(cat "$ptxdir/err" 2>/dev/null | head -n 3)"
+    for ins in wgmma.mma_async cp.async.bulk.tensor setmaxnreg mbarrier.try_wait; do
+        check "grep -q '$ins' '$f90'" "the Hopper GEMM PTX has no $ins"
+    done
+else
+    fail "src/cuda/gemm/gemm_sm90.cu missing"
+fi
+for f in "$root"/src/cuda/gemm/gemm_sm80_*.cu; do
+    [ -f "$f" ] || { fail "no src/cuda/gemm/gemm_sm80_*.cu"; break; }
+    rel=${f#"$root"/}
+    f80=$(ptx_of "$rel" compute_80)
+    check "[ -n '$f80' ]" "$rel does not compile to compute_80 PTX"
+    for ins in mma.sync.aligned.m16n8k16 ldmatrix cp.async; do
+        check "grep -q '$ins' '$f80'" "$rel PTX has no $ins"
+    done
+done
+
+# SASS and fat-binary checks where cuobjdump exists (it does on GPU machines)
+if [ -x "$CUOBJDUMP" ]; then
+    elfs=$("$CUOBJDUMP" --list-elf "$lib" 2>/dev/null)
+    check "printf '%s' \"\$elfs\" | grep -q 'sm_90a'" "no sm_90a machine code in the fat binary"
+    check "printf '%s' \"\$elfs\" | grep -q 'sm_80'" "no sm_80 machine code in the fat binary"
+    ptx=$("$CUOBJDUMP" --list-ptx "$lib" 2>/dev/null)
+    check "printf '%s' \"\$ptx\" | grep -q 'compute_80'" "no compute_80 PTX in the fat binary"
+    "$CUOBJDUMP" --dump-sass "$lib" > "$ptxdir/sass" 2>/dev/null
+    census=$(awk '/Function : /{fn=$3} /HGMMA/{h[fn]++} /HMMA/{m[fn]++} /LDL|STL/{l[fn]++} END{for (k in h) print "HGMMA", k, h[k]; for (k in m) print "HMMA", k, m[k]; for (k in l) print "LOCAL", k, l[k]}' "$ptxdir/sass")
+    check "printf '%s\n' \"\$census\" | grep -qE '^HGMMA .*sm90'" "the sm90 GEMM kernels contain no HGMMA in SASS"
+    check "printf '%s\n' \"\$census\" | grep -qE '^HMMA '" "no HMMA (mma.sync) instruction in any kernel"
+    printf '%s\n' "$census" | sort | head -n 60
+else
+    s=$((s+1)); echo "SKIP: cuobjdump not found: SASS and fat-binary checks skipped" >&2
+fi
+
+echo "test_binary: $p passed, $f failed, $s skipped"
+[ "$f" -eq 0 ]

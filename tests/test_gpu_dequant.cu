@@ -1,0 +1,397 @@
+/*
+ * test_gpu_dequant.cu - cuops_dequant_int4 and the GPTQ/AWQ importers on the
+ * GPU, compared bit for bit with the CPU backend (the oracle), which is itself
+ * checked against the formula computed here.
+ *
+ * Covers every scale_type x out_type, zeros and NULL zeros, group sizes 32,
+ * 64, 128, 2, 6, 130, k = 1, 7, 129, 4095, 4098 (partial last groups), n = 1,
+ * 17, 1537, padded ldq/ldo, pointers offset by one byte/element, every forced
+ * variant (NOT_SUPPORTED allowed only for the vector variants, and each
+ * variant must run somewhere), NaN-poisoned outputs whose row padding and a
+ * guard band after the last row must stay untouched, and 16384x4096 checked
+ * on sampled rows. Without a CUDA device it SKIPs. CUOPS_TEST_QUICK=1 (the
+ * compute-sanitizer run) drops the large shapes.
+ */
+#include <cuda_runtime.h>
+
+#include "test_util.h"
+
+#define GUARD 64 /* elements after the last row that must stay poisoned */
+
+static cuops_handle_t gpu, cpu;
+static int quick;
+
+static const char *const *variant_names;
+static int variant_count;
+static int variant_ran[32];
+
+static size_t esz(cuops_dtype_t t) { return t == CUOPS_DTYPE_F32 ? 4 : 2; }
+
+typedef struct dq_case {
+    int64_t n, k, group;
+    cuops_dtype_t st, ot;
+    int zeros;
+    int64_t ldq_pad, ldo_pad;
+    int64_t q_off, s_off, z_off, o_off; /* bytes for q/z, elements for s/out */
+    const char *variant;                /* NULL: auto */
+} dq_case_t;
+
+/* The formula, computed here: (float(q) - float(z)) * s, rounded to ot. */
+static uint32_t formula_bits(uint32_t q, uint32_t z, float s, cuops_dtype_t ot)
+{
+    float v = ((float)q - (float)z) * s;
+    if (ot == CUOPS_DTYPE_F16) return cuops_float_to_half(v);
+    if (ot == CUOPS_DTYPE_BF16) return cuops_float_to_bf16(v);
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    return u;
+}
+
+static uint32_t elem_bits(const uint8_t *p, size_t es, int64_t i)
+{
+    uint32_t u = 0;
+    memcpy(&u, p + (size_t)i * es, es);
+    return u;
+}
+
+static void *dev_copy(const void *h, size_t bytes)
+{
+    void *d = NULL;
+    if (cudaMalloc(&d, bytes ? bytes : 1) != cudaSuccess) return NULL;
+    cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice);
+    return d;
+}
+
+static int variant_index(const char *name)
+{
+    for (int i = 0; i < variant_count; i++)
+        if (name && strcmp(variant_names[i], name) == 0) return i;
+    return 0;
+}
+
+/* Runs one case; returns 1 when compared, 0 when the forced variant declined. */
+static int run_case(const dq_case_t *c)
+{
+    const int64_t ng = (c->k + c->group - 1) / c->group;
+    const int64_t ldq = (c->k + 1) / 2 + c->ldq_pad, ldo = c->k + c->ldo_pad;
+    const size_t ses = esz(c->st), oes = esz(c->ot);
+    const size_t qbytes = (size_t)(c->q_off + c->n * ldq);
+    const size_t sbytes = (size_t)(c->s_off + c->n * ng) * ses;
+    const size_t zbytes = (size_t)(c->z_off + c->n * ng);
+    const size_t oelems = (size_t)(c->o_off + c->n * ldo + GUARD);
+    char what[256];
+    snprintf(what, sizeof what,
+             "n=%lld k=%lld group=%lld %s->%s zeros=%d ldq+%lld ldo+%lld off(q%lld s%lld z%lld o%lld) %s",
+             (long long)c->n, (long long)c->k, (long long)c->group, c->st == CUOPS_DTYPE_F16 ? "f16" : c->st == CUOPS_DTYPE_BF16 ? "bf16" : "f32",
+             c->ot == CUOPS_DTYPE_F16 ? "f16" : c->ot == CUOPS_DTYPE_BF16 ? "bf16" : "f32", c->zeros,
+             (long long)c->ldq_pad, (long long)c->ldo_pad, (long long)c->q_off, (long long)c->s_off,
+             (long long)c->z_off, (long long)c->o_off, c->variant ? c->variant : "auto");
+
+    uint8_t *hq = (uint8_t *)malloc(qbytes), *hs = (uint8_t *)malloc(sbytes), *hz = (uint8_t *)malloc(zbytes);
+    uint8_t *ref = (uint8_t *)malloc(oelems * oes), *got = (uint8_t *)malloc(oelems * oes);
+    for (size_t i = 0; i < qbytes; i++) hq[i] = (uint8_t)tu_rand_u64();
+    for (size_t i = 0; i < zbytes; i++) hz[i] = (uint8_t)(tu_rand_u64() & 15);
+    tu_fill_float(hs, c->st, sbytes / ses, -1.5, 1.5);
+    tu_poison(ref, c->ot, oelems);
+    tu_poison(got, c->ot, oelems);
+
+    uint8_t *dq = (uint8_t *)dev_copy(hq, qbytes), *ds = (uint8_t *)dev_copy(hs, sbytes);
+    uint8_t *dz = (uint8_t *)dev_copy(hz, zbytes), *dout = (uint8_t *)dev_copy(got, oelems * oes);
+    CHECK(dq && ds && dz && dout, "%s: cudaMalloc failed", what);
+    int compared = 0;
+    if (dq && ds && dz && dout) {
+        cuops_options_t opt;
+        memset(&opt, 0, sizeof opt);
+        opt.variant = c->variant;
+        cuops_status_t sg = cuops_dequant_int4_ex(gpu, c->n, c->k, c->group, dq + c->q_off, ldq,
+                                                  ds + c->s_off * ses, c->st, c->zeros ? dz + c->z_off : NULL,
+                                                  dout + c->o_off * oes, ldo, c->ot, &opt);
+        cudaError_t ce = cudaDeviceSynchronize();
+        CHECK(ce == cudaSuccess, "%s: CUDA error %s", what, cudaGetErrorString(ce));
+        cudaMemcpy(got, dout, oelems * oes, cudaMemcpyDeviceToHost);
+        const int scalar_variant = c->variant && strstr(c->variant, "_b1") != NULL;
+        if (sg == CUOPS_STATUS_NOT_SUPPORTED && c->variant && !scalar_variant) {
+            /* a declining variant must leave the output alone */
+            uint8_t *poison = (uint8_t *)malloc(oelems * oes);
+            tu_poison(poison, c->ot, oelems);
+            CHECK(memcmp(poison, got, oelems * oes) == 0, "%s: NOT_SUPPORTED but the output changed", what);
+            free(poison);
+        } else {
+            CHECK(sg == CUOPS_STATUS_SUCCESS, "%s: gpu %s (%s)", what, cuops_status_string(sg), cuops_last_error(gpu));
+            cuops_status_t sc = cuops_dequant_int4(cpu, c->n, c->k, c->group, hq + c->q_off, ldq, hs + c->s_off * ses,
+                                                   c->st, c->zeros ? hz + c->z_off : NULL, ref + c->o_off * oes,
+                                                   ldo, c->ot);
+            CHECK(sc == CUOPS_STATUS_SUCCESS, "%s: cpu %s (%s)", what, cuops_status_string(sc), cuops_last_error(cpu));
+            if (sg == CUOPS_STATUS_SUCCESS && sc == CUOPS_STATUS_SUCCESS) {
+                compared = 1;
+                variant_ran[variant_index(c->variant)]++;
+                /* the oracle against the formula (every element), then the GPU against the oracle
+                 * (the whole buffer: padding and the guard band are compared as poison) */
+                int64_t bad_ref = 0, bad = 0;
+                for (int64_t r = 0; r < c->n; r++)
+                    for (int64_t col = 0; col < c->k; col++) {
+                        const int64_t gi = r * ng + col / c->group;
+                        const uint32_t q = (hq[c->q_off + r * ldq + col / 2] >> ((col & 1) * 4)) & 15u;
+                        const uint32_t z = c->zeros ? hz[c->z_off + gi] : 8u;
+                        const float s = (float)tu_get(hs, c->st, (size_t)(c->s_off + gi));
+                        const uint32_t want = formula_bits(q, z, s, c->ot);
+                        const uint32_t have = elem_bits(ref, oes, c->o_off + r * ldo + col);
+                        if (want != have && bad_ref++ < 3)
+                            fprintf(stderr, "  oracle r=%lld c=%lld: 0x%x, formula 0x%x\n", (long long)r,
+                                    (long long)col, have, want);
+                    }
+                for (int64_t i = 0; i < (int64_t)oelems; i++) {
+                    const uint32_t a = elem_bits(got, oes, i), b = elem_bits(ref, oes, i);
+                    if (a != b && bad++ < 5) {
+                        const int64_t rel = i - c->o_off;
+                        fprintf(stderr, "  elem %lld (row %lld col %lld): gpu 0x%x cpu 0x%x\n", (long long)i,
+                                (long long)(rel >= 0 ? rel / ldo : -1), (long long)(rel >= 0 ? rel % ldo : -1), a, b);
+                    }
+                }
+                CHECK(bad_ref == 0, "%s: CPU oracle differs from the formula at %lld elements", what, (long long)bad_ref);
+                CHECK(bad == 0, "%s: GPU differs from CPU at %lld elements (padding/guard included)", what, (long long)bad);
+                uint8_t *poison = (uint8_t *)malloc(GUARD * oes);
+                tu_poison(poison, c->ot, GUARD);
+                CHECK(memcmp(got + (oelems - GUARD) * oes, poison, GUARD * oes) == 0, "%s: guard band written", what);
+                free(poison);
+            }
+        }
+    }
+    cudaFree(dq); cudaFree(ds); cudaFree(dz); cudaFree(dout);
+    free(hq); free(hs); free(hz); free(ref); free(got);
+    return compared;
+}
+
+static dq_case_t mk(int64_t n, int64_t k, int64_t group, cuops_dtype_t st, cuops_dtype_t ot, int zeros)
+{
+    dq_case_t c;
+    memset(&c, 0, sizeof c);
+    c.n = n; c.k = k; c.group = group; c.st = st; c.ot = ot; c.zeros = zeros;
+    return c;
+}
+
+static const cuops_dtype_t types[3] = {CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32};
+
+static void dequant_cases(void)
+{
+    /* every dtype pair, zeros and symmetric */
+    for (int s = 0; s < 3; s++)
+        for (int o = 0; o < 3; o++)
+            for (int z = 0; z < 2; z++) {
+                dq_case_t a = mk(17, 129, 32, types[s], types[o], z);
+                run_case(&a);
+                dq_case_t b = mk(7, 4098, 128, types[s], types[o], z);
+                run_case(&b);
+            }
+    /* group sizes x odd k x small n */
+    const int64_t groups[6] = {32, 64, 128, 2, 6, 130};
+    const int64_t ks[5] = {1, 7, 129, 4095, 4098};
+    const int64_t ns[2] = {1, 17};
+    int i = 0;
+    for (int g = 0; g < 6; g++)
+        for (int kk = 0; kk < 5; kk++)
+            for (int nn = 0; nn < 2; nn++, i++) {
+                dq_case_t c = mk(ns[nn], ks[kk], groups[g], types[i % 3], types[(i / 3) % 3], i % 2);
+                run_case(&c);
+            }
+    /* aligned rows with a partial last chunk (the auto fast path's tail) */
+    for (int o = 0; o < 3; o++) {
+        dq_case_t a = mk(17, 4095, 128, types[o], types[o], o % 2);
+        a.ldo_pad = 1;
+        run_case(&a);
+        dq_case_t b = mk(3, 129, 64, types[(o + 1) % 3], types[o], 1);
+        b.ldq_pad = 15; b.ldo_pad = 15;
+        run_case(&b);
+    }
+    /* many rows */
+    if (!quick) {
+        dq_case_t a = mk(1537, 4095, 128, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1);
+        run_case(&a);
+        dq_case_t b = mk(1537, 4098, 6, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, 0);
+        run_case(&b);
+        dq_case_t c = mk(1537, 256, 64, CUOPS_DTYPE_F32, CUOPS_DTYPE_F32, 1);
+        run_case(&c);
+    }
+    /* layouts: padded strides and offset pointers, every out type */
+    const int64_t pads[4][6] = {/* ldq_pad, ldo_pad, q_off, s_off, z_off, o_off */
+                                {3, 5, 0, 0, 0, 0}, {16, 8, 0, 0, 0, 0}, {0, 0, 1, 1, 1, 1}, {7, 3, 3, 1, 5, 1}};
+    for (int p = 0; p < 4; p++)
+        for (int o = 0; o < 3; o++) {
+            dq_case_t c = mk(65, p % 2 ? 129 : 4098, p % 2 ? 64 : 128, types[(o + p) % 3], types[o], (p + o) % 2);
+            c.ldq_pad = pads[p][0]; c.ldo_pad = pads[p][1];
+            c.q_off = pads[p][2]; c.s_off = pads[p][3]; c.z_off = pads[p][4]; c.o_off = pads[p][5];
+            run_case(&c);
+        }
+}
+
+static void variant_cases(void)
+{
+    for (int v = 1; v < variant_count; v++) {
+        const char *name = variant_names[v];
+        dq_case_t cs[8];
+        cs[0] = mk(17, 4096, 128, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1);
+        cs[1] = mk(33, 4098, 64, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32, 0);
+        cs[2] = mk(5, 129, 32, CUOPS_DTYPE_F32, CUOPS_DTYPE_BF16, 1);
+        cs[3] = mk(17, 4095, 128, CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16, 1);
+        cs[3].o_off = 1; /* misaligned output: only the scalar variants serve it */
+        cs[4] = mk(9, 1000, 6, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F16, 1);
+        cs[5] = mk(300, 1024, 32, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 0);
+        cs[5].ldq_pad = 16; cs[5].ldo_pad = 32; /* aligned padding keeps the fast paths */
+        /* k % chunk != 0 with aligned rows: every vector variant takes its element-wise tail */
+        cs[6] = mk(17, 4095, 128, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F16, 1);
+        cs[6].ldo_pad = 1;
+        cs[7] = mk(3, 129, 64, CUOPS_DTYPE_F32, CUOPS_DTYPE_F32, 0);
+        cs[7].ldq_pad = 15; cs[7].ldo_pad = 15;
+        for (int i = 0; i < 8; i++) {
+            cs[i].variant = name;
+            run_case(&cs[i]);
+        }
+    }
+    /* an unknown name is refused */
+    cuops_options_t opt;
+    memset(&opt, 0, sizeof opt);
+    opt.variant = "no_such_variant";
+    CHECK_STATUS(cuops_dequant_int4_ex(gpu, 1, 2, 2, (const void *)16, 1, (const void *)16, CUOPS_DTYPE_F16, NULL,
+                                       (void *)16, 2, CUOPS_DTYPE_F16, &opt),
+                 CUOPS_STATUS_NOT_SUPPORTED);
+    for (int v = 0; v < variant_count; v++)
+        CHECK(variant_ran[v] > 0, "variant %s was never compared", variant_names[v]);
+}
+
+/* 16384 x 4096 on the GPU; 48 random rows (plus the first and last) checked by the CPU. */
+static void large_case(void)
+{
+    const int64_t n = 16384, k = 4096, group = 128, ng = k / group, ldq = k / 2, ldo = k;
+    const size_t qb = (size_t)(n * ldq), sb = (size_t)(n * ng) * 2, zb = (size_t)(n * ng);
+    const size_t ob = (size_t)(n * ldo + GUARD) * 2;
+    uint8_t *hq = (uint8_t *)malloc(qb), *hs = (uint8_t *)malloc(sb), *hz = (uint8_t *)malloc(zb);
+    uint8_t *got = (uint8_t *)malloc(ob), *ref = (uint8_t *)malloc((size_t)k * 2);
+    for (size_t i = 0; i < qb; i++) hq[i] = (uint8_t)tu_rand_u64();
+    for (size_t i = 0; i < zb; i++) hz[i] = (uint8_t)(tu_rand_u64() & 15);
+    tu_fill_float(hs, CUOPS_DTYPE_BF16, (size_t)(n * ng), -1.0, 1.0);
+    tu_poison(got, CUOPS_DTYPE_BF16, ob / 2);
+    uint8_t *dq = (uint8_t *)dev_copy(hq, qb), *ds = (uint8_t *)dev_copy(hs, sb);
+    uint8_t *dz = (uint8_t *)dev_copy(hz, zb), *dout = (uint8_t *)dev_copy(got, ob);
+    CHECK(dq && ds && dz && dout, "large: cudaMalloc failed");
+    if (dq && ds && dz && dout) {
+        CHECK_STATUS(cuops_dequant_int4(gpu, n, k, group, dq, ldq, ds, CUOPS_DTYPE_BF16, dz, dout, ldo, CUOPS_DTYPE_BF16),
+                     CUOPS_STATUS_SUCCESS);
+        fprintf(stderr, "large: kernel %s\n", cuops_last_kernel(gpu));
+        CHECK(cudaDeviceSynchronize() == cudaSuccess, "large: CUDA error");
+        cudaMemcpy(got, dout, ob, cudaMemcpyDeviceToHost);
+        int64_t bad = 0;
+        for (int s = 0; s < 50; s++) {
+            const int64_t r = s == 0 ? 0 : s == 1 ? n - 1 : (int64_t)(tu_rand_u64() % (uint64_t)n);
+            CHECK_STATUS(cuops_dequant_int4(cpu, 1, k, group, hq + r * ldq, ldq, hs + (size_t)(r * ng) * 2,
+                                            CUOPS_DTYPE_BF16, hz + r * ng, ref, ldo, CUOPS_DTYPE_BF16),
+                         CUOPS_STATUS_SUCCESS);
+            if (memcmp(ref, got + (size_t)(r * ldo) * 2, (size_t)k * 2) != 0 && bad++ < 3)
+                fprintf(stderr, "  large: row %lld differs\n", (long long)r);
+        }
+        CHECK(bad == 0, "large: %lld sampled rows differ", (long long)bad);
+        uint8_t poison[GUARD * 2];
+        tu_poison(poison, CUOPS_DTYPE_BF16, GUARD);
+        CHECK(memcmp(got + (size_t)(n * ldo) * 2, poison, GUARD * 2) == 0, "large: guard band written");
+    }
+    cudaFree(dq); cudaFree(ds); cudaFree(dz); cudaFree(dout);
+    free(hq); free(hs); free(hz); free(got); free(ref);
+}
+
+/* ---- importers: GPU against CPU ------------------------------------------ */
+
+static void import_case(int awq, int version, int64_t n, int64_t k, int64_t group, cuops_dtype_t st, int64_t pad,
+                        int force_overflow)
+{
+    const int64_t ng = (k + group - 1) / group, ldq = (k + 1) / 2 + pad;
+    const size_t es = esz(st);
+    const size_t qw_words = awq ? (size_t)(k * (n / 8)) : (size_t)(k / 8 * n);
+    const size_t qz_words = (size_t)(ng * (n / 8));
+    uint32_t *qw = (uint32_t *)malloc(qw_words * 4), *qz = (uint32_t *)malloc(qz_words * 4);
+    uint8_t *sc = (uint8_t *)malloc((size_t)(ng * n) * es);
+    for (size_t i = 0; i < qw_words; i++) qw[i] = (uint32_t)tu_rand_u64();
+    for (size_t i = 0; i < qz_words; i++) {
+        qz[i] = (uint32_t)tu_rand_u64();
+        if (version == 1 && !awq) qz[i] &= 0x77777777u; /* no stored 15 */
+    }
+    if (force_overflow) qz[qz_words / 2] |= 0xF0u;
+    tu_fill_float(sc, st, (size_t)(ng * n), -0.1, 0.1);
+    const size_t ob = (size_t)(n * ldq), sb = (size_t)(n * ng) * es, zb = (size_t)(n * ng);
+    uint8_t *rq = (uint8_t *)malloc(ob), *rs = (uint8_t *)malloc(sb), *rz = (uint8_t *)malloc(zb);
+    uint8_t *gq = (uint8_t *)malloc(ob), *gs = (uint8_t *)malloc(sb), *gz = (uint8_t *)malloc(zb);
+    memset(rq, 0xA5, ob); memset(rs, 0xA5, sb); memset(rz, 0xA5, zb);
+    int32_t *dqw = (int32_t *)dev_copy(qw, qw_words * 4), *dqz = (int32_t *)dev_copy(qz, qz_words * 4);
+    void *dsc = dev_copy(sc, (size_t)(ng * n) * es);
+    uint8_t *doq = (uint8_t *)dev_copy(rq, ob), *dos = (uint8_t *)dev_copy(rs, sb), *doz = (uint8_t *)dev_copy(rz, zb);
+    char what[160];
+    snprintf(what, sizeof what, "import %s v%d n=%lld k=%lld group=%lld es=%zu pad=%lld%s", awq ? "awq" : "gptq", version,
+             (long long)n, (long long)k, (long long)group, es, (long long)pad, force_overflow ? " overflow" : "");
+    cuops_status_t sg, sc_;
+    if (awq) {
+        sg = cuops_import_awq(gpu, n, k, group, dqw, dqz, dsc, st, doq, ldq, dos, doz);
+        sc_ = cuops_import_awq(cpu, n, k, group, (int32_t *)qw, (int32_t *)qz, sc, st, rq, ldq, rs, rz);
+    } else {
+        sg = cuops_import_gptq(gpu, n, k, group, dqw, dqz, dsc, st, version, doq, ldq, dos, doz);
+        sc_ = cuops_import_gptq(cpu, n, k, group, (int32_t *)qw, (int32_t *)qz, sc, st, version, rq, ldq, rs, rz);
+    }
+    CHECK(cudaDeviceSynchronize() == cudaSuccess, "%s: CUDA error", what);
+    cudaMemcpy(gq, doq, ob, cudaMemcpyDeviceToHost);
+    cudaMemcpy(gs, dos, sb, cudaMemcpyDeviceToHost);
+    cudaMemcpy(gz, doz, zb, cudaMemcpyDeviceToHost);
+    const cuops_status_t want = force_overflow ? CUOPS_STATUS_NOT_SUPPORTED : CUOPS_STATUS_SUCCESS;
+    CHECK(sg == want, "%s: gpu %s (%s)", what, cuops_status_string(sg), cuops_last_error(gpu));
+    CHECK(sc_ == want, "%s: cpu %s (%s)", what, cuops_status_string(sc_), cuops_last_error(cpu));
+    /* identical outputs, padding included (both untouched on a refusal) */
+    CHECK(memcmp(gq, rq, ob) == 0, "%s: qweight_out differs", what);
+    CHECK(memcmp(gs, rs, sb) == 0, "%s: scales_out differs", what);
+    CHECK(memcmp(gz, rz, zb) == 0, "%s: zeros_out differs", what);
+    cudaFree(dqw); cudaFree(dqz); cudaFree(dsc); cudaFree(doq); cudaFree(dos); cudaFree(doz);
+    free(qw); free(qz); free(sc); free(rq); free(rs); free(rz); free(gq); free(gs); free(gz);
+}
+
+static void import_cases(void)
+{
+    for (int t = 0; t < 3; t++) {
+        import_case(0, 1, 64, 256, 128, types[t], 0, 0);
+        import_case(0, 2, 136, 264, 32, types[t], 5, 0);
+        import_case(0, 2, 8, 96, 6, types[t], 1, 0);
+        import_case(1, 2, 64, 256, 128, types[t], 0, 0);
+        import_case(1, 2, 136, 4095, 128, types[t], 3, 0);
+        import_case(1, 2, 8, 7, 2, types[t], 0, 0);
+    }
+    import_case(0, 1, 64, 256, 64, CUOPS_DTYPE_F16, 2, 1);
+    if (!quick) import_case(0, 2, 4096, 4096, 128, CUOPS_DTYPE_F16, 0, 0);
+}
+
+int main(void)
+{
+    tu_seed_from_env();
+    quick = getenv("CUOPS_TEST_QUICK") != NULL;
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) {
+        SKIP("no CUDA device (%s)", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+        return tu_finish("test_gpu_dequant");
+    }
+    cuops_status_t s = cuops_create(&gpu, 0);
+    if (s == CUOPS_STATUS_NO_DEVICE) {
+        SKIP("cuops_create: %s", cuops_create_error());
+        return tu_finish("test_gpu_dequant");
+    }
+    CHECK(s == CUOPS_STATUS_SUCCESS, "cuops_create(0): %s", cuops_create_error());
+    CHECK_STATUS(cuops_create(&cpu, CUOPS_DEVICE_CPU), CUOPS_STATUS_SUCCESS);
+    if (s != CUOPS_STATUS_SUCCESS || cpu == NULL) return tu_finish("test_gpu_dequant");
+
+    CHECK_STATUS(cuops_variant_names("dequant", &variant_names, &variant_count), CUOPS_STATUS_SUCCESS);
+    CHECK(variant_count >= 10 && variant_count <= 32 && strcmp(variant_names[0], "auto") == 0,
+          "dequant variants: %d, first %s", variant_count, variant_count ? variant_names[0] : "-");
+    if (variant_count > 32) variant_count = 32;
+
+    dequant_cases();
+    variant_cases();
+    if (!quick) large_case();
+    import_cases();
+
+    cuops_destroy(gpu);
+    cuops_destroy(cpu);
+    return tu_finish("test_gpu_dequant");
+}

@@ -1,0 +1,370 @@
+/*
+ * test_gpu_gemm_sm90.cu - correctness of the Hopper GEMM "sm90_ws_128x256"
+ * (TMA + wgmma, warp-specialized, persistent) against the CPU backend.
+ *
+ * Forces the variant through cuops_gemm_ex and covers: f16/bf16 inputs with
+ * f16/bf16/f32 outputs; all four transpose pairs; leading dimensions with
+ * padding; base pointers off 16-byte alignment (the packing path); beta == 0
+ * (C is NaN-poisoned and must not be read) and beta != 0; ragged M/N/K
+ * (65, 129, 1537, 4095, ...); more tiles than SMs (the persistent loop and
+ * its mbarrier phases across tiles); CUOPS_FLAG_NO_SWIZZLE and
+ * CUOPS_FLAG_STAGGER_K; k == 0. Columns between n and ldc must stay NaN
+ * (nothing written out of bounds).
+ *
+ * Small shapes are compared with the CPU backend element by element; large
+ * ones (4095^3, 1537x3001x2049, 4096^3) check whole rows and columns at tile
+ * edges in fp64 plus C*x against A*(B*x) for a random x.
+ *
+ * Skips (exit 0) without a CUDA device or on a device that is not sm_90.
+ * CUOPS_TEST_QUICK=1 runs a reduced set (for compute-sanitizer).
+ */
+#include <cuda_runtime.h>
+
+#include "test_util.h"
+
+static const char *const VARIANT = "sm90_ws_128x256";
+
+typedef struct gemm_case {
+    cuops_op_t ta, tb;
+    int64_t m, n, k;
+    cuops_dtype_t ab, ct;
+    float alpha, beta;
+    int64_t pad;       /* extra elements per row of A, B and C */
+    int64_t offset;    /* element offset of every base pointer (1: misaligned) */
+    unsigned flags;
+    int sampled;       /* 1: check rows/cols + C*x instead of a full CPU GEMM */
+} gemm_case_t;
+
+static double elem(const void *p, cuops_dtype_t t, int64_t i) { return tu_get(p, t, (size_t)i); }
+
+static const char *tname(cuops_dtype_t t) { return t == CUOPS_DTYPE_F16 ? "f16" : t == CUOPS_DTYPE_BF16 ? "bf16" : "f32"; }
+
+/* op(A)[i,kk] and op(B)[kk,j] of the host copies. */
+static double opa(const gemm_case_t *c, const void *a, int64_t lda, int64_t i, int64_t kk)
+{
+    return c->ta == CUOPS_OP_N ? elem(a, c->ab, i * lda + kk) : elem(a, c->ab, kk * lda + i);
+}
+static double opb(const gemm_case_t *c, const void *b, int64_t ldb, int64_t kk, int64_t j)
+{
+    return c->tb == CUOPS_OP_N ? elem(b, c->ab, kk * ldb + j) : elem(b, c->ab, j * ldb + kk);
+}
+
+static void describe(const gemm_case_t *c, char *buf, size_t len)
+{
+    snprintf(buf, len, "%c%c m=%lld n=%lld k=%lld %s->%s alpha=%g beta=%g pad=%lld off=%lld flags=%u",
+             c->ta == CUOPS_OP_N ? 'N' : 'T', c->tb == CUOPS_OP_N ? 'N' : 'T', (long long)c->m,
+             (long long)c->n, (long long)c->k, tname(c->ab), tname(c->ct), c->alpha, c->beta,
+             (long long)c->pad, (long long)c->offset, c->flags);
+}
+
+/* Error bound for one element: the output rounding (bf16: 2^-8 relative)
+ * plus a floor proportional to the typical magnitude, far below what a wrong
+ * tile, a wrong k-block or a swizzle error produces (O(rms)). */
+static int close_enough(double got, double ref, double rms)
+{
+    return fabs(got - ref) <= 1e-2 * (fabs(ref) + rms);
+}
+
+static void run_case(cuops_handle_t gpu, cuops_handle_t cpu, const gemm_case_t *c, const char *variant,
+                     const char *expect_kernel)
+{
+    char what[256];
+    describe(c, what, sizeof what);
+    const size_t ab_es = 2, c_es = (c->ct == CUOPS_DTYPE_F32) ? 4 : 2;
+    const int64_t a_rows = c->ta == CUOPS_OP_N ? c->m : c->k, a_cols = c->ta == CUOPS_OP_N ? c->k : c->m;
+    const int64_t b_rows = c->tb == CUOPS_OP_N ? c->k : c->n, b_cols = c->tb == CUOPS_OP_N ? c->n : c->k;
+    const int64_t lda = (a_cols > 0 ? a_cols : 1) + c->pad, ldb = (b_cols > 0 ? b_cols : 1) + c->pad;
+    const int64_t ldc = c->n + c->pad;
+    const size_t a_elems = (size_t)(a_rows * lda + c->offset), b_elems = (size_t)(b_rows * ldb + c->offset);
+    const size_t c_elems = (size_t)(c->m * ldc + c->offset);
+
+    void *ha = malloc(a_elems * ab_es + 1), *hb = malloc(b_elems * ab_es + 1);
+    void *hc_in = malloc(c_elems * c_es), *hc_out = malloc(c_elems * c_es);
+    tu_fill_float(ha, c->ab, a_elems, -1.0, 1.0);
+    tu_fill_float(hb, c->ab, b_elems, -1.0, 1.0);
+    tu_poison(hc_in, c->ct, c_elems);
+    if (c->beta != 0.0f)
+        for (int64_t i = 0; i < c->m; i++)
+            tu_fill_float((char *)hc_in + (size_t)(c->offset + i * ldc) * c_es, c->ct, (size_t)c->n, -1.0, 1.0);
+
+    void *da = NULL, *db = NULL, *dc = NULL;
+    if (cudaMalloc(&da, a_elems * ab_es) != cudaSuccess || cudaMalloc(&db, b_elems * ab_es) != cudaSuccess ||
+        cudaMalloc(&dc, c_elems * c_es) != cudaSuccess) {
+        CHECK(0, "%s: cudaMalloc failed", what);
+        goto done;
+    }
+    cudaMemcpy(da, ha, a_elems * ab_es, cudaMemcpyHostToDevice);
+    cudaMemcpy(db, hb, b_elems * ab_es, cudaMemcpyHostToDevice);
+    cudaMemcpy(dc, hc_in, c_elems * c_es, cudaMemcpyHostToDevice);
+    {
+        cuops_options_t opt;
+        memset(&opt, 0, sizeof opt);
+        opt.variant = variant;
+        opt.flags = c->flags;
+        const void *a_dev = (const char *)da + c->offset * ab_es;
+        const void *b_dev = (const char *)db + c->offset * ab_es;
+        void *c_dev = (char *)dc + c->offset * c_es;
+        cuops_status_t st = cuops_gemm_ex(gpu, c->ta, c->tb, c->m, c->n, c->k, c->alpha, a_dev, lda, b_dev,
+                                          ldb, c->beta, c_dev, ldc, c->ab, c->ct, &opt);
+        CHECK(st == CUOPS_STATUS_SUCCESS, "%s: %s (%s)", what, cuops_status_string(st), cuops_last_error(gpu));
+        if (st != CUOPS_STATUS_SUCCESS) goto done;
+        if (expect_kernel)
+            CHECK(strcmp(cuops_last_kernel(gpu), expect_kernel) == 0, "%s: ran %s, expected %s", what,
+                  cuops_last_kernel(gpu), expect_kernel);
+        cudaError_t err = cudaDeviceSynchronize();
+        CHECK(err == cudaSuccess, "%s: kernel failed: %s", what, cudaGetErrorString(err));
+        if (err != cudaSuccess) goto done;
+        cudaMemcpy(hc_out, dc, c_elems * c_es, cudaMemcpyDeviceToHost);
+    }
+
+    /* Nothing written outside the m x n region (padding and the offset stay poison). */
+    {
+        int64_t bad = 0;
+        for (int64_t i = 0; i < c->offset; i++) bad += !isnan(elem(hc_out, c->ct, i));
+        for (int64_t i = 0; i < c->m; i++)
+            for (int64_t j = c->n; j < ldc; j++) bad += !isnan(elem(hc_out, c->ct, c->offset + i * ldc + j));
+        CHECK(bad == 0, "%s: %lld elements outside C's m x n region were written", what, (long long)bad);
+    }
+
+    if (!c->sampled) {
+        /* Full reference: CPU backend, f32 output (fp64 accumulation), same
+         * inputs, C given as f32 copies of the GPU's starting values. */
+        float *ref = (float *)malloc((size_t)(c->m * c->n) * sizeof(float));
+        for (int64_t i = 0; i < c->m; i++)
+            for (int64_t j = 0; j < c->n; j++)
+                ref[i * c->n + j] = c->beta != 0.0f ? (float)elem(hc_in, c->ct, c->offset + i * ldc + j) : NAN;
+        cuops_status_t st = cuops_gemm(cpu, c->ta, c->tb, c->m, c->n, c->k, c->alpha,
+                                       (const char *)ha + c->offset * ab_es, lda,
+                                       (const char *)hb + c->offset * ab_es, ldb, c->beta, ref, c->n, c->ab,
+                                       CUOPS_DTYPE_F32);
+        CHECK(st == CUOPS_STATUS_SUCCESS, "%s: CPU reference: %s", what, cuops_last_error(cpu));
+        if (st == CUOPS_STATUS_SUCCESS) {
+            double sq = 0, sq_err = 0;
+            for (int64_t i = 0; i < c->m * c->n; i++) sq += (double)ref[i] * ref[i];
+            const double rms = sqrt(sq / (double)(c->m * c->n)) + 1e-30;
+            int64_t bad = 0, nan_count = 0, first_i = -1, first_j = -1;
+            for (int64_t i = 0; i < c->m; i++)
+                for (int64_t j = 0; j < c->n; j++) {
+                    const double got = elem(hc_out, c->ct, c->offset + i * ldc + j), r = ref[i * c->n + j];
+                    if (isnan(got)) nan_count++;
+                    else sq_err += (got - r) * (got - r);
+                    if (isnan(got) || !close_enough(got, r, rms)) {
+                        if (bad == 0) { first_i = i; first_j = j; }
+                        bad++;
+                    }
+                }
+            const double rel = sqrt(sq_err / (sq + 1e-300));
+            CHECK(nan_count == 0, "%s: %lld NaN outputs (unwritten)", what, (long long)nan_count);
+            CHECK(bad == 0, "%s: %lld bad elements, first at (%lld,%lld): got %g want %g", what, (long long)bad,
+                  (long long)first_i, (long long)first_j,
+                  first_i >= 0 ? elem(hc_out, c->ct, c->offset + first_i * ldc + first_j) : 0.0,
+                  first_i >= 0 ? (double)ref[first_i * c->n + first_j] : 0.0);
+            CHECK(rel <= 1e-2, "%s: relative error %g", what, rel);
+        }
+        free(ref);
+    } else {
+        /* Rows and columns at tile edges (0, 63, 64, 127, 128, ..., last) and
+         * a few random ones, exactly in fp64; then C*x vs A*(B*x). */
+        int64_t rows[12], cols[12];
+        int nr = 0, nc = 0;
+        const int64_t edge_r[] = {0, 63, 64, 127, 128, c->m - 1, c->m / 2};
+        const int64_t edge_c[] = {0, 1, 255, 256, 511, c->n - 1, c->n / 2};
+        for (int i = 0; i < 7; i++) if (edge_r[i] >= 0 && edge_r[i] < c->m) rows[nr++] = edge_r[i];
+        for (int i = 0; i < 7; i++) if (edge_c[i] >= 0 && edge_c[i] < c->n) cols[nc++] = edge_c[i];
+        while (nr < 12) rows[nr++] = (int64_t)(tu_rand_u64() % (uint64_t)c->m);
+        while (nc < 12) cols[nc++] = (int64_t)(tu_rand_u64() % (uint64_t)c->n);
+        int64_t bad = 0, checked = 0;
+        double *acol = (double *)malloc((size_t)c->k * sizeof(double));
+        const void *a0 = (const char *)ha + c->offset * ab_es, *b0 = (const char *)hb + c->offset * ab_es;
+        for (int ri = 0; ri < nr; ri++) {
+            const int64_t i = rows[ri];
+            for (int64_t kk = 0; kk < c->k; kk++) acol[kk] = opa(c, a0, lda, i, kk);
+            for (int64_t j = 0; j < c->n; j++) {
+                double s = 0;
+                for (int64_t kk = 0; kk < c->k; kk++) s += acol[kk] * opb(c, b0, ldb, kk, j);
+                s *= c->alpha;
+                if (c->beta != 0.0f) s += c->beta * elem(hc_in, c->ct, c->offset + i * ldc + j);
+                const double got = elem(hc_out, c->ct, c->offset + i * ldc + j);
+                const double rms_guess = sqrt((double)c->k / 9.0) * fabs(c->alpha) + 1e-30;
+                if (isnan(got) || !close_enough(got, s, rms_guess)) {
+                    if (bad < 3) fprintf(stderr, "  %s: (%lld,%lld) got %g want %g\n", what, (long long)i, (long long)j, got, s);
+                    bad++;
+                }
+                checked++;
+            }
+        }
+        for (int ci = 0; ci < nc; ci++) {
+            const int64_t j = cols[ci];
+            for (int64_t kk = 0; kk < c->k; kk++) acol[kk] = opb(c, b0, ldb, kk, j);
+            for (int64_t i = 0; i < c->m; i++) {
+                double s = 0;
+                for (int64_t kk = 0; kk < c->k; kk++) s += opa(c, a0, lda, i, kk) * acol[kk];
+                s *= c->alpha;
+                if (c->beta != 0.0f) s += c->beta * elem(hc_in, c->ct, c->offset + i * ldc + j);
+                const double got = elem(hc_out, c->ct, c->offset + i * ldc + j);
+                const double rms_guess = sqrt((double)c->k / 9.0) * fabs(c->alpha) + 1e-30;
+                if (isnan(got) || !close_enough(got, s, rms_guess)) {
+                    if (bad < 3) fprintf(stderr, "  %s: (%lld,%lld) got %g want %g\n", what, (long long)i, (long long)j, got, s);
+                    bad++;
+                }
+                checked++;
+            }
+        }
+        free(acol);
+        CHECK(bad == 0, "%s: %lld of %lld sampled elements wrong", what, (long long)bad, (long long)checked);
+
+        /* y = C x against z = alpha*A(Bx) + beta*C0 x over every row, plus a
+         * NaN scan of the whole output. */
+        double *x = (double *)malloc((size_t)c->n * sizeof(double));
+        double *bx = (double *)malloc((size_t)c->k * sizeof(double));
+        for (int64_t j = 0; j < c->n; j++) x[j] = tu_rand_uniform(-1.0, 1.0);
+        for (int64_t kk = 0; kk < c->k; kk++) {
+            double s = 0;
+            for (int64_t j = 0; j < c->n; j++) s += opb(c, b0, ldb, kk, j) * x[j];
+            bx[kk] = s;
+        }
+        int64_t nan_count = 0, row_bad = 0;
+        double zz = 0, ee = 0;
+        double *z = (double *)malloc((size_t)c->m * sizeof(double)), *y = (double *)malloc((size_t)c->m * sizeof(double));
+        for (int64_t i = 0; i < c->m; i++) {
+            double s = 0, yi = 0;
+            for (int64_t kk = 0; kk < c->k; kk++) s += opa(c, a0, lda, i, kk) * bx[kk];
+            s *= c->alpha;
+            for (int64_t j = 0; j < c->n; j++) {
+                const double got = elem(hc_out, c->ct, c->offset + i * ldc + j);
+                if (isnan(got)) nan_count++;
+                else yi += got * x[j];
+                if (c->beta != 0.0f) s += c->beta * elem(hc_in, c->ct, c->offset + i * ldc + j) * x[j];
+            }
+            z[i] = s; y[i] = yi;
+            zz += s * s; ee += (yi - s) * (yi - s);
+        }
+        const double zrms = sqrt(zz / (double)c->m) + 1e-30;
+        /* One wrong 128x256 tile moves its rows' y by >= ~25% of the rms;
+         * rounding moves it by < 1%. */
+        for (int64_t i = 0; i < c->m; i++) if (fabs(y[i] - z[i]) > 0.03 * zrms) {
+            if (row_bad < 3) fprintf(stderr, "  %s: row %lld: Cx %g, A(Bx) %g\n", what, (long long)i, y[i], z[i]);
+            row_bad++;
+        }
+        CHECK(nan_count == 0, "%s: %lld NaN outputs (unwritten)", what, (long long)nan_count);
+        CHECK(row_bad == 0, "%s: C*x disagrees with A*(B*x) on %lld rows", what, (long long)row_bad);
+        CHECK(sqrt(ee / (zz + 1e-300)) <= 1e-2, "%s: C*x relative error %g", what, sqrt(ee / (zz + 1e-300)));
+        free(x); free(bx); free(z); free(y);
+    }
+    fprintf(stderr, "ok-checked %s\n", what);
+done:
+    cudaFree(da); cudaFree(db); cudaFree(dc);
+    free(ha); free(hb); free(hc_in); free(hc_out);
+}
+
+int main(void)
+{
+    tu_seed_from_env();
+    const int quick = getenv("CUOPS_TEST_QUICK") != NULL;
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+        (void)cudaGetLastError();
+        SKIP("no CUDA device");
+        return tu_finish("test_gpu_gemm_sm90");
+    }
+    cudaDeviceProp prop;
+    cudaGetDeviceProperties(&prop, 0);
+    if (prop.major != 9) {
+        SKIP("device is sm_%d%d; sm90_ws_128x256 needs sm_90", prop.major, prop.minor);
+        return tu_finish("test_gpu_gemm_sm90");
+    }
+    cuops_handle_t gpu = NULL, cpu = NULL;
+    cuops_status_t st = cuops_create(&gpu, 0);
+    if (st == CUOPS_STATUS_NO_DEVICE) {
+        SKIP("cuops_create: %s", cuops_create_error());
+        return tu_finish("test_gpu_gemm_sm90");
+    }
+    CHECK_STATUS(st, CUOPS_STATUS_SUCCESS);
+    CHECK_STATUS(cuops_create(&cpu, CUOPS_DEVICE_CPU), CUOPS_STATUS_SUCCESS);
+    if (!gpu || !cpu) return tu_finish("test_gpu_gemm_sm90");
+
+    const cuops_dtype_t abs_[2] = {CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16};
+    const cuops_dtype_t cts[3] = {CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32};
+    const cuops_op_t N = CUOPS_OP_N, T = CUOPS_OP_T;
+
+    /* 1. The native case (NT, aligned, no packing): every dtype pair, single
+     *    and multi-tile, k-blocks below, at and above the stage count. */
+    {
+        const int64_t shapes[][3] = {{128, 256, 64}, {65, 8, 8}, {129, 257, 72}, {200, 300, 264}, {256, 512, 1024}};
+        const int ns = quick ? 2 : 5;
+        for (int a = 0; a < 2; a++)
+            for (int ci = 0; ci < 3; ci++)
+                for (int s = 0; s < ns; s++) {
+                    gemm_case_t c = {N, T, shapes[s][0], shapes[s][1], shapes[s][2], abs_[a], cts[ci],
+                                     1.0f, 0.0f, 0, 0, 0, 0};
+                    run_case(gpu, cpu, &c, VARIANT, VARIANT);
+                }
+    }
+    /* 2. More tiles than SMs: each CTA runs several tiles, mbarrier phases
+     *    carry across tiles; with and without swizzle / stagger; beta != 0. */
+    {
+        const unsigned flag_sets[3] = {0, CUOPS_FLAG_NO_SWIZZLE, CUOPS_FLAG_STAGGER_K};
+        for (int f = 0; f < (quick ? 1 : 3); f++) {
+            gemm_case_t c = {N, T, 1537, 4353, 200, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32, 0.75f, 0.0f, 0, 0,
+                             flag_sets[f], 0};
+            if (quick) { c.m = 520; c.n = 8000; c.k = 136; } /* 5 x 32 = 160 tiles > 132 SMs */
+            run_case(gpu, cpu, &c, VARIANT, VARIANT);
+        }
+        gemm_case_t c = {N, T, 1100, 2100, 136, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.25f, -0.5f, 8, 0, 0, 0};
+        if (!quick) run_case(gpu, cpu, &c, VARIANT, VARIANT);
+    }
+    /* 3. Every transpose pair, ragged sizes, padded leading dimensions,
+     *    misaligned bases (packing path), beta != 0. */
+    {
+        const cuops_op_t ops[4][2] = {{N, T}, {N, N}, {T, T}, {T, N}};
+        const int64_t shapes[][3] = {{65, 7, 17}, {129, 129, 65}, {300, 520, 136}, {257, 1, 1}};
+        for (int o = 0; o < 4; o++)
+            for (int s = 0; s < (quick ? 2 : 4); s++)
+                for (int v = 0; v < (quick ? 2 : 4); v++) {
+                    gemm_case_t c = {ops[o][0], ops[o][1], shapes[s][0], shapes[s][1], shapes[s][2],
+                                     abs_[v % 2], cts[(o + s + v) % 3], 1.0f, 0.0f, 0, 0, 0, 0};
+                    if (v >= 1) c.pad = 3;                 /* row strides not multiples of 16 bytes */
+                    if (v >= 2) { c.offset = 1; c.beta = 0.5f; c.alpha = -1.5f; }  /* misaligned bases */
+                    if (v == 3) c.pad = 8;
+                    run_case(gpu, cpu, &c, VARIANT, VARIANT);
+                }
+    }
+    /* 4. k == 0: C = beta * C (beta == 0: zeros, C not read). */
+    {
+        gemm_case_t c = {N, T, 130, 70, 0, CUOPS_DTYPE_F16, CUOPS_DTYPE_F32, 1.0f, 0.5f, 2, 0, 0, 0};
+        run_case(gpu, cpu, &c, VARIANT, VARIANT);
+        c.beta = 0.0f; c.ct = CUOPS_DTYPE_BF16;
+        run_case(gpu, cpu, &c, VARIANT, VARIANT);
+    }
+    /* 5. The benchmark's large shapes (sampled checks). */
+    if (!quick) {
+        gemm_case_t c1 = {N, T, 4095, 4095, 4095, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 1};
+        run_case(gpu, cpu, &c1, VARIANT, VARIANT);
+        gemm_case_t c2 = {N, T, 1537, 3001, 2049, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 1};
+        run_case(gpu, cpu, &c2, VARIANT, VARIANT);
+        gemm_case_t c3 = {N, T, 4096, 4096, 4096, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 0, 0,
+                          CUOPS_FLAG_STAGGER_K, 1};
+        run_case(gpu, cpu, &c3, VARIANT, VARIANT);
+        gemm_case_t c4 = {T, N, 2049, 1537, 1000, CUOPS_DTYPE_F16, CUOPS_DTYPE_F32, 1.0f, 0.0f, 0, 0, 0, 1};
+        run_case(gpu, cpu, &c4, VARIANT, VARIANT);
+        /* The library's own choice for the torch-linear case on sm_90 is this kernel. */
+        gemm_case_t c5 = {N, T, 2048, 2048, 1024, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 1};
+        run_case(gpu, cpu, &c5, NULL, VARIANT);
+    }
+    /* 6. The variant declines decode-sized M (left to other kernels). */
+    {
+        cuops_options_t opt;
+        memset(&opt, 0, sizeof opt);
+        opt.variant = VARIANT;
+        void *d = NULL;
+        cudaMalloc(&d, 1 << 20);
+        st = cuops_gemm_ex(gpu, N, T, 16, 64, 64, 1.0f, d, 64, d, 64, 0.0f, d, 64, CUOPS_DTYPE_F16,
+                           CUOPS_DTYPE_F16, &opt);
+        CHECK_STATUS(st, CUOPS_STATUS_NOT_SUPPORTED);
+        cudaFree(d);
+    }
+
+    cuops_destroy(gpu);
+    cuops_destroy(cpu);
+    return tu_finish("test_gpu_gemm_sm90");
+}

@@ -1,0 +1,454 @@
+/*
+ * test_gpu_w4a16.cu - W4A16 GEMM (cuops_w4_prepack + cuops_gemm_w4a16) on the
+ * GPU against an fp64 GEMM of the weight dequantized on the host with the
+ * exact formula ((q - z) * s in fp32, s rounded to the activation type), and
+ * the same round trip through the CPU backend.
+ *
+ * Covers f16 and bf16, group sizes 32/64/128/per-channel (also per-channel
+ * with k not a multiple of 16), zeros and symmetric (NULL) weights, scales in
+ * f16/bf16/f32, m in {1, 3, 16, 17, 64, 65, 300}, odd n and k, a weight with
+ * many groups (k = 4096, group 32), ldx > k, ldy > n, a misaligned x, forced
+ * split-K, and every variant from cuops_variant_names("w4a16"). y is
+ * NaN-poisoned with a guard band before and after it and in the ldy padding;
+ * any write outside y[0..m)[0..n) shows up as a changed poison word.
+ *
+ *   build/tests/test_gpu_w4a16          (CUOPS_TEST_SEED=... to replay)
+ */
+#include <cuda_runtime.h>
+
+#include "test_util.h"
+
+#define REL_TOL 1e-2
+#define GUARD 256 /* poisoned elements before and after y */
+
+typedef struct host_weight {
+    int64_t n, k, group_size, num_groups, ldq;
+    cuops_dtype_t scale_type;
+    uint8_t *qweight;  /* n * ldq */
+    void *scales;      /* n * num_groups of scale_type */
+    uint8_t *zeros;    /* n * num_groups, or NULL */
+} host_weight_t;
+
+static size_t scale_bytes(cuops_dtype_t t) { return t == CUOPS_DTYPE_F32 ? 4 : 2; }
+
+static uint16_t round_to_act(float v, cuops_dtype_t act)
+{
+    return act == CUOPS_DTYPE_F16 ? cuops_float_to_half(v) : cuops_float_to_bf16(v);
+}
+static float act_to_float(uint16_t b, cuops_dtype_t act)
+{
+    return act == CUOPS_DTYPE_F16 ? cuops_half_to_float(b) : cuops_bf16_to_float(b);
+}
+
+static void make_weight(host_weight_t *w, int64_t n, int64_t k, int64_t gs, cuops_dtype_t st,
+                        int with_zeros)
+{
+    w->n = n;
+    w->k = k;
+    w->group_size = gs;
+    w->num_groups = (k + gs - 1) / gs;
+    w->ldq = (k + 1) / 2 + (int64_t)(tu_rand_u64() % 3); /* sometimes padded rows */
+    w->scale_type = st;
+    w->qweight = (uint8_t *)malloc((size_t)(n * w->ldq));
+    for (int64_t i = 0; i < n * w->ldq; i++) w->qweight[i] = (uint8_t)tu_rand_u64();
+    size_t ns = (size_t)(n * w->num_groups);
+    w->scales = malloc(ns * scale_bytes(st));
+    /* |y| ~ sqrt(k) * 5 * s: keep outputs O(1), signs mixed */
+    double smax = 0.5 / sqrt((double)k);
+    for (size_t i = 0; i < ns; i++) {
+        double v = tu_rand_uniform(0.2 * smax, smax) * ((tu_rand_u64() & 1) ? -1.0 : 1.0);
+        tu_fill_float((char *)w->scales + i * scale_bytes(st), st, 1, v, v);
+    }
+    w->zeros = NULL;
+    if (with_zeros) {
+        w->zeros = (uint8_t *)malloc(ns);
+        for (size_t i = 0; i < ns; i++) w->zeros[i] = (uint8_t)(tu_rand_u64() % 16);
+    }
+}
+
+static void free_weight(host_weight_t *w)
+{
+    free(w->qweight);
+    free(w->scales);
+    free(w->zeros);
+}
+
+/* Dense weight as the dequant formula gives it: (q - z) * s in fp32, s
+ * rounded to act first. */
+static float *dequant_reference(const host_weight_t *w, cuops_dtype_t act)
+{
+    float *d = (float *)malloc((size_t)(w->n * w->k) * sizeof(float));
+    for (int64_t r = 0; r < w->n; r++)
+        for (int64_t c = 0; c < w->k; c++) {
+            int64_t g = c / w->group_size;
+            uint8_t byte = w->qweight[r * w->ldq + c / 2];
+            float q = (float)((c & 1) ? (byte >> 4) : (byte & 15));
+            float z = w->zeros ? (float)w->zeros[r * w->num_groups + g] : 8.0f;
+            float s = act_to_float(
+                round_to_act((float)tu_get(w->scales, w->scale_type, (size_t)(r * w->num_groups + g)),
+                             act),
+                act);
+            d[r * w->k + c] = (q - z) * s;
+        }
+    return d;
+}
+
+static double *gemm_reference(const float *wd, int64_t n, int64_t k, const uint16_t *x, int64_t m,
+                              int64_t ldx, cuops_dtype_t act)
+{
+    double *ref = (double *)malloc((size_t)(m * n) * sizeof(double));
+    double *xr = (double *)malloc((size_t)k * sizeof(double));
+    for (int64_t i = 0; i < m; i++) {
+        for (int64_t c = 0; c < k; c++) xr[c] = act_to_float(x[i * ldx + c], act);
+        for (int64_t r = 0; r < n; r++) {
+            const float *wr = wd + r * k;
+            double s = 0.0;
+            for (int64_t c = 0; c < k; c++) s += xr[c] * (double)wr[c];
+            ref[i * n + r] = s;
+        }
+    }
+    free(xr);
+    return ref;
+}
+
+/* ||y - ref|| / ||ref|| over the m x n block; NaN count; first bad index. */
+static double compare_y(const uint16_t *y, int64_t ldy, const double *ref, int64_t m, int64_t n,
+                        cuops_dtype_t act, int64_t *nans)
+{
+    double num = 0.0, den = 0.0;
+    *nans = 0;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t r = 0; r < n; r++) {
+            double v = act_to_float(y[i * ldy + r], act);
+            double e = ref[i * n + r];
+            if (isnan(v)) {
+                if (*nans == 0)
+                    fprintf(stderr, "  first NaN at y[%lld][%lld]\n", (long long)i, (long long)r);
+                (*nans)++;
+                continue;
+            }
+            num += (v - e) * (v - e);
+            den += e * e;
+        }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+static const char *act_name(cuops_dtype_t t) { return t == CUOPS_DTYPE_F16 ? "f16" : "bf16"; }
+
+/* ---- GPU ------------------------------------------------------------------ */
+
+typedef struct gpu_weight {
+    void *packed;
+    size_t bytes;
+} gpu_weight_t;
+
+static int gpu_prepack(cuops_handle_t h, const host_weight_t *w, cuops_dtype_t act,
+                       gpu_weight_t *out)
+{
+    out->packed = NULL;
+    cuops_status_t st =
+        cuops_w4_packed_size(h, w->n, w->k, w->group_size, act, &out->bytes);
+    CHECK(st == CUOPS_STATUS_SUCCESS, "packed_size n=%lld k=%lld g=%lld: %s (%s)", (long long)w->n,
+          (long long)w->k, (long long)w->group_size, cuops_status_string(st), cuops_last_error(h));
+    if (st != CUOPS_STATUS_SUCCESS) return 0;
+    size_t ns = (size_t)(w->n * w->num_groups);
+    void *dq = NULL, *ds = NULL, *dz = NULL;
+    if (cudaMalloc(&out->packed, out->bytes) != cudaSuccess ||
+        cudaMalloc(&dq, (size_t)(w->n * w->ldq)) != cudaSuccess ||
+        cudaMalloc(&ds, ns * scale_bytes(w->scale_type)) != cudaSuccess ||
+        (w->zeros && cudaMalloc(&dz, ns) != cudaSuccess)) {
+        CHECK(0, "cudaMalloc for prepack failed");
+        return 0;
+    }
+    /* garbage in the packed buffer: prepack must write every byte the GEMM reads */
+    cudaMemset(out->packed, 0xff, out->bytes);
+    cudaMemcpy(dq, w->qweight, (size_t)(w->n * w->ldq), cudaMemcpyHostToDevice);
+    cudaMemcpy(ds, w->scales, ns * scale_bytes(w->scale_type), cudaMemcpyHostToDevice);
+    if (dz) cudaMemcpy(dz, w->zeros, ns, cudaMemcpyHostToDevice);
+    st = cuops_w4_prepack(h, w->n, w->k, w->group_size, dq, w->ldq, ds, w->scale_type, dz, act,
+                          out->packed);
+    CHECK(st == CUOPS_STATUS_SUCCESS, "prepack: %s (%s)", cuops_status_string(st),
+          cuops_last_error(h));
+    cudaError_t ce = cudaDeviceSynchronize();
+    CHECK(ce == cudaSuccess, "prepack sync: %s", cudaGetErrorString(ce));
+    cudaFree(dq);
+    cudaFree(ds);
+    cudaFree(dz);
+    return st == CUOPS_STATUS_SUCCESS && ce == cudaSuccess;
+}
+
+typedef struct gemm_case {
+    int64_t m, ldx_pad, ldy_pad;
+    int x_offset;         /* elements: 1 makes x only 2-byte aligned */
+    const char *variant;  /* NULL = plain call */
+    int split_k;
+} gemm_case_t;
+
+static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float *wd,
+                           const gpu_weight_t *gw, cuops_dtype_t act, gemm_case_t c)
+{
+    int64_t m = c.m, n = w->n, k = w->k;
+    int64_t ldx = k + c.ldx_pad, ldy = n + c.ldy_pad;
+    size_t xelems = (size_t)(m * ldx);
+    uint16_t *x = (uint16_t *)malloc(xelems * 2);
+    tu_fill_float(x, act, xelems, -1.0, 1.0);
+    size_t yelems = (size_t)(m * ldy) + 2 * GUARD;
+    uint16_t *y = (uint16_t *)malloc(yelems * 2);
+    tu_poison(y, act, yelems);
+    uint16_t poison = y[0];
+
+    void *dx_base = NULL, *dy_base = NULL;
+    if (cudaMalloc(&dx_base, (xelems + 8) * 2) != cudaSuccess ||
+        cudaMalloc(&dy_base, yelems * 2) != cudaSuccess) {
+        CHECK(0, "cudaMalloc for gemm failed");
+        free(x);
+        free(y);
+        return;
+    }
+    uint16_t *dx = (uint16_t *)dx_base + c.x_offset;
+    uint16_t *dy = (uint16_t *)dy_base + GUARD;
+    cudaMemcpy(dx, x, xelems * 2, cudaMemcpyHostToDevice);
+    cudaMemcpy(dy_base, y, yelems * 2, cudaMemcpyHostToDevice);
+
+    cuops_options_t opt;
+    memset(&opt, 0, sizeof opt);
+    opt.variant = c.variant;
+    opt.split_k = c.split_k;
+    cuops_status_t st = (c.variant || c.split_k)
+                            ? cuops_gemm_w4a16_ex(h, m, n, k, w->group_size, dx, ldx, gw->packed,
+                                                  dy, ldy, act, &opt)
+                            : cuops_gemm_w4a16(h, m, n, k, w->group_size, dx, ldx, gw->packed, dy,
+                                               ldy, act);
+    const char *vname = c.variant ? c.variant : "(plain)";
+    int decode_too_big = c.variant && strcmp(c.variant, "w4a16_decode_splitk") == 0 && m > 64;
+    if (decode_too_big) {
+        CHECK(st == CUOPS_STATUS_NOT_SUPPORTED, "%s with m=%lld should be NOT_SUPPORTED, got %s",
+              vname, (long long)m, cuops_status_string(st));
+    } else {
+        CHECK(st == CUOPS_STATUS_SUCCESS, "gemm_w4a16 %s m=%lld n=%lld k=%lld g=%lld: %s (%s)",
+              vname, (long long)m, (long long)n, (long long)k, (long long)w->group_size,
+              cuops_status_string(st), cuops_last_error(h));
+    }
+    cudaError_t ce = cudaDeviceSynchronize();
+    CHECK(ce == cudaSuccess, "gemm sync: %s", cudaGetErrorString(ce));
+    cudaMemcpy(y, dy_base, yelems * 2, cudaMemcpyDeviceToHost);
+
+    if (st == CUOPS_STATUS_SUCCESS && ce == cudaSuccess) {
+        double *ref = gemm_reference(wd, n, k, x, m, ldx, act);
+        int64_t nans = 0;
+        double rel = compare_y(y + GUARD, ldy, ref, m, n, act, &nans);
+        CHECK(nans == 0 && rel <= REL_TOL,
+              "%s %s m=%lld n=%lld k=%lld g=%lld zeros=%d ldx=%lld ldy=%lld xoff=%d split=%d "
+              "kernel=%s: rel err %.3e, %lld NaN",
+              act_name(act), vname, (long long)m, (long long)n, (long long)k,
+              (long long)w->group_size, w->zeros != NULL, (long long)ldx, (long long)ldy,
+              c.x_offset, c.split_k, cuops_last_kernel(h), rel, (long long)nans);
+        free(ref);
+    }
+    /* nothing outside y[0..m)[0..n) may change: guard bands and ldy padding */
+    int64_t bad = 0;
+    for (int64_t i = 0; i < GUARD; i++) {
+        bad += y[i] != poison;
+        bad += y[yelems - 1 - i] != poison;
+    }
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t r = n; r < ldy; r++) bad += y[GUARD + i * ldy + r] != poison;
+    CHECK(bad == 0, "%s m=%lld n=%lld: %lld elements written outside y", vname, (long long)m,
+          (long long)n, (long long)bad);
+
+    cudaFree(dx_base);
+    cudaFree(dy_base);
+    free(x);
+    free(y);
+}
+
+typedef struct weight_case {
+    int64_t n, k, group_size;
+    int with_zeros;
+    cuops_dtype_t scale_type;
+    int full_m_sweep; /* all m in the list (small shapes) or just 1 and 17 */
+} weight_case_t;
+
+static void run_gpu_tests(cuops_handle_t h)
+{
+    static const int64_t m_list[] = {1, 3, 16, 17, 64, 65, 300};
+    static const weight_case_t wcases[] = {
+        {64, 64, 32, 1, CUOPS_DTYPE_F16, 1},       /* smallest tile-aligned shape */
+        {1, 2, 2, 0, CUOPS_DTYPE_F32, 1},          /* one row, one byte, per-channel */
+        {7, 17, 18, 1, CUOPS_DTYPE_BF16, 1},       /* per-channel, k not a multiple of 16 */
+        {136, 320, 32, 1, CUOPS_DTYPE_F16, 1},
+        {129, 1000, 64, 0, CUOPS_DTYPE_F32, 1},    /* last group partial, k % 64 != 0 */
+        {65, 1537, 128, 1, CUOPS_DTYPE_BF16, 0},
+        {200, 520, 520, 1, CUOPS_DTYPE_F16, 0},    /* per-channel, group_size == k */
+        {64, 4096, 32, 1, CUOPS_DTYPE_F16, 0},     /* many groups */
+        {1024, 4096, 128, 0, CUOPS_DTYPE_F16, 0},  /* a real layer slice; split-K kicks in */
+    };
+    int nvariants = 0;
+    const char *const *variants = NULL;
+    CHECK_STATUS(cuops_variant_names("w4a16", &variants, &nvariants), CUOPS_STATUS_SUCCESS);
+
+    for (int a = 0; a < 2; a++) {
+        cuops_dtype_t act = a ? CUOPS_DTYPE_BF16 : CUOPS_DTYPE_F16;
+        for (size_t wi = 0; wi < sizeof wcases / sizeof wcases[0]; wi++) {
+            const weight_case_t *wc = &wcases[wi];
+            host_weight_t w;
+            make_weight(&w, wc->n, wc->k, wc->group_size, wc->scale_type, wc->with_zeros);
+            gpu_weight_t gw;
+            if (gpu_prepack(h, &w, act, &gw)) {
+                float *wd = dequant_reference(&w, act);
+                for (size_t mi = 0; mi < sizeof m_list / sizeof m_list[0]; mi++) {
+                    int64_t m = m_list[mi];
+                    if (!wc->full_m_sweep && m != 1 && m != 17) continue;
+                    if (wc->n * wc->k * m > ((int64_t)1 << 27)) continue; /* host ref cost */
+                    gemm_case_t c = {m, 0, 0, 0, NULL, 0};
+                    gpu_gemm_check(h, &w, wd, &gw, act, c);
+                    for (int v = 0; v < nvariants; v++) {
+                        c.variant = variants[v];
+                        gpu_gemm_check(h, &w, wd, &gw, act, c);
+                    }
+                    /* strides, misaligned x, forced splits */
+                    gemm_case_t s1 = {m, 5, 3, 0, NULL, 0};
+                    gpu_gemm_check(h, &w, wd, &gw, act, s1);
+                    gemm_case_t s2 = {m, 8, 8, 1, NULL, 0};
+                    gpu_gemm_check(h, &w, wd, &gw, act, s2);
+                    gemm_case_t s3 = {m, 0, 1, 0, NULL, 3};
+                    gpu_gemm_check(h, &w, wd, &gw, act, s3);
+                    gemm_case_t s4 = {m, 0, 0, 0, "w4a16_mma", 1000};
+                    gpu_gemm_check(h, &w, wd, &gw, act, s4);
+                }
+                free(wd);
+            }
+            cudaFree(gw.packed);
+            free_weight(&w);
+        }
+    }
+
+    /* k == 0: y = 0 exactly, nothing else touched */
+    {
+        const int64_t m = 3, n = 5, ldy = 7;
+        uint16_t y[3 * 7];
+        tu_poison(y, CUOPS_DTYPE_F16, (size_t)(m * ldy));
+        uint16_t poison = y[0];
+        void *dy = NULL;
+        if (cudaMalloc(&dy, sizeof y) == cudaSuccess) {
+            cudaMemcpy(dy, y, sizeof y, cudaMemcpyHostToDevice);
+            CHECK_STATUS(cuops_gemm_w4a16(h, m, n, 0, 32, NULL, 1, NULL, dy, ldy, CUOPS_DTYPE_F16),
+                         CUOPS_STATUS_SUCCESS);
+            cudaDeviceSynchronize();
+            cudaMemcpy(y, dy, sizeof y, cudaMemcpyDeviceToHost);
+            int64_t bad = 0;
+            for (int64_t i = 0; i < m; i++)
+                for (int64_t r = 0; r < ldy; r++)
+                    bad += y[i * ldy + r] != (r < n ? 0 : poison);
+            CHECK(bad == 0, "k = 0: %lld elements wrong (want 0 inside y, poison outside)",
+                  (long long)bad);
+            cudaFree(dy);
+        }
+    }
+    /* group sizes the layout cannot serve are refused, not miscomputed */
+    size_t bytes = 1;
+    CHECK_STATUS(cuops_w4_packed_size(h, 64, 256, 24, CUOPS_DTYPE_F16, &bytes),
+                 CUOPS_STATUS_NOT_SUPPORTED);
+    /* an unknown variant name is refused */
+    cuops_options_t opt;
+    memset(&opt, 0, sizeof opt);
+    opt.variant = "no_such_variant";
+    CHECK_STATUS(cuops_gemm_w4a16_ex(h, 1, 64, 64, 32, (void *)16, 64, (void *)256, (void *)16, 64,
+                                     CUOPS_DTYPE_F16, &opt),
+                 CUOPS_STATUS_NOT_SUPPORTED);
+}
+
+/* ---- CPU backend round trip ------------------------------------------------ */
+
+static void run_cpu_tests(void)
+{
+    cuops_handle_t hc = NULL;
+    cuops_status_t st = cuops_create(&hc, CUOPS_DEVICE_CPU);
+    CHECK(st == CUOPS_STATUS_SUCCESS, "cpu handle: %s", cuops_status_string(st));
+    if (st != CUOPS_STATUS_SUCCESS) return;
+    static const weight_case_t wcases[] = {
+        {24, 96, 32, 1, CUOPS_DTYPE_F16, 1},
+        {33, 130, 64, 0, CUOPS_DTYPE_F32, 1},
+        {5, 40, 40, 1, CUOPS_DTYPE_BF16, 1},
+    };
+    static const int64_t m_list[] = {1, 5, 17};
+    for (int a = 0; a < 2; a++) {
+        cuops_dtype_t act = a ? CUOPS_DTYPE_BF16 : CUOPS_DTYPE_F16;
+        for (size_t wi = 0; wi < sizeof wcases / sizeof wcases[0]; wi++) {
+            const weight_case_t *wc = &wcases[wi];
+            host_weight_t w;
+            make_weight(&w, wc->n, wc->k, wc->group_size, wc->scale_type, wc->with_zeros);
+            float *wd = dequant_reference(&w, act);
+            size_t bytes = 0;
+            st = cuops_w4_packed_size(hc, w.n, w.k, w.group_size, act, &bytes);
+            CHECK(st == CUOPS_STATUS_SUCCESS && bytes > 0, "cpu packed_size: %s",
+                  cuops_status_string(st));
+            void *packed = st == CUOPS_STATUS_SUCCESS ? malloc(bytes ? bytes : 1) : NULL;
+            if (packed) {
+                st = cuops_w4_prepack(hc, w.n, w.k, w.group_size, w.qweight, w.ldq, w.scales,
+                                      w.scale_type, w.zeros, act, packed);
+                CHECK(st == CUOPS_STATUS_SUCCESS, "cpu prepack: %s (%s)", cuops_status_string(st),
+                      cuops_last_error(hc));
+                for (size_t mi = 0; st == CUOPS_STATUS_SUCCESS && mi < 3; mi++) {
+                    int64_t m = m_list[mi], ldx = w.k + 3, ldy = w.n + 2;
+                    uint16_t *x = (uint16_t *)malloc((size_t)(m * ldx) * 2);
+                    uint16_t *y = (uint16_t *)malloc((size_t)(m * ldy) * 2);
+                    tu_fill_float(x, act, (size_t)(m * ldx), -1.0, 1.0);
+                    tu_poison(y, act, (size_t)(m * ldy));
+                    uint16_t poison = y[0];
+                    cuops_status_t gs = cuops_gemm_w4a16(hc, m, w.n, w.k, w.group_size, x, ldx,
+                                                         packed, y, ldy, act);
+                    CHECK(gs == CUOPS_STATUS_SUCCESS, "cpu gemm_w4a16: %s (%s)",
+                          cuops_status_string(gs), cuops_last_error(hc));
+                    if (gs == CUOPS_STATUS_SUCCESS) {
+                        double *ref = gemm_reference(wd, w.n, w.k, x, m, ldx, act);
+                        int64_t nans = 0;
+                        double rel = compare_y(y, ldy, ref, m, w.n, act, &nans);
+                        CHECK(nans == 0 && rel <= REL_TOL,
+                              "cpu %s m=%lld n=%lld k=%lld g=%lld: rel err %.3e, %lld NaN",
+                              act_name(act), (long long)m, (long long)w.n, (long long)w.k,
+                              (long long)w.group_size, rel, (long long)nans);
+                        int64_t bad = 0;
+                        for (int64_t i = 0; i < m; i++)
+                            for (int64_t r = w.n; r < ldy; r++) bad += y[i * ldy + r] != poison;
+                        CHECK(bad == 0, "cpu: %lld elements written in the ldy padding",
+                              (long long)bad);
+                        free(ref);
+                    }
+                    free(x);
+                    free(y);
+                }
+                free(packed);
+            }
+            free(wd);
+            free_weight(&w);
+        }
+    }
+    cuops_destroy(hc);
+}
+
+int main(void)
+{
+    tu_seed_from_env();
+    run_cpu_tests();
+
+    int count = 0;
+    cudaError_t ce = cudaGetDeviceCount(&count);
+    if (ce != cudaSuccess || count == 0) {
+        SKIP("no CUDA device (%s): GPU W4A16 tests not run",
+             ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
+        return tu_finish("test_gpu_w4a16");
+    }
+    cuops_handle_t h = NULL;
+    cuops_status_t st = cuops_create(&h, 0);
+    if (st == CUOPS_STATUS_NO_DEVICE) {
+        SKIP("cuops_create(0): %s", cuops_create_error());
+        return tu_finish("test_gpu_w4a16");
+    }
+    CHECK(st == CUOPS_STATUS_SUCCESS, "cuops_create(0): %s", cuops_status_string(st));
+    if (st == CUOPS_STATUS_SUCCESS) {
+        run_gpu_tests(h);
+        cuops_destroy(h);
+    }
+    return tu_finish("test_gpu_w4a16");
+}
