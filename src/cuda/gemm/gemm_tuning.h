@@ -1,0 +1,111 @@
+/*
+ * gemm_tuning.h - the GEMM tuning table: which kernels may serve a call, in
+ * which order of preference, by architecture and dtype. The dispatch
+ * (gemm_dispatch.cu) walks this list and launches the first kernel whose
+ * supports() accepts the call; kernels decide shape/alignment limits
+ * themselves, this file decides preference only. Change the order here, not
+ * in the kernels.
+ *
+ * Families:
+ *  - sm90 tables (TMA + wgmma, gemm_sm90*.cu): only on sm_90, F16/BF16 inputs;
+ *  - sm80 tables (cp.async + ldmatrix + mma.sync, gemm_sm80*.cu): sm_80 and
+ *    newer, F16/BF16 inputs;
+ *  - sgemm_simt (sgemm_simt.cu): F32 inputs, aligned data;
+ *  - fallback_tiled (gemm_fallback.cu): every call the API accepts; last.
+ *
+ * The sm90/sm80 table functions live in files that may not be built into a
+ * given tree; they are weak references here, and a null address is an empty
+ * table, so the library links with or without them.
+ */
+#ifndef CUOPS_GEMM_TUNING_H
+#define CUOPS_GEMM_TUNING_H
+
+#include "cuda/gemm/gemm_kernels.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* gemm_fallback.cu */
+extern const cuops_gemm_kernel_t cuops_gemm_fallback_tiled;
+/* sgemm_simt.cu: BK = 8 (the default) and BK = 16 (half the barriers per FLOP) */
+extern const cuops_gemm_kernel_t cuops_gemm_sgemm_simt_128x128;
+extern const cuops_gemm_kernel_t cuops_gemm_sgemm_simt_128x128_bk16;
+
+/* Tables of other kernel families: array order is that family's preference. */
+__attribute__((weak, visibility("hidden")))
+const cuops_gemm_kernel_t *cuops_gemm_sm90_kernel_table(int *count);
+__attribute__((weak, visibility("hidden")))
+const cuops_gemm_kernel_t *cuops_gemm_sm80_kernel_table(int *count);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* A family table, or an empty one when its file is not linked in. */
+static inline const cuops_gemm_kernel_t *
+cuops_gemm_family_table(const cuops_gemm_kernel_t *(*table_fn)(int *), int *count)
+{
+    *count = 0;
+    if (!table_fn) return NULL;
+    const cuops_gemm_kernel_t *t = table_fn(count);
+    if (!t || *count < 0) *count = 0;
+    return t;
+}
+
+/* Upper bound on the number of kernels the dispatch can know about. */
+#define CUOPS_GEMM_MAX_KERNELS 64
+
+/*
+ * Every kernel the library holds, each once (for forced variants and for the
+ * variant-name list). Returns how many were written to `out`.
+ */
+static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int max)
+{
+    int n = 0, count = 0;
+    const cuops_gemm_kernel_t *t = cuops_gemm_family_table(cuops_gemm_sm90_kernel_table, &count);
+    for (int i = 0; i < count && n < max; i++) out[n++] = &t[i];
+    t = cuops_gemm_family_table(cuops_gemm_sm80_kernel_table, &count);
+    for (int i = 0; i < count && n < max; i++) out[n++] = &t[i];
+    if (n < max) out[n++] = &cuops_gemm_sgemm_simt_128x128;
+    if (n < max) out[n++] = &cuops_gemm_sgemm_simt_128x128_bk16;
+    if (n < max) out[n++] = &cuops_gemm_fallback_tiled;
+    return n;
+}
+
+/*
+ * The candidates for the automatic choice, best first. The fallback is always
+ * last, so the list is never empty.
+ *
+ *  F16/BF16 on sm_90: wgmma kernels (TMA, 4th-gen tensor cores) in their own
+ *    order, then the mma.sync kernels (they run on Hopper at ~65% of the
+ *    wgmma peak, see anchors), then the fallback.
+ *  F16/BF16 on sm_80..sm_89 (and later arches, through compute_80 PTX):
+ *    mma.sync kernels, then the fallback.
+ *  F32: the SIMT SGEMM (BK = 8 until the GPU says BK = 16 is faster), then
+ *    the fallback.
+ */
+static inline int cuops_gemm_auto_candidates(const struct cuops_handle *h,
+                                             const cuops_gemm_desc_t *d,
+                                             const cuops_gemm_kernel_t **out, int max)
+{
+    int n = 0, count = 0;
+    if (d->ab_type == CUOPS_DTYPE_F16 || d->ab_type == CUOPS_DTYPE_BF16) {
+        if (h->sm_major == 9) {
+            const cuops_gemm_kernel_t *t =
+                cuops_gemm_family_table(cuops_gemm_sm90_kernel_table, &count);
+            for (int i = 0; i < count && n < max - 1; i++) out[n++] = &t[i];
+        }
+        if (h->sm_major >= 8) {
+            const cuops_gemm_kernel_t *t =
+                cuops_gemm_family_table(cuops_gemm_sm80_kernel_table, &count);
+            for (int i = 0; i < count && n < max - 1; i++) out[n++] = &t[i];
+        }
+    } else if (d->ab_type == CUOPS_DTYPE_F32) {
+        out[n++] = &cuops_gemm_sgemm_simt_128x128;
+    }
+    out[n++] = &cuops_gemm_fallback_tiled;
+    return n;
+}
+
+#endif /* CUOPS_GEMM_TUNING_H */

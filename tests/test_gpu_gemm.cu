@@ -1,0 +1,712 @@
+/*
+ * test_gpu_gemm.cu - cuops_gemm on the GPU against the CPU reference backend.
+ *
+ * Every case is built once (fresh random A, B, C; NaN in the padding of A and
+ * B so a kernel that multiplies padding shows it; C poisoned with NaN when
+ * beta == 0; a guard band of sentinels around C and in its row padding), the
+ * CPU backend computes the reference once, and then "auto" and every forced
+ * variant of cuops_variant_names("gemm") run on the same inputs. A variant
+ * may answer NOT_SUPPORTED for a case (counted as skipped); a variant that
+ * serves none of the cases is a failure, and so is auto answering anything
+ * but SUCCESS.
+ *
+ * Bounds, ||gpu - ref|| / ||ref|| over the m x n result: f32 inputs 1e-5,
+ * f16/bf16 inputs with f32 output 5e-3, with f16/bf16 output 1e-2. No NaN
+ * anywhere in the result; every sentinel outside the m x n result unchanged.
+ *
+ * GEMMs too large for the O(mnk) CPU loop (4096^3, 8191x8193x4097,
+ * 1x28672x8192) are checked by C x = alpha A (B x) + beta C0 x for a random x,
+ * in fp64 on the host: O(mk + kn + mn), and any wrong tile shows.
+ *
+ * Without a CUDA device the test says SKIP and passes. CUOPS_TEST_QUICK=1
+ * (the compute-sanitizer runs) keeps small shapes and fewer dtype pairs (still
+ * every variant and every transpose). CUOPS_TEST_SEED
+ * reproduces a run.
+ */
+#include <cuda_runtime.h>
+
+#include "test_util.h"
+
+#define MAX_VARIANTS 80
+
+static cuops_handle_t g_gpu, g_cpu;
+static const char *const *g_variants;
+static int g_variant_count;
+static int g_served[MAX_VARIANTS];      /* cases each variant ran and passed or failed */
+static int g_unsupported[MAX_VARIANTS]; /* cases it declined with NOT_SUPPORTED */
+static int g_quick;
+static double g_cpu_mnk;                /* work given to the CPU reference, m*n*k summed */
+static int g_device_dead;               /* a kernel faulted: the context is gone */
+
+typedef struct gemm_case {
+    cuops_op_t ta, tb;
+    int64_t m, n, k;
+    float alpha, beta;
+    cuops_dtype_t ab, ct;
+    int64_t pad_a, pad_b, pad_c; /* leading dimension minus the row length */
+    int64_t misalign;            /* elements added to each cudaMalloc'd base pointer */
+} gemm_case_t;
+
+static const char *tn(cuops_op_t t) { return t == CUOPS_OP_T ? "T" : "N"; }
+
+static double tolerance(cuops_dtype_t ab, cuops_dtype_t ct)
+{
+    if (ab == CUOPS_DTYPE_F32) return 1e-5;
+    if (ct == CUOPS_DTYPE_F32) return 5e-3;
+    return 1e-2;
+}
+
+static size_t esize(cuops_dtype_t t) { return t == CUOPS_DTYPE_F32 ? 4 : 2; }
+
+static void set_elem(void *p, cuops_dtype_t t, size_t i, double v)
+{
+    switch (t) {
+    case CUOPS_DTYPE_F16: ((uint16_t *)p)[i] = cuops_float_to_half((float)v); break;
+    case CUOPS_DTYPE_BF16: ((uint16_t *)p)[i] = cuops_float_to_bf16((float)v); break;
+    case CUOPS_DTYPE_F32: ((float *)p)[i] = (float)v; break;
+    default: break;
+    }
+}
+
+static void describe(char *buf, size_t len, const gemm_case_t *c, int64_t lda, int64_t ldb,
+                     int64_t ldc)
+{
+    snprintf(buf, len,
+             "ab=%s c=%s %s%s m=%lld n=%lld k=%lld alpha=%g beta=%g lda=%lld ldb=%lld "
+             "ldc=%lld misalign=%lld",
+             c->ab == CUOPS_DTYPE_F16 ? "f16" : c->ab == CUOPS_DTYPE_BF16 ? "bf16" : "f32",
+             c->ct == CUOPS_DTYPE_F16 ? "f16" : c->ct == CUOPS_DTYPE_BF16 ? "bf16" : "f32",
+             tn(c->ta), tn(c->tb), (long long)c->m, (long long)c->n, (long long)c->k,
+             (double)c->alpha, (double)c->beta, (long long)lda, (long long)ldb,
+             (long long)ldc, (long long)c->misalign);
+}
+
+/* After a GPU call: a fault leaves the context unusable; stop testing then. */
+static int device_ok(const char *what)
+{
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e == cudaSuccess) e = cudaGetLastError();
+    if (e != cudaSuccess) {
+        CHECK(e == cudaSuccess, "%s: CUDA error %s (%s)", what, cudaGetErrorName(e),
+              cudaGetErrorString(e));
+        g_device_dead = 1;
+        return 0;
+    }
+    return 1;
+}
+
+/* Host buffer of `count` elements with NaN everywhere, then random values in
+ * the rows x cols block of leading dimension ld starting at `offset`. */
+static void *make_operand(cuops_dtype_t t, int64_t offset, int64_t rows, int64_t cols,
+                          int64_t ld, size_t count)
+{
+    size_t es = esize(t);
+    void *p = malloc(count * es);
+    if (!p) return NULL;
+    tu_poison(p, t, count);
+    for (int64_t r = 0; r < rows; r++)
+        tu_fill_float((char *)p + (size_t)(offset + r * ld) * es, t, (size_t)cols, -1.0, 1.0);
+    return p;
+}
+
+static void run_case_body(const gemm_case_t *c, const char *what, int64_t lda, int64_t ldb,
+                          int64_t ldc, int64_t c_off, size_t count_a, size_t count_b,
+                          size_t count_c, void *ha, void *hb, void *hc0, void *href,
+                          void *hout, void *da, void *db, void *dc);
+
+/*
+ * One case: CPU reference once, then auto and every variant on the same
+ * inputs, each checked for error bound, NaN and sentinels.
+ */
+static void run_case(const gemm_case_t *c)
+{
+    if (g_device_dead) return;
+    const int64_t rows_a = c->ta == CUOPS_OP_N ? c->m : c->k;
+    const int64_t cols_a = c->ta == CUOPS_OP_N ? c->k : c->m;
+    const int64_t rows_b = c->tb == CUOPS_OP_N ? c->k : c->n;
+    const int64_t cols_b = c->tb == CUOPS_OP_N ? c->n : c->k;
+    const int64_t lda = (cols_a > 1 ? cols_a : 1) + c->pad_a;
+    const int64_t ldb = (cols_b > 1 ? cols_b : 1) + c->pad_b;
+    const int64_t ldc = c->n + c->pad_c;
+    const int64_t guard = 37; /* sentinels before and after C */
+    const size_t es_ab = esize(c->ab), es_c = esize(c->ct);
+    const size_t count_a = (size_t)(c->misalign + rows_a * lda + 1);
+    const size_t count_b = (size_t)(c->misalign + rows_b * ldb + 1);
+    const int64_t c_off = c->misalign + guard;
+    const size_t count_c = (size_t)(c_off + c->m * ldc + guard);
+    char what[320];
+    describe(what, sizeof what, c, lda, ldb, ldc);
+
+    void *ha = make_operand(c->ab, c->misalign, rows_a, cols_a, lda, count_a);
+    void *hb = make_operand(c->ab, c->misalign, rows_b, cols_b, ldb, count_b);
+    void *hc0 = malloc(count_c * es_c), *href = malloc(count_c * es_c),
+         *hout = malloc(count_c * es_c);
+    void *da = NULL, *db = NULL, *dc = NULL;
+    if (!ha || !hb || !hc0 || !href || !hout ||
+        cudaMalloc(&da, count_a * es_ab) != cudaSuccess ||
+        cudaMalloc(&db, count_b * es_ab) != cudaSuccess ||
+        cudaMalloc(&dc, count_c * es_c) != cudaSuccess)
+        CHECK(0, "allocation failed for %s", what);
+    else
+        run_case_body(c, what, lda, ldb, ldc, c_off, count_a, count_b, count_c, ha, hb, hc0,
+                      href, hout, da, db, dc);
+    cudaFree(da); cudaFree(db); cudaFree(dc);
+    free(ha); free(hb); free(hc0); free(href); free(hout);
+}
+
+static void run_case_body(const gemm_case_t *c, const char *what, int64_t lda, int64_t ldb,
+                          int64_t ldc, int64_t c_off, size_t count_a, size_t count_b,
+                          size_t count_c, void *ha, void *hb, void *hc0, void *href,
+                          void *hout, void *da, void *db, void *dc)
+{
+    const size_t es_ab = esize(c->ab), es_c = esize(c->ct);
+    /* C: sentinels everywhere, then the m x n block: NaN (beta == 0: must not
+     * be read) or random (beta != 0: must be read). */
+    for (size_t i = 0; i < count_c; i++) set_elem(hc0, c->ct, i, 1234.5);
+    for (int64_t r = 0; r < c->m; r++) {
+        char *row = (char *)hc0 + (size_t)(c_off + r * ldc) * es_c;
+        if (c->beta == 0.0f) tu_poison(row, c->ct, (size_t)c->n);
+        else tu_fill_float(row, c->ct, (size_t)c->n, -1.0, 1.0);
+    }
+    cudaMemcpy(da, ha, count_a * es_ab, cudaMemcpyHostToDevice);
+    cudaMemcpy(db, hb, count_b * es_ab, cudaMemcpyHostToDevice);
+
+    /* reference */
+    memcpy(href, hc0, count_c * es_c);
+    {
+        cuops_status_t st = cuops_gemm(g_cpu, c->ta, c->tb, c->m, c->n, c->k, c->alpha,
+                                       (char *)ha + c->misalign * es_ab, lda,
+                                       (char *)hb + c->misalign * es_ab, ldb, c->beta,
+                                       (char *)href + c_off * es_c, ldc, c->ab, c->ct);
+        g_cpu_mnk += (double)c->m * (double)c->n * (double)c->k;
+        CHECK(st == CUOPS_STATUS_SUCCESS, "CPU reference failed (%s: %s) for %s",
+              cuops_status_string(st), cuops_last_error(g_cpu), what);
+        if (st != CUOPS_STATUS_SUCCESS) return;
+    }
+    double ref2 = 0.0;
+    for (int64_t r = 0; r < c->m; r++)
+        for (int64_t j = 0; j < c->n; j++) {
+            double v = tu_get(href, c->ct, (size_t)(c_off + r * ldc + j));
+            ref2 += v * v;
+        }
+
+    for (int v = 0; v < g_variant_count && v < MAX_VARIANTS; v++) {
+        cuops_options_t opt;
+        memset(&opt, 0, sizeof opt);
+        opt.variant = g_variants[v];
+        cudaMemcpy(dc, hc0, count_c * es_c, cudaMemcpyHostToDevice);
+        cuops_status_t st = cuops_gemm_ex(g_gpu, c->ta, c->tb, c->m, c->n, c->k, c->alpha,
+                                          (char *)da + c->misalign * es_ab, lda,
+                                          (char *)db + c->misalign * es_ab, ldb, c->beta,
+                                          (char *)dc + c_off * es_c, ldc, c->ab, c->ct, &opt);
+        if (st == CUOPS_STATUS_NOT_SUPPORTED && v > 0) {
+            g_unsupported[v]++;
+            continue;
+        }
+        CHECK(st == CUOPS_STATUS_SUCCESS, "variant %s: %s (%s) for %s", g_variants[v],
+              cuops_status_string(st), cuops_last_error(g_gpu), what);
+        if (st != CUOPS_STATUS_SUCCESS) continue;
+        const char *kernel = cuops_last_kernel(g_gpu);
+        g_served[v]++;
+        if (!device_ok(kernel)) return;
+        cudaMemcpy(hout, dc, count_c * es_c, cudaMemcpyDeviceToHost);
+
+        double err2 = 0.0, max_err = 0.0;
+        int64_t nan_count = 0, guard_bad = 0, first_guard = -1, worst_r = 0, worst_j = 0;
+        for (size_t i = 0; i < count_c; i++) {
+            const int64_t rel = (int64_t)i - c_off;
+            const int in_matrix = rel >= 0 && rel < c->m * ldc && rel % ldc < c->n;
+            if (!in_matrix) {
+                if (memcmp((char *)hout + i * es_c, (char *)hc0 + i * es_c, es_c) != 0) {
+                    if (first_guard < 0) first_guard = (int64_t)i;
+                    guard_bad++;
+                }
+                continue;
+            }
+            const double g = tu_get(hout, c->ct, i), r = tu_get(href, c->ct, i);
+            if (g != g) { nan_count++; continue; }
+            const double d = g - r;
+            err2 += d * d;
+            if (fabs(d) > max_err) { max_err = fabs(d); worst_r = rel / ldc; worst_j = rel % ldc; }
+        }
+        const double rel_err = ref2 > 0.0 ? sqrt(err2 / ref2) : sqrt(err2);
+        const double tol = ref2 > 0.0 ? tolerance(c->ab, c->ct) : 0.0;
+        CHECK(nan_count == 0, "variant %s (kernel %s): %lld NaN in the result for %s",
+              g_variants[v], kernel, (long long)nan_count, what);
+        CHECK(guard_bad == 0,
+              "variant %s (kernel %s): %lld sentinel(s) outside C overwritten, first at "
+              "element %lld (C starts at %lld) for %s",
+              g_variants[v], kernel, (long long)guard_bad, (long long)first_guard,
+              (long long)c_off, what);
+        CHECK(rel_err <= tol,
+              "variant %s (kernel %s): rel err %.3g > %.1g (max abs err %.3g at [%lld,%lld]: "
+              "gpu %.6g ref %.6g) for %s",
+              g_variants[v], kernel, rel_err, tol, max_err, (long long)worst_r,
+              (long long)worst_j,
+              tu_get(hout, c->ct, (size_t)(c_off + worst_r * ldc + worst_j)),
+              tu_get(href, c->ct, (size_t)(c_off + worst_r * ldc + worst_j)), what);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Random-vector check for GEMMs too big for the CPU reference               */
+/* ------------------------------------------------------------------------ */
+
+static void vector_case_body(const char *variant, const gemm_case_t *cs, const char *what,
+                             int64_t guard, size_t count_a, size_t count_b, size_t count_c,
+                             void *ha, void *hb, void *hc, double *x, double *w, double *z,
+                             void *da, void *db, void *dc);
+
+static void run_vector_case(const char *variant, cuops_op_t ta, cuops_op_t tb, int64_t m,
+                            int64_t n, int64_t k, float alpha, float beta, cuops_dtype_t ab,
+                            cuops_dtype_t ct)
+{
+    if (g_device_dead) return;
+    gemm_case_t cs = {ta, tb, m, n, k, alpha, beta, ab, ct, 0, 0, 0, 0};
+    const int64_t rows_a = ta == CUOPS_OP_N ? m : k, cols_a = ta == CUOPS_OP_N ? k : m;
+    const int64_t rows_b = tb == CUOPS_OP_N ? k : n, cols_b = tb == CUOPS_OP_N ? n : k;
+    const int64_t lda = cols_a, ldb = cols_b, ldc = n;
+    const int64_t guard = 4096;
+    const size_t es_ab = esize(ab), es_c = esize(ct);
+    const size_t count_a = (size_t)(rows_a * lda), count_b = (size_t)(rows_b * ldb);
+    const size_t count_c = (size_t)(m * ldc + 2 * guard);
+    char what[320];
+    describe(what, sizeof what, &cs, lda, ldb, ldc);
+
+    void *ha = malloc(count_a * es_ab), *hb = malloc(count_b * es_ab);
+    void *hc = malloc(count_c * es_c);
+    double *x = (double *)malloc(sizeof(double) * (size_t)n);
+    double *w = (double *)malloc(sizeof(double) * (size_t)(k > 0 ? k : 1));
+    double *z = (double *)malloc(sizeof(double) * (size_t)m);
+    void *da = NULL, *db = NULL, *dc = NULL;
+    if (!ha || !hb || !hc || !x || !w || !z || cudaMalloc(&da, count_a * es_ab) != cudaSuccess ||
+        cudaMalloc(&db, count_b * es_ab) != cudaSuccess ||
+        cudaMalloc(&dc, count_c * es_c) != cudaSuccess)
+        CHECK(0, "allocation failed for %s", what);
+    else
+        vector_case_body(variant, &cs, what, guard, count_a, count_b, count_c, ha, hb, hc, x,
+                         w, z, da, db, dc);
+    cudaFree(da); cudaFree(db); cudaFree(dc);
+    free(ha); free(hb); free(hc); free(x); free(w); free(z);
+}
+
+static void vector_case_body(const char *variant, const gemm_case_t *cs, const char *what,
+                             int64_t guard, size_t count_a, size_t count_b, size_t count_c,
+                             void *ha, void *hb, void *hc, double *x, double *w, double *z,
+                             void *da, void *db, void *dc)
+{
+    const cuops_op_t ta = cs->ta, tb = cs->tb;
+    const int64_t m = cs->m, n = cs->n, k = cs->k;
+    const float alpha = cs->alpha, beta = cs->beta;
+    const cuops_dtype_t ab = cs->ab, ct = cs->ct;
+    const int64_t rows_a = ta == CUOPS_OP_N ? m : k, cols_a = ta == CUOPS_OP_N ? k : m;
+    const int64_t rows_b = tb == CUOPS_OP_N ? k : n, cols_b = tb == CUOPS_OP_N ? n : k;
+    const int64_t lda = cols_a, ldb = cols_b, ldc = n;
+    const size_t es_ab = esize(ab), es_c = esize(ct);
+    tu_fill_float(ha, ab, count_a, -1.0, 1.0);
+    tu_fill_float(hb, ab, count_b, -1.0, 1.0);
+    for (int64_t j = 0; j < n; j++) x[j] = tu_rand_uniform(-1.0, 1.0);
+    /* sentinels around C; `sentinel` is what the type makes of 1234.5 */
+    for (size_t i = 0; i < count_c; i++) set_elem(hc, ct, i, 1234.5);
+    const double sentinel = tu_get(hc, ct, 0);
+    if (beta == 0.0f) tu_poison((char *)hc + guard * es_c, ct, (size_t)(m * ldc));
+    else tu_fill_float((char *)hc + guard * es_c, ct, (size_t)(m * ldc), -1.0, 1.0);
+    cudaMemcpy(da, ha, count_a * es_ab, cudaMemcpyHostToDevice);
+    cudaMemcpy(db, hb, count_b * es_ab, cudaMemcpyHostToDevice);
+    cudaMemcpy(dc, hc, count_c * es_c, cudaMemcpyHostToDevice);
+
+    /* expected: z = alpha * op(A) (op(B) x) + beta * C0 x */
+    for (int64_t kk = 0; kk < k; kk++) w[kk] = 0.0;
+    for (int64_t r = 0; r < rows_b; r++)
+        for (int64_t col = 0; col < cols_b; col++) {
+            const double bv = tu_get(hb, ab, (size_t)(r * ldb + col));
+            if (tb == CUOPS_OP_N) w[r] += bv * x[col];    /* B[kk=r][j=col] */
+            else w[col] += bv * x[r];                     /* B[j=r][kk=col] */
+        }
+    for (int64_t i = 0; i < m; i++) z[i] = 0.0;
+    for (int64_t r = 0; r < rows_a; r++)
+        for (int64_t col = 0; col < cols_a; col++) {
+            const double av = tu_get(ha, ab, (size_t)(r * lda + col));
+            if (ta == CUOPS_OP_N) z[r] += av * w[col];    /* A[i=r][kk=col] */
+            else z[col] += av * w[r];                     /* A[kk=r][i=col] */
+        }
+    for (int64_t i = 0; i < m; i++) {
+        z[i] *= alpha;
+        if (beta != 0.0f) {
+            double c0x = 0.0;
+            for (int64_t j = 0; j < n; j++)
+                c0x += tu_get(hc, ct, (size_t)(guard + i * ldc + j)) * x[j];
+            z[i] += beta * c0x;
+        }
+    }
+
+    {
+        cuops_options_t opt;
+        memset(&opt, 0, sizeof opt);
+        opt.variant = variant;
+        cuops_status_t st = cuops_gemm_ex(g_gpu, ta, tb, m, n, k, alpha, da, lda, db, ldb, beta,
+                                          (char *)dc + guard * es_c, ldc, ab, ct, &opt);
+        if (st == CUOPS_STATUS_NOT_SUPPORTED && variant && strcmp(variant, "auto") != 0) {
+            for (int v = 0; v < g_variant_count && v < MAX_VARIANTS; v++)
+                if (!strcmp(g_variants[v], variant)) g_unsupported[v]++;
+            return;
+        }
+        CHECK(st == CUOPS_STATUS_SUCCESS, "variant %s: %s (%s) for %s", variant ? variant : "auto",
+              cuops_status_string(st), cuops_last_error(g_gpu), what);
+        if (st != CUOPS_STATUS_SUCCESS) return;
+        const char *kernel = cuops_last_kernel(g_gpu);
+        for (int v = 0; v < g_variant_count && v < MAX_VARIANTS; v++)
+            if (!strcmp(g_variants[v], variant ? variant : "auto")) g_served[v]++;
+        if (!device_ok(kernel)) return;
+        cudaMemcpy(hc, dc, count_c * es_c, cudaMemcpyDeviceToHost);
+
+        int64_t nan_count = 0, guard_bad = 0;
+        for (int64_t i = 0; i < guard; i++) {
+            const double lo = tu_get(hc, ct, (size_t)i);
+            const double hi = tu_get(hc, ct, count_c - 1 - (size_t)i);
+            if (lo != sentinel) guard_bad++;
+            if (hi != sentinel) guard_bad++;
+        }
+        double err2 = 0.0, ref2 = 0.0, max_err = 0.0;
+        int64_t worst = 0;
+        for (int64_t i = 0; i < m; i++) {
+            double y = 0.0;
+            for (int64_t j = 0; j < n; j++) {
+                const double v = tu_get(hc, ct, (size_t)(guard + i * ldc + j));
+                if (v != v) nan_count++;
+                y += v * x[j];
+            }
+            const double d = y - z[i];
+            err2 += d * d;
+            ref2 += z[i] * z[i];
+            if (fabs(d) > max_err) { max_err = fabs(d); worst = i; }
+        }
+        const double rel = ref2 > 0.0 ? sqrt(err2 / ref2) : sqrt(err2);
+        const double tol = tolerance(ab, ct);
+        CHECK(nan_count == 0, "variant %s (kernel %s): %lld NaN in C for %s",
+              variant ? variant : "auto", kernel, (long long)nan_count, what);
+        CHECK(guard_bad == 0, "variant %s (kernel %s): %lld guard sentinel(s) overwritten for %s",
+              variant ? variant : "auto", kernel, (long long)guard_bad, what);
+        CHECK(rel <= tol,
+              "variant %s (kernel %s): C*x vs A*(B*x): rel err %.3g > %.1g (worst row %lld, "
+              "abs err %.3g) for %s",
+              variant ? variant : "auto", kernel, rel, tol, (long long)worst, max_err, what);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Case lists                                                               */
+/* ------------------------------------------------------------------------ */
+
+static const cuops_dtype_t k_ab[7] = {CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16,
+                                      CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16,
+                                      CUOPS_DTYPE_F32};
+static const cuops_dtype_t k_c[7] = {CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32,
+                                     CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32,
+                                     CUOPS_DTYPE_F32};
+static const float k_alpha[2] = {1.0f, -0.75f};
+static const float k_beta[2] = {0.0f, 0.5f};
+
+static gemm_case_t make_case(int trans, int dt, int64_t m, int64_t n, int64_t k, int ab_idx)
+{
+    gemm_case_t c;
+    memset(&c, 0, sizeof c);
+    c.ta = (trans & 2) ? CUOPS_OP_T : CUOPS_OP_N;
+    c.tb = (trans & 1) ? CUOPS_OP_T : CUOPS_OP_N;
+    c.m = m; c.n = n; c.k = k;
+    c.alpha = k_alpha[ab_idx & 1];
+    c.beta = k_beta[(ab_idx >> 1) & 1];
+    c.ab = k_ab[dt];
+    c.ct = k_c[dt];
+    return c;
+}
+
+/* Every transpose pair x every dtype combination. */
+static void test_transposes_and_dtypes(void)
+{
+    static const int64_t full[3][3] = {{65, 129, 7}, {129, 65, 1537}, {7, 1537, 65}};
+    static const int64_t quick[1][3] = {{17, 33, 129}};
+    const int ns = g_quick ? 1 : 3;
+    int idx = 0;
+    for (int s = 0; s < ns; s++)
+        for (int trans = 0; trans < 4; trans++)
+            for (int dt = 0; dt < 7; dt++) {
+                const int64_t *sh = g_quick ? quick[s] : full[s];
+                gemm_case_t c = make_case(trans, dt, sh[0], sh[1], sh[2], idx++);
+                run_case(&c);
+            }
+}
+
+/* Shapes {1, 7, 65, 129, 1537}^3 (CPU work per case capped), rotating dtype,
+ * transposes, alpha and beta so each shape sees a different mix. */
+static void test_shape_sweep(void)
+{
+    static const int64_t dims_full[5] = {1, 7, 65, 129, 1537};
+    static const int64_t dims_quick[3] = {1, 7, 65};
+    const int nd = g_quick ? 3 : 5;
+    const int64_t *dims = g_quick ? dims_quick : dims_full;
+    const double cap = g_quick ? 2e5 : 3e7;
+    int idx = 0;
+    for (int a = 0; a < nd; a++)
+        for (int b = 0; b < nd; b++)
+            for (int d = 0; d < nd; d++) {
+                const int64_t m = dims[a], n = dims[b], k = dims[d];
+                if ((double)m * n * k > cap) continue;
+                gemm_case_t c = make_case(idx % 4, (idx / 4 + idx) % 7, m, n, k, idx / 3);
+                idx++;
+                run_case(&c);
+            }
+}
+
+/* Padded leading dimensions and pointers one element off alignment. */
+static void test_padding_and_misalignment(void)
+{
+    int idx = 0;
+    for (int trans = 0; trans < 4; trans++)
+        for (int dt = 0; dt < 7; dt++) {
+            if (g_quick && dt % 3 != 0) continue; /* quick: f16->f16, bf16->f16, f32 */
+            gemm_case_t c = make_case(trans, dt, 67, 131, 45, idx++);
+            c.pad_a = 3; c.pad_b = 5; c.pad_c = 7; c.misalign = 1;
+            run_case(&c);
+            /* padded but aligned: leading dims stay multiples of 8, so fast
+             * paths that need alignment still get the row-padding check */
+            gemm_case_t d = make_case(trans, dt, 72, 136, 40, idx++);
+            d.pad_a = 8; d.pad_b = 8; d.pad_c = 8;
+            if (!g_quick) run_case(&d);
+        }
+}
+
+/* k == 0: C = beta * C, and with beta == 0 the NaN poison must become 0. */
+static void test_k_zero(void)
+{
+    for (int dt = 0; dt < 7; dt++)
+        for (int bi = 0; bi < 2; bi++) {
+            gemm_case_t c = make_case(dt % 4, dt, 33, 70, 0, 2 * bi + (dt & 1));
+            run_case(&c);
+        }
+}
+
+/* k == 0 with A and B NULL (the API allows it): C = beta * C, every variant. */
+static void test_k_zero_null_operands(void)
+{
+    if (g_device_dead) return;
+    const int64_t m = 19, n = 45, ldc = 48;
+    const size_t count = (size_t)(m * ldc);
+    float *hc0 = (float *)malloc(count * 4), *hout = (float *)malloc(count * 4);
+    float *dc = NULL;
+    if (!hc0 || !hout || cudaMalloc((void **)&dc, count * 4) != cudaSuccess) {
+        CHECK(0, "allocation failed");
+    } else {
+        tu_fill_float(hc0, CUOPS_DTYPE_F32, count, -1.0, 1.0);
+        for (int v = 0; v < g_variant_count && v < MAX_VARIANTS; v++) {
+            cuops_options_t opt;
+            memset(&opt, 0, sizeof opt);
+            opt.variant = g_variants[v];
+            cudaMemcpy(dc, hc0, count * 4, cudaMemcpyHostToDevice);
+            cuops_status_t st = cuops_gemm_ex(g_gpu, CUOPS_OP_N, CUOPS_OP_T, m, n, 0, 1.0f, NULL,
+                                              1, NULL, 1, 0.5f, dc, ldc, CUOPS_DTYPE_F32,
+                                              CUOPS_DTYPE_F32, &opt);
+            if (st == CUOPS_STATUS_NOT_SUPPORTED && v > 0) { g_unsupported[v]++; continue; }
+            CHECK(st == CUOPS_STATUS_SUCCESS, "variant %s: k=0 with NULL A/B: %s (%s)",
+                  g_variants[v], cuops_status_string(st), cuops_last_error(g_gpu));
+            if (st != CUOPS_STATUS_SUCCESS) continue;
+            const char *kernel = cuops_last_kernel(g_gpu);
+            g_served[v]++;
+            if (!device_ok(kernel)) break;
+            cudaMemcpy(hout, dc, count * 4, cudaMemcpyDeviceToHost);
+            int64_t bad = 0;
+            for (int64_t r = 0; r < m; r++)
+                for (int64_t j = 0; j < ldc; j++) {
+                    const size_t i = (size_t)(r * ldc + j);
+                    const float want = j < n ? 0.5f * hc0[i] : hc0[i];
+                    if (memcmp(&hout[i], &want, 4) != 0) bad++;
+                }
+            CHECK(bad == 0, "variant %s (kernel %s): k=0, beta=0.5: %lld element(s) not beta*C",
+                  g_variants[v], kernel, (long long)bad);
+        }
+    }
+    cudaFree(dc);
+    free(hc0); free(hout);
+}
+
+/* Tile-friendly aligned shapes, so that every fast kernel gets to run, with
+ * enough K for several pipeline stages. */
+static void test_aligned_shapes(void)
+{
+    static const int64_t full[3][3] = {{128, 256, 64}, {256, 128, 512}, {256, 256, 264}};
+    static const int64_t quick[1][3] = {{128, 128, 64}};
+    const int ns = g_quick ? 1 : 3;
+    int idx = 0;
+    for (int s = 0; s < ns; s++)
+        for (int trans = 0; trans < 4; trans++)
+            for (int dt = 0; dt < 7; dt++) {
+                if (g_quick && dt % 3 != 0) continue;
+                const int64_t *sh = g_quick ? quick[s] : full[s];
+                gemm_case_t c = make_case(trans, dt, sh[0], sh[1], sh[2], idx++);
+                run_case(&c);
+            }
+}
+
+/* Grids with one huge dimension: more than 65535 tiles along m or n. */
+static void test_large_grids(void)
+{
+    if (g_quick) return;
+    gemm_case_t c = make_case(1, 0, 1, (1 << 20) + 3, 33, 0);        /* f16, NT */
+    run_case(&c);
+    gemm_case_t d = make_case(0, 6, (1 << 22) + 1, 2, 3, 2);         /* f32, NN, beta */
+    run_case(&d);
+    gemm_case_t e = make_case(2, 5, (1 << 22) + 9, 3, 5, 1);         /* bf16->f32, TN */
+    run_case(&e);
+}
+
+/* Big GEMMs through the random-vector check, auto and each variant. */
+static void test_big(void)
+{
+    const cuops_op_t N = CUOPS_OP_N, T = CUOPS_OP_T;
+    const cuops_dtype_t F16 = CUOPS_DTYPE_F16, BF16 = CUOPS_DTYPE_BF16, F32 = CUOPS_DTYPE_F32;
+    if (g_quick) {
+        run_vector_case(NULL, N, T, 1024, 1024, 1024, 1.0f, 0.0f, F16, F16);
+        run_vector_case(NULL, N, N, 513, 1031, 257, 1.0f, 0.0f, F32, F32);
+        return;
+    }
+    run_vector_case(NULL, N, T, 4096, 4096, 4096, 1.0f, 0.0f, F16, F16);
+    run_vector_case(NULL, N, N, 4096, 4096, 4096, 1.0f, 0.0f, BF16, F32);
+    run_vector_case(NULL, N, T, 4096, 4096, 4096, 1.0f, 0.0f, F32, F32);
+    run_vector_case(NULL, T, N, 4096, 4096, 4096, -0.75f, 0.0f, F32, F32);
+    run_vector_case(NULL, N, T, 8191, 8193, 4097, 1.0f, 0.0f, F16, F32);
+    run_vector_case(NULL, N, T, 8191, 8193, 4097, 1.0f, 0.5f, BF16, BF16);
+    run_vector_case(NULL, N, N, 8191, 8193, 4097, 1.0f, 0.5f, F32, F32);
+    run_vector_case(NULL, N, T, 1, 28672, 8192, 1.0f, 0.0f, BF16, BF16);
+    run_vector_case(NULL, N, T, 1, 28672, 8192, 1.0f, 0.0f, F16, F16);
+    run_vector_case(NULL, N, T, 1, 28672, 8192, 1.0f, 0.0f, F32, F32);
+    /* every forced variant at a size where full tiles and deep K loops run */
+    for (int v = 1; v < g_variant_count && v < MAX_VARIANTS; v++) {
+        run_vector_case(g_variants[v], N, T, 2048, 2048, 2048, 1.0f, 0.0f, F16, F16);
+        run_vector_case(g_variants[v], N, N, 1537, 2049, 1031, 1.0f, 0.5f, BF16, F32);
+        run_vector_case(g_variants[v], N, T, 2048, 2048, 2048, 1.0f, 0.0f, F32, F32);
+        run_vector_case(g_variants[v], T, T, 1537, 2049, 1031, -0.75f, 0.5f, F32, F32);
+    }
+}
+
+/* The dispatch's own contract: names, forced variants, the auto choice. */
+static void test_dispatch_contract(void)
+{
+    CHECK(g_variant_count >= 3 && !strcmp(g_variants[0], "auto"),
+          "variant list must start with auto and hold the kernels (count %d)", g_variant_count);
+    int has_fallback = 0, has_simt = 0;
+    for (int v = 0; v < g_variant_count; v++) {
+        if (!strcmp(g_variants[v], "fallback_tiled")) has_fallback = 1;
+        if (!strcmp(g_variants[v], "sgemm_simt_128x128")) has_simt = 1;
+    }
+    CHECK(has_fallback && has_simt, "fallback_tiled=%d sgemm_simt_128x128=%d listed",
+          has_fallback, has_simt);
+
+    const int64_t m = 256, n = 256, k = 256;
+    float *da = NULL, *db = NULL, *dc = NULL;
+    if (cudaMalloc((void **)&da, (m * k + 8) * 4) != cudaSuccess ||
+        cudaMalloc((void **)&db, (k * n + 8) * 4) != cudaSuccess ||
+        cudaMalloc((void **)&dc, (m * n + 8) * 4) != cudaSuccess) {
+        CHECK(0, "cudaMalloc failed");
+        goto done;
+    }
+    {
+        /* finite non-zero data (bytes 0x3C); values are not checked here */
+        cudaMemset(da, 0x3C, (m * k + 8) * 4);
+        cudaMemset(db, 0x3C, (k * n + 8) * 4);
+        cuops_options_t opt;
+        memset(&opt, 0, sizeof opt);
+
+        opt.variant = "no_such_kernel";
+        CHECK_STATUS(cuops_gemm_ex(g_gpu, CUOPS_OP_N, CUOPS_OP_N, m, n, k, 1.0f, da, k, db, n,
+                                   0.0f, dc, n, CUOPS_DTYPE_F32, CUOPS_DTYPE_F32, &opt),
+                     CUOPS_STATUS_INVALID_VALUE);
+        CHECK(cuops_last_error(g_gpu)[0] != 0, "an unknown variant leaves a detail");
+
+        opt.variant = "sgemm_simt_128x128";
+        CHECK_STATUS(cuops_gemm_ex(g_gpu, CUOPS_OP_N, CUOPS_OP_N, m, n, k, 1.0f, da, k, db, n,
+                                   0.0f, dc, n, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, &opt),
+                     CUOPS_STATUS_NOT_SUPPORTED);
+        CHECK(cuops_last_error(g_gpu)[0] != 0, "a refused variant leaves a detail");
+        CHECK_STATUS(cuops_gemm_ex(g_gpu, CUOPS_OP_N, CUOPS_OP_N, m, n, k, 1.0f, da + 1, k, db,
+                                   n, 0.0f, dc, n, CUOPS_DTYPE_F32, CUOPS_DTYPE_F32, &opt),
+                     CUOPS_STATUS_NOT_SUPPORTED);
+        CHECK_STATUS(cuops_gemm_ex(g_gpu, CUOPS_OP_N, CUOPS_OP_N, m, n, k - 1, 1.0f, da, k - 1,
+                                   db, n, 0.0f, dc, n, CUOPS_DTYPE_F32, CUOPS_DTYPE_F32, &opt),
+                     CUOPS_STATUS_NOT_SUPPORTED);
+
+        /* auto: aligned f32 -> the SIMT SGEMM; misaligned f32 -> the fallback */
+        CHECK_STATUS(cuops_gemm(g_gpu, CUOPS_OP_N, CUOPS_OP_T, m, n, k, 1.0f, da, k, db, k, 0.0f,
+                                dc, n, CUOPS_DTYPE_F32, CUOPS_DTYPE_F32),
+                     CUOPS_STATUS_SUCCESS);
+        CHECK(!strcmp(cuops_last_kernel(g_gpu), "sgemm_simt_128x128"),
+              "auto f32 aligned ran '%s'", cuops_last_kernel(g_gpu));
+        CHECK_STATUS(cuops_gemm(g_gpu, CUOPS_OP_N, CUOPS_OP_T, m - 1, n, k, 1.0f, da + 1, k, db,
+                                k, 0.0f, dc, n, CUOPS_DTYPE_F32, CUOPS_DTYPE_F32),
+                     CUOPS_STATUS_SUCCESS);
+        CHECK(!strcmp(cuops_last_kernel(g_gpu), "fallback_tiled"),
+              "auto f32 misaligned ran '%s'", cuops_last_kernel(g_gpu));
+        /* auto f16 runs some kernel and says which */
+        CHECK_STATUS(cuops_gemm(g_gpu, CUOPS_OP_N, CUOPS_OP_T, 128, 128, 64, 1.0f, da, 64, db,
+                                64, 0.0f, dc, 128, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16),
+                     CUOPS_STATUS_SUCCESS);
+        CHECK(cuops_last_kernel(g_gpu)[0] != 0, "auto f16 names the kernel it ran");
+        fprintf(stderr, "auto f16 128x128x64 NT ran %s\n", cuops_last_kernel(g_gpu));
+        device_ok("dispatch contract");
+    }
+done:
+    cudaFree(da); cudaFree(db); cudaFree(dc);
+}
+
+int main(void)
+{
+    tu_seed_from_env();
+    const char *q = getenv("CUOPS_TEST_QUICK");
+    g_quick = q && q[0] && strcmp(q, "0") != 0;
+
+    int ndev = 0;
+    cudaError_t e = cudaGetDeviceCount(&ndev);
+    if (e != cudaSuccess || ndev == 0) {
+        (void)cudaGetLastError();
+        SKIP("no CUDA device (%s)", e != cudaSuccess ? cudaGetErrorString(e) : "count 0");
+        return tu_finish("test_gpu_gemm");
+    }
+    cuops_status_t st = cuops_create(&g_gpu, 0);
+    if (st == CUOPS_STATUS_NO_DEVICE) {
+        SKIP("cuops_create: %s", cuops_create_error());
+        return tu_finish("test_gpu_gemm");
+    }
+    CHECK_STATUS(st, CUOPS_STATUS_SUCCESS);
+    CHECK_STATUS(cuops_create(&g_cpu, CUOPS_DEVICE_CPU), CUOPS_STATUS_SUCCESS);
+    if (tu_failed) return tu_finish("test_gpu_gemm");
+
+    CHECK_STATUS(cuops_variant_names("gemm", &g_variants, &g_variant_count),
+                 CUOPS_STATUS_SUCCESS);
+    if (g_variant_count > MAX_VARIANTS) g_variant_count = MAX_VARIANTS;
+    fprintf(stderr, "gemm variants:");
+    for (int v = 0; v < g_variant_count; v++) fprintf(stderr, " %s", g_variants[v]);
+    fprintf(stderr, "\n");
+
+    test_dispatch_contract();
+    test_transposes_and_dtypes();
+    test_shape_sweep();
+    test_padding_and_misalignment();
+    test_k_zero();
+    test_k_zero_null_operands();
+    test_aligned_shapes();
+    test_large_grids();
+    test_big();
+
+    fprintf(stderr, "CPU reference work: %.3g multiply-adds\n", g_cpu_mnk);
+    if (!g_device_dead) {
+        for (int v = 0; v < g_variant_count; v++) {
+            fprintf(stderr, "variant %-28s ran %4d case(s), declined %4d\n", g_variants[v],
+                    g_served[v], g_unsupported[v]);
+            CHECK(g_served[v] > 0, "variant %s served none of the %d cases it was offered",
+                  g_variants[v], g_unsupported[v]);
+            tu_skipped += g_unsupported[v];
+        }
+    }
+    cuops_destroy(g_gpu);
+    cuops_destroy(g_cpu);
+    return tu_finish("test_gpu_gemm");
+}
