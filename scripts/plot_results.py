@@ -7,9 +7,11 @@ measurements rather than typed in.
 
 Without files it reads bench/results/*.json. The markdown table goes to
 --md (default: stdout). Plots go to --out (default: bench/results/plots):
-one PNG per (file, op) with the library's rate beside the vendor baseline
-per shape (TFLOP/s for compute-bound GEMMs, GB/s with the copy ceiling
-drawn for memory-bound rows). Without matplotlib only the table is made.
+one PNG per (file, op, compute- or memory-bound rows) with the library's
+rate beside the vendor baseline per shape (TFLOP/s for compute-bound GEMMs,
+GB/s with the copy ceiling drawn for memory-bound rows: dequant, scan,
+reduce, and GEMMs with m <= 64) and the speed-up over the vendor. Without
+matplotlib only the table is made.
 """
 import argparse
 import glob
@@ -102,9 +104,10 @@ def plot(runs, out_dir):
         stem = os.path.splitext(os.path.basename(path))[0]
         copy = run.get("ceilings", {}).get("copy_gbps")
         ops = sorted({r["op"] for r in run.get("rows", [])})
-        for op in ops:
+        for op, want_mem in [(op, m) for op in ops for m in (False, True)]:
+            # compute-bound and memory-bound rows get their own figure (own unit)
             rows = [r for r in run["rows"] if r["op"] == op and r["variant"] == "auto"
-                    and r.get("valid") and r.get("us")]
+                    and r.get("valid") and r.get("us") and memory_bound(r) == want_mem]
             if not rows:
                 continue
             fig, axes = plt.subplots(1, 2, figsize=(max(8, 0.5 * len(rows) + 4), 4.5))
@@ -123,10 +126,9 @@ def plot(runs, out_dir):
             ax = axes[0]
             ax.bar([x - w / 2 for x in xs], ours, w, label="cuops")
             ax.bar([x + w / 2 for x in xs], theirs, w, label=rows[0].get("baseline") or "baseline")
-            if all(mem) and copy:
+            if want_mem and copy:
                 ax.axhline(copy, color="k", linestyle="--", linewidth=1, label="copy ceiling")
-            ax.set_ylabel("GB/s" if all(mem) else ("TFLOP/s" if not any(mem) else
-                                                     "GB/s (memory-bound) / TFLOP/s"))
+            ax.set_ylabel("GB/s" if want_mem else "TFLOP/s")
             ax.set_xticks(xs)
             ax.set_xticklabels(labels, rotation=70, ha="right", fontsize=7)
             ax.set_title("%s: rate" % op)
@@ -141,7 +143,8 @@ def plot(runs, out_dir):
             ax.set_title("%s: speed-up over %s" % (op, rows[0].get("baseline") or "baseline"))
             fig.suptitle("%s, cuops %s" % (run.get("gpu"), run.get("git_sha")), fontsize=9)
             fig.tight_layout()
-            name = os.path.join(out_dir, "%s-%s.png" % (stem, op))
+            kind = "memory" if want_mem else "compute"
+            name = os.path.join(out_dir, "%s-%s-%s.png" % (stem, op, kind))
             fig.savefig(name, dpi=110)
             plt.close(fig)
             written.append(name)

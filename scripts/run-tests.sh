@@ -7,7 +7,10 @@ total_p=0; total_f=0; total_s=0; crashed=0
 for t in "$dir"/test_*; do
     [ -x "$t" ] || continue
     echo "== $(basename "$t")"
-    out=$("$t" 2>&1); rc=$?
+    # a hung kernel (e.g. a barrier that never completes) must not stall the suite
+    out=$(timeout "${CUOPS_TEST_TIMEOUT:-900}" "$t" 2>&1); rc=$?
+    [ $rc -eq 124 ] && out="$out
+!! $(basename "$t") timed out after ${CUOPS_TEST_TIMEOUT:-900} s"
     printf '%s\n' "$out"
     line=$(printf '%s\n' "$out" | grep -E '[0-9]+ passed, [0-9]+ failed' | tail -n 1)
     p=$(printf '%s' "$line" | sed -nE 's/(^|.*[^0-9])([0-9]+) passed.*/\2/p')

@@ -36,9 +36,9 @@ if [ -f "$root/src/cuda/gemm/gemm_sm90.cu" ]; then
 else
     fail "src/cuda/gemm/gemm_sm90.cu missing"
 fi
-for f in "$root"/src/cuda/gemm/gemm_sm80_*.cu; do
-    [ -f "$f" ] || { fail "no src/cuda/gemm/gemm_sm80_*.cu"; break; }
-    rel=${f#"$root"/}
+for src80 in "$root"/src/cuda/gemm/gemm_sm80_*.cu; do
+    [ -f "$src80" ] || { fail "no src/cuda/gemm/gemm_sm80_*.cu"; break; }
+    rel=${src80#"$root"/}
     f80=$(ptx_of "$rel" compute_80)
     check "[ -n '$f80' ]" "$rel does not compile to compute_80 PTX"
     for ins in mma.sync.aligned.m16n8k16 ldmatrix cp.async; do

@@ -1,0 +1,220 @@
+/*
+ * bench.h - what the files of cuops-bench share: command-line options, the
+ * run environment (handles, stream, measured ceilings), one result row per
+ * (op, variant, dtype, shape), the timing harness and device-buffer helpers.
+ *
+ * Flow of every op file (bench_gemm.cu, bench_quant.cu, bench_scan.cu):
+ * allocate rotation sets -> fill with fresh random data -> time the vendor
+ * baseline -> for each variant: poison the output, run once, validate on the
+ * host, then time -> bench_row_done() prints the row. bench_main.cu parses
+ * the command line, measures the ceilings, prints the summary and writes the
+ * JSON; bench_nodevice.cu runs the CPU backend when there is no GPU.
+ */
+#ifndef CUOPS_BENCH_H
+#define CUOPS_BENCH_H
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cuops.h"
+#include "bench_validate.h"
+
+/* ------------------------------------------------------------------------ */
+/* Options                                                                  */
+/* ------------------------------------------------------------------------ */
+
+typedef enum bench_op {
+    BENCH_GEMM = 0,
+    BENCH_DEQUANT,
+    BENCH_W4A16,
+    BENCH_SCAN,
+    BENCH_REDUCE,
+    BENCH_NUM_OPS
+} bench_op_t;
+
+/* Suites tag the default shapes; --suite keeps the tagged ones. */
+enum {
+    BENCH_SUITE_SQUARE = 1u << 0,
+    BENCH_SUITE_ODD = 1u << 1,
+    BENCH_SUITE_DECODE = 1u << 2,
+    BENCH_SUITE_LLM = 1u << 3,
+    BENCH_SUITE_BIG = 1u << 4,
+    BENCH_SUITE_QUICK = 1u << 5 /* internal: the --quick shapes */
+};
+
+#define BENCH_MAX_ITEMS 64
+
+typedef struct bench_shape {
+    int dims;       /* 3: MxNxK, 2: NxK, 1: N */
+    int64_t d[3];
+} bench_shape_t;
+
+typedef struct bench_options {
+    int run_op[BENCH_NUM_OPS];
+    cuops_dtype_t dtypes[BENCH_MAX_ITEMS];
+    int num_dtypes;                     /* 0: each op's defaults */
+    bench_shape_t shapes[BENCH_MAX_ITEMS];
+    int num_shapes;                     /* 0: each op's defaults */
+    const char *variants[BENCH_MAX_ITEMS];
+    int num_variants;                   /* 0: "auto" only */
+    int all_variants;
+    unsigned suites;                    /* 0: every suite */
+    const char *json_path;
+    int quick;
+    int reps;                           /* 0: ~200 ms worth, at least 20 */
+    cuops_op_t trans_a, trans_b;        /* GEMM operand layouts (default N, T) */
+    uint64_t seed;
+} bench_options_t;
+
+/* ------------------------------------------------------------------------ */
+/* Rows                                                                     */
+/* ------------------------------------------------------------------------ */
+
+typedef enum bench_row_status {
+    BENCH_ROW_OK = 0,        /* validated and timed */
+    BENCH_ROW_INVALID,       /* ran, wrong result */
+    BENCH_ROW_UNSUPPORTED,   /* the library said NOT_SUPPORTED */
+    BENCH_ROW_ERROR,         /* any other failure (CUDA error, bad status, no memory) */
+    BENCH_ROW_SKIPPED        /* not run (device memory short) */
+} bench_row_status_t;
+
+typedef struct bench_row {
+    const char *op;          /* "gemm", ... */
+    char variant[64];
+    char kernel[96];
+    const char *dtype;
+    int shape_kind;          /* 0: m,n,k   1: n,k,group   2: n   3: m,n,k,group */
+    int64_t m, n, k, group;
+    unsigned suite;          /* the BENCH_SUITE_* tags of the shape */
+    double us, tflops, gbps, pct_of_ceiling;
+    const char *baseline;    /* NULL: none ran */
+    double baseline_us, speedup;
+    int valid;
+    double max_rel_err;
+    bench_row_status_t status;
+    double triton_seed_us, triton_hoisted_us; /* dequant rows only (NAN otherwise) */
+    char note[160];          /* why a row is not ok (table and stderr) */
+} bench_row_t;
+
+/* ------------------------------------------------------------------------ */
+/* Environment                                                              */
+/* ------------------------------------------------------------------------ */
+
+typedef struct bench_env {
+    bench_options_t opt;
+    int gpu;                    /* 1: CUDA device 0 is used */
+    int device;
+    char gpu_name[256];
+    int sm;                     /* 90 for sm_90 */
+    int64_t l2_bytes;
+    int sm_clock_mhz, mem_clock_mhz;
+    int runtime_version;
+    cuops_handle_t h;           /* the handle under test */
+    cuops_handle_t hc;          /* CPU reference backend */
+    cudaStream_t stream;
+    cublasHandle_t cublas;      /* default math */
+    cublasHandle_t cublas_pedantic; /* fp32 SGEMM without TF32 */
+    double copy_gbps;           /* NAN until measured */
+    double vendor_gemm_tflops;  /* NAN unless the gemm suite runs */
+    bench_row_t *rows;
+    int num_rows, cap_rows;
+    int failures;               /* invalid or errored rows */
+    int unsupported;
+    /* timing harness state */
+    volatile int *release_flag; /* host-mapped: the blocking kernel waits for it */
+    int *release_flag_dev;
+    volatile int *blocker_timed_out;
+    int *blocker_timed_out_dev;
+    cudaEvent_t ev_start[64], ev_stop[64];
+    uint64_t fill_counter;      /* fresh random streams per buffer */
+} bench_env_t;
+
+/* A fresh row in env->rows, every number NAN, status OK, valid 0. */
+bench_row_t *bench_row_new(bench_env_t *env, const char *op, const char *variant,
+                           cuops_dtype_t dtype);
+/* Derive speedup/pct, print the row (stdout) and its problems (stderr),
+ * count failures. */
+void bench_row_done(bench_env_t *env, bench_row_t *row);
+void bench_print_header(void);
+/* Mark a row not run / not supported / failed with a note. */
+void bench_row_fail(bench_row_t *row, bench_row_status_t status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Set status from a cuops call's result (NOT_SUPPORTED vs error); returns 1 if ok. */
+int bench_row_status_from(bench_env_t *env, bench_row_t *row, cuops_status_t st,
+                          const char *what);
+
+/* Variants to run for an op: "auto" and/or the requested ones. Returns count. */
+int bench_variants(bench_env_t *env, const char *op, const char **out, int cap);
+/* Whether dtype t is asked for (or, with no --dtype, is among the defaults). */
+int bench_dtype_wanted(const bench_env_t *env, cuops_dtype_t t, const cuops_dtype_t *defaults,
+                       int num_defaults);
+/* Whether a default shape with these suite tags runs. */
+int bench_suite_wanted(const bench_env_t *env, unsigned tags);
+const char *bench_suite_name(unsigned tags);
+/* Options that fill cuops_options_t for a variant name ("auto" -> defaults). */
+cuops_options_t bench_cuops_options(const char *variant);
+
+/* ------------------------------------------------------------------------ */
+/* Timing harness (bench_timing.cu)                                         */
+/* ------------------------------------------------------------------------ */
+
+/* Enqueue one repetition on env->stream using buffer set `set`. Return 0, or
+ * a cuops status / -1 with a message in err. */
+typedef int (*bench_enqueue_fn)(void *ctx, int set, char *err, size_t err_len);
+
+typedef struct bench_timing {
+    int ok;
+    double median_us, min_us;
+    int reps;
+    char err[256];
+} bench_timing_t;
+
+int bench_timing_init(bench_env_t *env);
+void bench_timing_fini(bench_env_t *env);
+/* Pause for the clocks, warm up, then time reps (one event pair each) with
+ * the stream held by a blocking kernel while the batch is enqueued, so that
+ * host launch cost never shows up as GPU time. Median of the reps. */
+bench_timing_t bench_time(bench_env_t *env, bench_enqueue_fn fn, void *ctx, int num_sets);
+/* Buffer sets needed so that together they exceed 3x L2 (each set touches
+ * set_bytes per repetition). At most max_sets. */
+int bench_rotation_sets(const bench_env_t *env, size_t set_bytes, int max_sets);
+/* Whether `bytes` more device memory is available (keeps 10% spare). */
+int bench_fits(size_t bytes);
+double bench_host_seconds(void);
+/* Directory of the running cuops-bench binary (from /proc/self/exe). */
+void bench_exe_dir(char *buf, size_t len);
+
+/* ------------------------------------------------------------------------ */
+/* Device buffers (bench_fill.cu)                                           */
+/* ------------------------------------------------------------------------ */
+
+/* Uniform [lo, hi) in dtype (floats) or integers in [lo, hi) (ints, u8). */
+int bench_fill(bench_env_t *env, void *dev, cuops_dtype_t t, size_t count, double lo,
+               double hi);
+/* NaN for floats, 0xA5 bytes for integers. */
+int bench_poison(bench_env_t *env, void *dev, cuops_dtype_t t, size_t count);
+/* Host copy of device memory (malloc'd; NULL on failure). */
+void *bench_to_host(const void *dev, size_t bytes);
+
+/* ------------------------------------------------------------------------ */
+/* Op runners                                                               */
+/* ------------------------------------------------------------------------ */
+
+void bench_run_gemm(bench_env_t *env);
+void bench_run_dequant(bench_env_t *env);
+void bench_run_w4a16(bench_env_t *env);
+void bench_run_scan(bench_env_t *env, int reduce);
+void bench_run_nodevice(bench_env_t *env);
+
+/* cuBLAS on row-major operands: C[m,n] = alpha op(A) op(B) + beta C. */
+cublasStatus_t bench_cublas_gemm(cublasHandle_t handle, cuops_op_t trans_a, cuops_op_t trans_b,
+                                 int64_t m, int64_t n, int64_t k, const void *a, int64_t lda,
+                                 const void *b, int64_t ldb, void *c, int64_t ldc,
+                                 cuops_dtype_t ab_type, cuops_dtype_t c_type);
+
+#endif /* CUOPS_BENCH_H */

@@ -1,0 +1,120 @@
+/*
+ * bench_json.h - writes a cuops-bench run as the one JSON schema of
+ * DESIGN.md ("Measuring"): gpu, sm, git_sha, date, cuda, clocks, ceilings,
+ * rows. A small C writer: strings go through bv_json_escape, a number that
+ * was not measured (NAN) is written as null, never as a made-up 0.
+ * Included by bench_main.cu only.
+ */
+#ifndef CUOPS_BENCH_JSON_H
+#define CUOPS_BENCH_JSON_H
+
+#include <math.h>
+#include <stdio.h>
+
+#include "bench.h"
+
+static inline void bj_number(FILE *f, double v)
+{
+    if (isfinite(v)) fprintf(f, "%.6g", v);
+    else fputs("null", f);
+}
+
+static inline void bj_key(FILE *f, const char *key)
+{
+    bv_json_write_string(f, key);
+    fputs(": ", f);
+}
+
+static inline void bj_row_shape(FILE *f, const bench_row_t *r)
+{
+    switch (r->shape_kind) {
+    case 0:
+        fprintf(f, "{\"m\": %lld, \"n\": %lld, \"k\": %lld}", (long long)r->m, (long long)r->n,
+                (long long)r->k);
+        break;
+    case 1:
+        fprintf(f, "{\"n\": %lld, \"k\": %lld, \"group\": %lld}", (long long)r->n,
+                (long long)r->k, (long long)r->group);
+        break;
+    case 2: fprintf(f, "{\"n\": %lld}", (long long)r->n); break;
+    default:
+        fprintf(f, "{\"m\": %lld, \"n\": %lld, \"k\": %lld, \"group\": %lld}", (long long)r->m,
+                (long long)r->n, (long long)r->k, (long long)r->group);
+        break;
+    }
+}
+
+static inline void bj_row(FILE *f, const bench_row_t *r)
+{
+    fputs("{", f);
+    bj_key(f, "op"); bv_json_write_string(f, r->op); fputs(", ", f);
+    bj_key(f, "variant"); bv_json_write_string(f, r->variant); fputs(", ", f);
+    bj_key(f, "kernel"); bv_json_write_string(f, r->kernel[0] ? r->kernel : NULL); fputs(", ", f);
+    bj_key(f, "dtype"); bv_json_write_string(f, r->dtype); fputs(", ", f);
+    bj_key(f, "shape"); bj_row_shape(f, r); fputs(", ", f);
+    bj_key(f, "us"); bj_number(f, r->us); fputs(", ", f);
+    bj_key(f, "tflops"); bj_number(f, r->tflops); fputs(", ", f);
+    bj_key(f, "gbps"); bj_number(f, r->gbps); fputs(", ", f);
+    bj_key(f, "pct_of_ceiling"); bj_number(f, r->pct_of_ceiling); fputs(", ", f);
+    bj_key(f, "baseline"); bv_json_write_string(f, r->baseline); fputs(", ", f);
+    bj_key(f, "baseline_us"); bj_number(f, r->baseline_us); fputs(", ", f);
+    bj_key(f, "speedup"); bj_number(f, r->speedup); fputs(", ", f);
+    bj_key(f, "valid"); fputs(r->valid ? "true" : "false", f); fputs(", ", f);
+    bj_key(f, "max_rel_err"); bj_number(f, r->max_rel_err);
+    if (r->op && strcmp(r->op, "dequant") == 0) {
+        fputs(", ", f);
+        bj_key(f, "triton_seed_us"); bj_number(f, r->triton_seed_us); fputs(", ", f);
+        bj_key(f, "triton_hoisted_us"); bj_number(f, r->triton_hoisted_us);
+    }
+    if (r->status != BENCH_ROW_OK) {
+        fputs(", ", f);
+        bj_key(f, "note"); bv_json_write_string(f, r->note);
+    }
+    fputs("}", f);
+}
+
+/* Write the whole run; returns 0 on success. */
+static inline int bench_write_json(const bench_env_t *env, const char *path, const char *git_sha,
+                                   const char *date)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    fputs("{", f);
+    bj_key(f, "gpu");
+    bv_json_write_string(f, env->gpu ? env->gpu_name : "none (CPU reference backend)");
+    fputs(", ", f);
+    bj_key(f, "sm");
+    if (env->gpu) fprintf(f, "%d", env->sm);
+    else fputs("null", f);
+    fputs(", ", f);
+    bj_key(f, "git_sha"); bv_json_write_string(f, git_sha); fputs(", ", f);
+    bj_key(f, "date"); bv_json_write_string(f, date); fputs(", ", f);
+    char cuda[32];
+    snprintf(cuda, sizeof(cuda), "%d.%d", env->runtime_version / 1000,
+             (env->runtime_version % 1000) / 10);
+    bj_key(f, "cuda"); bv_json_write_string(f, env->runtime_version ? cuda : NULL); fputs(", ", f);
+    bj_key(f, "clocks");
+    fputs("{", f);
+    bj_key(f, "sm_mhz"); bj_number(f, env->gpu ? (double)env->sm_clock_mhz : NAN); fputs(", ", f);
+    bj_key(f, "mem_mhz"); bj_number(f, env->gpu ? (double)env->mem_clock_mhz : NAN);
+    fputs("}, ", f);
+    bj_key(f, "ceilings");
+    fputs("{", f);
+    bj_key(f, "copy_gbps"); bj_number(f, env->copy_gbps); fputs(", ", f);
+    bj_key(f, "vendor_gemm_tflops"); bj_number(f, env->vendor_gemm_tflops); fputs(", ", f);
+    bj_key(f, "mma_sync_tflops"); fputs("null, ", f);
+    bj_key(f, "wgmma_tflops"); fputs("null", f);
+    fputs("},\n ", f);
+    bj_key(f, "rows");
+    fputs("[", f);
+    for (int i = 0; i < env->num_rows; i++) {
+        fputs(i ? ",\n  " : "\n  ", f);
+        bj_row(f, &env->rows[i]);
+    }
+    fputs("\n]}\n", f);
+    int bad = ferror(f);
+    if (fclose(f) != 0) bad = 1;
+    return bad ? -1 : 0;
+}
+
+#endif /* CUOPS_BENCH_JSON_H */

@@ -1,0 +1,199 @@
+/*
+ * bench_timing.cu - the one timing harness of cuops-bench: every op, every
+ * variant and every vendor baseline is timed by bench_time().
+ *
+ * Why it is built this way:
+ *  - CUDA events around each repetition, median of the repetitions: a clock
+ *    drop or a preemption moves the mean, not the median.
+ *  - Small kernels (5-20 us) cost about as much to launch through cuops'
+ *    argument checks as to run. If the GPU drains the queue, the gap between
+ *    the start event and the kernel becomes "GPU time". A one-thread kernel
+ *    spins on a host-mapped flag while the host enqueues a batch of
+ *    repetitions, so the batch then runs back to back. The spin gives up
+ *    after a second (a call that synchronizes inside would otherwise
+ *    deadlock) and the run says so.
+ *  - 50 ms pause before each series so clocks settle after the previous one.
+ *  - Buffer rotation (bench_rotation_sets): repetition i uses set i % sets;
+ *    sets together exceed 3x L2, so with LRU-like replacement a set has been
+ *    evicted by the time it comes round again and every repetition reads HBM.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+#define BENCH_BATCH 64
+#define BENCH_PAUSE_US 50000
+#define BENCH_TARGET_US 200000.0
+#define BENCH_MIN_REPS 20
+#define BENCH_MAX_REPS 10000
+#define BENCH_QUICK_REPS 10
+
+double bench_host_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Holds the stream until the host sets *release (or ~timeout_ns passes). */
+__global__ void bench_blocking_kernel(volatile int *release, int *timed_out,
+                                      unsigned long long timeout_ns)
+{
+    unsigned long long start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    while (*release == 0) {
+        __nanosleep(2000);
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+        if (now - start > timeout_ns) {
+            *timed_out = 1;
+            break;
+        }
+    }
+}
+
+int bench_timing_init(bench_env_t *env)
+{
+    void *flag = NULL, *timed_out = NULL;
+    if (cudaHostAlloc(&flag, sizeof(int), cudaHostAllocMapped) != cudaSuccess) return -1;
+    if (cudaHostAlloc(&timed_out, sizeof(int), cudaHostAllocMapped) != cudaSuccess) return -1;
+    env->release_flag = (volatile int *)flag;
+    env->blocker_timed_out = (volatile int *)timed_out;
+    *env->release_flag = 0;
+    *env->blocker_timed_out = 0;
+    if (cudaHostGetDevicePointer((void **)&env->release_flag_dev, flag, 0) != cudaSuccess)
+        return -1;
+    if (cudaHostGetDevicePointer((void **)&env->blocker_timed_out_dev, timed_out, 0) !=
+        cudaSuccess)
+        return -1;
+    for (int i = 0; i < BENCH_BATCH; i++) {
+        if (cudaEventCreate(&env->ev_start[i]) != cudaSuccess) return -1;
+        if (cudaEventCreate(&env->ev_stop[i]) != cudaSuccess) return -1;
+    }
+    return 0;
+}
+
+void bench_timing_fini(bench_env_t *env)
+{
+    for (int i = 0; i < BENCH_BATCH; i++) {
+        if (env->ev_start[i]) cudaEventDestroy(env->ev_start[i]);
+        if (env->ev_stop[i]) cudaEventDestroy(env->ev_stop[i]);
+    }
+    if (env->release_flag) cudaFreeHost((void *)env->release_flag);
+    if (env->blocker_timed_out) cudaFreeHost((void *)env->blocker_timed_out);
+}
+
+static int bench_sync_error(bench_env_t *env, bench_timing_t *t, const char *where)
+{
+    cudaError_t err = cudaStreamSynchronize(env->stream);
+    if (err == cudaSuccess) err = cudaGetLastError();
+    if (err != cudaSuccess) {
+        snprintf(t->err, sizeof(t->err), "%s: %s", where, cudaGetErrorString(err));
+        return 1;
+    }
+    return 0;
+}
+
+bench_timing_t bench_time(bench_env_t *env, bench_enqueue_fn fn, void *ctx, int num_sets)
+{
+    bench_timing_t t;
+    memset(&t, 0, sizeof(t));
+    t.median_us = t.min_us = NAN;
+    if (num_sets < 1) num_sets = 1;
+    usleep(BENCH_PAUSE_US);
+
+    /* warm-up: every set once (first touch, lazy module loading), at least 2 */
+    int warm = num_sets < 2 ? 2 : (num_sets > 8 ? 8 : num_sets);
+    for (int i = 0; i < warm; i++) {
+        int rc = fn(ctx, i % num_sets, t.err, sizeof(t.err));
+        if (rc) return t;
+    }
+    if (bench_sync_error(env, &t, "warm-up")) return t;
+
+    /* estimate one repetition to size the series */
+    int reps = env->opt.reps;
+    if (reps <= 0) {
+        if (env->opt.quick) {
+            reps = BENCH_QUICK_REPS;
+        } else {
+            const int probe = 3;
+            cudaEventRecord(env->ev_start[0], env->stream);
+            for (int i = 0; i < probe; i++) {
+                int rc = fn(ctx, (warm + i) % num_sets, t.err, sizeof(t.err));
+                if (rc) return t;
+            }
+            cudaEventRecord(env->ev_stop[0], env->stream);
+            if (bench_sync_error(env, &t, "estimate")) return t;
+            float ms = 0.0f;
+            cudaEventElapsedTime(&ms, env->ev_start[0], env->ev_stop[0]);
+            double est_us = 1000.0 * ms / probe;
+            double want = est_us > 0.0 ? ceil(BENCH_TARGET_US / est_us) : BENCH_MAX_REPS;
+            reps = want < BENCH_MIN_REPS ? BENCH_MIN_REPS
+                                         : (want > BENCH_MAX_REPS ? BENCH_MAX_REPS : (int)want);
+        }
+    }
+
+    double *samples = (double *)malloc(sizeof(double) * (size_t)reps);
+    if (!samples) {
+        snprintf(t.err, sizeof(t.err), "host allocation failed");
+        return t;
+    }
+    *env->blocker_timed_out = 0;
+    for (int done = 0; done < reps; done += BENCH_BATCH) {
+        int batch = reps - done < BENCH_BATCH ? reps - done : BENCH_BATCH;
+        *env->release_flag = 0;
+        bench_blocking_kernel<<<1, 1, 0, env->stream>>>(env->release_flag_dev,
+                                                        env->blocker_timed_out_dev,
+                                                        1000000000ull);
+        int rc = 0;
+        for (int i = 0; i < batch && !rc; i++) {
+            cudaEventRecord(env->ev_start[i], env->stream);
+            rc = fn(ctx, (done + i) % num_sets, t.err, sizeof(t.err));
+            cudaEventRecord(env->ev_stop[i], env->stream);
+        }
+        __sync_synchronize();
+        *env->release_flag = 1;
+        if (bench_sync_error(env, &t, "timed run") || rc) {
+            free(samples);
+            return t;
+        }
+        for (int i = 0; i < batch; i++) {
+            float ms = 0.0f;
+            cudaEventElapsedTime(&ms, env->ev_start[i], env->ev_stop[i]);
+            samples[done + i] = 1000.0 * ms;
+        }
+    }
+    if (*env->blocker_timed_out)
+        fprintf(stderr, "  warning: the stream-holding kernel timed out (a call synchronizes "
+                        "inside?): timings may include launch gaps\n");
+    t.reps = reps;
+    t.median_us = bv_median(samples, reps); /* sorts: samples[0] is the minimum */
+    t.min_us = samples[0];
+    t.ok = 1;
+    free(samples);
+    return t;
+}
+
+int bench_rotation_sets(const bench_env_t *env, size_t set_bytes, int max_sets)
+{
+    if (set_bytes == 0) return 1;
+    double l2 = (double)(env->l2_bytes > 0 ? env->l2_bytes : (int64_t)64 << 20);
+    double need = 3.0 * l2;
+    int sets = (int)ceil(need / (double)set_bytes);
+    /* one set of more than 3x L2 is cold by itself; a set that barely does
+     * may keep its tail in L2 for its own next start, so rotate two */
+    if ((double)set_bytes < 2.0 * need && sets < 2) sets = 2;
+    if (sets < 1) sets = 1;
+    if (sets > max_sets) sets = max_sets;
+    return sets;
+}
+
+int bench_fits(size_t bytes)
+{
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) return 0;
+    return (double)bytes <= 0.9 * (double)free_b;
+}
