@@ -3,11 +3,16 @@
  * call: the variant table, the split heuristic and the workspace.
  *
  * Variants (cuops_options_t.variant, cuops_variant_names("w4a16")):
- *   auto                 w4a16_decode_splitk for m <= 64, else w4a16_mma
+ *   auto                 w4a16_decode_splitk for m <= 64, w4a16_dequant_gemm
+ *                        for m >= 256 on sm_90, else w4a16_mma
  *   w4a16_decode_splitk  m <= 64: one m block of 8/16/32/64 rows, K split
  *                        across CTAs until the SMs are busy
  *   w4a16_mma            any m: m in blocks of 64 rows (grid.z), no split
  *                        unless options.split_k asks for one
+ *   w4a16_dequant_gemm   any m (auto: m >= 256 on sm_90): dequantize chunks
+ *                        of W into the workspace, then the dense GEMM
+ *                        (w4a16_prefill_dequant_gemm.cu); options.split_k
+ *                        is ignored
  * options.split_k > 0 forces the number of K splits on either variant.
  * k == 0 writes y = 0 with a 2-D memset (no weight is read).
  *
@@ -22,8 +27,25 @@
 
 #include "cuda/quant/w4a16_layout.cuh"
 
-static const char *const w4a16_variants[] = {"auto", "w4a16_decode_splitk", "w4a16_mma"};
-enum { W4A16_AUTO = 0, W4A16_DECODE_SPLITK = 1, W4A16_MMA = 2, W4A16_NUM_VARIANTS = 3 };
+static const char *const w4a16_variants[] = {"auto", "w4a16_decode_splitk", "w4a16_mma",
+                                             "w4a16_dequant_gemm"};
+enum {
+    W4A16_AUTO = 0,
+    W4A16_DECODE_SPLITK = 1,
+    W4A16_MMA = 2,
+    W4A16_DEQUANT_GEMM = 3,
+    W4A16_NUM_VARIANTS = 4
+};
+
+/* ---- prefill (m >= 256): w4a16_prefill_dequant_gemm.cu --------------------
+ * Dequantize chunks of the weight into the workspace and run the dense GEMM;
+ * auto picks it on sm_90 from this many rows of x on (the tensor-core GEMM
+ * is compute-bound there, so the dense chunk's extra traffic is a fraction). */
+#define W4A16_PREFILL_MIN_M 256
+cuops_status_t w4a16_launch_prefill_dequant_gemm(struct cuops_handle *h,
+                                                 const cuops_w4a16_desc_t *d,
+                                                 const w4_geometry_t *geo,
+                                                 const char **kernel_name);
 
 extern "C" const char *const *cuops_cuda_w4a16_variant_names(int *count)
 {
@@ -86,6 +108,13 @@ extern "C" cuops_status_t cuops_cuda_gemm_w4a16(struct cuops_handle *h,
                               opt->variant);
     }
     if (variant == W4A16_AUTO) variant = d->m <= 64 ? W4A16_DECODE_SPLITK : W4A16_MMA;
+    /* prefill: chosen in auto on sm_90 only; forced, it serves any shape */
+    if (cuops_variant_is_auto(opt) && d->m >= W4A16_PREFILL_MIN_M && h->sm_major == 9)
+        variant = W4A16_DEQUANT_GEMM;
+    if (variant == W4A16_DEQUANT_GEMM) {
+        const char *kernel = NULL;
+        return w4a16_launch_prefill_dequant_gemm(h, d, &geo, &kernel);
+    }
     if (variant == W4A16_DECODE_SPLITK && d->m > 64)
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
                           "w4a16 (cuda): w4a16_decode_splitk serves m <= 64, m is %lld",

@@ -1,0 +1,425 @@
+/*
+ * test_gpu_w4a16_prefill.cu - the W4A16 GEMM's prefill path (m >= 256,
+ * variant "w4a16_dequant_gemm", and what "auto" picks there) on the GPU
+ * against an fp64 host GEMM of the weight dequantized with the exact formula
+ * ((q - z) * s in fp32 with s rounded to the activation type, the product
+ * rounded to it as cuops_dequant_int4 does).
+ *
+ * Covers m in {256, 257, 1000}; (n, k) in {(4096, 4096), (1000, 2048),
+ * (64, 128)}; group sizes 32, 64, 128 and per-channel; zeros and NULL
+ * (symmetric) zeros; f16 and bf16; ldy > n; ldx > k; a 2-byte-aligned x
+ * with an odd ldx (x is packed for TMA); a small user workspace that forces
+ * many weight chunks (ragged last chunk) and one too small to hold a chunk
+ * (NOT_SUPPORTED, nothing written). y is NaN-poisoned, with poisoned guard
+ * bands around it and in the ldy padding: every element of y[0..m)[0..n)
+ * must be written and nothing else. The host reference is computed on a
+ * sample of rows of y (always the first and the last) to keep its cost
+ * moderate; every row is checked for NaN.
+ *
+ *   build/tests/test_gpu_w4a16_prefill      (CUOPS_TEST_SEED=... to replay)
+ */
+#include <cuda_runtime.h>
+
+#include "test_util.h"
+
+#define REL_TOL 1e-2
+#define GUARD 256       /* poisoned elements before and after y */
+#define SAMPLE_ROWS 12  /* rows of y compared with the host reference */
+#define PREFILL_VARIANT "w4a16_dequant_gemm"
+
+static size_t scale_bytes(cuops_dtype_t t) { return t == CUOPS_DTYPE_F32 ? 4 : 2; }
+static const char *act_name(cuops_dtype_t t) { return t == CUOPS_DTYPE_F16 ? "f16" : "bf16"; }
+
+static uint16_t to_act(float v, cuops_dtype_t act)
+{
+    return act == CUOPS_DTYPE_F16 ? cuops_float_to_half(v) : cuops_float_to_bf16(v);
+}
+static float from_act(uint16_t b, cuops_dtype_t act)
+{
+    return act == CUOPS_DTYPE_F16 ? cuops_half_to_float(b) : cuops_bf16_to_float(b);
+}
+
+/* ---- the weight, in the seed format, and its dense reference -------------- */
+
+typedef struct host_weight {
+    int64_t n, k, group_size, num_groups, ldq;
+    cuops_dtype_t scale_type;
+    uint8_t *qweight; /* n * ldq */
+    void *scales;     /* n * num_groups */
+    uint8_t *zeros;   /* n * num_groups, or NULL */
+} host_weight_t;
+
+static void make_weight(host_weight_t *w, int64_t n, int64_t k, int64_t gs, cuops_dtype_t st,
+                        int with_zeros)
+{
+    w->n = n;
+    w->k = k;
+    w->group_size = gs;
+    w->num_groups = (k + gs - 1) / gs;
+    w->ldq = (k + 1) / 2 + (int64_t)(tu_rand_u64() % 3);
+    w->scale_type = st;
+    w->qweight = (uint8_t *)malloc((size_t)(n * w->ldq));
+    for (int64_t i = 0; i < n * w->ldq; i++) w->qweight[i] = (uint8_t)tu_rand_u64();
+    size_t ns = (size_t)(n * w->num_groups);
+    w->scales = malloc(ns * scale_bytes(st));
+    /* |y| ~ sqrt(k) * |q - z| * s * |x|: O(1) outputs, mixed signs */
+    double smax = 0.5 / sqrt((double)k);
+    for (size_t i = 0; i < ns; i++) {
+        double v = tu_rand_uniform(0.2 * smax, smax) * ((tu_rand_u64() & 1) ? -1.0 : 1.0);
+        tu_fill_float((char *)w->scales + i * scale_bytes(st), st, 1, v, v);
+    }
+    w->zeros = NULL;
+    if (with_zeros) {
+        w->zeros = (uint8_t *)malloc(ns);
+        for (size_t i = 0; i < ns; i++) w->zeros[i] = (uint8_t)(tu_rand_u64() % 16);
+    }
+}
+
+static void free_weight(host_weight_t *w)
+{
+    free(w->qweight);
+    free(w->scales);
+    free(w->zeros);
+}
+
+/* W[r][c] = round_act((q - z) * round_act(s)), as float. */
+static float *dequant_reference(const host_weight_t *w, cuops_dtype_t act)
+{
+    float *d = (float *)malloc((size_t)(w->n * w->k) * sizeof(float));
+    for (int64_t r = 0; r < w->n; r++)
+        for (int64_t c = 0; c < w->k; c++) {
+            int64_t g = c / w->group_size;
+            uint8_t byte = w->qweight[r * w->ldq + c / 2];
+            float q = (float)((c & 1) ? (byte >> 4) : (byte & 15));
+            float z = w->zeros ? (float)w->zeros[r * w->num_groups + g] : 8.0f;
+            float s = from_act(
+                to_act((float)tu_get(w->scales, w->scale_type, (size_t)(r * w->num_groups + g)),
+                       act),
+                act);
+            d[r * w->k + c] = from_act(to_act((q - z) * s, act), act);
+        }
+    return d;
+}
+
+static int gpu_prepack(cuops_handle_t h, const host_weight_t *w, cuops_dtype_t act,
+                       void **packed)
+{
+    *packed = NULL;
+    size_t bytes = 0;
+    cuops_status_t st = cuops_w4_packed_size(h, w->n, w->k, w->group_size, act, &bytes);
+    CHECK(st == CUOPS_STATUS_SUCCESS && bytes > 0, "packed_size n=%lld k=%lld g=%lld: %s (%s)",
+          (long long)w->n, (long long)w->k, (long long)w->group_size, cuops_status_string(st),
+          cuops_last_error(h));
+    if (st != CUOPS_STATUS_SUCCESS || bytes == 0) return 0;
+    size_t ns = (size_t)(w->n * w->num_groups);
+    void *dq = NULL, *ds = NULL, *dz = NULL;
+    int ok = cudaMalloc(packed, bytes) == cudaSuccess &&
+             cudaMalloc(&dq, (size_t)(w->n * w->ldq)) == cudaSuccess &&
+             cudaMalloc(&ds, ns * scale_bytes(w->scale_type)) == cudaSuccess &&
+             (!w->zeros || cudaMalloc(&dz, ns) == cudaSuccess);
+    CHECK(ok, "cudaMalloc for prepack failed");
+    if (ok) {
+        cudaMemset(*packed, 0xff, bytes);
+        cudaMemcpy(dq, w->qweight, (size_t)(w->n * w->ldq), cudaMemcpyHostToDevice);
+        cudaMemcpy(ds, w->scales, ns * scale_bytes(w->scale_type), cudaMemcpyHostToDevice);
+        if (dz) cudaMemcpy(dz, w->zeros, ns, cudaMemcpyHostToDevice);
+        st = cuops_w4_prepack(h, w->n, w->k, w->group_size, dq, w->ldq, ds, w->scale_type, dz,
+                              act, *packed);
+        CHECK(st == CUOPS_STATUS_SUCCESS, "prepack: %s (%s)", cuops_status_string(st),
+              cuops_last_error(h));
+        cudaError_t ce = cudaDeviceSynchronize();
+        CHECK(ce == cudaSuccess, "prepack sync: %s", cudaGetErrorString(ce));
+        ok = st == CUOPS_STATUS_SUCCESS && ce == cudaSuccess;
+    }
+    cudaFree(dq);
+    cudaFree(ds);
+    cudaFree(dz);
+    return ok;
+}
+
+/* ---- one activation matrix and its sampled reference ----------------------- */
+
+typedef struct activation {
+    int64_t m, k;
+    uint16_t *x;        /* [m][k], dense */
+    int64_t rows[SAMPLE_ROWS];
+    int nrows;
+    double *ref;        /* [nrows][n]: fp64 x[rows[i]] . W^T */
+} activation_t;
+
+static void make_activation(activation_t *a, int64_t m, const host_weight_t *w, const float *wd,
+                            cuops_dtype_t act)
+{
+    a->m = m;
+    a->k = w->k;
+    a->x = (uint16_t *)malloc((size_t)(m * w->k) * 2);
+    tu_fill_float(a->x, act, (size_t)(m * w->k), -1.0, 1.0);
+    /* first and last rows (edges of the m tiles), the rest at random */
+    a->nrows = m < SAMPLE_ROWS ? (int)m : SAMPLE_ROWS;
+    for (int i = 0; i < a->nrows; i++)
+        a->rows[i] = i == 0 ? 0 : i == 1 ? m - 1 : (int64_t)(tu_rand_u64() % (uint64_t)m);
+    a->ref = (double *)malloc((size_t)a->nrows * (size_t)w->n * sizeof(double));
+    double *xr = (double *)malloc((size_t)w->k * sizeof(double));
+    for (int i = 0; i < a->nrows; i++) {
+        const uint16_t *xrow = a->x + a->rows[i] * w->k;
+        for (int64_t c = 0; c < w->k; c++) xr[c] = from_act(xrow[c], act);
+        for (int64_t r = 0; r < w->n; r++) {
+            const float *wr = wd + r * w->k;
+            double s = 0.0;
+            for (int64_t c = 0; c < w->k; c++) s += xr[c] * (double)wr[c];
+            a->ref[(size_t)i * (size_t)w->n + (size_t)r] = s;
+        }
+    }
+    free(xr);
+}
+
+static void free_activation(activation_t *a)
+{
+    free(a->x);
+    free(a->ref);
+}
+
+/* ---- one call ----------------------------------------------------------- */
+
+typedef struct call_case {
+    const char *variant;   /* NULL: the plain call (auto) */
+    int64_t ldx_pad, ldy_pad;
+    int x_offset;          /* elements; 1 leaves x only 2-byte aligned */
+    size_t user_ws_bytes;  /* 0: the handle's own workspace */
+    cuops_status_t expect; /* SUCCESS, or the refusal expected */
+} call_case_t;
+
+/* Runs the call, checks the status, the sampled rows against the reference,
+ * NaN in every row, and the poison outside y. Returns the kernel name. */
+static void run_case(cuops_handle_t h, int sm_major, const host_weight_t *w, const void *packed,
+                     const activation_t *a, cuops_dtype_t act, call_case_t c)
+{
+    const int64_t m = a->m, n = w->n, k = w->k;
+    const int64_t ldx = k + c.ldx_pad, ldy = n + c.ldy_pad;
+    size_t xelems = (size_t)(m * ldx);
+    uint16_t *x = (uint16_t *)malloc(xelems * 2);
+    tu_fill_float(x, act, xelems, -1.0, 1.0); /* padding: random, must not be read into y */
+    for (int64_t i = 0; i < m; i++) memcpy(x + i * ldx, a->x + i * k, (size_t)k * 2);
+    size_t yelems = (size_t)(m * ldy) + 2 * GUARD;
+    uint16_t *y = (uint16_t *)malloc(yelems * 2);
+    tu_poison(y, act, yelems);
+    const uint16_t poison = y[0];
+
+    void *dx_base = NULL, *dy_base = NULL, *ws = NULL;
+    if (cudaMalloc(&dx_base, (xelems + 8) * 2) != cudaSuccess ||
+        cudaMalloc(&dy_base, yelems * 2) != cudaSuccess ||
+        (c.user_ws_bytes && cudaMalloc(&ws, c.user_ws_bytes) != cudaSuccess)) {
+        CHECK(0, "cudaMalloc for the call failed");
+        cudaFree(dx_base);
+        cudaFree(dy_base);
+        free(x);
+        free(y);
+        return;
+    }
+    uint16_t *dx = (uint16_t *)dx_base + c.x_offset;
+    uint16_t *dy = (uint16_t *)dy_base + GUARD;
+    cudaMemcpy(dx, x, xelems * 2, cudaMemcpyHostToDevice);
+    cudaMemcpy(dy_base, y, yelems * 2, cudaMemcpyHostToDevice);
+    if (ws) CHECK_STATUS(cuops_set_workspace(h, ws, c.user_ws_bytes), CUOPS_STATUS_SUCCESS);
+
+    cuops_status_t st;
+    if (c.variant) {
+        cuops_options_t opt;
+        memset(&opt, 0, sizeof opt);
+        opt.variant = c.variant;
+        st = cuops_gemm_w4a16_ex(h, m, n, k, w->group_size, dx, ldx, packed, dy, ldy, act, &opt);
+    } else {
+        st = cuops_gemm_w4a16(h, m, n, k, w->group_size, dx, ldx, packed, dy, ldy, act);
+    }
+    const char *kernel = st == CUOPS_STATUS_SUCCESS ? cuops_last_kernel(h) : "";
+    cudaError_t ce = cudaDeviceSynchronize();
+    if (ws) {
+        CHECK_STATUS(cuops_set_workspace(h, NULL, 0), CUOPS_STATUS_SUCCESS);
+        cudaFree(ws);
+    }
+    char what[256];
+    snprintf(what, sizeof what,
+             "%s %s m=%lld n=%lld k=%lld g=%lld zeros=%d ldx=%lld ldy=%lld xoff=%d ws=%zu",
+             act_name(act), c.variant ? c.variant : "(auto)", (long long)m, (long long)n,
+             (long long)k, (long long)w->group_size, w->zeros != NULL, (long long)ldx,
+             (long long)ldy, c.x_offset, c.user_ws_bytes);
+    CHECK(st == c.expect, "%s: got %s, expected %s (%s)", what, cuops_status_string(st),
+          cuops_status_string(c.expect), cuops_last_error(h));
+    CHECK(ce == cudaSuccess, "%s: sync: %s", what, cudaGetErrorString(ce));
+    cudaMemcpy(y, dy_base, yelems * 2, cudaMemcpyDeviceToHost);
+
+    if (st == CUOPS_STATUS_SUCCESS && c.expect == CUOPS_STATUS_SUCCESS && ce == cudaSuccess) {
+        /* auto must take the prefill path on Hopper from m = 256 */
+        if (!c.variant && sm_major == 9 && m >= 256)
+            CHECK(strcmp(kernel, PREFILL_VARIANT) == 0, "%s: auto ran '%s', expected %s", what,
+                  kernel, PREFILL_VARIANT);
+        if (c.variant) CHECK(strcmp(kernel, c.variant) == 0, "%s: ran '%s'", what, kernel);
+        const uint16_t *yv = y + GUARD;
+        int64_t nans = 0;
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t r = 0; r < n; r++)
+                if (isnan(from_act(yv[i * ldy + r], act))) {
+                    if (nans == 0)
+                        fprintf(stderr, "  %s: first NaN at y[%lld][%lld]\n", what, (long long)i,
+                                (long long)r);
+                    nans++;
+                }
+        double num = 0.0, den = 0.0, max_err = 0.0;
+        int64_t worst_row = -1, worst_col = -1;
+        for (int s = 0; s < a->nrows; s++) {
+            const int64_t i = a->rows[s];
+            for (int64_t r = 0; r < n; r++) {
+                double v = from_act(yv[i * ldy + r], act);
+                double e = a->ref[(size_t)s * (size_t)n + (size_t)r];
+                if (isnan(v)) continue;
+                num += (v - e) * (v - e);
+                den += e * e;
+                if (fabs(v - e) > max_err) {
+                    max_err = fabs(v - e);
+                    worst_row = i;
+                    worst_col = r;
+                }
+            }
+        }
+        double rel = den > 0 ? sqrt(num / den) : sqrt(num);
+        CHECK(nans == 0 && rel <= REL_TOL,
+              "%s kernel=%s: rel err %.3e (max abs %.3e at y[%lld][%lld]), %lld NaN", what,
+              kernel, rel, max_err, (long long)worst_row, (long long)worst_col, (long long)nans);
+    }
+    /* Nothing outside y[0..m)[0..n) may change; after a refusal nothing at all. */
+    int64_t bad = 0;
+    for (int64_t i = 0; i < GUARD; i++) {
+        bad += y[i] != poison;
+        bad += y[yelems - 1 - i] != poison;
+    }
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t r = (st == CUOPS_STATUS_SUCCESS ? n : 0); r < ldy; r++)
+            bad += y[GUARD + i * ldy + r] != poison;
+    CHECK(bad == 0, "%s: %lld elements written where they must not be", what, (long long)bad);
+
+    cudaFree(dx_base);
+    cudaFree(dy_base);
+    free(x);
+    free(y);
+}
+
+/* ---- the sweep ----------------------------------------------------------- */
+
+typedef struct weight_case {
+    int64_t n, k, group_size;
+    int with_zeros;
+    cuops_dtype_t scale_type;
+} weight_case_t;
+
+static void run_gpu_tests(cuops_handle_t h, int sm_major)
+{
+    static const weight_case_t wcases[] = {
+        {4096, 4096, 128, 1, CUOPS_DTYPE_F16},
+        {4096, 4096, 32, 0, CUOPS_DTYPE_BF16},
+        {4096, 4096, 4096, 1, CUOPS_DTYPE_F32}, /* per-channel */
+        {1000, 2048, 32, 1, CUOPS_DTYPE_F16},
+        {1000, 2048, 64, 0, CUOPS_DTYPE_F32},
+        {1000, 2048, 128, 1, CUOPS_DTYPE_BF16},
+        {1000, 2048, 2048, 0, CUOPS_DTYPE_F16}, /* per-channel */
+        {64, 128, 32, 0, CUOPS_DTYPE_F16},
+        {64, 128, 64, 1, CUOPS_DTYPE_BF16},
+        {64, 128, 128, 0, CUOPS_DTYPE_F32},     /* per-channel (group_size == k) */
+        {64, 128, 1000, 1, CUOPS_DTYPE_F16},    /* per-channel (group_size > k) */
+    };
+    static const int64_t m_list[] = {256, 257, 1000};
+
+    for (int ai = 0; ai < 2; ai++) {
+        cuops_dtype_t act = ai ? CUOPS_DTYPE_BF16 : CUOPS_DTYPE_F16;
+        for (size_t wi = 0; wi < sizeof wcases / sizeof wcases[0]; wi++) {
+            const weight_case_t *wc = &wcases[wi];
+            host_weight_t w;
+            make_weight(&w, wc->n, wc->k, wc->group_size, wc->scale_type, wc->with_zeros);
+            void *packed = NULL;
+            if (gpu_prepack(h, &w, act, &packed)) {
+                float *wd = dequant_reference(&w, act);
+                /* bytes of one dense row as the prefill path lays it out (k to 64) */
+                const size_t row_bytes = (size_t)((w.k + 63) / 64 * 64) * 2;
+                for (size_t mi = 0; mi < sizeof m_list / sizeof m_list[0]; mi++) {
+                    activation_t a;
+                    make_activation(&a, m_list[mi], &w, wd, act);
+                    /* variant, ldx pad, ldy pad, x offset, user workspace, expected */
+                    const call_case_t plain = {PREFILL_VARIANT, 0, 3, 0, 0, CUOPS_STATUS_SUCCESS};
+                    const call_case_t autoc = {NULL, 8, 8, 0, 0, CUOPS_STATUS_SUCCESS};
+                    const call_case_t unaligned = {PREFILL_VARIANT, 5, 1, 1, 0,
+                                                   CUOPS_STATUS_SUCCESS};
+                    /* ~5 chunks of 64-row multiples: many GEMM calls, ragged last one */
+                    const size_t small = row_bytes * (size_t)((w.n + 63) / 64 * 64 / 5 + 64) + 256;
+                    const call_case_t chunked = {PREFILL_VARIANT, 0, 2, 0, small,
+                                                 CUOPS_STATUS_SUCCESS};
+                    /* less than one 64-row chunk: refused, y untouched */
+                    const call_case_t refused = {PREFILL_VARIANT, 0, 2, 0, row_bytes * 32,
+                                                 CUOPS_STATUS_NOT_SUPPORTED};
+                    run_case(h, sm_major, &w, packed, &a, act, plain);
+                    run_case(h, sm_major, &w, packed, &a, act, autoc);
+                    run_case(h, sm_major, &w, packed, &a, act, unaligned);
+                    if (mi != 1) run_case(h, sm_major, &w, packed, &a, act, chunked);
+                    if (mi == 0) run_case(h, sm_major, &w, packed, &a, act, refused);
+                    free_activation(&a);
+                }
+                free(wd);
+            }
+            cudaFree(packed);
+            free_weight(&w);
+        }
+    }
+
+    /* Forced, the variant serves decode-sized m too (the GEMM picks its kernel). */
+    {
+        host_weight_t w;
+        make_weight(&w, 200, 320, 64, CUOPS_DTYPE_F16, 1);
+        void *packed = NULL;
+        if (gpu_prepack(h, &w, CUOPS_DTYPE_F16, &packed)) {
+            float *wd = dequant_reference(&w, CUOPS_DTYPE_F16);
+            static const int64_t small_m[] = {1, 7, 65, 129};
+            for (size_t mi = 0; mi < sizeof small_m / sizeof small_m[0]; mi++) {
+                activation_t a;
+                make_activation(&a, small_m[mi], &w, wd, CUOPS_DTYPE_F16);
+                const call_case_t c = {PREFILL_VARIANT, 1, 1, 0, 0, CUOPS_STATUS_SUCCESS};
+                run_case(h, sm_major, &w, packed, &a, CUOPS_DTYPE_F16, c);
+                free_activation(&a);
+            }
+            free(wd);
+        }
+        cudaFree(packed);
+        free_weight(&w);
+    }
+
+    /* The variant is listed. */
+    const char *const *names = NULL;
+    int count = 0;
+    CHECK_STATUS(cuops_variant_names("w4a16", &names, &count), CUOPS_STATUS_SUCCESS);
+    int listed = 0;
+    for (int i = 0; i < count; i++) listed |= strcmp(names[i], PREFILL_VARIANT) == 0;
+    CHECK(listed, "cuops_variant_names(\"w4a16\") does not list %s", PREFILL_VARIANT);
+}
+
+int main(void)
+{
+    tu_seed_from_env();
+    int count = 0;
+    cudaError_t ce = cudaGetDeviceCount(&count);
+    if (ce != cudaSuccess || count == 0) {
+        SKIP("no CUDA device (%s): W4A16 prefill tests not run",
+             ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
+        return tu_finish("test_gpu_w4a16_prefill");
+    }
+    cuops_handle_t h = NULL;
+    cuops_status_t st = cuops_create(&h, 0);
+    if (st == CUOPS_STATUS_NO_DEVICE) {
+        SKIP("cuops_create(0): %s", cuops_create_error());
+        return tu_finish("test_gpu_w4a16_prefill");
+    }
+    CHECK(st == CUOPS_STATUS_SUCCESS, "cuops_create(0): %s", cuops_status_string(st));
+    if (st == CUOPS_STATUS_SUCCESS) {
+        cudaDeviceProp prop;
+        int sm_major = cudaGetDeviceProperties(&prop, 0) == cudaSuccess ? prop.major : 0;
+        run_gpu_tests(h, sm_major);
+        cuops_destroy(h);
+    }
+    return tu_finish("test_gpu_w4a16_prefill");
+}
