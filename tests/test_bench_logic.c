@@ -449,6 +449,32 @@ static void test_json_escape(void)
     CHECK(got > 0 && strcmp(line, "\"q\\\"\\n\" null") == 0, "writer wrote '%s'", line);
 }
 
+/* The probe-ceiling reader takes the best point of each tensor-core family
+ * and ignores every other family and malformed lines. */
+static void test_probe_ceilings(void)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/cuops_probe_%llu.json", (unsigned long long)tu_rand_u64());
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL, "cannot write %s", path);
+    if (!f) return;
+    fputs("{\"gpu\": \"X\", \"points\": [\n", f);
+    fputs("  {\"family\": \"mma_sync\", \"series\": \"a\", \"x\": 1, \"value\": 312.5, \"unit\": \"TFLOP/s\"},\n", f);
+    fputs("  {\"family\": \"mma_sync\", \"series\": \"b\", \"x\": 8, \"value\": 639.75, \"unit\": \"TFLOP/s\"},\n", f);
+    fputs("  {\"family\": \"mma_latency\", \"series\": \"c\", \"x\": 1, \"value\": 9999, \"unit\": \"cycles\"},\n", f);
+    fputs("  {\"family\": \"wgmma\", \"series\": \"d\", \"x\": 256, \"value\": 967.25, \"unit\": \"TFLOP/s\"},\n", f);
+    fputs("  {\"family\": \"wgmma_latency\", \"series\": \"e\", \"x\": 256, \"value\": 5000, \"unit\": \"c\"},\n", f);
+    fputs("  {\"family\": \"wgmma\", \"series\": \"f\", \"x\": 64, \"value\": 900, \"unit\": \"TFLOP/s\"}\n ]}\n", f);
+    fclose(f);
+    double mma = 0, wg = 0;
+    CHECK(bv_probe_ceilings(path, &mma, &wg) == 0, "could not read %s", path);
+    CHECK(mma == 639.75, "mma_sync ceiling %g, expected 639.75", mma);
+    CHECK(wg == 967.25, "wgmma ceiling %g, expected 967.25", wg);
+    remove(path);
+    CHECK(bv_probe_ceilings("/nonexistent/cuops_probe.json", &mma, &wg) != 0, "missing file read");
+    CHECK(isnan(mma) && isnan(wg), "missing file must leave NAN ceilings");
+}
+
 int main(void)
 {
     tu_seed_from_env();
@@ -459,5 +485,6 @@ int main(void)
     test_scan_reduce();
     test_stats();
     test_json_escape();
+    test_probe_ceilings();
     return tu_finish("test_bench_logic");
 }

@@ -30,7 +30,7 @@ static int has_prefix(const char *s, const char *p) { return strncmp(s, p, strle
 /* Which transposes a variant claims (by its name; see gemm_sm80_table.cu). */
 static int variant_all_layouts(const char *name)
 {
-    return strcmp(name, "sm80_128x256x32_s4") == 0 ||
+    return strcmp(name, "sm80_128x256x32_s4") == 0 || strcmp(name, "sm80_lean_128x256x32_s4") == 0 ||
            strcmp(name, "sm80_128x256x32_s4_stagger") == 0 ||
            strcmp(name, "sm80_128x256x32_s4_noswizzle") == 0;
 }
@@ -297,7 +297,7 @@ int main(void)
     int nv = 0;
     for (int i = 0; i < count && nv < 64; i++)
         if (has_prefix(names[i], "sm80_")) variants[nv++] = names[i];
-    CHECK(nv >= 12, "expected the 12 sm80_ variants in cuops_variant_names(\"gemm\"), found %d", nv);
+    CHECK(nv >= 14, "expected the 14 sm80_ variants in cuops_variant_names(\"gemm\"), found %d", nv);
 
     static const int64_t small_shapes[][3] = {
         {1, 1, 1},     {7, 17, 65},   {17, 7, 33},    {65, 129, 17},  {129, 65, 257},
@@ -317,7 +317,11 @@ int main(void)
         const char *name = variants[v];
         int ran = 0, rot = 0;
         check_refusals(gpu, name);
-        const int full = strcmp(name, "sm80_128x256x32_s4") == 0;
+        /* the kernels the dispatch prefers get every dtype pair and the
+         * 4096^3 steady state */
+        const int full = strcmp(name, "sm80_128x256x32_s4") == 0 ||
+                         strcmp(name, "sm80_lean_128x256x32_s4") == 0 ||
+                         strcmp(name, "sm80_lean_128x256x64_s3") == 0;
         /* small shapes: every layout; dtype/alpha/beta/ldc rotate (the tuned
          * variant gets every dtype pair) */
         for (int s = 0; s < n_small; s++)

@@ -7,6 +7,15 @@
  * scan and reduce at n = 2^24) and one huge case, n = 2^31 + 7 i32 sum, for
  * every variant (skipped when the device lacks the memory).
  *
+ * The persistent scan and the multi-wave reduce keep counters and epoch-
+ * stamped status words in the handle instead of clearing them per call;
+ * three more groups target that state: calls queued back to back with no
+ * synchronization (alternating 4- and 8-byte layouts, so the counters must
+ * come back to 0 inside the kernels), stale stamps of the previous epoch
+ * planted in every status slot, and the epoch wrap (the state aged to the
+ * last epoch with stamps of epoch 0 planted: the wrapping call must clear
+ * them). A user workspace full of 0xFF bytes covers the memset path.
+ *
  * Tolerances: integers and float min/max exact; f32 sum |out - ref| <=
  * 1e-5 * (running sum of |x|), f64 sum 1e-12 * (running sum of |x|).
  * Without a CUDA device every case is skipped and the test exits 0.
@@ -17,6 +26,9 @@
 #include <cuda_runtime.h>
 
 #include "test_util.h"
+/* the handle's scan state (h->scan_state, its layout) for the epoch tests */
+#include "api/cuops_internal.h"
+#include "cuda/scan/scan_state.h"
 
 #define GUARD_ELEMS 16384 /* past the largest tile any variant uses */
 
@@ -315,6 +327,252 @@ done:
     free(again);
 }
 
+/* ---- the handle's scan state ------------------------------------------------ */
+
+/* One scan on device buffers, checked against the CPU; `what` names it. */
+typedef struct queued_scan {
+    cuops_dtype_t t;
+    size_t n;
+    unsigned char *in, *ref;
+    double *abs_sum;
+    void *d_in, *d_out;
+} queued_scan_t;
+
+static int queued_scan_init(queued_scan_t *q, cuops_dtype_t t, size_t n)
+{
+    memset(q, 0, sizeof *q);
+    q->t = t;
+    q->n = n;
+    const size_t es = elem_size(t);
+    q->in = (unsigned char *)malloc(n * es);
+    q->ref = (unsigned char *)malloc(n * es);
+    if (!q->in || !q->ref || cudaMalloc(&q->d_in, n * es) != cudaSuccess ||
+        cudaMalloc(&q->d_out, n * es) != cudaSuccess)
+        return 0;
+    fill_input(q->in, t, CUOPS_REDUCE_SUM, n);
+    if (cuops_scan(g_cpu, CUOPS_REDUCE_SUM, 0, t, (int64_t)n, q->in, q->ref) != CUOPS_STATUS_SUCCESS)
+        return 0;
+    if (is_float(t)) {
+        q->abs_sum = (double *)malloc(n * sizeof(double));
+        if (!q->abs_sum) return 0;
+        double s = 0;
+        for (size_t i = 0; i < n; i++) q->abs_sum[i] = (s += fabs(tu_get(q->in, t, i)));
+    }
+    cudaMemcpy(q->d_in, q->in, n * es, cudaMemcpyHostToDevice);
+    cudaMemset(q->d_out, poison_byte(t), n * es);
+    return 1;
+}
+
+static void queued_scan_check(queued_scan_t *q, const char *what)
+{
+    const size_t es = elem_size(q->t);
+    unsigned char *got = (unsigned char *)malloc(q->n * es);
+    if (!got) return;
+    cudaMemcpy(got, q->d_out, q->n * es, cudaMemcpyDeviceToHost);
+    size_t bad = compare(got, q->ref, q->abs_sum, q->t, CUOPS_REDUCE_SUM, q->n, what);
+    CHECK(bad == 0, "%s: %zu of %zu elements wrong", what, bad, q->n);
+    free(got);
+}
+
+static void queued_scan_free(queued_scan_t *q)
+{
+    cudaFree(q->d_in);
+    cudaFree(q->d_out);
+    free(q->in);
+    free(q->ref);
+    free(q->abs_sum);
+}
+
+/* Scans and reduces queued with no synchronization in between, alternating
+ * the 4-byte (stamped words) and 8-byte (stamped flags) layouts and sizes
+ * below and above one persistent wave: each kernel must leave the counters
+ * at 0 and the epoch advanced for the next one. */
+static void back_to_back(void)
+{
+    enum { CALLS = 8 };
+    static const size_t sizes[CALLS] = {(3u << 21) + 1, 100003, 1u << 22, 5, 1u << 20, 4097,
+                                        (1u << 22) + 77, 65536};
+    queued_scan_t q[CALLS];
+    int ok = 1;
+    for (int i = 0; i < CALLS; i++) {
+        const cuops_dtype_t t = (i & 1) ? CUOPS_DTYPE_F64 : ((i & 2) ? CUOPS_DTYPE_F32 : CUOPS_DTYPE_I32);
+        ok &= queued_scan_init(&q[i], t, sizes[i]);
+    }
+    int64_t *d_red = NULL;
+    if (!ok || cudaMalloc(&d_red, CALLS * sizeof(int64_t)) != cudaSuccess) {
+        SKIP("back-to-back: out of memory");
+    } else {
+        cudaDeviceSynchronize();
+        for (int rep = 0; rep < 2; rep++) {
+            for (int i = 0; i < CALLS; i++) {
+                CHECK_STATUS(cuops_scan(g_gpu, CUOPS_REDUCE_SUM, 0, q[i].t, (int64_t)q[i].n,
+                                        q[i].d_in, q[i].d_out), CUOPS_STATUS_SUCCESS);
+                /* a reduce between scans shares the state's header */
+                CHECK_STATUS(cuops_reduce(g_gpu, CUOPS_REDUCE_SUM, q[i].t, (int64_t)q[i].n,
+                                          q[i].d_in, d_red + i), CUOPS_STATUS_SUCCESS);
+            }
+            cudaError_t err = cudaDeviceSynchronize();
+            CHECK(err == cudaSuccess, "back-to-back: %s", cudaGetErrorString(err));
+            for (int i = 0; i < CALLS; i++) {
+                char what[96];
+                snprintf(what, sizeof what, "back-to-back scan %s n=%zu round %d", type_name(q[i].t),
+                         q[i].n, rep);
+                queued_scan_check(&q[i], what);
+                /* the reduce result equals the last inclusive-scan element */
+                const size_t es = elem_size(q[i].t);
+                unsigned char got[8];
+                cudaMemcpy(got, d_red + i, es, cudaMemcpyDeviceToHost);
+                double abs_total = q[i].abs_sum ? q[i].abs_sum[q[i].n - 1] : 0;
+                snprintf(what, sizeof what, "back-to-back reduce %s n=%zu round %d",
+                         type_name(q[i].t), q[i].n, rep);
+                size_t bad = compare(got, q[i].ref + (q[i].n - 1) * es, &abs_total, q[i].t,
+                                     CUOPS_REDUCE_SUM, 1, what);
+                CHECK(bad == 0, "%s: wrong result", what);
+                cudaMemset(q[i].d_out, poison_byte(q[i].t), q[i].n * es);
+            }
+        }
+    }
+    cudaFree(d_red);
+    for (int i = 0; i < CALLS; i++) queued_scan_free(&q[i]);
+}
+
+/* Plant PREFIX stamps with random values in every status slot of the
+ * handle's state, stamped `stamp`, then set the epoch to `epoch`. */
+static int plant_state(unsigned stamp, unsigned epoch)
+{
+    struct cuops_handle *h = g_gpu;
+    if (h->scan_state == NULL) return 0;
+    const int64_t cap = h->scan_state_tiles;
+    uint64_t *words = (uint64_t *)malloc((size_t)cap * 8);
+    uint32_t *flags = (uint32_t *)malloc((size_t)cap * 4);
+    uint64_t *values = (uint64_t *)malloc((size_t)cap * 8);
+    if (!words || !flags || !values) {
+        free(words); free(flags); free(values);
+        return 0;
+    }
+    for (int64_t i = 0; i < cap; i++) {
+        words[i] = ((uint64_t)((stamp << 2) | 2u) << 32) | (uint32_t)tu_rand_u64();
+        flags[i] = (stamp << 2) | 2u;
+        values[i] = tu_rand_u64();
+    }
+    char *base = (char *)h->scan_state;
+    cudaMemcpy(base + scan_state_words_offset(cap), words, (size_t)cap * 8, cudaMemcpyHostToDevice);
+    cudaMemcpy(base + scan_state_flags_offset(cap), flags, (size_t)cap * 4, cudaMemcpyHostToDevice);
+    cudaMemcpy(base + scan_state_aggr_offset(cap), values, (size_t)cap * 8, cudaMemcpyHostToDevice);
+    cudaMemcpy(base + scan_state_prefix_offset(cap), values, (size_t)cap * 8, cudaMemcpyHostToDevice);
+    cudaMemcpy(base + SCAN_STATE_EPOCH, &epoch, 4, cudaMemcpyHostToDevice);
+    free(words); free(flags); free(values);
+    return cudaDeviceSynchronize() == cudaSuccess;
+}
+
+static unsigned read_epoch(void)
+{
+    unsigned e = 0xffffffffu;
+    cudaMemcpy(&e, (char *)g_gpu->scan_state + SCAN_STATE_EPOCH, 4, cudaMemcpyDeviceToHost);
+    return e;
+}
+
+/* wrap == 0: stamps of the epoch just before the current one, which the
+ * call must ignore. wrap == 1: the state aged to the last epoch before the
+ * wrap with stamps of epoch 0 planted: the call at the last epoch ignores
+ * them, then must clear them, since the next call runs at epoch 0. */
+static void planted_stamps(int wrap)
+{
+    static const cuops_dtype_t types[2] = {CUOPS_DTYPE_I32, CUOPS_DTYPE_F64};
+    for (int ti = 0; ti < 2; ti++) {
+        queued_scan_t q;
+        if (!queued_scan_init(&q, types[ti], (3u << 21) + 1)) {
+            SKIP("planted stamps: out of memory");
+            queued_scan_free(&q);
+            continue;
+        }
+        /* the state exists after one call */
+        CHECK_STATUS(cuops_scan(g_gpu, CUOPS_REDUCE_SUM, 0, q.t, (int64_t)q.n, q.d_in, q.d_out),
+                     CUOPS_STATUS_SUCCESS);
+        cudaDeviceSynchronize();
+        if (g_gpu->scan_state == NULL) {
+            CHECK(0, "planted stamps: the default scan left no state on the handle");
+            queued_scan_free(&q);
+            continue;
+        }
+        const unsigned now = read_epoch();
+        const unsigned epoch = wrap ? SCAN_EPOCH_MASK : (now == 0 ? 1u : now);
+        const unsigned stamp = wrap ? 0u : epoch - 1;
+        CHECK(plant_state(stamp, epoch), "planted stamps: could not write the state");
+        for (int call = 0; call < 2; call++) {
+            char what[96];
+            snprintf(what, sizeof what, "%s stamps %s call %d", wrap ? "wrap" : "stale",
+                     type_name(q.t), call);
+            cudaMemset(q.d_out, poison_byte(q.t), q.n * elem_size(q.t));
+            cuops_status_t st =
+                cuops_scan(g_gpu, CUOPS_REDUCE_SUM, 0, q.t, (int64_t)q.n, q.d_in, q.d_out);
+            cudaError_t err = cudaDeviceSynchronize();
+            CHECK(st == CUOPS_STATUS_SUCCESS && err == cudaSuccess, "%s: %s %s", what,
+                  cuops_status_string(st), cudaGetErrorString(err));
+            queued_scan_check(&q, what);
+            const unsigned want = (epoch + 1 + (unsigned)call) & SCAN_EPOCH_MASK;
+            const unsigned got = read_epoch();
+            CHECK(got == want, "%s: epoch %u after the call, want %u", what, got, want);
+        }
+        queued_scan_free(&q);
+    }
+}
+
+/* A user workspace (memset path) full of 0xFF bytes, then back to the
+ * handle's own state. */
+static void user_workspace(void)
+{
+    const size_t ws_bytes = (size_t)8 << 20;
+    void *ws = NULL;
+    if (cudaMalloc(&ws, ws_bytes) != cudaSuccess) {
+        SKIP("user workspace: out of memory");
+        return;
+    }
+    static const cuops_dtype_t types[2] = {CUOPS_DTYPE_F32, CUOPS_DTYPE_I64};
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 0) {
+            cudaMemset(ws, 0xFF, ws_bytes);
+            CHECK_STATUS(cuops_set_workspace(g_gpu, ws, ws_bytes), CUOPS_STATUS_SUCCESS);
+        } else {
+            CHECK_STATUS(cuops_set_workspace(g_gpu, NULL, 0), CUOPS_STATUS_SUCCESS);
+        }
+        for (int ti = 0; ti < 2; ti++) {
+            for (int rep = 0; rep < 2; rep++) {
+                queued_scan_t q;
+                if (!queued_scan_init(&q, types[ti], (3u << 21) + 1)) {
+                    SKIP("user workspace: out of memory");
+                    queued_scan_free(&q);
+                    continue;
+                }
+                char what[96];
+                snprintf(what, sizeof what, "%s workspace scan %s rep %d",
+                         pass == 0 ? "user" : "own", type_name(q.t), rep);
+                cuops_status_t st =
+                    cuops_scan(g_gpu, CUOPS_REDUCE_SUM, 0, q.t, (int64_t)q.n, q.d_in, q.d_out);
+                cudaError_t err = cudaDeviceSynchronize();
+                CHECK(st == CUOPS_STATUS_SUCCESS && err == cudaSuccess, "%s: %s (%s) %s", what,
+                      cuops_status_string(st), cuops_last_error(g_gpu), cudaGetErrorString(err));
+                queued_scan_check(&q, what);
+                /* reduce into the first element of d_out */
+                const size_t es = elem_size(q.t);
+                st = cuops_reduce(g_gpu, CUOPS_REDUCE_SUM, q.t, (int64_t)q.n, q.d_in, q.d_out);
+                err = cudaDeviceSynchronize();
+                unsigned char got[8];
+                cudaMemcpy(got, q.d_out, es, cudaMemcpyDeviceToHost);
+                double abs_total = q.abs_sum ? q.abs_sum[q.n - 1] : 0;
+                snprintf(what, sizeof what, "%s workspace reduce %s rep %d",
+                         pass == 0 ? "user" : "own", type_name(q.t), rep);
+                CHECK(st == CUOPS_STATUS_SUCCESS && err == cudaSuccess &&
+                          compare(got, q.ref + (q.n - 1) * es, &abs_total, q.t, CUOPS_REDUCE_SUM,
+                                  1, what) == 0,
+                      "%s: wrong result or %s", what, cuops_status_string(st));
+                queued_scan_free(&q);
+            }
+        }
+    }
+    cudaFree(ws);
+}
+
 /* ---- n = 2^31 + 7 ----------------------------------------------------------- */
 
 static __host__ __device__ uint32_t mix32(uint64_t i, uint32_t seed)
@@ -449,10 +707,10 @@ int main(void)
                  CUOPS_STATUS_SUCCESS);
     CHECK_STATUS(cuops_variant_names("reduce", &g_reduce_variants, &g_reduce_variant_count),
                  CUOPS_STATUS_SUCCESS);
-    CHECK(g_scan_variant_count == 6 && strcmp(g_scan_variants[0], "auto") == 0,
+    CHECK(g_scan_variant_count == 7 && strcmp(g_scan_variants[0], "auto") == 0,
           "scan variants: %d, first '%s'", g_scan_variant_count,
           g_scan_variant_count ? g_scan_variants[0] : "");
-    CHECK(g_reduce_variant_count == 6 && strcmp(g_reduce_variants[0], "auto") == 0,
+    CHECK(g_reduce_variant_count == 7 && strcmp(g_reduce_variants[0], "auto") == 0,
           "reduce variants: %d, first '%s'", g_reduce_variant_count,
           g_reduce_variant_count ? g_reduce_variants[0] : "");
     if (g_scan_variant_count < 1 || g_reduce_variant_count < 1) return tu_finish("test_gpu_scan");
@@ -469,8 +727,9 @@ int main(void)
         cudaFree(d);
     }
 
+    /* 3*2^21+1: 769 tiles of 8192, so each persistent CTA runs several */
     static const size_t scan_sizes[] = {1, 31, 32, 33, 4095, 4096, 4097, 1u << 20,
-                                        (1u << 20) + 3, 1u << 26};
+                                        (1u << 20) + 3, (3u << 21) + 1, 1u << 26};
     for (size_t s = 0; s < sizeof scan_sizes / sizeof scan_sizes[0]; s++)
         for (int ti = 0; ti < 4; ti++)
             for (int oi = 0; oi < 3; oi++)
@@ -483,6 +742,10 @@ int main(void)
             for (int oi = 0; oi < 3; oi++) reduce_case(k_types[ti], k_ops[oi], reduce_sizes[s]);
 
     reproducibility();
+    back_to_back();
+    planted_stamps(0);
+    planted_stamps(1);
+    user_workspace();
     huge_case();
 
     cuops_destroy(g_gpu);

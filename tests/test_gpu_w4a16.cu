@@ -8,7 +8,11 @@
  * with k not a multiple of 16), zeros and symmetric (NULL) weights, scales in
  * f16/bf16/f32, m in {1, 3, 16, 17, 64, 65, 300}, odd n and k, a weight with
  * many groups (k = 4096, group 32), ldx > k, ldy > n, a misaligned x, forced
- * split-K, and every variant from cuops_variant_names("w4a16"). y is
+ * split-K, and every variant from cuops_variant_names("w4a16"). The streaming
+ * decode kernel (w4a16_decode_stream) is checked to be what auto runs where
+ * it serves the call, with ragged k under a 16-byte-aligned ldx (its cp.async
+ * zero-fill), row tiles only partly inside n, forced splits 1 and 1000, and a
+ * bitwise repeat of its in-kernel split-K reduction. y is
  * NaN-poisoned with a guard band before and after it and in the ldy padding;
  * any write outside y[0..m)[0..n) shows up as a changed poison word.
  *
@@ -182,7 +186,15 @@ typedef struct gemm_case {
     int x_offset;         /* elements: 1 makes x only 2-byte aligned */
     const char *variant;  /* NULL = plain call */
     int split_k;
+    int repeat;           /* run twice, y must be bitwise identical */
 } gemm_case_t;
+
+/* What w4a16_decode_stream serves (w4a16_dispatch.cu): m <= 64, group_size a
+ * multiple of 64 or one group per row, x 16-byte aligned, ldx % 8 == 0. */
+static int stream_serves(int64_t m, int64_t k, int64_t gs, int64_t ldx, int x_offset)
+{
+    return m <= 64 && (gs % 64 == 0 || gs >= k) && x_offset == 0 && ldx % 8 == 0;
+}
 
 static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float *wd,
                            const gpu_weight_t *gw, cuops_dtype_t act, gemm_case_t c)
@@ -220,15 +232,29 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
                             : cuops_gemm_w4a16(h, m, n, k, w->group_size, dx, ldx, gw->packed, dy,
                                                ldy, act);
     const char *vname = c.variant ? c.variant : "(plain)";
-    int decode_too_big = c.variant && strcmp(c.variant, "w4a16_decode_splitk") == 0 && m > 64;
-    if (decode_too_big) {
-        CHECK(st == CUOPS_STATUS_NOT_SUPPORTED, "%s with m=%lld should be NOT_SUPPORTED, got %s",
-              vname, (long long)m, cuops_status_string(st));
+    const int serves = stream_serves(m, k, w->group_size, ldx, c.x_offset);
+    int refused = 0;
+    if (c.variant && strcmp(c.variant, "w4a16_decode_splitk") == 0) refused = m > 64;
+    if (c.variant && strcmp(c.variant, "w4a16_decode_stream") == 0) refused = !serves;
+    if (refused) {
+        CHECK(st == CUOPS_STATUS_NOT_SUPPORTED,
+              "%s with m=%lld k=%lld g=%lld ldx=%lld xoff=%d should be NOT_SUPPORTED, got %s",
+              vname, (long long)m, (long long)k, (long long)w->group_size, (long long)ldx,
+              c.x_offset, cuops_status_string(st));
     } else {
         CHECK(st == CUOPS_STATUS_SUCCESS, "gemm_w4a16 %s m=%lld n=%lld k=%lld g=%lld: %s (%s)",
               vname, (long long)m, (long long)n, (long long)k, (long long)w->group_size,
               cuops_status_string(st), cuops_last_error(h));
     }
+    /* auto must pick the streaming kernel wherever it serves the call */
+    if (st == CUOPS_STATUS_SUCCESS && serves && (!c.variant || strcmp(c.variant, "auto") == 0 ||
+                                                 strcmp(c.variant, "w4a16_decode_stream") == 0))
+        CHECK(strncmp(cuops_last_kernel(h), "w4a16_stream_", 13) == 0,
+              "%s m=%lld k=%lld g=%lld ldx=%lld ran %s, expected w4a16_stream_*", vname,
+              (long long)m, (long long)k, (long long)w->group_size, (long long)ldx,
+              cuops_last_kernel(h));
+    char kernel_name[64];
+    snprintf(kernel_name, sizeof kernel_name, "%s", cuops_last_kernel(h));
     cudaError_t ce = cudaDeviceSynchronize();
     CHECK(ce == cudaSuccess, "gemm sync: %s", cudaGetErrorString(ce));
     cudaMemcpy(y, dy_base, yelems * 2, cudaMemcpyDeviceToHost);
@@ -244,6 +270,26 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
               (long long)w->group_size, w->zeros != NULL, (long long)ldx, (long long)ldy,
               c.x_offset, c.split_k, cuops_last_kernel(h), rel, (long long)nans);
         free(ref);
+    }
+    /* split-K reduction order is fixed: a second run gives the same bits */
+    if (c.repeat && st == CUOPS_STATUS_SUCCESS && ce == cudaSuccess) {
+        uint16_t *y2 = (uint16_t *)malloc(yelems * 2);
+        tu_poison(y2, act, yelems);
+        cudaMemcpy(dy_base, y2, yelems * 2, cudaMemcpyHostToDevice);
+        cuops_status_t st2 =
+            (c.variant || c.split_k)
+                ? cuops_gemm_w4a16_ex(h, m, n, k, w->group_size, dx, ldx, gw->packed, dy, ldy,
+                                      act, &opt)
+                : cuops_gemm_w4a16(h, m, n, k, w->group_size, dx, ldx, gw->packed, dy, ldy, act);
+        cudaError_t ce2 = cudaDeviceSynchronize();
+        CHECK(st2 == CUOPS_STATUS_SUCCESS && ce2 == cudaSuccess, "repeat run: %s / %s",
+              cuops_status_string(st2), cudaGetErrorString(ce2));
+        cudaMemcpy(y2, dy_base, yelems * 2, cudaMemcpyDeviceToHost);
+        int64_t differ = 0;
+        for (size_t i = 0; i < yelems; i++) differ += y2[i] != y[i];
+        CHECK(differ == 0, "%s m=%lld n=%lld k=%lld kernel=%s: %lld elements differ between two runs",
+              vname, (long long)m, (long long)n, (long long)k, kernel_name, (long long)differ);
+        free(y2);
     }
     /* nothing outside y[0..m)[0..n) may change: guard bands and ldy padding */
     int64_t bad = 0;
@@ -282,6 +328,8 @@ static void run_gpu_tests(cuops_handle_t h)
         {200, 520, 520, 1, CUOPS_DTYPE_F16, 0},    /* per-channel, group_size == k */
         {64, 4096, 32, 1, CUOPS_DTYPE_F16, 0},     /* many groups */
         {1024, 4096, 128, 0, CUOPS_DTYPE_F16, 0},  /* a real layer slice; split-K kicks in */
+        {520, 2048, 64, 1, CUOPS_DTYPE_BF16, 1},   /* stream: last 128-row tile half past n */
+        {4096, 1024, 128, 1, CUOPS_DTYPE_F16, 0},  /* stream: 64 row tiles, in-kernel split-K */
     };
     int nvariants = 0;
     const char *const *variants = NULL;
@@ -311,10 +359,19 @@ static void run_gpu_tests(cuops_handle_t h)
                     gpu_gemm_check(h, &w, wd, &gw, act, s1);
                     gemm_case_t s2 = {m, 8, 8, 1, NULL, 0};
                     gpu_gemm_check(h, &w, wd, &gw, act, s2);
-                    gemm_case_t s3 = {m, 0, 1, 0, NULL, 3};
+                    gemm_case_t s3 = {m, 0, 1, 0, NULL, 3, 1};
                     gpu_gemm_check(h, &w, wd, &gw, act, s3);
                     gemm_case_t s4 = {m, 0, 0, 0, "w4a16_mma", 1000};
                     gpu_gemm_check(h, &w, wd, &gw, act, s4);
+                    /* ldx a multiple of 8 with any k: the streaming kernel's
+                     * zero-filled x tail; forced splits 1 and as many as tiles */
+                    const int64_t pad8 = (8 - wc->k % 8) % 8 + 8;
+                    gemm_case_t s5 = {m, pad8, 2, 0, NULL, 0, 1};
+                    gpu_gemm_check(h, &w, wd, &gw, act, s5);
+                    gemm_case_t s6 = {m, pad8, 0, 0, "w4a16_decode_stream", 1};
+                    gpu_gemm_check(h, &w, wd, &gw, act, s6);
+                    gemm_case_t s7 = {m, pad8, 0, 0, "w4a16_decode_stream", 1000, 1};
+                    gpu_gemm_check(h, &w, wd, &gw, act, s7);
                 }
                 free(wd);
             }

@@ -37,6 +37,11 @@ struct cuops_handle {
     int64_t l2_bytes;
     int64_t smem_optin_bytes;  /* max dynamic shared memory per block */
     const char *last_kernel;   /* static string: what the last call ran */
+    /* src/cuda/scan: device-resident scan/reduce state (tile counters, epoch,
+     * look-back status words) kept across calls so that no call needs a
+     * memset; zeroed when allocated, capacity in tiles (scan_state.h) */
+    void *scan_state;
+    int64_t scan_state_tiles;
     char last_error[CUOPS_ERROR_LEN];
 };
 
@@ -183,6 +188,9 @@ const char *const *cuops_cuda_dequant_variant_names(int *count);
 const char *const *cuops_cuda_w4a16_variant_names(int *count);
 const char *const *cuops_cuda_scan_variant_names(int *count);
 const char *const *cuops_cuda_reduce_variant_names(int *count);
+
+/* Free h->scan_state (src/cuda/scan/scan_state.cu); called by cuops_cuda_fini. */
+void cuops_cuda_scan_state_release(struct cuops_handle *h);
 
 #ifdef __cplusplus
 }

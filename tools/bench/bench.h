@@ -118,6 +118,8 @@ typedef struct bench_env {
     cublasHandle_t cublas_pedantic; /* fp32 SGEMM without TF32 */
     double copy_gbps;           /* NAN until measured */
     double vendor_gemm_tflops;  /* NAN unless the gemm suite runs */
+    double mma_sync_tflops;     /* from cuops-probe's JSON (CUOPS_PROBE_JSON), else NAN */
+    double wgmma_tflops;
     bench_row_t *rows;
     int num_rows, cap_rows;
     int failures;               /* invalid or errored rows */

@@ -102,8 +102,8 @@ static inline int bench_write_json(const bench_env_t *env, const char *path, con
     fputs("{", f);
     bj_key(f, "copy_gbps"); bj_number(f, env->copy_gbps); fputs(", ", f);
     bj_key(f, "vendor_gemm_tflops"); bj_number(f, env->vendor_gemm_tflops); fputs(", ", f);
-    bj_key(f, "mma_sync_tflops"); fputs("null, ", f);
-    bj_key(f, "wgmma_tflops"); fputs("null", f);
+    bj_key(f, "mma_sync_tflops"); bj_number(f, env->mma_sync_tflops); fputs(", ", f);
+    bj_key(f, "wgmma_tflops"); bj_number(f, env->wgmma_tflops);
     fputs("},\n ", f);
     bj_key(f, "rows");
     fputs("[", f);

@@ -702,6 +702,8 @@ int main(int argc, char **argv)
     }
     env.copy_gbps = NAN;
     env.vendor_gemm_tflops = NAN;
+    /* tensor-core ceilings measured by cuops-probe on this GPU, if given */
+    bv_probe_ceilings(getenv("CUOPS_PROBE_JSON"), &env.mma_sync_tflops, &env.wgmma_tflops);
     cudaRuntimeGetVersion(&env.runtime_version);
     fprintf(stderr, "seed: CUOPS_BENCH_SEED=%llu\n", (unsigned long long)env.opt.seed);
 

@@ -792,4 +792,30 @@ static inline void bv_dequant_ref(int64_t n, int64_t k, int64_t group, const uin
     }
 }
 
+/*
+ * The whole-GPU tensor-core ceilings cuops-probe measured: the best
+ * "mma_sync" and "wgmma" TFLOP/s points of its JSON (one point per line, as
+ * cuops-probe writes it). Missing families stay NAN. Returns 0 when the file
+ * was read.
+ */
+static inline int bv_probe_ceilings(const char *path, double *mma_sync, double *wgmma)
+{
+    *mma_sync = NAN;
+    *wgmma = NAN;
+    FILE *f = path ? fopen(path, "r") : NULL;
+    if (!f) return -1;
+    char line[1024];
+    while (fgets(line, sizeof line, f)) {
+        double *dst = NULL;
+        if (strstr(line, "\"family\": \"mma_sync\"")) dst = mma_sync;
+        else if (strstr(line, "\"family\": \"wgmma\"")) dst = wgmma;
+        const char *v = dst ? strstr(line, "\"value\": ") : NULL;
+        if (!v) continue;
+        double x = strtod(v + 9, NULL);
+        if (isfinite(x) && (isnan(*dst) || x > *dst)) *dst = x;
+    }
+    fclose(f);
+    return 0;
+}
+
 #endif /* CUOPS_BENCH_VALIDATE_H */

@@ -42,6 +42,7 @@ extern "C" cuops_status_t cuops_cuda_init(struct cuops_handle *h, char *why)
 
 extern "C" void cuops_cuda_fini(struct cuops_handle *h)
 {
+    cuops_cuda_scan_state_release(h);
     if (h->own_workspace) {
         int prev = 0;
         cudaGetDevice(&prev);

@@ -41,6 +41,28 @@ static __device__ __forceinline__ void cuops_cp_async_16_zfill(uint32_t smem_dst
 #endif
 }
 
+/*
+ * The same copy issued only when `issue` is non-zero, as a predicated
+ * instruction rather than a branch: a main loop whose last iterations have
+ * nothing left to fetch stays one basic block, so ptxas can interleave its
+ * LDGSTS with the HMMAs around them (a branch ends its scheduling region).
+ */
+static __device__ __forceinline__ void cuops_cp_async_16_zfill_if(uint32_t smem_dst,
+                                                                  const void *gmem_src,
+                                                                  int src_bytes, int issue)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile(
+        "{\n"
+        " .reg .pred p;\n"
+        " setp.ne.b32 p, %3, 0;\n"
+        " @p cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
+        "}\n" ::"r"(smem_dst),
+        "l"(gmem_src), "r"(src_bytes), "r"(issue)
+        : "memory");
+#endif
+}
+
 /* Close the group of cp.async issued since the previous commit (an empty
  * group is legal and completes at once; the pipelines rely on that to keep
  * their group counting uniform at the end of K). */

@@ -31,6 +31,9 @@ extern const cuops_gemm_kernel_t cuops_gemm_fallback_tiled;
 /* sgemm_simt.cu: BK = 8 (the default) and BK = 16 (half the barriers per FLOP) */
 extern const cuops_gemm_kernel_t cuops_gemm_sgemm_simt_128x128;
 extern const cuops_gemm_kernel_t cuops_gemm_sgemm_simt_128x128_bk16;
+/* sgemm_simt.cu: lane order for packed LDS.128 returns, conflict-free stores */
+extern const cuops_gemm_kernel_t cuops_gemm_sgemm_simt_128x128_bk16_paired;
+extern const cuops_gemm_kernel_t cuops_gemm_sgemm_simt_128x128_bk32_paired;
 
 /* Tables of other kernel families: array order is that family's preference. */
 __attribute__((weak, visibility("hidden")))
@@ -74,6 +77,8 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
     for (int i = 0; i < count && n < max; i++) out[n++] = &t[i];
     if (n < max) out[n++] = &cuops_gemm_sgemm_simt_128x128;
     if (n < max) out[n++] = &cuops_gemm_sgemm_simt_128x128_bk16;
+    if (n < max) out[n++] = &cuops_gemm_sgemm_simt_128x128_bk16_paired;
+    if (n < max) out[n++] = &cuops_gemm_sgemm_simt_128x128_bk32_paired;
     if (n < max) out[n++] = &cuops_gemm_fallback_tiled;
     return n;
 }

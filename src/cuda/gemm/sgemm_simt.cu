@@ -1,6 +1,12 @@
 /*
- * sgemm_simt.cu - "sgemm_simt_128x128" (BK = 8) and "sgemm_simt_128x128_bk16":
+ * sgemm_simt.cu - "sgemm_simt_128x128" (BK = 8), "sgemm_simt_128x128_bk16",
+ * "sgemm_simt_128x128_bk16_paired" and "sgemm_simt_128x128_bk32_paired":
  * the three-level tiled FP32 GEMM of seed 002, true fp32 FFMA (no TF32).
+ * The *_paired kernels (second half of the file) keep this design and cut
+ * the shared-memory cycles per FFMA by a third (lane order chosen for the
+ * pair-packing rule of LDS.128, conflict-free transposed stores); run them
+ * side by side with --variant / cuops_options_t.variant to compare. What
+ * follows describes the first kernel.
  *
  *   global -> shared : a 128x128 CTA tile of C, K in steps of BK, two shared
  *                      buffers so one barrier per K step suffices, the next
@@ -287,6 +293,282 @@ sgemm_simt_kernel(int m, int n, int k, float alpha, const float *__restrict__ a,
 }
 
 /* ------------------------------------------------------------------------ */
+/* Paired-lane kernel: "sgemm_simt_128x128_bk16_paired", "..._bk32_paired"   */
+/* ------------------------------------------------------------------------ */
+/*
+ * Same tiling, pipeline and 8x8 outer product as sgemm_simt_kernel; what
+ * changes is how much work each shared-memory access costs.
+ *
+ * 1. Lane order. Shared memory returns 128 B per clock to the SM: one 32-bit
+ *    register for each of 32 lanes. An LDS.128 returns four registers per
+ *    lane, so a warp's LDS.128 takes 4 return cycles however many lanes share
+ *    an address, unless every lane pair (T, T^1), or every pair (T, T^2),
+ *    reads the same address: then two lanes' values travel packed and the
+ *    instruction takes 2. Per warp and per k the 8x8 tile reads 4 LDS.128
+ *    for 64 FFMA. In 64 clocks the 4 sub-partitions of an SM issue 4 warp-k
+ *    steps (one FFMA per clock each), so at 4 cycles per LDS.128 the reads
+ *    alone would want 4 x 16 = 64 of the 64 shared cycles. The original lane
+ *    order (row = lane / 8, col = lane % 8) meets the pair rule for A (T and
+ *    T^1 share a row) but not for B: 2+2+4+4 = 12 cycles per warp-k, 75 % of
+ *    the shared pipe at FFMA peak, before stores and the global loads that
+ *    also pass through L1 (ncu of sgemm_simt_128x128 at 4096^3: L1/TEX 72 %
+ *    busy at 65 % of FFMA peak). Here lane bit 0 picks a column and bit 1 a
+ *    row, so (T, T^1) share every A address and (T, T^2) every B address:
+ *    2+2+2+2 = 8 cycles per warp-k, 50 % at FFMA peak.
+ *
+ * 2. Conflict-free transposed stores at any BK. Rows of a shared tile are 128
+ *    floats, and k row kk starts at kk*128 + R*(kk/4) with R = 128/BK. An
+ *    operand stored with k contiguous is loaded by BK/4 threads per row (one
+ *    float4 of k each: 64 B per row at BK 16, a full 128 B line at BK 32),
+ *    so one warp's float4 loads cover R rows and BK/4 groups of 4 k; its
+ *    scalar store e of group g goes to bank (R*g + row) mod 32: R rows times
+ *    BK/4 groups = 32 distinct banks. The compute reads stay within one k
+ *    row (16 or 32 consecutive words: conflict-free) and the shift is a
+ *    compile-time constant per unrolled k, so the reads cost nothing extra.
+ *    (The original kernel's 132-float rows leave BK 16 a 2-way conflict.)
+ *
+ * 3. BK 32 (dynamic shared memory, 66,048 B per CTA, still 2 CTAs per SM):
+ *    one barrier per 2048 FFMA per thread instead of 1024 (the compute loop's
+ *    code doubles to ~2048 FFMA, which the measurement has to weigh).
+ *
+ * Global loads: an operand stored with k contiguous is read as BK/4 float4
+ * per row (zero filled past k; rows past m or n are zero); an operand stored
+ * with m or n contiguous is read as 512 contiguous bytes per warp. One
+ * float4 of A and one of B in flight per thread, as in the original kernel.
+ */
+
+/* Start (in floats) of k row kk in a paired-kernel tile. */
+template <int BK>
+__host__ __device__ constexpr int pr_row(int kk)
+{
+    return kk * SG_BM + (SG_BM / BK) * (kk >> 2);
+}
+
+/* Floats per tile: the last row ends at pr_row(BK - 1) + 128 <= pr_row(BK). */
+template <int BK>
+__host__ __device__ constexpr int pr_tile_floats()
+{
+    return pr_row<BK>(BK);
+}
+
+template <int BK>
+static constexpr size_t pr_smem_bytes()
+{
+    return (size_t)4 * pr_tile_floats<BK>() * sizeof(float); /* 2 buffers x (A, B) */
+}
+
+/* One float4 of an operand stored [mn][k]: elements (row, kidx..kidx+3). */
+__device__ __forceinline__ float4 pr_load_k_contiguous(const float *base, int64_t ld, int row,
+                                                       int row_limit, int kidx, int k)
+{
+    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (row < row_limit) {
+        const float *p = base + (int64_t)row * ld + kidx;
+        if (kidx + 3 < k) {
+            v = __ldg((const float4 *)p);
+        } else {
+            if (kidx + 0 < k) v.x = __ldg(p + 0);
+            if (kidx + 1 < k) v.y = __ldg(p + 1);
+            if (kidx + 2 < k) v.z = __ldg(p + 2);
+        }
+    }
+    return v;
+}
+
+template <int BK, int TRANS_A, int TRANS_B>
+__global__ void __launch_bounds__(SG_THREADS, 2)
+sgemm_simt_paired_kernel(int m, int n, int k, float alpha, const float *__restrict__ a,
+                         int64_t lda, const float *__restrict__ b, int64_t ldb, float beta,
+                         float *__restrict__ c, int64_t ldc, int tiles_m, int tiles_n,
+                         int swizzle)
+{
+    static_assert(BK == 8 || BK == 16 || BK == 32, "row shifts assume BK in {8, 16, 32}");
+    constexpr int LOADS = BK / 8;               /* float4 per thread per operand per K step */
+    constexpr int TILE = pr_tile_floats<BK>();  /* floats per operand per buffer */
+    constexpr int KC_THREADS_PER_ROW = BK / 4;  /* k-contiguous: one float4 of k each */
+    constexpr int KC_ROWS_PER_SLOT = SG_THREADS / KC_THREADS_PER_ROW;
+    constexpr int A_K_CONTIGUOUS = (TRANS_A == CUOPS_OP_N);
+    constexpr int B_K_CONTIGUOUS = (TRANS_B == CUOPS_OP_T);
+    static_assert(LOADS * SG_THREADS * 4 == BK * SG_BM, "tile not covered by the loads");
+    static_assert(KC_ROWS_PER_SLOT * LOADS == SG_BM, "k-contiguous slots must cover 128 rows");
+    static_assert(TILE % 4 == 0, "tiles must stay 16-byte aligned");
+
+    extern __shared__ float4 pr_smem4[];
+    float *const smem = (float *)pr_smem4; /* [A buf 0][A buf 1][B buf 0][B buf 1] */
+
+    /* ---- which C tile ---- */
+    const int bid = blockIdx.x;
+    int tile_m, tile_n;
+    if (swizzle) {
+        const int per_group = SG_GROUP_ROWS * tiles_n;
+        const int first_m = (bid / per_group) * SG_GROUP_ROWS;
+        const int rows_here = min(tiles_m - first_m, SG_GROUP_ROWS);
+        const int local = bid % per_group;
+        tile_m = first_m + local % rows_here;
+        tile_n = local / rows_here;
+    } else {
+        tile_m = bid / tiles_n;
+        tile_n = bid % tiles_n;
+    }
+    const int m0 = tile_m * SG_BM;
+    const int n0 = tile_n * SG_BN;
+    const int tid = threadIdx.x;
+
+    /*
+     * Global -> shared coordinates. k-contiguous operand, slot r: row
+     * kc_row + r * KC_ROWS_PER_SLOT, k 4*kc_group .. +3, stored to rows
+     * pr_row(4*kc_group + e) = kc_group*(512 + R) + 128*e of the tile.
+     * mn-contiguous operand, slot r: k row mc_k + 8r, columns mc_mn .. +3.
+     */
+    const int kc_group = tid % KC_THREADS_PER_ROW;
+    const int kc_row = tid / KC_THREADS_PER_ROW;
+    const int kc_store = pr_row<BK>(4 * kc_group) + kc_row;
+    const int mc_k = tid >> 5;
+    const int mc_mn = (tid & 31) * 4;
+    const int mc_store = pr_row<BK>(mc_k) + mc_mn;
+
+    float4 a_stage, b_stage;
+#define PR_LOAD_SLOT(r, k0)                                                                  \
+    do {                                                                                     \
+        if (A_K_CONTIGUOUS) {                                                                \
+            a_stage = pr_load_k_contiguous(a, lda, m0 + kc_row + (r) * KC_ROWS_PER_SLOT, m,  \
+                                           (k0) + 4 * kc_group, k);                          \
+        } else {                                                                             \
+            a_stage = load_mn_contiguous(a, lda, (k0) + mc_k + 8 * (r), k, m0 + mc_mn, m);   \
+        }                                                                                    \
+        if (B_K_CONTIGUOUS) {                                                                \
+            b_stage = pr_load_k_contiguous(b, ldb, n0 + kc_row + (r) * KC_ROWS_PER_SLOT, n,  \
+                                           (k0) + 4 * kc_group, k);                          \
+        } else {                                                                             \
+            b_stage = load_mn_contiguous(b, ldb, (k0) + mc_k + 8 * (r), k, n0 + mc_mn, n);   \
+        }                                                                                    \
+    } while (0)
+    /* pr_row(mc_k + 8r) = pr_row(mc_k) + pr_row(8r): the shift term is linear
+     * in kk/4 and 8r is a multiple of 4. */
+#define PR_STORE_ONE(tile, K_CONTIGUOUS, r, v)                                               \
+    do {                                                                                     \
+        if (K_CONTIGUOUS) {                                                                  \
+            float *dst_ = (tile) + kc_store + (r) * KC_ROWS_PER_SLOT;                        \
+            dst_[0 * SG_BM] = (v).x;                                                         \
+            dst_[1 * SG_BM] = (v).y;                                                         \
+            dst_[2 * SG_BM] = (v).z;                                                         \
+            dst_[3 * SG_BM] = (v).w;                                                         \
+        } else {                                                                             \
+            *(float4 *)((tile) + mc_store + pr_row<BK>(8 * (r))) = (v);                      \
+        }                                                                                    \
+    } while (0)
+#define PR_STORE_SLOT(r, buf)                                                                \
+    do {                                                                                     \
+        PR_STORE_ONE(smem + (buf) * TILE, A_K_CONTIGUOUS, r, a_stage);                       \
+        PR_STORE_ONE(smem + (2 + (buf)) * TILE, B_K_CONTIGUOUS, r, b_stage);                 \
+    } while (0)
+
+    /* ---- compute coordinates: 4x2 warps; lanes 4 (M) x 8 (N) with lane bit 0
+     * a column bit and bit 1 a row bit (the pair rule above); 2x2 sub-tiles
+     * of 4x4 at 16 rows / 32 columns ---- */
+    const int warp = tid >> 5, lane = tid & 31;
+    const int lane_row = (lane >> 1) & 3;                 /* lane bits 1, 2 */
+    const int lane_col = (lane & 1) | ((lane >> 3) << 1); /* lane bits 0, 3, 4 */
+    const int a_off = (warp >> 1) * 32 + lane_row * 4;   /* rows a_off+0..3, a_off+16..19 */
+    const int b_off = (warp & 1) * 64 + lane_col * 4;    /* cols b_off+0..3, b_off+32..35 */
+
+    float acc[8][8];
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+#pragma unroll
+        for (int j = 0; j < 8; j++) acc[i][j] = 0.0f;
+
+    const int num_tiles = (k + BK - 1) / BK;
+    if (num_tiles > 0) {
+#pragma unroll
+        for (int r = 0; r < LOADS; r++) {
+            PR_LOAD_SLOT(r, 0);
+            PR_STORE_SLOT(r, 0);
+        }
+        __syncthreads();
+    }
+
+    for (int t = 0; t < num_tiles; t++) {
+        const int cur = t & 1;
+        const int has_next = t + 1 < num_tiles;
+        const int next_k0 = (t + 1) * BK;
+        const float *a_tile = smem + cur * TILE + a_off;
+        const float *b_tile = smem + (2 + cur) * TILE + b_off;
+
+        float4 frag_a[2][2], frag_b[2][2];
+        frag_a[0][0] = *(const float4 *)(a_tile + pr_row<BK>(0));
+        frag_a[0][1] = *(const float4 *)(a_tile + pr_row<BK>(0) + 16);
+        frag_b[0][0] = *(const float4 *)(b_tile + pr_row<BK>(0));
+        frag_b[0][1] = *(const float4 *)(b_tile + pr_row<BK>(0) + 32);
+#pragma unroll
+        for (int kk = 0; kk < BK; kk++) {
+            /* The other buffer was last read in iteration t-1, before the
+             * barrier that ended it; slot r of the next tile is loaded at
+             * kk = 8r and stored 8 k later, so each load has 8 x 64 FFMA per
+             * thread to arrive in and only one float4 per operand is staged. */
+            if (kk % 8 == 0 && has_next) {
+                if (kk > 0) PR_STORE_SLOT(kk / 8 - 1, cur ^ 1);
+                PR_LOAD_SLOT(kk / 8, next_k0);
+            }
+            const int s = kk & 1;
+            if (kk + 1 < BK) { /* next k's fragments issue ahead of this k's FFMAs */
+                frag_a[s ^ 1][0] = *(const float4 *)(a_tile + pr_row<BK>(kk + 1));
+                frag_a[s ^ 1][1] = *(const float4 *)(a_tile + pr_row<BK>(kk + 1) + 16);
+                frag_b[s ^ 1][0] = *(const float4 *)(b_tile + pr_row<BK>(kk + 1));
+                frag_b[s ^ 1][1] = *(const float4 *)(b_tile + pr_row<BK>(kk + 1) + 32);
+            }
+            const float av[8] = {frag_a[s][0].x, frag_a[s][0].y, frag_a[s][0].z, frag_a[s][0].w,
+                                 frag_a[s][1].x, frag_a[s][1].y, frag_a[s][1].z, frag_a[s][1].w};
+            const float bv[8] = {frag_b[s][0].x, frag_b[s][0].y, frag_b[s][0].z, frag_b[s][0].w,
+                                 frag_b[s][1].x, frag_b[s][1].y, frag_b[s][1].z, frag_b[s][1].w};
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+#pragma unroll
+                for (int j = 0; j < 8; j++) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+        }
+        if (has_next) PR_STORE_SLOT(LOADS - 1, cur ^ 1);
+        __syncthreads();
+    }
+#undef PR_LOAD_SLOT
+#undef PR_STORE_ONE
+#undef PR_STORE_SLOT
+
+    /* ---- epilogue: C = alpha*acc + beta*C, float4 where the row allows ---- */
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        const int gm = m0 + a_off + (i & 3) + (i >> 2) * 16;
+        if (gm >= m) continue;
+        float *crow = c + (int64_t)gm * ldc;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int gn = n0 + b_off + h * 32;
+            float4 v = make_float4(alpha * acc[i][4 * h + 0], alpha * acc[i][4 * h + 1],
+                                   alpha * acc[i][4 * h + 2], alpha * acc[i][4 * h + 3]);
+            if (gn + 3 < n) {
+                float4 *p = (float4 *)(crow + gn);
+                if (beta != 0.0f) {
+                    const float4 old = *p;
+                    v.x = fmaf(beta, old.x, v.x);
+                    v.y = fmaf(beta, old.y, v.y);
+                    v.z = fmaf(beta, old.z, v.z);
+                    v.w = fmaf(beta, old.w, v.w);
+                }
+                *p = v;
+            } else {
+                const float vv[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    if (gn + e >= n) break;
+                    float out = vv[e];
+                    if (beta != 0.0f) out = fmaf(beta, crow[gn + e], out);
+                    crow[gn + e] = out;
+                }
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------ */
 /* Host side                                                                */
 /* ------------------------------------------------------------------------ */
 
@@ -348,7 +630,64 @@ static cuops_status_t simt_launch_bk16(struct cuops_handle *h, const cuops_gemm_
     return simt_launch_bk<16>(h, d, opt, "sgemm_simt_128x128_bk16");
 }
 
+template <int BK, int TRANS_A, int TRANS_B>
+static cuops_status_t launch_paired_one(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                        int tiles_m, int tiles_n, int swizzle, const char *name)
+{
+    const size_t smem = pr_smem_bytes<BK>();
+    if (smem > 48 * 1024) {
+        /* Per function and device; cheap next to a launch, so simply repeated. */
+        cudaError_t err = cudaFuncSetAttribute(sgemm_simt_paired_kernel<BK, TRANS_A, TRANS_B>,
+                                               cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               (int)smem);
+        if (err != cudaSuccess) return cuops_cuda_fail(h, err, name);
+    }
+    sgemm_simt_paired_kernel<BK, TRANS_A, TRANS_B>
+        <<<(unsigned)tiles_m * (unsigned)tiles_n, SG_THREADS, smem, cuops_stream(h)>>>(
+            (int)d->m, (int)d->n, (int)d->k, d->alpha, (const float *)d->a, d->lda,
+            (const float *)d->b, d->ldb, d->beta, (float *)d->c, d->ldc, tiles_m, tiles_n,
+            swizzle);
+    return cuops_cuda_check_launch(h, name);
+}
+
+template <int BK>
+static cuops_status_t simt_launch_paired(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                         const cuops_options_t *opt, const char *name)
+{
+    if (!simt_supports(h, d))
+        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
+                          "%s: needs f32 A/B/C, 16-byte aligned pointers and leading "
+                          "dimensions that are multiples of 4", name);
+    const int tiles_m = (int)cuops_ceil_div(d->m, SG_BM);
+    const int tiles_n = (int)cuops_ceil_div(d->n, SG_BN);
+    const int swizzle = !(opt && (opt->flags & CUOPS_FLAG_NO_SWIZZLE));
+    if (d->trans_a == CUOPS_OP_N) {
+        if (d->trans_b == CUOPS_OP_N)
+            return launch_paired_one<BK, CUOPS_OP_N, CUOPS_OP_N>(h, d, tiles_m, tiles_n, swizzle, name);
+        return launch_paired_one<BK, CUOPS_OP_N, CUOPS_OP_T>(h, d, tiles_m, tiles_n, swizzle, name);
+    }
+    if (d->trans_b == CUOPS_OP_N)
+        return launch_paired_one<BK, CUOPS_OP_T, CUOPS_OP_N>(h, d, tiles_m, tiles_n, swizzle, name);
+    return launch_paired_one<BK, CUOPS_OP_T, CUOPS_OP_T>(h, d, tiles_m, tiles_n, swizzle, name);
+}
+
+static cuops_status_t simt_launch_bk16_paired(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                              const cuops_options_t *opt)
+{
+    return simt_launch_paired<16>(h, d, opt, "sgemm_simt_128x128_bk16_paired");
+}
+
+static cuops_status_t simt_launch_bk32_paired(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                              const cuops_options_t *opt)
+{
+    return simt_launch_paired<32>(h, d, opt, "sgemm_simt_128x128_bk32_paired");
+}
+
 extern "C" const cuops_gemm_kernel_t cuops_gemm_sgemm_simt_128x128 = {
     "sgemm_simt_128x128", simt_supports, simt_launch_bk8};
 extern "C" const cuops_gemm_kernel_t cuops_gemm_sgemm_simt_128x128_bk16 = {
     "sgemm_simt_128x128_bk16", simt_supports, simt_launch_bk16};
+extern "C" const cuops_gemm_kernel_t cuops_gemm_sgemm_simt_128x128_bk16_paired = {
+    "sgemm_simt_128x128_bk16_paired", simt_supports, simt_launch_bk16_paired};
+extern "C" const cuops_gemm_kernel_t cuops_gemm_sgemm_simt_128x128_bk32_paired = {
+    "sgemm_simt_128x128_bk32_paired", simt_supports, simt_launch_bk32_paired};

@@ -3,10 +3,16 @@
  * call: the variant table, the split heuristic and the workspace.
  *
  * Variants (cuops_options_t.variant, cuops_variant_names("w4a16")):
- *   auto                 w4a16_decode_splitk for m <= 64, w4a16_dequant_gemm
- *                        for m >= 256 on sm_90, else w4a16_mma
+ *   auto                 m <= 64: w4a16_decode_stream where it serves the call
+ *                        (group_size % 64 == 0 or one group, x 16-byte aligned,
+ *                        ldx % 8 == 0), else w4a16_decode_splitk;
+ *                        w4a16_dequant_gemm for m >= 256 on sm_90, else w4a16_mma
+ *   w4a16_decode_stream  m <= 64: cp.async ring, x shared per CTA, split-K
+ *                        reduced in the same kernel (w4a16_decode_stream.cu);
+ *                        NOT_SUPPORTED, with the reason, outside what it serves
  *   w4a16_decode_splitk  m <= 64: one m block of 8/16/32/64 rows, K split
- *                        across CTAs until the SMs are busy
+ *                        across CTAs until the SMs are busy (register batches,
+ *                        second kernel for the reduction; w4a16_mma_splitk.cu)
  *   w4a16_mma            any m: m in blocks of 64 rows (grid.z), no split
  *                        unless options.split_k asks for one
  *   w4a16_dequant_gemm   any m (auto: m >= 256 on sm_90): dequantize chunks
@@ -28,13 +34,14 @@
 #include "cuda/quant/w4a16_layout.cuh"
 
 static const char *const w4a16_variants[] = {"auto", "w4a16_decode_splitk", "w4a16_mma",
-                                             "w4a16_dequant_gemm"};
+                                             "w4a16_dequant_gemm", "w4a16_decode_stream"};
 enum {
     W4A16_AUTO = 0,
     W4A16_DECODE_SPLITK = 1,
     W4A16_MMA = 2,
     W4A16_DEQUANT_GEMM = 3,
-    W4A16_NUM_VARIANTS = 4
+    W4A16_DECODE_STREAM = 4,
+    W4A16_NUM_VARIANTS = 5
 };
 
 /* ---- prefill (m >= 256): w4a16_prefill_dequant_gemm.cu --------------------
@@ -107,13 +114,30 @@ extern "C" cuops_status_t cuops_cuda_gemm_w4a16(struct cuops_handle *h,
             return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "w4a16 (cuda): no variant named '%s'",
                               opt->variant);
     }
-    if (variant == W4A16_AUTO) variant = d->m <= 64 ? W4A16_DECODE_SPLITK : W4A16_MMA;
+    if (variant == W4A16_AUTO) {
+        if (d->m <= 64)
+            variant = w4a16_decode_stream_serves(d, &geo) ? W4A16_DECODE_STREAM : W4A16_DECODE_SPLITK;
+        else
+            variant = W4A16_MMA;
+    }
     /* prefill: chosen in auto on sm_90 only; forced, it serves any shape */
     if (cuops_variant_is_auto(opt) && d->m >= W4A16_PREFILL_MIN_M && h->sm_major == 9)
         variant = W4A16_DEQUANT_GEMM;
     if (variant == W4A16_DEQUANT_GEMM) {
         const char *kernel = NULL;
         return w4a16_launch_prefill_dequant_gemm(h, d, &geo, &kernel);
+    }
+    if (variant == W4A16_DECODE_STREAM) {
+        if (!w4a16_decode_stream_serves(d, &geo))
+            return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
+                              "w4a16 (cuda): w4a16_decode_stream serves m <= 64, group_size a "
+                              "multiple of 64 or >= k, x 16-byte aligned and ldx %% 8 == 0 "
+                              "(m %lld, group_size %lld, k %lld, ldx %lld)",
+                              (long long)d->m, (long long)d->group_size, (long long)d->k,
+                              (long long)d->ldx);
+        const char *kernel = NULL;
+        return w4a16_launch_decode_stream(h, d, &geo, opt && opt->split_k > 0 ? opt->split_k : 0,
+                                          &kernel);
     }
     if (variant == W4A16_DECODE_SPLITK && d->m > 64)
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,

@@ -93,4 +93,12 @@ cuops_status_t w4a16_launch_mma_splitk(struct cuops_handle *h, const cuops_w4a16
                                        const w4_geometry_t *geo, int m_frags, int splits,
                                        float *ws, const char **kernel_name);
 
+/* The streaming decode kernel (w4a16_decode_stream.cu): m <= 64, group_size a
+ * multiple of 64 or one group per row, x 16-byte aligned with ldx % 8 == 0.
+ * forced_splits > 0 forces the split count; it takes its own workspace. */
+int w4a16_decode_stream_serves(const cuops_w4a16_desc_t *d, const w4_geometry_t *geo);
+cuops_status_t w4a16_launch_decode_stream(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
+                                          const w4_geometry_t *geo, int64_t forced_splits,
+                                          const char **kernel_name);
+
 #endif /* CUOPS_W4A16_LAYOUT_CUH */

@@ -1,15 +1,26 @@
 /*
- * reduce.cu - the default reduction ("vectorized", = "auto"): one launch.
+ * reduce.cu - the vectorized single-launch reduction, in two grid policies:
+ * "vectorized_multiwave" (= "auto") and "vectorized" (the first version, kept
+ * for side-by-side timing).
  *
- * grid = min(ceil(n / 4096 per CTA), 4 * num_SMs) persistent CTAs of 256
- * threads. CTA b reduces the fixed contiguous range [b*chunk, (b+1)*chunk)
- * (chunk a multiple of the vector width, so every range starts 16-byte
- * aligned when `in` is): each thread keeps UNROLL 16-byte loads in flight
- * (256 threads x 4 x 16 B = 16 KB per CTA, 64 KB per SM with 4 CTAs: above
- * the ~36 KB per SM that Little's law asks of HBM3e at ~1 us loaded latency)
- * and VEC independent accumulators. The CTA total (shuffle tree) goes to
- * partials[b]; the last CTA to finish (atomic ticket after __threadfence)
- * combines the partials in index order and writes *out.
+ * Kernel: CTAs of 256 threads; CTA b reduces the fixed contiguous range
+ * [b*chunk, (b+1)*chunk) (chunk a multiple of the vector width, so every
+ * range starts 16-byte aligned when `in` is): each thread keeps UNROLL
+ * 16-byte loads in flight (256 threads x 4 x 16 B = 16 KB per CTA, 64 KB per
+ * SM with 4 CTAs: above the ~32 KB per SM at which the probe's read stream
+ * reaches ~4.4 TB/s) and VEC independent accumulators. The CTA total
+ * (shuffle tree) goes to partials[b]; the last CTA to finish (atomic ticket
+ * after __threadfence) combines the partials in index order, writes *out and
+ * puts the ticket back to 0.
+ *
+ * Grids. "vectorized": one wave, min(ceil(n / 4096), 4 x SMs) CTAs, ticket
+ * cleared by a 4-byte cudaMemsetAsync per call (the general workspace is
+ * shared with other ops, so its content cannot be trusted).
+ * "vectorized_multiwave": one wave up to 8 rounds per CTA (n <= ~2^24 for
+ * 4-byte types), then whole waves (up to 8) so the block scheduler balances
+ * the SMs; the ticket and partials live in the handle's scan state
+ * (scan_state.h), which the last CTA leaves clean, so no memset is issued
+ * (with a user workspace set it takes the first version's ticket + memset).
  *
  * Deterministic: the grid depends only on n and the SM count, every thread's
  * accumulation order and every tree is fixed, and the partials are combined
@@ -17,17 +28,17 @@
  *
  * Accuracy (f32 sum, accumulated in f32): each accumulator sums about
  * n / (grid*256*4) elements before the trees; for n = 2^30 that is ~2000
- * values per chain, so the error stays below ~2000*eps*sum|x| in the worst case
- * and far below it for random signs; the tests bound it by 1e-5*sum|x|.
+ * values per chain with one wave (~250 with 8 waves), so the error stays
+ * below ~2000*eps*sum|x| in the worst case and far below it for random signs;
+ * the tests bound it by 1e-5*sum|x|.
  *
  * Unaligned `in` takes the same kernel with VEC = 1 (scalar loads, 8 in
- * flight per thread). n == 0 runs one CTA that writes the identity. The
- * ticket counter is cleared with a 4-byte cudaMemsetAsync per call (the
- * workspace is shared with other ops, so its content cannot be trusted) and
- * is reset by the last CTA as well.
+ * flight per thread). n == 0 runs one CTA that writes the identity; so does
+ * any n that one CTA covers, with no ticket at all.
  */
 #include "cuda/scan/scan_kernels.h"
 #include "cuda/scan/scan_primitives.cuh"
+#include "cuda/scan/scan_state.h"
 
 #define REDUCE_BLOCK 256
 #define REDUCE_CTAS_PER_SM 4
@@ -95,8 +106,18 @@ reduce_vectorized_kernel(const T *in, int64_t n, int64_t chunk, T *partials,
      * their tickets). Read through L2 (__ldcg), never a stale L1 line. */
     __threadfence();
     T r = scan_identity<T, OP>();
-    for (int b = threadIdx.x; b < (int)gridDim.x; b += REDUCE_BLOCK)
-        r = scan_combine<T, OP>(r, __ldcg(partials + b));
+    const int grid = (int)gridDim.x;
+    int b = threadIdx.x;
+    /* up to 16 partials per thread (multi-wave grids): 8 loads in flight per
+     * batch instead of one dependent L2 round trip each; same order */
+    for (; b + 7 * REDUCE_BLOCK < grid; b += 8 * REDUCE_BLOCK) {
+        T q[8];
+#pragma unroll
+        for (int u = 0; u < 8; u++) q[u] = __ldcg(partials + b + u * REDUCE_BLOCK);
+#pragma unroll
+        for (int u = 0; u < 8; u++) r = scan_combine<T, OP>(r, q[u]);
+    }
+    for (; b < grid; b += REDUCE_BLOCK) r = scan_combine<T, OP>(r, __ldcg(partials + b));
     __syncthreads(); /* s_warp is reused */
     r = block_reduce<T, OP, REDUCE_BLOCK>(r, s_warp);
     if (threadIdx.x == 0) {
@@ -105,14 +126,39 @@ reduce_vectorized_kernel(const T *in, int64_t n, int64_t chunk, T *partials,
     }
 }
 
+/* Grid of the "vectorized" variant: one wave of REDUCE_CTAS_PER_SM per SM. */
+static int64_t reduce_grid_one_wave(struct cuops_handle *h, int64_t rounds)
+{
+    const int64_t one_wave = (int64_t)REDUCE_CTAS_PER_SM * (h->num_sms > 0 ? h->num_sms : 1);
+    return rounds < one_wave ? rounds : one_wave;
+}
+
+/* Grid of "vectorized_multiwave". Up to 8 rounds per CTA a single wave (at
+ * 2^20..2^24 a second wave would only add a ramp); beyond that whole waves,
+ * up to REDUCE_MAX_WAVES, each CTA >= 8 rounds. With one wave the slowest SM
+ * sets the time (every CTA has the same share and nothing rebalances); with
+ * w waves the block scheduler hands the later CTAs to whichever SM frees a
+ * slot first, and the imbalance left is about one wave's worth / w. */
+#define REDUCE_MAX_WAVES 8
+#define REDUCE_ROUNDS_PER_CTA 8
+static int64_t reduce_grid_multiwave(struct cuops_handle *h, int64_t rounds)
+{
+    const int64_t one_wave = (int64_t)REDUCE_CTAS_PER_SM * (h->num_sms > 0 ? h->num_sms : 1);
+    if (rounds <= one_wave * REDUCE_ROUNDS_PER_CTA) return rounds < one_wave ? rounds : one_wave;
+    int64_t waves = cuops_ceil_div(rounds, one_wave * REDUCE_ROUNDS_PER_CTA);
+    if (waves > REDUCE_MAX_WAVES) waves = REDUCE_MAX_WAVES;
+    int64_t grid = waves * one_wave;
+    if (grid > SCAN_STATE_MAX_PARTIALS) grid = SCAN_STATE_MAX_PARTIALS;
+    return grid;
+}
+
 template <typename T, int OP, int VEC, int UNROLL>
 static cuops_status_t reduce_run(struct cuops_handle *h, const cuops_reduce_desc_t *d,
-                                 const char *kernel_name)
+                                 int multiwave, const char *kernel_name)
 {
     const int64_t per_round = (int64_t)REDUCE_BLOCK * VEC * UNROLL;
-    int64_t grid = cuops_ceil_div(d->n, per_round);
-    const int64_t max_grid = (int64_t)REDUCE_CTAS_PER_SM * (h->num_sms > 0 ? h->num_sms : 1);
-    if (grid > max_grid) grid = max_grid;
+    const int64_t rounds = cuops_ceil_div(d->n, per_round);
+    int64_t grid = multiwave ? reduce_grid_multiwave(h, rounds) : reduce_grid_one_wave(h, rounds);
     if (grid < 1) grid = 1;
     /* equal ranges, each a whole number of vectors */
     const int64_t chunk = cuops_ceil_div(cuops_ceil_div(d->n, grid), VEC) * VEC;
@@ -122,7 +168,16 @@ static cuops_status_t reduce_run(struct cuops_handle *h, const cuops_reduce_desc
     cudaStream_t stream = cuops_stream(h);
     T *partials = NULL;
     unsigned *ticket = NULL;
-    if (grid > 1) {
+    if (grid > 1 && multiwave && h->user_workspace == NULL) {
+        /* the ticket lives in the handle's scan state, left at 0 by the last
+         * CTA of every call: no memset (scan_state.cu clears it per call
+         * only when the state sits in a user workspace) */
+        scan_state_view_t view;
+        cuops_status_t st = scan_state_acquire(h, 0, &view);
+        if (st != CUOPS_STATUS_SUCCESS) return st;
+        ticket = (unsigned *)(view.base + SCAN_STATE_REDUCE_TICKET);
+        partials = (T *)(view.base + scan_state_partials_offset(view.tiles));
+    } else if (grid > 1) {
         void *ws = NULL;
         cuops_status_t st =
             cuops_cuda_workspace(h, 256 + 256 + (size_t)grid * sizeof(T), &ws);
@@ -138,17 +193,23 @@ static cuops_status_t reduce_run(struct cuops_handle *h, const cuops_reduce_desc
 }
 
 template <typename T, int OP>
-static cuops_status_t reduce_typed(struct cuops_handle *h, const cuops_reduce_desc_t *d)
+static cuops_status_t reduce_typed(struct cuops_handle *h, const cuops_reduce_desc_t *d,
+                                   int multiwave)
 {
     if (cuops_aligned(d->in, 16))
-        return reduce_run<T, OP, SCAN_VEC(T), 4>(h, d, "reduce_vectorized_vec16");
-    return reduce_run<T, OP, 1, 8>(h, d, "reduce_vectorized_scalar");
+        return reduce_run<T, OP, SCAN_VEC(T), 4>(
+            h, d, multiwave,
+            multiwave ? "reduce_vectorized_multiwave_vec16" : "reduce_vectorized_vec16");
+    return reduce_run<T, OP, 1, 8>(
+        h, d, multiwave,
+        multiwave ? "reduce_vectorized_multiwave_scalar" : "reduce_vectorized_scalar");
 }
 
-cuops_status_t cuops_reduce_vectorized_launch(struct cuops_handle *h, const cuops_reduce_desc_t *d)
+cuops_status_t cuops_reduce_vectorized_launch(struct cuops_handle *h, const cuops_reduce_desc_t *d,
+                                              int multiwave)
 {
     return SCAN_TYPE_OP_CALL(d->type, d->op,
                              cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "reduce: dtype %s",
                                         cuops_dtype_name(d->type)),
-                             reduce_typed, h, d);
+                             reduce_typed, h, d, multiwave);
 }

@@ -2,10 +2,11 @@
  * scan_dispatch.cu - the scan and reduce variant tables and the CUDA
  * backend entries cuops_cuda_scan / cuops_cuda_reduce.
  *
- * "auto" is the default technique (the look-back scan, the vectorized
- * single-launch reduce): both reach copy speed on every size, type and
- * alignment, so there is no shape-dependent choice to tune. The other rows
- * are seed 002's ladder, selectable by name through cuops_options_t.variant
+ * "auto" is the default technique (the persistent look-back scan, the
+ * multi-wave vectorized single-launch reduce): one kernel each for every
+ * size, type and alignment, so there is no shape-dependent choice to tune.
+ * "lookback" and "vectorized" are their first versions, kept so one bench run
+ * times old and new side by side. The other rows are seed 002's ladder, selectable by name through cuops_options_t.variant
  * for study and benchmarking (docs/scan.md predicts each one's rate). Every
  * row serves every type (I32, I64, F32, F64), op, n and alignment.
  */
@@ -26,6 +27,11 @@ typedef struct reduce_variant {
     cuops_status_t (*launch)(struct cuops_handle *h, const cuops_reduce_desc_t *d, int algo);
 } reduce_variant_t;
 
+static cuops_status_t scan_persistent_entry(struct cuops_handle *h, const cuops_scan_desc_t *d,
+                                           int)
+{
+    return cuops_scan_lookback_persistent_launch(h, d);
+}
 static cuops_status_t scan_lookback_entry(struct cuops_handle *h, const cuops_scan_desc_t *d, int)
 {
     return cuops_scan_lookback_launch(h, d);
@@ -34,14 +40,16 @@ static cuops_status_t scan_rts_entry(struct cuops_handle *h, const cuops_scan_de
 {
     return cuops_scan_reduce_then_scan_launch(h, d);
 }
+/* algo = multiwave (0 or 1) */
 static cuops_status_t reduce_vectorized_entry(struct cuops_handle *h, const cuops_reduce_desc_t *d,
-                                              int)
+                                              int multiwave)
 {
-    return cuops_reduce_vectorized_launch(h, d);
+    return cuops_reduce_vectorized_launch(h, d, multiwave);
 }
 
 /* Row 0 is what "auto" runs. */
 static const scan_variant_t scan_table[] = {
+    {"lookback_persistent", -1, scan_persistent_entry},
     {"lookback", -1, scan_lookback_entry},
     {"blelloch_smem", SCAN_ALGO_BLELLOCH, cuops_scan_textbook_launch},
     {"blelloch_smem_padded", SCAN_ALGO_BLELLOCH_PADDED, cuops_scan_textbook_launch},
@@ -49,7 +57,8 @@ static const scan_variant_t scan_table[] = {
     {"reduce_then_scan", -1, scan_rts_entry},
 };
 static const reduce_variant_t reduce_table[] = {
-    {"vectorized", -1, reduce_vectorized_entry},
+    {"vectorized_multiwave", 1, reduce_vectorized_entry},
+    {"vectorized", 0, reduce_vectorized_entry},
     {"interleaved_divergent", REDUCE_ALGO_INTERLEAVED_DIVERGENT, cuops_reduce_textbook_launch},
     {"interleaved_strided", REDUCE_ALGO_INTERLEAVED_STRIDED, cuops_reduce_textbook_launch},
     {"sequential_addressing", REDUCE_ALGO_SEQUENTIAL, cuops_reduce_textbook_launch},
@@ -60,9 +69,11 @@ static const reduce_variant_t reduce_table[] = {
 
 /* Names for cuops_variant_names: "auto" first, then the table. */
 static const char *const scan_names[] = {"auto", "blelloch_smem", "blelloch_smem_padded",
-                                         "warp_shuffle", "reduce_then_scan", "lookback"};
+                                         "warp_shuffle", "reduce_then_scan", "lookback",
+                                         "lookback_persistent"};
 static const char *const reduce_names[] = {"auto", "interleaved_divergent", "interleaved_strided",
-                                           "sequential_addressing", "warp_shuffle", "vectorized"};
+                                           "sequential_addressing", "warp_shuffle", "vectorized",
+                                           "vectorized_multiwave"};
 
 extern "C" const char *const *cuops_cuda_scan_variant_names(int *count)
 {

@@ -27,6 +27,18 @@ enum {
     REDUCE_ALGO_WARP_SHUFFLE = 3           /* shfl_down tree per warp */
 };
 
+/* scan_state.cu: the counters and status words of the persistent scan and the
+ * multi-wave reduce (layout in scan_state.h). `tiles`: status slots needed. */
+typedef struct scan_state_view {
+    char *base;    /* 256-byte aligned start of the layout */
+    int64_t tiles; /* capacity in tiles the offsets are computed with */
+} scan_state_view_t;
+cuops_status_t scan_state_acquire(struct cuops_handle *h, int64_t tiles, scan_state_view_t *view);
+
+/* scan_lookback_persistent.cu: the default; persistent CTAs that load their
+ * next tile while looking back for the current one; no memset per call. */
+cuops_status_t cuops_scan_lookback_persistent_launch(struct cuops_handle *h,
+                                                     const cuops_scan_desc_t *d);
 /* scan_lookback.cu: single pass, decoupled look-back, deterministic. */
 cuops_status_t cuops_scan_lookback_launch(struct cuops_handle *h, const cuops_scan_desc_t *d);
 /* scan_reduce_then_scan.cu: tile reduce, scan of tile sums, scan with offsets. */
@@ -36,9 +48,12 @@ cuops_status_t cuops_scan_reduce_then_scan_launch(struct cuops_handle *h,
 cuops_status_t cuops_scan_textbook_launch(struct cuops_handle *h, const cuops_scan_desc_t *d,
                                           int algo);
 
-/* reduce.cu: one launch of persistent CTAs, last CTA combines the partials. */
+/* reduce.cu: one launch, last CTA combines the partials. `multiwave` 0: one
+ * wave of 4 CTAs per SM, ticket cleared by a memset ("vectorized"); 1: up to
+ * 8 waves for large n, ticket in the handle's scan state, no memset
+ * ("vectorized_multiwave", the default). */
 cuops_status_t cuops_reduce_vectorized_launch(struct cuops_handle *h,
-                                              const cuops_reduce_desc_t *d);
+                                              const cuops_reduce_desc_t *d, int multiwave);
 /* reduce_textbook.cu: one element per thread, a tree per block, one launch per level. */
 cuops_status_t cuops_reduce_textbook_launch(struct cuops_handle *h, const cuops_reduce_desc_t *d,
                                             int algo);

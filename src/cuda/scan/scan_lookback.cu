@@ -1,5 +1,7 @@
 /*
- * scan_lookback.cu - the default scan: one pass over the data (2n elements
+ * scan_lookback.cu - the first version of the look-back scan ("lookback"; the
+ * default is now scan_lookback_persistent.cu, which pipelines the same
+ * algorithm over persistent CTAs): one pass over the data (2n elements
  * moved, the minimum), decoupled look-back across tiles (Merrill & Garland,
  * "Single-pass Parallel Prefix Scan with Decoupled Look-back", as in CUB),
  * and bitwise-deterministic float results, which CUB's scan does not give.
