@@ -7,7 +7,9 @@
  * 64, 128, 2, 6, 130, k = 1, 7, 129, 4095, 4098 (partial last groups), n = 1,
  * 17, 1537, padded ldq/ldo, pointers offset by one byte/element, every forced
  * variant (NOT_SUPPORTED allowed only for the vector variants, and each
- * variant must run somewhere), NaN-poisoned outputs whose row padding and a
+ * variant must run somewhere; the bulk-store ones only on sm_90), calls
+ * larger than one resident wave for the persistent variants (their unit loop,
+ * both buffers, magic division by non-powers of two), NaN-poisoned outputs whose row padding and a
  * guard band after the last row must stay untouched, and 16384x4096 checked
  * on sampled rows. Without a CUDA device it SKIPs. CUOPS_TEST_QUICK=1 (the
  * compute-sanitizer run) drops the large shapes.
@@ -34,6 +36,7 @@ typedef struct dq_case {
     int64_t ldq_pad, ldo_pad;
     int64_t q_off, s_off, z_off, o_off; /* bytes for q/z, elements for s/out */
     const char *variant;                /* NULL: auto */
+    double s_lo, s_hi;                  /* scale range; both 0: [-1.5, 1.5] */
 } dq_case_t;
 
 /* The formula, computed here: (float(q) - float(z)) * s, rounded to ot. */
@@ -91,7 +94,8 @@ static int run_case(const dq_case_t *c)
     uint8_t *ref = (uint8_t *)malloc(oelems * oes), *got = (uint8_t *)malloc(oelems * oes);
     for (size_t i = 0; i < qbytes; i++) hq[i] = (uint8_t)tu_rand_u64();
     for (size_t i = 0; i < zbytes; i++) hz[i] = (uint8_t)(tu_rand_u64() & 15);
-    tu_fill_float(hs, c->st, sbytes / ses, -1.5, 1.5);
+    if (c->s_lo != 0.0 || c->s_hi != 0.0) tu_fill_float(hs, c->st, sbytes / ses, c->s_lo, c->s_hi);
+    else tu_fill_float(hs, c->st, sbytes / ses, -1.5, 1.5);
     tu_poison(ref, c->ot, oelems);
     tu_poison(got, c->ot, oelems);
 
@@ -205,6 +209,17 @@ static void dequant_cases(void)
         b.ldq_pad = 15; b.ldo_pad = 15;
         run_case(&b);
     }
+    /* Subnormal scales and products: the 16-bit multiply of the f16 -> f16
+     * and bf16 -> bf16 fast path must round them as the fp32 formula does
+     * (no flush to zero). f16 below 2^-14 ~ 6.1e-5; bf16 below 2^-126 ~ 1.2e-38.
+     * Contiguous rows (the fast layout) and a partial-chunk one. */
+    for (int t = 0; t < 2; t++)
+        for (int kk = 0; kk < 2; kk++) {
+            dq_case_t c = mk(65, kk ? 4095 : 4096, 128, types[t], types[t], 1);
+            c.s_lo = t ? -4e-38 : -2e-6;
+            c.s_hi = -c.s_lo;
+            run_case(&c);
+        }
     /* many rows */
     if (!quick) {
         dq_case_t a = mk(1537, 4095, 128, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1);
@@ -249,6 +264,45 @@ static void variant_cases(void)
             run_case(&cs[i]);
         }
     }
+    /* The persistent variants loop: a warp takes units w, w + W, ... and
+     * alternates two register buffers (two shared buffers for the bulk
+     * stores), and the grid is sized to what is resident, so only a call
+     * larger than one wave reaches the second buffer, the refills and the
+     * wait on an earlier bulk store. 2113 x 4600 f16 is 1,214,975 chunks of
+     * 8: on an H200 3 units per warp at U = 4 (~4200 resident warps), 4 at
+     * U = 2, 6 at U = 1, so every buffer is refilled at least once; a
+     * partial last unit; 575 chunks per row and 5 per group of 40 (not
+     * powers of two: the magic division), bf16 -> bf16 (the packed-half
+     * conversion). Then f32 out (4 outputs per chunk) with symmetric zeros,
+     * f16 -> f16 with padded rows (the general layout) and f32 -> bf16 (the
+     * fp32 conversion). */
+    int major = 0, dev = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    for (int v = 1; v < variant_count; v++) {
+        const char *name = variant_names[v];
+        const int bulk = strncmp(name, "bulk_", 5) == 0;
+        if (strncmp(name, "persistent_", 11) != 0 && !bulk) continue;
+        /* contiguous, aligned, chunk-divisible: every one of them must serve it */
+        const int must_serve = !bulk || major == 9;
+        dq_case_t a = mk(2113, 4600, 40, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, 1);
+        a.variant = name;
+        CHECK(run_case(&a) || !must_serve, "%s declined 2113x4600 bf16", name);
+        if (!quick) {
+            dq_case_t b = mk(1031, 2000, 40, CUOPS_DTYPE_F16, CUOPS_DTYPE_F32, 0);
+            b.variant = name;
+            CHECK(run_case(&b) || !must_serve, "%s declined 1031x2000 f32", name);
+            /* padded output: the general (non-contiguous) layout; bulk declines */
+            dq_case_t c = mk(2113, 4600, 40, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 0);
+            c.ldo_pad = 8;
+            c.variant = name;
+            CHECK(run_case(&c) || bulk, "%s declined 2113x4600 f16 ldo+8", name);
+            dq_case_t e = mk(2113, 4600, 40, CUOPS_DTYPE_F32, CUOPS_DTYPE_BF16, 1);
+            e.variant = name;
+            CHECK(run_case(&e) || !must_serve, "%s declined 2113x4600 f32->bf16", name);
+        }
+    }
+
     /* an unknown name is refused */
     cuops_options_t opt;
     memset(&opt, 0, sizeof opt);
@@ -256,8 +310,14 @@ static void variant_cases(void)
     CHECK_STATUS(cuops_dequant_int4_ex(gpu, 1, 2, 2, (const void *)16, 1, (const void *)16, CUOPS_DTYPE_F16, NULL,
                                        (void *)16, 2, CUOPS_DTYPE_F16, &opt),
                  CUOPS_STATUS_NOT_SUPPORTED);
-    for (int v = 0; v < variant_count; v++)
+    /* bulk-copy variants exist on sm_90 only; elsewhere they decline every call */
+    for (int v = 0; v < variant_count; v++) {
+        if (major != 9 && strncmp(variant_names[v], "bulk_", 5) == 0) {
+            CHECK(variant_ran[v] == 0, "variant %s ran on sm_%d", variant_names[v], major);
+            continue;
+        }
         CHECK(variant_ran[v] > 0, "variant %s was never compared", variant_names[v]);
+    }
 }
 
 /* 16384 x 4096 on the GPU; 48 random rows (plus the first and last) checked by the CPU. */

@@ -1,8 +1,8 @@
 /*
  * dequant_common.cuh - what every int4 dequantization kernel of cuops shares:
  * the launch parameters, index helpers, the exact nibble-to-float step, and
- * the launchers each technique file (dequant_scalar.cu, dequant_vector.cu)
- * provides to dequant_dispatch.cu.
+ * the launchers each technique file (dequant_scalar.cu, dequant_vector.cu,
+ * dequant_persistent.cu) provides to dequant_dispatch.cu.
  *
  * Exactness: out = RN_out((float(q) - float(z)) * float(s)). q - z is an
  * integer in -15..15, exact in fp32 whichever way it is formed, so the only
@@ -31,6 +31,9 @@ typedef struct dequant_params {
     int64_t chunks_per_group;   /* group_size / vec */
     int chunks_per_group_log2;
     int64_t total_chunks;       /* n * chunks_per_row */
+    /* persistent kernel: x / chunks_per_row and x / chunks_per_group for
+     * x < 2^31 as (x * magic) >> shift (dequant_magic_divisor) */
+    uint32_t cpr_magic, cpr_shift, cpg_magic, cpg_shift;
     /* Always 0. naive_order_b1 adds nibble * order_dep to the scale/zero index:
      * the value is zero, but neither NVVM nor ptxas can prove it, so the scale
      * and zero loads cannot be issued before the packed byte has arrived. */
@@ -43,6 +46,25 @@ static inline int dequant_log2_or_minus1(int64_t v)
     int l = 0;
     while (((int64_t)1 << l) < v) l++;
     return l;
+}
+
+/* Division by a constant d (1 <= d <= 2^31) of any x < 2^31 without a
+ * divide: with l = ceil(log2 d) and m = ceil(2^(31+l) / d) (< 2^32),
+ * floor(x / d) = (x * m) >> (31 + l). Why: m*d = 2^(31+l) + e with
+ * 0 <= e < d <= 2^l, so x*m / 2^(31+l) = x/d + x*e / (d * 2^(31+l)), and the
+ * second term is below 2^31 * 2^l / (d * 2^(31+l)) = 1/d: it cannot carry
+ * x/d past the next integer. One IMAD.WIDE.U32 and one shift, no branch. */
+static inline void dequant_magic_divisor(uint32_t d, uint32_t *magic, uint32_t *shift)
+{
+    int l = 0;
+    while (((uint64_t)1 << l) < (uint64_t)d) l++;
+    *magic = (uint32_t)((((uint64_t)1 << (31 + l)) + d - 1) / d);
+    *shift = (uint32_t)(31 + l);
+}
+
+__device__ __forceinline__ uint32_t dequant_magic_div(uint32_t x, uint32_t magic, uint32_t shift)
+{
+    return (uint32_t)(((uint64_t)x * magic) >> shift);
 }
 
 /* a / d for the index math: a shift when d is a power of two, a 32-bit
@@ -110,5 +132,18 @@ cuops_status_t dequant_launch_vector(struct cuops_handle *h, const cuops_dequant
 /* Whether the vector kernel can serve d with that chunk width; when not, a
  * reason is written to why (256 bytes). */
 int dequant_vector_supported(const cuops_dequant_desc_t *d, int vec, char *why);
+
+/* Persistent double-buffered kernel (dequant_persistent.cu): 16-byte chunks,
+ * `unroll` (1, 2, 4) chunks per lane and unit, a grid that gives every warp
+ * the same number of units. store: 0 st.global, 1 st.global.cs, 2 shared
+ * memory + cp.async.bulk (sm_90, contiguous output, unroll 4). The caller has
+ * checked dequant_persistent_supported(). */
+cuops_status_t dequant_launch_persistent(struct cuops_handle *h, const cuops_dequant_desc_t *d,
+                                         int unroll, int store, const char *kernel_name);
+
+/* Whether the persistent kernel can serve d (bulk != 0: with bulk stores);
+ * when not, a reason is written to why (256 bytes). */
+int dequant_persistent_supported(const struct cuops_handle *h, const cuops_dequant_desc_t *d, int bulk,
+                                 char *why);
 
 #endif /* CUOPS_DEQUANT_COMMON_CUH */

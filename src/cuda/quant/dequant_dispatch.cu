@@ -1,23 +1,28 @@
 /*
  * dequant_dispatch.cu - the CUDA backend of cuops_dequant_int4: the table of
- * named variants (the seed 001 load-order study and the vector-width
- * ladder), what each supports, and the auto choice. The kernels live in one
- * file per technique: dequant_scalar.cu (one output per thread, both load
- * orders, any alignment) and dequant_vector.cu (vector chunks).
+ * named variants (the seed 001 load-order study, the vector-width ladder
+ * and the persistent stream), what each supports, and the auto choice. The
+ * kernels live in one file per technique: dequant_scalar.cu (one output per
+ * thread, both load orders, any alignment), dequant_vector.cu (vector chunks,
+ * one unit per warp) and dequant_persistent.cu (vector chunks, persistent
+ * double-buffered warps; plain, evict-first or bulk-copy stores).
  *
- * Auto: warp_coalesced (16-byte, warp-contiguous stores) whenever a 16-byte
- * chunk fits the group size and the alignment; its unroll is the largest of
- * 4, 2, 1 that still gives every SM a full 2048 threads, so small calls
- * (128x4096: 64K chunks) spread over all SMs in one wave instead of leaving
- * most of them idle. Otherwise the widest hoisted_bN that fits, otherwise
- * hoisted_b1 (any alignment, any even group).
+ * Auto: the persistent kernel (dequant_persistent.cu: a grid that gives
+ * every warp the same number of units, two units of loads in flight per
+ * warp) whenever a 16-byte chunk fits the group size and the alignment, with
+ * 4, 2 or 1 chunks per lane and unit by size (see choose_auto); calls with
+ * more than 2^30 chunks in one row fall back to warp_coalesced (16-byte,
+ * warp-contiguous stores, one unit per warp, no loop). Otherwise the widest
+ * hoisted_bN that fits, otherwise hoisted_b1 (any alignment, any even group).
+ * Plain stores in auto, not st.global.cs: the output is usually read next
+ * (by a GEMM), and evict-first would push it out of L2 sooner.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "cuda/quant/dequant_common.cuh"
 
-typedef enum { KIND_SCALAR_NAIVE, KIND_SCALAR_HOISTED, KIND_VECTOR } dequant_kind_t;
+typedef enum { KIND_SCALAR_NAIVE, KIND_SCALAR_HOISTED, KIND_VECTOR, KIND_PERSISTENT } dequant_kind_t;
 
 typedef struct dequant_variant {
     const char *name;        /* what cuops_options_t.variant selects */
@@ -25,7 +30,8 @@ typedef struct dequant_variant {
     dequant_kind_t kind;
     int vec;                 /* outputs per chunk; 0 = 16 bytes of output */
     int unroll;              /* chunks per thread */
-    int stream;              /* evict-first stores */
+    int stream;              /* vector: evict-first stores; persistent: 0 st.global,
+                                1 st.global.cs, 2 shared memory + bulk copy (sm_90) */
 } dequant_variant_t;
 
 static const dequant_variant_t dequant_table[] = {
@@ -39,6 +45,11 @@ static const dequant_variant_t dequant_table[] = {
     {"warp_coalesced_x2", "dequant_warp_coalesced_x2", KIND_VECTOR, 0, 2, 0},
     {"warp_coalesced_x4", "dequant_warp_coalesced_x4", KIND_VECTOR, 0, 4, 0},
     {"warp_coalesced_x4_stream", "dequant_warp_coalesced_x4_stream", KIND_VECTOR, 0, 4, 1},
+    {"persistent_x1", "dequant_persistent_x1", KIND_PERSISTENT, 0, 1, 0},
+    {"persistent_x2", "dequant_persistent_x2", KIND_PERSISTENT, 0, 2, 0},
+    {"persistent_x4", "dequant_persistent_x4", KIND_PERSISTENT, 0, 4, 0},
+    {"persistent_x4_cs", "dequant_persistent_x4_cs", KIND_PERSISTENT, 0, 4, 1},
+    {"bulk_store_x4", "dequant_bulk_store_x4", KIND_PERSISTENT, 0, 4, 2},
 };
 #define DEQUANT_NUM_VARIANTS ((int)(sizeof dequant_table / sizeof dequant_table[0]))
 
@@ -54,6 +65,11 @@ static const char *const dequant_names[] = {
     "warp_coalesced_x2",
     "warp_coalesced_x4",
     "warp_coalesced_x4_stream",
+    "persistent_x1",
+    "persistent_x2",
+    "persistent_x4",
+    "persistent_x4_cs",
+    "bulk_store_x4",
 };
 
 extern "C" const char *const *cuops_cuda_dequant_variant_names(int *count)
@@ -67,8 +83,10 @@ static int variant_vec(const dequant_variant_t *v, const cuops_dequant_desc_t *d
     return v->vec ? v->vec : 16 / (int)cuops_dtype_size(d->out_type);
 }
 
-static int variant_supported(const dequant_variant_t *v, const cuops_dequant_desc_t *d, char *why)
+static int variant_supported(const struct cuops_handle *h, const dequant_variant_t *v,
+                             const cuops_dequant_desc_t *d, char *why)
 {
+    if (v->kind == KIND_PERSISTENT) return dequant_persistent_supported(h, d, v->stream == 2, why);
     if (v->kind != KIND_VECTOR) return 1;
     return dequant_vector_supported(d, variant_vec(v, d), why);
 }
@@ -80,6 +98,7 @@ static cuops_status_t variant_launch(struct cuops_handle *h, const dequant_varia
     case KIND_SCALAR_NAIVE: return dequant_launch_scalar(h, d, 1, v->kernel);
     case KIND_SCALAR_HOISTED: return dequant_launch_scalar(h, d, 0, v->kernel);
     case KIND_VECTOR: return dequant_launch_vector(h, d, variant_vec(v, d), v->unroll, v->stream, v->kernel);
+    case KIND_PERSISTENT: return dequant_launch_persistent(h, d, v->unroll, v->stream, v->kernel);
     }
     return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "dequant: bad variant kind");
 }
@@ -96,9 +115,21 @@ static const dequant_variant_t *choose_auto(const struct cuops_handle *h, const 
 {
     char why[256];
     const int c16 = 16 / (int)cuops_dtype_size(d->out_type);
+    const int64_t sms = h->num_sms > 0 ? h->num_sms : 132;
+    if (dequant_persistent_supported(h, d, 0, why)) {
+        /* x4 once every resident warp (32-40 per SM at 47-56 registers)
+         * gets about two units of 128 chunks, so both register buffers are
+         * in use; x2 (40-48 warps per SM) likewise; below that x1, one or a
+         * few units of 32 chunks per warp over every SM, where the latency
+         * of one round trip is most of the time. */
+        const int64_t chunks = d->n * cuops_ceil_div(d->k, c16);
+        if (chunks >= sms * 32 * 128 * 2) return find_variant("persistent_x4");
+        if (chunks >= sms * 40 * 64 * 2) return find_variant("persistent_x2");
+        return find_variant("persistent_x1");
+    }
     if (dequant_vector_supported(d, c16, why)) {
         const int64_t chunks = d->n * cuops_ceil_div(d->k, c16);
-        const int64_t full_machine = (int64_t)(h->num_sms > 0 ? h->num_sms : 132) * 2048;
+        const int64_t full_machine = sms * 2048;
         if (chunks / 4 >= full_machine) return find_variant("warp_coalesced_x4");
         if (chunks / 2 >= full_machine) return find_variant("warp_coalesced_x2");
         return find_variant("warp_coalesced_x1");
@@ -106,7 +137,7 @@ static const dequant_variant_t *choose_auto(const struct cuops_handle *h, const 
     static const char *const ladder[] = {"hoisted_b32", "hoisted_b16", "hoisted_b8", "hoisted_b4"};
     for (int i = 0; i < 4; i++) {
         const dequant_variant_t *v = find_variant(ladder[i]);
-        if (variant_supported(v, d, why)) return v;
+        if (variant_supported(h, v, d, why)) return v;
     }
     return find_variant("hoisted_b1");
 }
@@ -124,7 +155,7 @@ extern "C" cuops_status_t cuops_cuda_dequant_int4(struct cuops_handle *h, const 
                               "dequant: no variant named \"%s\" (see cuops_variant_names)", opt->variant);
         char why[256];
         why[0] = '\0';
-        if (!variant_supported(v, d, why))
+        if (!variant_supported(h, v, d, why))
             return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "dequant: variant %s cannot serve this call: %s",
                               v->name, why);
     }

@@ -1,6 +1,8 @@
 /*
- * dequant_vector.cu - int4 dequantization with vector loads and stores: the
- * fast path of cuops_dequant_int4.
+ * dequant_vector.cu - int4 dequantization with vector loads and stores, one
+ * unit of work per warp and no loop: the vector-width ladder and the
+ * warp_coalesced variants (auto before dequant_persistent.cu, kept for the
+ * side-by-side comparison and for rows of more than 2^30 chunks).
  *
  * A chunk is VEC consecutive outputs of one row (4, 8, 16 or 32): one
  * VEC/2-byte load of packed nibbles, one scale and one zero for the whole
