@@ -2,10 +2,8 @@
  * ptx_sm90.cuh - inline-PTX wrappers for the Hopper (sm_90a) asynchronous
  * machinery the cuops sm90 kernels are built from: mbarriers with
  * transaction counts, TMA (cp.async.bulk.tensor) 2D loads and stores, the
- * async-proxy fence, warpgroup MMA (wgmma m64n256k16 and m64n128k16) with
- * shared-memory descriptors, setmaxnreg, and the cluster pieces (rank,
- * cluster barrier, remote mbarrier arrive, TMA multicast) plus the named
- * barriers and raw shared stores of a staged TMA-store epilogue.
+ * async-proxy fence, warpgroup MMA (wgmma) with shared-memory descriptors,
+ * and setmaxnreg.
  *
  * Every wrapper compiles to nothing useful outside the sm_90a pass; callers
  * guard their kernel bodies with CUOPS_SM90A_DEVICE (cuda_common.cuh) so the
@@ -276,142 +274,6 @@ __device__ __forceinline__ void cuops_wgmma_m64n256k16_bf16(float (&acc)[128], u
           "+f"(acc[120]), "+f"(acc[121]), "+f"(acc[122]), "+f"(acc[123]), "+f"(acc[124]), "+f"(acc[125]), "+f"(acc[126]), "+f"(acc[127])
         : "l"(desc_a), "l"(desc_b), "r"(accumulate)
         : "memory");
-}
-
-
-/* m64n128k16: the same operand conventions as m64n256k16, half the columns.
- * Accumulator layout per thread: acc[4j + 0..1] -> row 16w + l/4, cols
- * 8j + 2(l%4) + 0..1; acc[4j + 2..3] -> row 16w + l/4 + 8 (j = 0..15). */
-__device__ __forceinline__ void cuops_wgmma_m64n128k16_f16(float (&acc)[64], uint64_t desc_a, uint64_t desc_b, int accumulate)
-{
-    asm volatile(
-        "{\n"
-        ".reg .pred p;\n"
-        "setp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
-        "{"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-        "}, %64, %65, p, 1, 1, 0, 0;\n"
-        "}\n"
-        : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),
-          "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]),
-          "+f"(acc[16]), "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]),
-          "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]), "+f"(acc[30]), "+f"(acc[31]),
-          "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]), "+f"(acc[36]), "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]),
-          "+f"(acc[40]), "+f"(acc[41]), "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]), "+f"(acc[47]),
-          "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]), "+f"(acc[52]), "+f"(acc[53]), "+f"(acc[54]), "+f"(acc[55]),
-          "+f"(acc[56]), "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]), "+f"(acc[60]), "+f"(acc[61]), "+f"(acc[62]), "+f"(acc[63])
-        : "l"(desc_a), "l"(desc_b), "r"(accumulate)
-        : "memory");
-}
-
-__device__ __forceinline__ void cuops_wgmma_m64n128k16_bf16(float (&acc)[64], uint64_t desc_a, uint64_t desc_b, int accumulate)
-{
-    asm volatile(
-        "{\n"
-        ".reg .pred p;\n"
-        "setp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-        "{"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-        "}, %64, %65, p, 1, 1, 0, 0;\n"
-        "}\n"
-        : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),
-          "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]),
-          "+f"(acc[16]), "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]),
-          "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]), "+f"(acc[30]), "+f"(acc[31]),
-          "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]), "+f"(acc[36]), "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]),
-          "+f"(acc[40]), "+f"(acc[41]), "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]), "+f"(acc[47]),
-          "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]), "+f"(acc[52]), "+f"(acc[53]), "+f"(acc[54]), "+f"(acc[55]),
-          "+f"(acc[56]), "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]), "+f"(acc[60]), "+f"(acc[61]), "+f"(acc[62]), "+f"(acc[63])
-        : "l"(desc_a), "l"(desc_b), "r"(accumulate)
-        : "memory");
-}
-
-/* ---- clusters -------------------------------------------------------------
- * A 2-CTA cluster shares one operand through TMA multicast: each CTA loads
- * half of the shared box and the hardware writes it into the same shared
- * offset of every CTA named in the mask, completing bytes on the mbarrier at
- * that same offset in each of them. */
-
-__device__ __forceinline__ uint32_t cuops_cluster_ctarank(void)
-{
-    uint32_t r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-    return r;
-}
-
-/* Every thread of every CTA of the cluster; release/acquire so that mbarrier
- * inits and remote arrivals before it are visible after it. Not .aligned:
- * callers may arrive from divergent code. */
-__device__ __forceinline__ void cuops_cluster_sync(void)
-{
-    asm volatile("barrier.cluster.arrive.release;\n"
-                 "barrier.cluster.wait.acquire;" ::: "memory");
-}
-
-/* The shared::cluster address of the object at local shared address `addr`
- * in CTA `rank` of this cluster. */
-__device__ __forceinline__ uint32_t cuops_map_cluster_rank(uint32_t addr, uint32_t rank)
-{
-    uint32_t r;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(addr), "r"(rank));
-    return r;
-}
-
-/* Arrive on an mbarrier that may live in another CTA of the cluster
- * (address from cuops_map_cluster_rank). */
-__device__ __forceinline__ void cuops_mbar_arrive_cluster(uint32_t cluster_bar)
-{
-    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(cluster_bar)
-                 : "memory");
-}
-
-/* TMA load of one box, written to `smem_dst` (and completing bytes on `bar`)
- * in every CTA whose bit is set in cta_mask. */
-__device__ __forceinline__ void cuops_tma_load_2d_multicast(uint32_t smem_dst,
-                                                            const void *tensor_map, uint32_t bar,
-                                                            int32_t coord_inner,
-                                                            int32_t coord_outer, uint16_t cta_mask)
-{
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-        ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;"
-        ::"r"(smem_dst), "l"(tensor_map), "r"(coord_inner), "r"(coord_outer), "r"(bar),
-          "h"(cta_mask)
-        : "memory");
-}
-
-/* Wait until at most N committed bulk store groups still read shared memory. */
-template <int N> __device__ __forceinline__ void cuops_tma_store_wait_read(void)
-{
-    asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
-}
-
-/* ---- named barriers and raw shared stores ---------------------------------- */
-
-/* bar.sync on hardware barrier `id` (1..15; 0 is __syncthreads) for
- * `threads` threads (a multiple of 32): one warpgroup syncs without
- * stalling the others. */
-__device__ __forceinline__ void cuops_named_bar_sync(uint32_t id, uint32_t threads)
-{
-    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-
-__device__ __forceinline__ void cuops_st_shared_u32(uint32_t addr, uint32_t v)
-{
-    asm volatile("st.shared.u32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
-}
-
-__device__ __forceinline__ void cuops_st_shared_v2_f32(uint32_t addr, float a, float b)
-{
-    asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(a), "f"(b) : "memory");
 }
 
 #endif /* CUOPS_SM90A_DEVICE */

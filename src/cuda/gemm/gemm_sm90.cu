@@ -5,15 +5,7 @@
  *   C[m,n] = alpha * op(A)[m,k] * op(B)[k,n] + beta * C[m,n], fp32 accumulate,
  *   C in f16, bf16 or f32.
  *
- * This file holds the first version, kernel "sm90_ws_128x256", and the
- * family's table (cuops_gemm_sm90_kernel_table): the staged-epilogue /
- * cluster configurations of gemm_sm90_cluster.cu come first (auto runs
- * "sm90_tma_pick", which chooses among them by a waves model), this kernel
- * last, kept so one benchmark run can time old against new. The helpers
- * both files share (operand packing into K-major arrays, the common
- * supports() conditions) live here too.
- *
- * Kernel "sm90_ws_128x256":
+ * Kernel "sm90_ws_128x256" (one table entry):
  *   - CTA tile 128 x 256 x 64, 384 threads = 3 warpgroups:
  *       warpgroup 0  producer: one thread issues every TMA load; the group
  *                    gives its registers back (setmaxnreg 40);
@@ -299,20 +291,19 @@ static sm90_kernel_fn sm90_pick_kernel(cuops_dtype_t ab, cuops_dtype_t c)
 /* TMA coordinates and the tile arithmetic are 32-bit. */
 #define SM90_MAX_DIM ((int64_t)0x7fffffff - 1024)
 
-int cuops_sm90_common_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d,
-                               size_t smem_bytes, int tile_n)
+static int sm90_ws_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 {
     if (h->sm_major != 9) return 0;
     if (d->ab_type != CUOPS_DTYPE_F16 && d->ab_type != CUOPS_DTYPE_BF16) return 0;
     if (d->c_type != CUOPS_DTYPE_F16 && d->c_type != CUOPS_DTYPE_BF16 &&
         d->c_type != CUOPS_DTYPE_F32)
         return 0;
-    if (h->smem_optin_bytes < (int64_t)smem_bytes) return 0;
+    if (h->smem_optin_bytes < SM90_SMEM_BYTES) return 0;
     /* Decode-sized M leaves a 128-row tile mostly empty and gives too few
      * tiles to spread a weight read over all SMs: left to other kernels. */
     if (d->m <= 64) return 0;
     if (d->m > SM90_MAX_DIM || d->n > SM90_MAX_DIM || d->k > SM90_MAX_DIM) return 0;
-    if (cuops_ceil_div(d->m, SM90_BM) * cuops_ceil_div(d->n, tile_n) > 0x7fffffff) return 0;
+    if (cuops_ceil_div(d->m, SM90_BM) * cuops_ceil_div(d->n, SM90_BN) > 0x7fffffff) return 0;
     /* Elements must at least sit at their natural alignment. */
     if (!cuops_aligned(d->a, 2) || !cuops_aligned(d->b, 2) ||
         !cuops_aligned(d->c, cuops_dtype_size(d->c_type)))
@@ -320,17 +311,22 @@ int cuops_sm90_common_supports(const struct cuops_handle *h, const cuops_gemm_de
     return 1;
 }
 
-static int sm90_ws_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
-{
-    return cuops_sm90_common_supports(h, d, SM90_SMEM_BYTES, SM90_BN);
-}
-
 static size_t sm90_align256(size_t x) { return (x + 255) & ~(size_t)255; }
 
-cuops_status_t cuops_sm90_kmajor_operands(struct cuops_handle *h, const cuops_gemm_desc_t *d,
-                                          const void **a_out, int64_t *lda_out,
-                                          const void **b_out, int64_t *ldb_out)
+static cuops_status_t sm90_ws_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                     const cuops_options_t *opt)
 {
+    static const char *const name = "sm90_ws_128x256";
+    if (!sm90_ws_supports(h, d))
+        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
+                          "%s: needs sm_90, f16/bf16 inputs, f16/bf16/f32 output, m > 64", name);
+    if (d->k == 0) {
+        cuops_status_t st = cuops_sm90_scale_c(h, d);
+        if (st == CUOPS_STATUS_SUCCESS) h->last_kernel = name;
+        return st;
+    }
+    const unsigned flags = opt ? opt->flags : 0u;
+
     /* Operands as K-major [rows, k] arrays, packed where TMA cannot read them. */
     const void *a = d->a, *b = d->b;
     int64_t lda = d->lda, ldb = d->ldb;
@@ -361,34 +357,6 @@ cuops_status_t cuops_sm90_kmajor_operands(struct cuops_handle *h, const cuops_ge
             b = dst;
             ldb = ldp;
         }
-    }
-
-    *a_out = a;
-    *lda_out = lda;
-    *b_out = b;
-    *ldb_out = ldb;
-    return CUOPS_STATUS_SUCCESS;
-}
-
-static cuops_status_t sm90_ws_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
-                                     const cuops_options_t *opt)
-{
-    static const char *const name = "sm90_ws_128x256";
-    if (!sm90_ws_supports(h, d))
-        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
-                          "%s: needs sm_90, f16/bf16 inputs, f16/bf16/f32 output, m > 64", name);
-    if (d->k == 0) {
-        cuops_status_t st = cuops_sm90_scale_c(h, d);
-        if (st == CUOPS_STATUS_SUCCESS) h->last_kernel = name;
-        return st;
-    }
-    const unsigned flags = opt ? opt->flags : 0u;
-
-    const void *a = NULL, *b = NULL;
-    int64_t lda = 0, ldb = 0;
-    {
-        cuops_status_t st = cuops_sm90_kmajor_operands(h, d, &a, &lda, &b, &ldb);
-        if (st != CUOPS_STATUS_SUCCESS) return st;
     }
 
     CUtensorMap tmap_a, tmap_b;
@@ -427,16 +395,7 @@ static cuops_status_t sm90_ws_launch(struct cuops_handle *h, const cuops_gemm_de
 
 /* ---- table ----------------------------------------------------------------- */
 
-/* The first entry is what auto runs on sm_90: it picks one of the staged-
- * epilogue configurations below by a waves model (gemm_sm90_cluster.cu) and
- * reports the configuration it ran. The others can be forced by name;
- * sm90_ws_128x256 is the first version, kept for side-by-side timing. */
 static const cuops_gemm_kernel_t sm90_table[] = {
-    {"sm90_tma_pick", cuops_sm90_tma_supports, cuops_sm90_tma_launch_pick},
-    {"sm90_tma_128x256_c2", cuops_sm90_tma_supports, cuops_sm90_tma_launch_128x256_c2},
-    {"sm90_tma_128x128_c2", cuops_sm90_tma_supports, cuops_sm90_tma_launch_128x128_c2},
-    {"sm90_tma_128x256", cuops_sm90_tma_supports, cuops_sm90_tma_launch_128x256},
-    {"sm90_tma_128x128", cuops_sm90_tma_supports, cuops_sm90_tma_launch_128x128},
     {"sm90_ws_128x256", sm90_ws_supports, sm90_ws_launch},
 };
 

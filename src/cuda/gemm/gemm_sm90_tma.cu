@@ -1,7 +1,5 @@
 /*
- * gemm_sm90_tma.cu - TMA tensor maps for the Hopper GEMM: K-major operand
- * loads, and the output map of the staged (shared memory -> TMA store)
- * epilogue of gemm_sm90_cluster.cu.
+ * gemm_sm90_tma.cu - TMA tensor maps for the Hopper GEMM.
  *
  * cuTensorMapEncodeTiled lives in the driver; cuops never links libcuda (the
  * library must load where no driver exists), so the function is fetched once
@@ -59,38 +57,5 @@ cuops_status_t cuops_sm90_encode_kmajor(struct cuops_handle *h, CUtensorMap *map
                           "gemm sm90: cuTensorMapEncodeTiled failed (CUresult %d) for "
                           "rows %lld, k %lld, ld %lld, box %ux64",
                           (int)r, (long long)rows, (long long)k, (long long)ld, box_rows);
-    return CUOPS_STATUS_SUCCESS;
-}
-
-cuops_status_t cuops_sm90_encode_c_store(struct cuops_handle *h, CUtensorMap *map, void *base,
-                                         cuops_dtype_t type, int64_t rows, int64_t cols,
-                                         int64_t ld)
-{
-    PFN_cuTensorMapEncodeTiled_v12000 encode = sm90_encode_fn();
-    if (!encode)
-        return cuops_fail(h, CUOPS_STATUS_CUDA_ERROR,
-                          "gemm sm90: cuTensorMapEncodeTiled not available from the driver");
-    const size_t es = cuops_dtype_size(type);
-    if (!cuops_sm90_c_store_ok(base, ld, es))
-        return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR,
-                          "gemm sm90: C not TMA-aligned (base %p, ldc %lld)", base, (long long)ld);
-    CUtensorMapDataType dt = type == CUOPS_DTYPE_F32    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
-                             : type == CUOPS_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                                        : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
-    cuuint64_t strides[1] = {(cuuint64_t)ld * es};
-    /* One box = 64 rows x 128 bytes (64 halves or 32 floats): the staging
-     * buffer's 128B-swizzled layout, so the register -> shared writes are
-     * conflict-free (see gemm_sm90_cluster.cu). */
-    cuuint32_t box[2] = {(cuuint32_t)(128 / es), 64u};
-    cuuint32_t elem_strides[2] = {1u, 1u};
-    CUresult r = encode(map, dt, 2, base, dims, strides, box, elem_strides,
-                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                        CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS)
-        return cuops_fail(h, CUOPS_STATUS_CUDA_ERROR,
-                          "gemm sm90: cuTensorMapEncodeTiled (C store) failed (CUresult %d) for "
-                          "rows %lld, cols %lld, ldc %lld",
-                          (int)r, (long long)rows, (long long)cols, (long long)ld);
     return CUOPS_STATUS_SUCCESS;
 }

@@ -40,9 +40,6 @@ __attribute__((weak, visibility("hidden")))
 const cuops_gemm_kernel_t *cuops_gemm_sm90_kernel_table(int *count);
 __attribute__((weak, visibility("hidden")))
 const cuops_gemm_kernel_t *cuops_gemm_sm80_kernel_table(int *count);
-/* gemm_decode.cu: small-M (decode) kernels that stream the weight with split-K */
-__attribute__((weak, visibility("hidden")))
-const cuops_gemm_kernel_t *cuops_gemm_decode_kernel_table(int *count);
 
 #ifdef __cplusplus
 }
@@ -69,9 +66,7 @@ cuops_gemm_family_table(const cuops_gemm_kernel_t *(*table_fn)(int *), int *coun
 static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int max)
 {
     int n = 0, count = 0;
-    const cuops_gemm_kernel_t *t = cuops_gemm_family_table(cuops_gemm_decode_kernel_table, &count);
-    for (int i = 0; i < count && n < max; i++) out[n++] = &t[i];
-    t = cuops_gemm_family_table(cuops_gemm_sm90_kernel_table, &count);
+    const cuops_gemm_kernel_t *t = cuops_gemm_family_table(cuops_gemm_sm90_kernel_table, &count);
     for (int i = 0; i < count && n < max; i++) out[n++] = &t[i];
     t = cuops_gemm_family_table(cuops_gemm_sm80_kernel_table, &count);
     for (int i = 0; i < count && n < max; i++) out[n++] = &t[i];
@@ -87,10 +82,6 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
  * The candidates for the automatic choice, best first. The fallback is always
  * last, so the list is never empty.
  *
- *  F16/BF16, small M (decode, m <= 64, NT, aligned) on sm_80 and newer: the
- *    decode kernels first (their supports() accepts only those calls): they
- *    split K so every SM streams the weight, where a 128-row tile would leave
- *    most SMs idle.
  *  F16/BF16 on sm_90: wgmma kernels (TMA, 4th-gen tensor cores) in their own
  *    order, then the mma.sync kernels (they run on Hopper at ~65% of the
  *    wgmma peak, see anchors), then the fallback.
@@ -105,11 +96,6 @@ static inline int cuops_gemm_auto_candidates(const struct cuops_handle *h,
 {
     int n = 0, count = 0;
     if (d->ab_type == CUOPS_DTYPE_F16 || d->ab_type == CUOPS_DTYPE_BF16) {
-        if (h->sm_major >= 8) {
-            const cuops_gemm_kernel_t *t =
-                cuops_gemm_family_table(cuops_gemm_decode_kernel_table, &count);
-            for (int i = 0; i < count && n < max - 1; i++) out[n++] = &t[i];
-        }
         if (h->sm_major == 9) {
             const cuops_gemm_kernel_t *t =
                 cuops_gemm_family_table(cuops_gemm_sm90_kernel_table, &count);

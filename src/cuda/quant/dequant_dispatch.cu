@@ -7,13 +7,12 @@
  * one unit per warp) and dequant_persistent.cu (vector chunks, persistent
  * double-buffered warps; plain, evict-first or bulk-copy stores).
  *
- * Auto: the persistent kernel (dequant_persistent.cu: a grid that gives
- * every warp the same number of units, two units of loads in flight per
- * warp) whenever a 16-byte chunk fits the group size and the alignment, with
- * 4, 2 or 1 chunks per lane and unit by size (see choose_auto); calls with
- * more than 2^30 chunks in one row fall back to warp_coalesced (16-byte,
- * warp-contiguous stores, one unit per warp, no loop). Otherwise the widest
- * hoisted_bN that fits, otherwise hoisted_b1 (any alignment, any even group).
+ * Auto, by what the H200 measured (see choose_auto): hoisted_b16 for
+ * weights of 2^24 elements and more, warp_coalesced (16-byte, warp-contiguous
+ * stores) below that or where b16 does not fit, then the widest hoisted_bN
+ * that fits, then hoisted_b1 (any alignment, any even group). The persistent
+ * kernels measured slower than both (80% of copy at 32768x8192 against 88%
+ * for hoisted_b16) and stay as named variants.
  * Plain stores in auto, not st.global.cs: the output is usually read next
  * (by a GEMM), and evict-first would push it out of L2 sooner.
  */
@@ -116,16 +115,14 @@ static const dequant_variant_t *choose_auto(const struct cuops_handle *h, const 
     char why[256];
     const int c16 = 16 / (int)cuops_dtype_size(d->out_type);
     const int64_t sms = h->num_sms > 0 ? h->num_sms : 132;
-    if (dequant_persistent_supported(h, d, 0, why)) {
-        /* x4 once every resident warp (32-40 per SM at 47-56 registers)
-         * gets about two units of 128 chunks, so both register buffers are
-         * in use; x2 (40-48 warps per SM) likewise; below that x1, one or a
-         * few units of 32 chunks per warp over every SM, where the latency
-         * of one round trip is most of the time. */
-        const int64_t chunks = d->n * cuops_ceil_div(d->k, c16);
-        if (chunks >= sms * 32 * 128 * 2) return find_variant("persistent_x4");
-        if (chunks >= sms * 40 * 64 * 2) return find_variant("persistent_x2");
-        return find_variant("persistent_x1");
+    /* Measured on the H200 (bench/results/h200-dequant-variants.json, f16 out):
+     * from 4096x4096 up, hoisted_b16 is the fastest variant (16.0 / 48.4 /
+     * 179.8 us at 4096x4096 / 16384x4096 / 32768x8192, against 16.5-17.1 /
+     * 49.9-54.4 / 185-204 for warp_coalesced_x2/x4 and persistent_x4); below
+     * that, warp_coalesced_x1 (4.80 us at 128x4096; persistent_x1 4.90). */
+    if (d->n * d->k >= ((int64_t)1 << 24)) {
+        const dequant_variant_t *v = find_variant("hoisted_b16");
+        if (variant_supported(h, v, d, why)) return v;
     }
     if (dequant_vector_supported(d, c16, why)) {
         const int64_t chunks = d->n * cuops_ceil_div(d->k, c16);
