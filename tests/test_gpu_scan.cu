@@ -383,6 +383,18 @@ static void queued_scan_free(queued_scan_t *q)
     free(q->abs_sum);
 }
 
+/* The persistent look-back scan keeps epoch-stamped state on the handle
+ * (no per-call memset); the tests of that state force it by name, since the
+ * default scan is the non-persistent look-back. */
+static cuops_status_t scan_persistent(cuops_reduce_op_t op, int exclusive, cuops_dtype_t t, int64_t n,
+                                      const void *in, void *out)
+{
+    cuops_options_t opt;
+    memset(&opt, 0, sizeof opt);
+    opt.variant = "lookback_persistent";
+    return cuops_scan_ex(g_gpu, op, exclusive, t, n, in, out, &opt);
+}
+
 /* Scans and reduces queued with no synchronization in between, alternating
  * the 4-byte (stamped words) and 8-byte (stamped flags) layouts and sizes
  * below and above one persistent wave: each kernel must leave the counters
@@ -405,7 +417,7 @@ static void back_to_back(void)
         cudaDeviceSynchronize();
         for (int rep = 0; rep < 2; rep++) {
             for (int i = 0; i < CALLS; i++) {
-                CHECK_STATUS(cuops_scan(g_gpu, CUOPS_REDUCE_SUM, 0, q[i].t, (int64_t)q[i].n,
+                CHECK_STATUS(scan_persistent(CUOPS_REDUCE_SUM, 0, q[i].t, (int64_t)q[i].n,
                                         q[i].d_in, q[i].d_out), CUOPS_STATUS_SUCCESS);
                 /* a reduce between scans shares the state's header */
                 CHECK_STATUS(cuops_reduce(g_gpu, CUOPS_REDUCE_SUM, q[i].t, (int64_t)q[i].n,
@@ -487,11 +499,11 @@ static void planted_stamps(int wrap)
             continue;
         }
         /* the state exists after one call */
-        CHECK_STATUS(cuops_scan(g_gpu, CUOPS_REDUCE_SUM, 0, q.t, (int64_t)q.n, q.d_in, q.d_out),
+        CHECK_STATUS(scan_persistent(CUOPS_REDUCE_SUM, 0, q.t, (int64_t)q.n, q.d_in, q.d_out),
                      CUOPS_STATUS_SUCCESS);
         cudaDeviceSynchronize();
         if (g_gpu->scan_state == NULL) {
-            CHECK(0, "planted stamps: the default scan left no state on the handle");
+            CHECK(0, "planted stamps: the persistent scan left no state on the handle");
             queued_scan_free(&q);
             continue;
         }
@@ -505,7 +517,7 @@ static void planted_stamps(int wrap)
                      type_name(q.t), call);
             cudaMemset(q.d_out, poison_byte(q.t), q.n * elem_size(q.t));
             cuops_status_t st =
-                cuops_scan(g_gpu, CUOPS_REDUCE_SUM, 0, q.t, (int64_t)q.n, q.d_in, q.d_out);
+                scan_persistent(CUOPS_REDUCE_SUM, 0, q.t, (int64_t)q.n, q.d_in, q.d_out);
             cudaError_t err = cudaDeviceSynchronize();
             CHECK(st == CUOPS_STATUS_SUCCESS && err == cudaSuccess, "%s: %s %s", what,
                   cuops_status_string(st), cudaGetErrorString(err));
@@ -548,7 +560,7 @@ static void user_workspace(void)
                 snprintf(what, sizeof what, "%s workspace scan %s rep %d",
                          pass == 0 ? "user" : "own", type_name(q.t), rep);
                 cuops_status_t st =
-                    cuops_scan(g_gpu, CUOPS_REDUCE_SUM, 0, q.t, (int64_t)q.n, q.d_in, q.d_out);
+                    scan_persistent(CUOPS_REDUCE_SUM, 0, q.t, (int64_t)q.n, q.d_in, q.d_out);
                 cudaError_t err = cudaDeviceSynchronize();
                 CHECK(st == CUOPS_STATUS_SUCCESS && err == cudaSuccess, "%s: %s (%s) %s", what,
                       cuops_status_string(st), cuops_last_error(g_gpu), cudaGetErrorString(err));
