@@ -52,7 +52,7 @@ def main():
         ax.plot([x / 1024 for x, _ in xy], [y for _, y in xy], "o-", label=name)
     copy = [p["value"] for p in pts if p["family"] == "bandwidth" and p["series"].startswith("copy")]
     if copy:
-        ax.axhline(copy[0] / 2, color="gray", ls="--", label="copy ceiling (read half)")
+        ax.axhline(copy[0], color="gray", ls="--", label="device copy, read + write counted")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("bytes in flight per SM (KB)")
     ax.set_ylabel("read GB/s")
