@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # One device call: build everything (all cores), run the test suite on the GPU,
-# compute-sanitizer memcheck/racecheck on the GPU tests, then cuops-bench.
+# compute-sanitizer memcheck/racecheck on the GPU tests, cuops-probe, then
+# cuops-bench (which records the probe's ceilings). A whole run takes longer
+# than one 10-minute device command: give the steps as arguments to split it,
+# e.g. `gpu-check.sh build test` then `gpu-check.sh sanitize`, `probe bench`.
 # Logs and JSON land in $OUT (at most a few files: logs are tarred).
 #
 #   scripts/gpu-check.sh [build|test|sanitize|bench|probe|all]...   (default: all)
@@ -27,7 +30,7 @@ fi
 
 if [ $status -eq 0 ] && want test; then
     echo "== tests"
-    bash scripts/run-tests.sh build/tests > "$LOG/tests.log" 2>&1 || status=1
+    CUOPS_TEST_TIMEOUT=${CUOPS_TEST_TIMEOUT:-300} bash scripts/run-tests.sh build/tests > "$LOG/tests.log" 2>&1 || status=1
     grep -E "^(FAIL|!!)|passed, [0-9]+ failed" "$LOG/tests.log" | head -n 80
 fi
 
@@ -36,12 +39,21 @@ if [ $status -eq 0 ] && want sanitize; then
     for t in build/tests/test_gpu_*; do
         [ -x "$t" ] || continue
         for tool in memcheck racecheck; do
-            CUOPS_TEST_QUICK=1 timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 "$t" \
+            CUOPS_TEST_QUICK=1 timeout "${SANITIZE_TIMEOUT:-240}" compute-sanitizer --tool $tool --error-exitcode 9 "$t" \
                 > "$LOG/sanitize-$tool-$(basename "$t").log" 2>&1
             rc=$?
             echo "$tool $(basename "$t"): rc=$rc $(grep -E 'ERROR SUMMARY' "$LOG/sanitize-$tool-$(basename "$t").log" | tail -n 1)"
         done
     done
+fi
+
+if [ $status -eq 0 ] && want probe && [ -x build/bin/cuops-probe ]; then
+    echo "== probe"
+    build/bin/cuops-probe all --json "$OUT/probe.json" > "$LOG/probe.log" 2>&1
+    echo "probe rc=$?"; tail -n 80 "$LOG/probe.log"
+    python3 scripts/plot_probe.py "$OUT/probe.json" "$LOG/plots" > /dev/null 2>&1 || echo "(plots failed)"
+    # the bench records the probe's tensor-core ceilings beside its own
+    export CUOPS_PROBE_JSON="$OUT/probe.json"
 fi
 
 if [ $status -eq 0 ] && want bench; then
@@ -50,13 +62,6 @@ if [ $status -eq 0 ] && want bench; then
     build/bin/cuops-bench ${BENCH_ARGS:-all} --json "$OUT/bench.json" > "$LOG/bench.log" 2> "$LOG/bench.err"
     echo "bench rc=$?"
     cat "$LOG/bench.log" | cut -c1-200 | tail -n 120
-fi
-
-if [ $status -eq 0 ] && want probe && [ -x build/bin/cuops-probe ]; then
-    echo "== probe"
-    build/bin/cuops-probe all --json "$OUT/probe.json" > "$LOG/probe.log" 2>&1
-    echo "probe rc=$?"; tail -n 80 "$LOG/probe.log"
-    python3 scripts/plot_probe.py "$OUT/probe.json" "$LOG/plots" > /dev/null 2>&1 || echo "(plots failed)"
 fi
 
 tar -C "$OUT" -czf "$OUT/logs.tgz" logs && rm -rf "$LOG"
