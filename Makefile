@@ -3,6 +3,7 @@
 #
 #   make -j$(nproc)                 library, cuops-bench, cuops-probe, tests
 #   make test                       build + run every test (GPU tests skip without a GPU)
+#   make bench                      cuops-bench all (BENCH_ARGS=... to choose), JSON in build/
 #   make sass                       SASS of every kernel into build/sass/
 #   ARCHS=sm90 make                 sm_90a only (faster builds on the device)
 
@@ -51,7 +52,7 @@ ifneq ($(PROBE_SRC),)
 BIN += $(BUILD)/bin/cuops-probe
 endif
 
-.PHONY: all lib test sass ptx clean
+.PHONY: all lib test bench sass ptx clean
 all: $(LIB) $(BIN) $(TEST_BIN)
 lib: $(LIB)
 
@@ -95,6 +96,12 @@ $(BUILD)/tests/test_binary: tests/test_binary.sh $(LIB)
 
 test: all
 	bash scripts/run-tests.sh $(BUILD)/tests
+
+# Validate + time every op against cuBLAS/CUB in one run; the JSON goes to
+# $(BUILD)/bench.json (scripts/split_results.py files it under bench/results/).
+BENCH_ARGS ?= all
+bench: all
+	$(BUILD)/bin/cuops-bench $(BENCH_ARGS) --json $(BUILD)/bench.json
 
 ptx:
 	@mkdir -p $(BUILD)/ptx
