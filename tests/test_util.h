@@ -95,19 +95,10 @@ static inline void tu_fill_float(void *p, cuops_dtype_t t, size_t n, double lo, 
     }
 }
 
-/* Element i of a float-like array as double. */
+/* Element i of an array as double. */
 static inline double tu_get(const void *p, cuops_dtype_t t, size_t i)
 {
-    switch (t) {
-    case CUOPS_DTYPE_F16: return cuops_half_to_float(((const uint16_t *)p)[i]);
-    case CUOPS_DTYPE_BF16: return cuops_bf16_to_float(((const uint16_t *)p)[i]);
-    case CUOPS_DTYPE_F32: return ((const float *)p)[i];
-    case CUOPS_DTYPE_F64: return ((const double *)p)[i];
-    case CUOPS_DTYPE_I32: return ((const int32_t *)p)[i];
-    case CUOPS_DTYPE_I64: return (double)((const int64_t *)p)[i];
-    case CUOPS_DTYPE_U8: return ((const uint8_t *)p)[i];
-    }
-    return NAN;
+    return cuops_elem_to_double(p, t, (int64_t)i);
 }
 
 /* Fill n elements of a float type with NaN (the poison that shows unwritten outputs). */

@@ -6,8 +6,11 @@
 #ifndef CUOPS_FLOAT16_H
 #define CUOPS_FLOAT16_H
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "cuops.h"
 
 static inline uint32_t cuops_f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 static inline float cuops_bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
@@ -69,6 +72,22 @@ static inline uint16_t cuops_float_to_bf16(float f)
     uint32_t lsb = (u >> 16) & 1u;
     u += 0x7fffu + lsb;
     return (uint16_t)(u >> 16);
+}
+
+/* Element i of a host array of type t, as double (exact for every type but
+ * int64 values beyond 2^53). Shared by the tests and the bench validators. */
+static inline double cuops_elem_to_double(const void *p, cuops_dtype_t t, int64_t i)
+{
+    switch (t) {
+    case CUOPS_DTYPE_F16: return cuops_half_to_float(((const uint16_t *)p)[i]);
+    case CUOPS_DTYPE_BF16: return cuops_bf16_to_float(((const uint16_t *)p)[i]);
+    case CUOPS_DTYPE_F32: return ((const float *)p)[i];
+    case CUOPS_DTYPE_F64: return ((const double *)p)[i];
+    case CUOPS_DTYPE_I32: return ((const int32_t *)p)[i];
+    case CUOPS_DTYPE_I64: return (double)((const int64_t *)p)[i];
+    case CUOPS_DTYPE_U8: return ((const uint8_t *)p)[i];
+    }
+    return NAN;
 }
 
 #endif /* CUOPS_FLOAT16_H */

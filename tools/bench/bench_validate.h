@@ -108,16 +108,7 @@ static inline int bv_dtype_is_int(cuops_dtype_t t)
 /* Element i of an array of type t, as double. */
 static inline double bv_load(const void *p, cuops_dtype_t t, int64_t i)
 {
-    switch (t) {
-    case CUOPS_DTYPE_F16: return cuops_half_to_float(((const uint16_t *)p)[i]);
-    case CUOPS_DTYPE_BF16: return cuops_bf16_to_float(((const uint16_t *)p)[i]);
-    case CUOPS_DTYPE_F32: return ((const float *)p)[i];
-    case CUOPS_DTYPE_F64: return ((const double *)p)[i];
-    case CUOPS_DTYPE_I32: return ((const int32_t *)p)[i];
-    case CUOPS_DTYPE_I64: return (double)((const int64_t *)p)[i];
-    case CUOPS_DTYPE_U8: return ((const uint8_t *)p)[i];
-    }
-    return NAN;
+    return cuops_elem_to_double(p, t, i);
 }
 
 /* Element i of an integer array, exactly. */
