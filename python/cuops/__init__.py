@@ -19,7 +19,7 @@ except ImportError:  # numpy-only install
     _torch_ops = None
 
 __all__ = ["gemm", "linear", "dequant_int4", "w4a16_prepack", "gemm_w4a16", "scan", "reduce",
-           "CuopsError", "last_kernel"]
+           "from_gptq", "from_awq", "CuopsError", "last_kernel"]
 
 
 def _name(dt):
@@ -72,6 +72,20 @@ def reduce(x, op="sum", variant=None):
     if _torch_ops is not None and _is_torch(x) and variant is None:
         return _torch_ops.reduce(x, op)
     return _ops.reduce_impl(x, op, variant)
+
+
+def from_gptq(qweight, qzeros, scales, group_size=128, gptq_version=1):
+    """A GPTQ checkpoint's (qweight int32 [k/8, n], qzeros int32 [groups, n/8], scales
+    [groups, n]) in the seed int4 format: (qweight uint8 [n, k/2], scales [n, groups],
+    zeros uint8 [n, groups]), ready for dequant_int4, w4a16_prepack or W4Linear.from_int4.
+    gptq_version 1 stores zero - 1 (AutoGPTQ's historical format), 2 stores it as is."""
+    return _ops.from_gptq_impl(qweight, qzeros, scales, group_size, gptq_version)
+
+
+def from_awq(qweight, qzeros, scales, group_size=128):
+    """An AWQ ("GEMM" packing) checkpoint's (qweight int32 [k, n/8], qzeros int32
+    [groups, n/8], scales [groups, n]) in the seed int4 format (as from_gptq)."""
+    return _ops.from_awq_impl(qweight, qzeros, scales, group_size)
 
 
 def last_kernel(device=0):

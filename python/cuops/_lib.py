@@ -80,6 +80,10 @@ _PROTOTYPES = {
     "cuops_w4_prepack": [c_vp, c_i64, c_i64, c_i64, c_vp, c_i64, c_vp, c_int, c_vp, c_int, c_vp],
     "cuops_gemm_w4a16_ex": [c_vp, c_i64, c_i64, c_i64, c_i64, c_vp, c_i64, c_vp, c_vp, c_i64, c_int,
                             ctypes.POINTER(Options)],
+    "cuops_import_gptq": [c_vp, c_i64, c_i64, c_i64, c_vp, c_vp, c_vp, c_int, c_int, c_vp, c_i64,
+                          c_vp, c_vp],
+    "cuops_import_awq": [c_vp, c_i64, c_i64, c_i64, c_vp, c_vp, c_vp, c_int, c_vp, c_i64, c_vp,
+                         c_vp],
     "cuops_scan_ex": [c_vp, c_int, c_int, c_int, c_i64, c_vp, c_vp, ctypes.POINTER(Options)],
     "cuops_reduce_ex": [c_vp, c_int, c_int, c_i64, c_vp, c_vp, ctypes.POINTER(Options)],
 }

@@ -137,3 +137,40 @@ def reduce_impl(x, op="sum", variant=None):
                                      vx.shape[0], vx.ptr, vo.ptr, _lib.options(variant)),
             "cuops_reduce")
     return out
+
+
+def _import_impl(fmt, qweight, qzeros, scales, group_size, gptq_version=1):
+    """GPTQ/AWQ int32 packings -> (qweight uint8 [n, ceil(k/2)], scales [n, groups], zeros uint8)."""
+    vq, vz, vs = view(qweight, "qweight"), view(qzeros, "qzeros"), view(scales, "scales")
+    _need(vq.dtype == "i32" and vz.dtype == "i32", "qweight and qzeros must be int32")
+    _need(len(vq.shape) == 2 and len(vs.shape) == 2, "qweight and scales must be 2-D")
+    if fmt == "gptq":
+        k, n = vq.shape[0] * 8, vq.shape[1]
+    else:
+        k, n = vq.shape[0], vq.shape[1] * 8
+    if group_size is None or group_size <= 0:
+        group_size = k
+    groups = (k + group_size - 1) // group_size
+    _need(vs.shape == (groups, n), f"scales must be [{groups}, {n}], got {vs.shape}")
+    q_out = empty_like_kind(vq, (n, (k + 1) // 2), "u8")
+    s_out = empty_like_kind(vq, (n, groups), vs.dtype)
+    z_out = empty_like_kind(vq, (n, groups), "u8")
+    vqo, vso, vzo = view(q_out, "qweight_out"), view(s_out, "scales_out"), view(z_out, "zeros_out")
+    h = _handle_for(vq, vz, vs, vqo)
+    if fmt == "gptq":
+        st = _lib.lib.cuops_import_gptq(h.ptr, n, k, group_size, vq.ptr, vz.ptr, vs.ptr,
+                                        _lib.DTYPE[vs.dtype], int(gptq_version), vqo.ptr, vqo.ld,
+                                        vso.ptr, vzo.ptr)
+    else:
+        st = _lib.lib.cuops_import_awq(h.ptr, n, k, group_size, vq.ptr, vz.ptr, vs.ptr,
+                                       _lib.DTYPE[vs.dtype], vqo.ptr, vqo.ld, vso.ptr, vzo.ptr)
+    h.check(st, f"cuops_import_{fmt}")
+    return q_out, s_out, z_out
+
+
+def from_gptq_impl(qweight, qzeros, scales, group_size, gptq_version=1):
+    return _import_impl("gptq", qweight, qzeros, scales, group_size, gptq_version)
+
+
+def from_awq_impl(qweight, qzeros, scales, group_size):
+    return _import_impl("awq", qweight, qzeros, scales, group_size)

@@ -107,5 +107,35 @@ def test_int4():
     check(y.shape == (m, n) and rel(y, yref) < 1e-2, f"w4a16 rel {rel(y, yref)}")
 
 
-run([test_gemm, test_errors, test_scan_reduce, test_int4])
+def _pack_words(nibbles):
+    """[..., 8] nibbles -> int32 words, nibble p in bits 4p..4p+3."""
+    w = np.zeros(nibbles.shape[:-1], dtype=np.uint32)
+    for p in range(8):
+        w |= nibbles[..., p].astype(np.uint32) << np.uint32(4 * p)
+    return w.view(np.int32)
+
+
+def test_importers():
+    n, k, g = 16, 64, 32
+    groups = k // g
+    q = rng.integers(0, 16, (n, k)).astype(np.uint8)          # W[n, k] nibbles
+    z = rng.integers(1, 16, (n, groups)).astype(np.uint8)     # >= 1 so GPTQ v1 (zero - 1) fits
+    s = rng.uniform(0.01, 0.1, (groups, n)).astype(np.float16)
+    seed_q = (q[:, 0::2] | (q[:, 1::2] << 4)).astype(np.uint8)
+    # GPTQ: qweight [k/8, n], word [i][j] holds W[j, 8i+p]; qzeros [groups, n/8], row 8j+p
+    gq = _pack_words(q.T.reshape(k // 8, 8, n).transpose(0, 2, 1))
+    for version, stored in ((1, z - 1), (2, z)):
+        gz = _pack_words(stored.T.reshape(groups, n // 8, 8))
+        qo, so, zo = cuops.from_gptq(gq, gz, s, g, gptq_version=version)
+        check(np.array_equal(qo, seed_q) and np.array_equal(zo, z) and np.array_equal(so, s.T),
+              f"GPTQ v{version} import")
+    # AWQ: qweight [k, n/8], word [c][j] nibble p holds W[8j + order[p], c]
+    order = [0, 2, 4, 6, 1, 3, 5, 7]
+    aq = _pack_words(q.T.reshape(k, n // 8, 8)[:, :, order])
+    az = _pack_words(z.T.reshape(groups, n // 8, 8)[:, :, order])
+    qo, so, zo = cuops.from_awq(aq, az, s, g)
+    check(np.array_equal(qo, seed_q) and np.array_equal(zo, z) and np.array_equal(so, s.T), "AWQ import")
+
+
+run([test_gemm, test_errors, test_scan_reduce, test_int4, test_importers])
 finish("test_python_numpy")
