@@ -32,19 +32,32 @@ if [ $status -eq 0 ] && want test; then
     echo "== tests"
     CUOPS_TEST_TIMEOUT=${CUOPS_TEST_TIMEOUT:-300} bash scripts/run-tests.sh build/tests > "$LOG/tests.log" 2>&1 || status=1
     grep -E "^(FAIL|!!)|passed, [0-9]+ failed" "$LOG/tests.log" | head -n 80
+    # the README's Python path: pip install ./python (no index), then the example
+    site=$(mktemp -d)
+    if python3 -m pip install --no-index --no-deps --target "$site" ./python > "$LOG/pip.log" 2>&1 &&
+       (cd / && PYTHONPATH=$site python3 "$OLDPWD/python/examples/mlp_w4.py") > "$LOG/example.log" 2>&1; then
+        echo "python example ok"; tail -n 12 "$LOG/example.log"
+    else
+        echo "PYTHON EXAMPLE FAILED"; tail -n 20 "$LOG/pip.log" "$LOG/example.log"; status=1
+    fi
 fi
 
 if [ $status -eq 0 ] && want sanitize; then
-    echo "== compute-sanitizer (quick mode)"
+    # every GPU test in quick mode under memcheck and racecheck, several at a
+    # time (the GPU has room; each process runs its own small shapes)
+    echo "== compute-sanitizer (quick mode, ${SANITIZE_JOBS:-6} at a time)"
+    sanitize_one() {
+        t=$1; tool=$2; log="$LOG/sanitize-$tool-$(basename "$t").log"
+        CUOPS_TEST_QUICK=1 timeout "${SANITIZE_TIMEOUT:-420}" compute-sanitizer --tool "$tool" \
+            --error-exitcode 9 "$t" > "$log" 2>&1
+        rc=$?
+        echo "$tool $(basename "$t"): rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -n 1) | $(grep -E 'passed, [0-9]+ failed' "$log" | tail -n 1)"
+    }
+    export -f sanitize_one; export LOG SANITIZE_TIMEOUT
     for t in build/tests/test_gpu_*; do
         [ -x "$t" ] || continue
-        for tool in memcheck racecheck; do
-            CUOPS_TEST_QUICK=1 timeout "${SANITIZE_TIMEOUT:-240}" compute-sanitizer --tool $tool --error-exitcode 9 "$t" \
-                > "$LOG/sanitize-$tool-$(basename "$t").log" 2>&1
-            rc=$?
-            echo "$tool $(basename "$t"): rc=$rc $(grep -E 'ERROR SUMMARY' "$LOG/sanitize-$tool-$(basename "$t").log" | tail -n 1)"
-        done
-    done
+        for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do echo "$t $tool"; done
+    done | xargs -P "${SANITIZE_JOBS:-6}" -n 2 bash -c 'sanitize_one "$0" "$1"' | sort
 fi
 
 if [ $status -eq 0 ] && want probe && [ -x build/bin/cuops-probe ]; then

@@ -34,9 +34,11 @@ static cuops_status_t scan_persistent_entry(struct cuops_handle *h, const cuops_
 {
     return cuops_scan_lookback_persistent_launch(h, d);
 }
-static cuops_status_t scan_lookback_entry(struct cuops_handle *h, const cuops_scan_desc_t *d, int)
+/* algo = wide (0 or 1) */
+static cuops_status_t scan_lookback_entry(struct cuops_handle *h, const cuops_scan_desc_t *d,
+                                          int wide)
 {
-    return cuops_scan_lookback_launch(h, d);
+    return cuops_scan_lookback_launch(h, d, wide);
 }
 static cuops_status_t scan_rts_entry(struct cuops_handle *h, const cuops_scan_desc_t *d, int)
 {
@@ -51,7 +53,8 @@ static cuops_status_t reduce_vectorized_entry(struct cuops_handle *h, const cuop
 
 /* Row 0 is what "auto" runs. */
 static const scan_variant_t scan_table[] = {
-    {"lookback", -1, scan_lookback_entry},
+    {"lookback", 0, scan_lookback_entry},
+    {"lookback_wide", 1, scan_lookback_entry},
     {"lookback_persistent", -1, scan_persistent_entry},
     {"blelloch_smem", SCAN_ALGO_BLELLOCH, cuops_scan_textbook_launch},
     {"blelloch_smem_padded", SCAN_ALGO_BLELLOCH_PADDED, cuops_scan_textbook_launch},
@@ -72,7 +75,7 @@ static const reduce_variant_t reduce_table[] = {
 /* Names for cuops_variant_names: "auto" first, then the table. */
 static const char *const scan_names[] = {"auto", "blelloch_smem", "blelloch_smem_padded",
                                          "warp_shuffle", "reduce_then_scan", "lookback",
-                                         "lookback_persistent"};
+                                         "lookback_wide", "lookback_persistent"};
 static const char *const reduce_names[] = {"auto", "interleaved_divergent", "interleaved_strided",
                                            "sequential_addressing", "warp_shuffle", "vectorized",
                                            "vectorized_multiwave"};

@@ -39,8 +39,11 @@ cuops_status_t scan_state_acquire(struct cuops_handle *h, int64_t tiles, scan_st
  * next tile while looking back for the current one; no memset per call. */
 cuops_status_t cuops_scan_lookback_persistent_launch(struct cuops_handle *h,
                                                      const cuops_scan_desc_t *d);
-/* scan_lookback.cu: single pass, decoupled look-back, deterministic. */
-cuops_status_t cuops_scan_lookback_launch(struct cuops_handle *h, const cuops_scan_desc_t *d);
+/* scan_lookback.cu: single pass, decoupled look-back, deterministic. `wide`
+ * 0: one window of 32 predecessors per poll ("lookback"); 1: eight windows
+ * per poll ("lookback_wide"). */
+cuops_status_t cuops_scan_lookback_launch(struct cuops_handle *h, const cuops_scan_desc_t *d,
+                                          int wide);
 /* scan_reduce_then_scan.cu: tile reduce, scan of tile sums, scan with offsets. */
 cuops_status_t cuops_scan_reduce_then_scan_launch(struct cuops_handle *h,
                                                   const cuops_scan_desc_t *d);

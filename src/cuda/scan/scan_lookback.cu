@@ -45,15 +45,21 @@
  * array (n / 8192 words for 4-byte types, n / 4096 for 8-byte ones) and the
  * tile counter are cleared with one cudaMemsetAsync per call.
  */
+#include <type_traits>
+
 #include "cuda/scan/scan_kernels.h"
 #include "cuda/scan/scan_primitives.cuh"
 
 #define STATUS_EMPTY 0u
 #define STATUS_AGGREGATE 1u
 #define STATUS_PREFIX 2u
-/* 8 windows = 256 predecessors searched before waiting; 2 KB of shared memory
- * for 8-byte types. */
+/* Windows of 32 predecessors polled per round trip, and searched before the
+ * warp waits: `lookback` 1 and 8 (256 tiles; 2 KB of shared memory for 8-byte
+ * types), `lookback_wide` 8 and 16 (4 KB). */
+#define LOOKBACK_POLL 1
 #define LOOKBACK_MAX_WINDOWS 8
+#define LOOKBACK_WIDE_POLL 8
+#define LOOKBACK_WIDE_MAX_WINDOWS 16
 
 /* ---- tile status words -------------------------------------------------- */
 
@@ -110,56 +116,127 @@ template <typename T> struct tile_status<T, 8> {
 
 /* ---- look-back (warp 0 of the CTA; every lane returns P_{tile-1}) ------- */
 
-template <typename T, int OP>
+/*
+ * POLL windows of 32 predecessors are read per round trip: lane l loads the
+ * status of tile - 32*(w+1) + l for the POLL windows w of the group at once
+ * (independent loads, one L2 round trip for all of them). Why: a tile whose
+ * nearest published inclusive prefix is d tiles back needs ceil(d / (32 *
+ * POLL)) round trips to find it, and the prefix front can only advance by
+ * that many tiles per round trip. With POLL = 1 (`lookback`) the front moves
+ * 32 tiles (1 MB of i32) per ~0.5-1 us L2 round trip under full HBM load,
+ * below the ~65 tiles/us a copy-speed scan of 32 KB tiles needs; POLL = 8
+ * (`lookback_wide`) searches 256 predecessors per round trip.
+ *
+ * Entries that are not yet an inclusive prefix are re-read on every poll, so
+ * a prefix that appears in a newer window while the warp waits is taken.
+ * The search accepts window w when it holds a prefix and no empty entry
+ * newer than that prefix, and every newer window is complete; a complete
+ * group with no prefix moves the search to the next (older) group, up to
+ * MAX windows, after which the warp keeps polling its last group.
+ */
+template <typename T, int OP, int POLL, int MAX>
 static __device__ __forceinline__ T lookback_prefix(const tile_status<T> &status, int64_t tile,
                                                     int lane, T *s_window)
 {
-    int window = 0;
-    unsigned prefix_mask;
-    unsigned flag;
-    T v;
+    static_assert(MAX % POLL == 0, "the search walks whole groups");
+    int base = 0;       /* first window of the group being polled */
+    int found = -1;     /* window (within the group) holding the prefix used */
+    unsigned found_mask = 0;
     for (;;) {
-        /* lane 31 is the newest predecessor of this window */
-        const int64_t t = tile - 32 * (int64_t)(window + 1) + lane;
-        const bool last_window = window == LOOKBACK_MAX_WINDOWS - 1;
-        /* before tile 0: an inclusive identity; never the newest prefix
-         * found, because tile 0 itself is always newer and must be ready */
-        flag = t < 0 ? STATUS_PREFIX : STATUS_EMPTY;
-        v = scan_identity<T, OP>();
-        for (;;) {
-            if (t >= 0 && (flag == STATUS_EMPTY || (last_window && flag == STATUS_AGGREGATE)))
-                status.poll(t, flag, v);
-            prefix_mask = __ballot_sync(SCAN_FULL_MASK, flag == STATUS_PREFIX);
-            const bool all_ready = __all_sync(SCAN_FULL_MASK, flag != STATUS_EMPTY);
-            if (all_ready && (prefix_mask != 0 || !last_window)) break;
+        unsigned flag[POLL];
+        T v[POLL];
+#pragma unroll
+        for (int w = 0; w < POLL; w++) {
+            /* before tile 0: an inclusive identity, never the newest prefix
+             * found, because tile 0 itself is always newer and must be ready */
+            flag[w] = tile - 32 * (int64_t)(base + w + 1) + lane < 0 ? STATUS_PREFIX : STATUS_EMPTY;
+            v[w] = scan_identity<T, OP>();
         }
-        if (prefix_mask != 0) break;
-        s_window[window * 32 + lane] = v; /* read back by this same lane only */
-        window++;
-    }
-    /* Forward fold, oldest first: the chained definition, bit for bit. The
-     * shuffles do not depend on the running value, so only the combines are
-     * serial. */
-    const int newest = 31 - __clz(prefix_mask);
-    T prefix = __shfl_sync(SCAN_FULL_MASK, v, newest);
+        const bool last_group = base + POLL >= MAX;
+        bool advance = false;
+        for (;;) {
+            /* all loads of the group first, then every use */
 #pragma unroll
-    for (int l = 0; l < 32; l++) {
-        T a = __shfl_sync(SCAN_FULL_MASK, v, l);
-        if (l > newest) prefix = scan_combine<T, OP>(prefix, a);
-    }
-    for (int w = window - 1; w >= 0; w--) {
-        T a_lane = s_window[w * 32 + lane];
+            for (int w = 0; w < POLL; w++)
+                if (flag[w] != STATUS_PREFIX)
+                    status.poll(tile - 32 * (int64_t)(base + w + 1) + lane, flag[w], v[w]);
+            found = -1;
+            bool blocked = false;
 #pragma unroll
-        for (int l = 0; l < 32; l++)
-            prefix = scan_combine<T, OP>(prefix, __shfl_sync(SCAN_FULL_MASK, a_lane, l));
+            for (int w = 0; w < POLL; w++) {
+                const unsigned prefix_mask = __ballot_sync(SCAN_FULL_MASK, flag[w] == STATUS_PREFIX);
+                const unsigned empty_mask = __ballot_sync(SCAN_FULL_MASK, flag[w] == STATUS_EMPTY);
+                if (found < 0 && !blocked) {
+                    if (prefix_mask != 0) {
+                        const int newest = 31 - __clz(prefix_mask);
+                        /* lanes newer than the prefix: bits above `newest` */
+                        const unsigned newer = newest == 31 ? 0u : (~0u << (newest + 1));
+                        if ((empty_mask & newer) == 0) {
+                            found = w;
+                            found_mask = prefix_mask;
+                        } else {
+                            blocked = true;
+                        }
+                    } else if (empty_mask != 0) {
+                        blocked = true;
+                    }
+                }
+            }
+            if (found >= 0) break;
+            if (!blocked && !last_group) {
+                advance = true; /* a whole group of aggregates: search older tiles */
+                break;
+            }
+        }
+        /* read back later by this same lane only */
+#pragma unroll
+        for (int w = 0; w < POLL; w++)
+            if (advance || w <= found) s_window[(base + w) * 32 + lane] = v[w];
+        if (!advance) break;
+        base += POLL;
+    }
+
+    /* Forward fold, oldest first, from the newest prefix found. */
+    const int wp = base + found; /* window holding the prefix; newer ones are wp-1 .. 0 */
+    const int newest = 31 - __clz(found_mask);
+    T prefix = s_window[wp * 32 + newest]; /* a broadcast read */
+    const T mine = s_window[wp * 32 + lane];
+    if (std::is_integral<T>::value) {
+        /* integers (wrapping sum, min, max): any grouping gives the same
+         * bits, so each window is a 5-step shuffle tree */
+        T a = warp_reduce<T, OP>(lane > newest ? mine : scan_identity<T, OP>());
+        prefix = scan_combine<T, OP>(prefix, __shfl_sync(SCAN_FULL_MASK, a, 0));
+        for (int w = wp - 1; w >= 0; w--) {
+            a = warp_reduce<T, OP>(s_window[w * 32 + lane]);
+            prefix = scan_combine<T, OP>(prefix, __shfl_sync(SCAN_FULL_MASK, a, 0));
+        }
+    } else {
+        /* floats: the chained definition, bit for bit. The shuffles do not
+         * depend on the running value, so only the combines are serial. */
+#pragma unroll
+        for (int l = 0; l < 32; l++) {
+            const T a = __shfl_sync(SCAN_FULL_MASK, mine, l);
+            if (l > newest) prefix = scan_combine<T, OP>(prefix, a);
+        }
+        for (int w = wp - 1; w >= 0; w--) {
+            const T a_lane = s_window[w * 32 + lane];
+#pragma unroll
+            for (int l = 0; l < 32; l++)
+                prefix = scan_combine<T, OP>(prefix, __shfl_sync(SCAN_FULL_MASK, a_lane, l));
+        }
     }
     return prefix;
 }
 
 /* ---- the kernel ---------------------------------------------------------- */
 
-template <typename T, int OP, int VEC, int NV>
-__global__ void __launch_bounds__(SCAN_BLOCK)
+/* Residency: 3 CTAs (24 warps) per SM for 4-byte sums, 2 otherwise. The wide
+ * poll adds ~16 registers to warp 0's look-back; an 80-register cap keeps
+ * the third CTA of a 4-byte sum without spills, while min/max spill under it
+ * (12-36 bytes on sm_80 / sm_90a) and take the 2-CTA budget instead. */
+#define LOOKBACK_MIN_CTAS(T, OP) (sizeof(T) == 4 && (OP) == SCAN_OP_SUM ? 3 : 2)
+template <typename T, int OP, int VEC, int NV, int POLL, int MAX>
+__global__ void __launch_bounds__(SCAN_BLOCK, LOOKBACK_MIN_CTAS(T, OP))
 scan_lookback_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> status,
                      unsigned long long *tile_counter)
 {
@@ -167,7 +244,7 @@ scan_lookback_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<
     constexpr int64_t TILE = (int64_t)SCAN_BLOCK * VEC * NV;
     __shared__ int64_t s_tile;
     __shared__ T s_warp[SCAN_WARPS];
-    __shared__ T s_window[LOOKBACK_MAX_WINDOWS * 32];
+    __shared__ T s_window[MAX * 32];
 
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
@@ -195,7 +272,7 @@ scan_lookback_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<
             if (lane == 0) status.publish(0, STATUS_PREFIX, aggregate);
         } else {
             if (lane == 0) status.publish(tile, STATUS_AGGREGATE, aggregate);
-            tile_prefix = lookback_prefix<T, OP>(status, tile, lane, s_window);
+            tile_prefix = lookback_prefix<T, OP, POLL, MAX>(status, tile, lane, s_window);
             if (lane == 0)
                 status.publish(tile, STATUS_PREFIX, scan_combine<T, OP>(tile_prefix, aggregate));
         }
@@ -211,7 +288,7 @@ scan_lookback_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<
 
 /* ---- host side ----------------------------------------------------------- */
 
-template <typename T, int OP, int VEC, int NV>
+template <typename T, int OP, int VEC, int NV, int POLL, int MAX>
 static cuops_status_t lookback_run(struct cuops_handle *h, const cuops_scan_desc_t *d,
                                    const char *kernel_name)
 {
@@ -237,24 +314,45 @@ static cuops_status_t lookback_run(struct cuops_handle *h, const cuops_scan_desc
     }
     cudaStream_t stream = cuops_stream(h);
     CUOPS_CUDA_TRY(h, cudaMemsetAsync(base, 0, header + flag_bytes, stream));
-    scan_lookback_kernel<T, OP, VEC, NV><<<(unsigned)tiles, SCAN_BLOCK, 0, stream>>>(
+    scan_lookback_kernel<T, OP, VEC, NV, POLL, MAX><<<(unsigned)tiles, SCAN_BLOCK, 0, stream>>>(
         (const T *)d->in, (T *)d->out, d->n, d->exclusive, status,
         (unsigned long long *)base);
     return cuops_cuda_check_launch(h, kernel_name);
 }
 
-template <typename T, int OP>
+template <typename T, int OP, int POLL, int MAX>
 static cuops_status_t lookback_typed(struct cuops_handle *h, const cuops_scan_desc_t *d)
 {
+    const bool wide = POLL > 1;
     if (cuops_aligned(d->in, 16) && cuops_aligned(d->out, 16))
-        return lookback_run<T, OP, SCAN_VEC(T), SCAN_NV_VEC>(h, d, "scan_lookback_vec16");
-    return lookback_run<T, OP, 1, SCAN_NV_SCALAR(T)>(h, d, "scan_lookback_scalar");
+        return lookback_run<T, OP, SCAN_VEC(T), SCAN_NV_VEC, POLL, MAX>(
+            h, d, wide ? "scan_lookback_wide_vec16" : "scan_lookback_vec16");
+    return lookback_run<T, OP, 1, SCAN_NV_SCALAR(T), POLL, MAX>(
+        h, d, wide ? "scan_lookback_wide_scalar" : "scan_lookback_scalar");
 }
 
-cuops_status_t cuops_scan_lookback_launch(struct cuops_handle *h, const cuops_scan_desc_t *d)
+template <typename T, int OP>
+static cuops_status_t lookback_narrow(struct cuops_handle *h, const cuops_scan_desc_t *d)
 {
+    return lookback_typed<T, OP, LOOKBACK_POLL, LOOKBACK_MAX_WINDOWS>(h, d);
+}
+
+template <typename T, int OP>
+static cuops_status_t lookback_wide(struct cuops_handle *h, const cuops_scan_desc_t *d)
+{
+    return lookback_typed<T, OP, LOOKBACK_WIDE_POLL, LOOKBACK_WIDE_MAX_WINDOWS>(h, d);
+}
+
+cuops_status_t cuops_scan_lookback_launch(struct cuops_handle *h, const cuops_scan_desc_t *d,
+                                          int wide)
+{
+    if (wide)
+        return SCAN_TYPE_OP_CALL(d->type, d->op,
+                                 cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "scan: dtype %s",
+                                            cuops_dtype_name(d->type)),
+                                 lookback_wide, h, d);
     return SCAN_TYPE_OP_CALL(d->type, d->op,
                              cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "scan: dtype %s",
                                         cuops_dtype_name(d->type)),
-                             lookback_typed, h, d);
+                             lookback_narrow, h, d);
 }
