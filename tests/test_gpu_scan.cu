@@ -739,7 +739,7 @@ int main(void)
     CHECK(g_scan_variant_count == 8 && strcmp(g_scan_variants[0], "auto") == 0,
           "scan variants: %d, first '%s'", g_scan_variant_count,
           g_scan_variant_count ? g_scan_variants[0] : "");
-    CHECK(g_reduce_variant_count == 7 && strcmp(g_reduce_variants[0], "auto") == 0,
+    CHECK(g_reduce_variant_count == 8 && strcmp(g_reduce_variants[0], "auto") == 0,
           "reduce variants: %d, first '%s'", g_reduce_variant_count,
           g_reduce_variant_count ? g_reduce_variants[0] : "");
     if (g_scan_variant_count < 1 || g_reduce_variant_count < 1) return tu_finish("test_gpu_scan");

@@ -1,7 +1,8 @@
 /*
- * reduce.cu - the vectorized single-launch reduction, in two grid policies:
- * "vectorized_multiwave" (= "auto") and "vectorized" (the first version, kept
- * for side-by-side timing).
+ * reduce.cu - the vectorized single-launch reduction, in three grid policies:
+ * "vectorized_multiwave" (= "auto"), "vectorized" (the first version, kept
+ * for side-by-side timing) and "vectorized_interleaved" (one wave, 16 KB
+ * rounds dealt round-robin to the CTAs; see reduce_interleaved).
  *
  * Kernel: CTAs of 256 threads; CTA b reduces the fixed contiguous range
  * [b*chunk, (b+1)*chunk) (chunk a multiple of the vector width, so every
@@ -43,26 +44,18 @@
 #define REDUCE_BLOCK 256
 #define REDUCE_CTAS_PER_SM 4
 
+/* The contiguous schedule: CTA b reduces [b*chunk, (b+1)*chunk). VEC
+ * independent chains: the loads, not the adds, are the latency to hide, and
+ * 16 accumulators would push the kernel past 64 registers (4 CTAs per SM). */
 template <typename T, int OP, int VEC, int UNROLL>
-__global__ void __launch_bounds__(REDUCE_BLOCK, REDUCE_CTAS_PER_SM)
-reduce_vectorized_kernel(const T *in, int64_t n, int64_t chunk, T *partials,
-                         unsigned *ticket, T *out)
+static __device__ __forceinline__ void reduce_contiguous(const T *in, int64_t n, int64_t chunk,
+                                                         T (&acc)[VEC])
 {
-    __shared__ T s_warp[REDUCE_BLOCK / 32];
-    __shared__ bool s_last;
-
     const int64_t begin = (int64_t)blockIdx.x * chunk;
     const int64_t end = begin + chunk < n ? begin + chunk : n;
     const int64_t len = end > begin ? end - begin : 0;
     const T *p = in + begin;
     const int64_t nvec = len / VEC;
-
-    /* VEC independent chains: the loads, not the adds, are the latency to
-     * hide, and 16 accumulators would push the kernel past 64 registers
-     * (4 CTAs per SM). */
-    T acc[VEC];
-#pragma unroll
-    for (int k = 0; k < VEC; k++) acc[k] = scan_identity<T, OP>();
 
     int64_t v = threadIdx.x;
     /* main loop: UNROLL independent loads issued before any is used */
@@ -84,6 +77,60 @@ reduce_vectorized_kernel(const T *in, int64_t n, int64_t chunk, T *partials,
     /* the < VEC elements past the last whole vector of this range */
     const int64_t rest = len - nvec * VEC;
     if (threadIdx.x < rest) acc[0] = scan_combine<T, OP>(acc[0], p[nvec * VEC + threadIdx.x]);
+}
+
+/* The interleaved schedule ("vectorized_interleaved"): the input is cut into
+ * rounds of REDUCE_BLOCK * UNROLL vectors (16 KB), and CTA b of a one-wave
+ * grid takes rounds b, b + grid, b + 2 grid, ... So the whole GPU sweeps the
+ * input front to back together (one moving window of DRAM pages and TLB
+ * entries instead of one stream per CTA, each in its own 2 MB page), and
+ * every CTA has the same number of rounds (+-1) with no second wave. The
+ * assignment depends only on n and the grid, so the sum is reproducible. */
+template <typename T, int OP, int VEC, int UNROLL>
+static __device__ __forceinline__ void reduce_interleaved(const T *in, int64_t n, T (&acc)[VEC])
+{
+    const int64_t nvec = n / VEC;
+    const int64_t per_round = (int64_t)REDUCE_BLOCK * UNROLL; /* vectors */
+    const int64_t full_rounds = nvec / per_round;
+    for (int64_t r = blockIdx.x; r < full_rounds; r += gridDim.x) {
+        const T *p = in + (r * per_round + threadIdx.x) * VEC;
+        T x[UNROLL][VEC];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) vec_load<T, VEC>(p + u * REDUCE_BLOCK * VEC, x[u]);
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++)
+#pragma unroll
+            for (int k = 0; k < VEC; k++) acc[k] = scan_combine<T, OP>(acc[k], x[u][k]);
+    }
+    /* whole vectors past the last full round, then the < VEC last elements */
+    for (int64_t v = full_rounds * per_round + (int64_t)blockIdx.x * REDUCE_BLOCK + threadIdx.x;
+         v < nvec; v += (int64_t)gridDim.x * REDUCE_BLOCK) {
+        T x[VEC];
+        vec_load<T, VEC>(in + v * VEC, x);
+#pragma unroll
+        for (int k = 0; k < VEC; k++) acc[k] = scan_combine<T, OP>(acc[k], x[k]);
+    }
+    const int64_t rest = n - nvec * VEC;
+    if (blockIdx.x == 0 && threadIdx.x < rest)
+        acc[0] = scan_combine<T, OP>(acc[0], in[nvec * VEC + threadIdx.x]);
+}
+
+template <typename T, int OP, int VEC, int UNROLL, bool INTERLEAVED>
+__global__ void __launch_bounds__(REDUCE_BLOCK, REDUCE_CTAS_PER_SM)
+reduce_vectorized_kernel(const T *in, int64_t n, int64_t chunk, T *partials,
+                         unsigned *ticket, T *out)
+{
+    __shared__ T s_warp[REDUCE_BLOCK / 32];
+    __shared__ bool s_last;
+
+    T acc[VEC];
+#pragma unroll
+    for (int k = 0; k < VEC; k++) acc[k] = scan_identity<T, OP>();
+    if (INTERLEAVED) {
+        reduce_interleaved<T, OP, VEC, UNROLL>(in, n, acc);
+    } else {
+        reduce_contiguous<T, OP, VEC, UNROLL>(in, n, chunk, acc);
+    }
 
     T t = acc[0];
 #pragma unroll
@@ -152,23 +199,30 @@ static int64_t reduce_grid_multiwave(struct cuops_handle *h, int64_t rounds)
     return grid;
 }
 
+/* mode: 0 "vectorized" (one wave, contiguous ranges, memset ticket),
+ * 1 "vectorized_multiwave", 2 "vectorized_interleaved" (one wave, rounds
+ * dealt round-robin). Modes 1 and 2 keep the ticket in the handle's scan
+ * state (no memset) unless a user workspace is set. */
 template <typename T, int OP, int VEC, int UNROLL>
-static cuops_status_t reduce_run(struct cuops_handle *h, const cuops_reduce_desc_t *d,
-                                 int multiwave, const char *kernel_name)
+static cuops_status_t reduce_run(struct cuops_handle *h, const cuops_reduce_desc_t *d, int mode,
+                                 const char *kernel_name)
 {
     const int64_t per_round = (int64_t)REDUCE_BLOCK * VEC * UNROLL;
     const int64_t rounds = cuops_ceil_div(d->n, per_round);
-    int64_t grid = multiwave ? reduce_grid_multiwave(h, rounds) : reduce_grid_one_wave(h, rounds);
+    int64_t grid = mode == 1 ? reduce_grid_multiwave(h, rounds) : reduce_grid_one_wave(h, rounds);
     if (grid < 1) grid = 1;
-    /* equal ranges, each a whole number of vectors */
-    const int64_t chunk = cuops_ceil_div(cuops_ceil_div(d->n, grid), VEC) * VEC;
-    if (chunk > 0) grid = cuops_ceil_div(d->n, chunk);
-    if (grid < 1) grid = 1;
+    int64_t chunk = 0;
+    if (mode != 2) {
+        /* equal ranges, each a whole number of vectors */
+        chunk = cuops_ceil_div(cuops_ceil_div(d->n, grid), VEC) * VEC;
+        if (chunk > 0) grid = cuops_ceil_div(d->n, chunk);
+        if (grid < 1) grid = 1;
+    }
 
     cudaStream_t stream = cuops_stream(h);
     T *partials = NULL;
     unsigned *ticket = NULL;
-    if (grid > 1 && multiwave && h->user_workspace == NULL) {
+    if (grid > 1 && mode != 0 && h->user_workspace == NULL) {
         /* the ticket lives in the handle's scan state, left at 0 by the last
          * CTA of every call: no memset (scan_state.cu clears it per call
          * only when the state sits in a user workspace) */
@@ -187,29 +241,34 @@ static cuops_status_t reduce_run(struct cuops_handle *h, const cuops_reduce_desc
         partials = (T *)(base + 256);
         CUOPS_CUDA_TRY(h, cudaMemsetAsync(ticket, 0, sizeof(unsigned), stream));
     }
-    reduce_vectorized_kernel<T, OP, VEC, UNROLL><<<(unsigned)grid, REDUCE_BLOCK, 0, stream>>>(
-        (const T *)d->in, d->n, chunk, partials, ticket, (T *)d->out);
+    if (mode == 2)
+        reduce_vectorized_kernel<T, OP, VEC, UNROLL, true><<<(unsigned)grid, REDUCE_BLOCK, 0, stream>>>(
+            (const T *)d->in, d->n, chunk, partials, ticket, (T *)d->out);
+    else
+        reduce_vectorized_kernel<T, OP, VEC, UNROLL, false><<<(unsigned)grid, REDUCE_BLOCK, 0, stream>>>(
+            (const T *)d->in, d->n, chunk, partials, ticket, (T *)d->out);
     return cuops_cuda_check_launch(h, kernel_name);
 }
 
 template <typename T, int OP>
-static cuops_status_t reduce_typed(struct cuops_handle *h, const cuops_reduce_desc_t *d,
-                                   int multiwave)
+static cuops_status_t reduce_typed(struct cuops_handle *h, const cuops_reduce_desc_t *d, int mode)
 {
-    if (cuops_aligned(d->in, 16))
-        return reduce_run<T, OP, SCAN_VEC(T), 4>(
-            h, d, multiwave,
-            multiwave ? "reduce_vectorized_multiwave_vec16" : "reduce_vectorized_vec16");
-    return reduce_run<T, OP, 1, 8>(
-        h, d, multiwave,
-        multiwave ? "reduce_vectorized_multiwave_scalar" : "reduce_vectorized_scalar");
+    static const char *const vec_names[] = {"reduce_vectorized_vec16",
+                                            "reduce_vectorized_multiwave_vec16",
+                                            "reduce_vectorized_interleaved_vec16"};
+    static const char *const scalar_names[] = {"reduce_vectorized_scalar",
+                                               "reduce_vectorized_multiwave_scalar",
+                                               "reduce_vectorized_interleaved_scalar"};
+    if (cuops_aligned(d->in, 16)) return reduce_run<T, OP, SCAN_VEC(T), 4>(h, d, mode, vec_names[mode]);
+    return reduce_run<T, OP, 1, 8>(h, d, mode, scalar_names[mode]);
 }
 
 cuops_status_t cuops_reduce_vectorized_launch(struct cuops_handle *h, const cuops_reduce_desc_t *d,
-                                              int multiwave)
+                                              int mode)
 {
+    if (mode < 0 || mode > 2) return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "reduce: mode %d", mode);
     return SCAN_TYPE_OP_CALL(d->type, d->op,
                              cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "reduce: dtype %s",
                                         cuops_dtype_name(d->type)),
-                             reduce_typed, h, d, multiwave);
+                             reduce_typed, h, d, mode);
 }

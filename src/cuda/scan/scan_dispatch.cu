@@ -44,11 +44,11 @@ static cuops_status_t scan_rts_entry(struct cuops_handle *h, const cuops_scan_de
 {
     return cuops_scan_reduce_then_scan_launch(h, d);
 }
-/* algo = multiwave (0 or 1) */
+/* algo = grid policy (reduce.cu: 0 one wave, 1 multi-wave, 2 interleaved) */
 static cuops_status_t reduce_vectorized_entry(struct cuops_handle *h, const cuops_reduce_desc_t *d,
-                                              int multiwave)
+                                              int mode)
 {
-    return cuops_reduce_vectorized_launch(h, d, multiwave);
+    return cuops_reduce_vectorized_launch(h, d, mode);
 }
 
 /* Row 0 is what "auto" runs. */
@@ -64,6 +64,7 @@ static const scan_variant_t scan_table[] = {
 static const reduce_variant_t reduce_table[] = {
     {"vectorized_multiwave", 1, reduce_vectorized_entry},
     {"vectorized", 0, reduce_vectorized_entry},
+    {"vectorized_interleaved", 2, reduce_vectorized_entry},
     {"interleaved_divergent", REDUCE_ALGO_INTERLEAVED_DIVERGENT, cuops_reduce_textbook_launch},
     {"interleaved_strided", REDUCE_ALGO_INTERLEAVED_STRIDED, cuops_reduce_textbook_launch},
     {"sequential_addressing", REDUCE_ALGO_SEQUENTIAL, cuops_reduce_textbook_launch},
@@ -78,7 +79,7 @@ static const char *const scan_names[] = {"auto", "blelloch_smem", "blelloch_smem
                                          "lookback_wide", "lookback_persistent"};
 static const char *const reduce_names[] = {"auto", "interleaved_divergent", "interleaved_strided",
                                            "sequential_addressing", "warp_shuffle", "vectorized",
-                                           "vectorized_multiwave"};
+                                           "vectorized_multiwave", "vectorized_interleaved"};
 
 extern "C" const char *const *cuops_cuda_scan_variant_names(int *count)
 {

@@ -51,12 +51,13 @@ cuops_status_t cuops_scan_reduce_then_scan_launch(struct cuops_handle *h,
 cuops_status_t cuops_scan_textbook_launch(struct cuops_handle *h, const cuops_scan_desc_t *d,
                                           int algo);
 
-/* reduce.cu: one launch, last CTA combines the partials. `multiwave` 0: one
- * wave of 4 CTAs per SM, ticket cleared by a memset ("vectorized"); 1: up to
- * 8 waves for large n, ticket in the handle's scan state, no memset
- * ("vectorized_multiwave", the default). */
+/* reduce.cu: one launch, last CTA combines the partials. `mode` 0: one
+ * wave of 4 CTAs per SM, contiguous ranges, ticket cleared by a memset
+ * ("vectorized"); 1: up to 8 waves for large n, ticket in the handle's scan
+ * state, no memset ("vectorized_multiwave", the default); 2: one wave, 16 KB
+ * rounds dealt round-robin, ticket in the scan state ("vectorized_interleaved"). */
 cuops_status_t cuops_reduce_vectorized_launch(struct cuops_handle *h,
-                                              const cuops_reduce_desc_t *d, int multiwave);
+                                              const cuops_reduce_desc_t *d, int mode);
 /* reduce_textbook.cu: one element per thread, a tree per block, one launch per level. */
 cuops_status_t cuops_reduce_textbook_launch(struct cuops_handle *h, const cuops_reduce_desc_t *d,
                                             int algo);
