@@ -533,9 +533,10 @@ static void test_k_zero_null_operands(void)
  * enough K for several pipeline stages. */
 static void test_aligned_shapes(void)
 {
-    static const int64_t full[3][3] = {{128, 256, 64}, {256, 128, 512}, {256, 256, 264}};
-    static const int64_t quick[1][3] = {{128, 128, 64}};
-    const int ns = g_quick ? 1 : 3;
+    /* {8, 264, 64}: small m, NT, k % 8 == 0, so the decode kernels serve one */
+    static const int64_t full[4][3] = {{128, 256, 64}, {256, 128, 512}, {256, 256, 264}, {8, 264, 64}};
+    static const int64_t quick[2][3] = {{128, 128, 64}, {8, 264, 64}};
+    const int ns = g_quick ? 2 : 4;
     int idx = 0;
     for (int s = 0; s < ns; s++)
         for (int trans = 0; trans < 4; trans++)

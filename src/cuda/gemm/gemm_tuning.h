@@ -7,15 +7,18 @@
  * in the kernels.
  *
  * Families:
+ *  - decode table (gemm_decode.cu: weight streamed into mma.sync operand
+ *    registers, K split over warps and CTAs): sm_80 and newer, F16/BF16
+ *    inputs, m <= 64, NT, aligned; its supports() declines everything else;
  *  - sm90 tables (TMA + wgmma, gemm_sm90*.cu): only on sm_90, F16/BF16 inputs;
  *  - sm80 tables (cp.async + ldmatrix + mma.sync, gemm_sm80*.cu): sm_80 and
  *    newer, F16/BF16 inputs;
  *  - sgemm_simt (sgemm_simt.cu): F32 inputs, aligned data;
  *  - fallback_tiled (gemm_fallback.cu): every call the API accepts; last.
  *
- * The sm90/sm80 table functions live in files that may not be built into a
- * given tree; they are weak references here, and a null address is an empty
- * table, so the library links with or without them.
+ * The decode/sm90/sm80 table functions live in files that may not be built
+ * into a given tree; they are weak references here, and a null address is an
+ * empty table, so the library links with or without them.
  */
 #ifndef CUOPS_GEMM_TUNING_H
 #define CUOPS_GEMM_TUNING_H
@@ -40,6 +43,9 @@ __attribute__((weak, visibility("hidden")))
 const cuops_gemm_kernel_t *cuops_gemm_sm90_kernel_table(int *count);
 __attribute__((weak, visibility("hidden")))
 const cuops_gemm_kernel_t *cuops_gemm_sm80_kernel_table(int *count);
+/* gemm_decode.cu: small-M (decode) kernels that stream the weight with split-K */
+__attribute__((weak, visibility("hidden")))
+const cuops_gemm_kernel_t *cuops_gemm_decode_kernel_table(int *count);
 
 #ifdef __cplusplus
 }
@@ -66,7 +72,9 @@ cuops_gemm_family_table(const cuops_gemm_kernel_t *(*table_fn)(int *), int *coun
 static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int max)
 {
     int n = 0, count = 0;
-    const cuops_gemm_kernel_t *t = cuops_gemm_family_table(cuops_gemm_sm90_kernel_table, &count);
+    const cuops_gemm_kernel_t *t = cuops_gemm_family_table(cuops_gemm_decode_kernel_table, &count);
+    for (int i = 0; i < count && n < max; i++) out[n++] = &t[i];
+    t = cuops_gemm_family_table(cuops_gemm_sm90_kernel_table, &count);
     for (int i = 0; i < count && n < max; i++) out[n++] = &t[i];
     t = cuops_gemm_family_table(cuops_gemm_sm80_kernel_table, &count);
     for (int i = 0; i < count && n < max; i++) out[n++] = &t[i];
@@ -82,6 +90,10 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
  * The candidates for the automatic choice, best first. The fallback is always
  * last, so the list is never empty.
  *
+ *  F16/BF16, small M (decode: m <= 64, NT, aligned) on sm_80 and newer: the
+ *    decode kernels first (their supports() accepts only those calls): they
+ *    split K so every SM streams the weight, where a 128-row tile would leave
+ *    most SMs idle.
  *  F16/BF16 on sm_90: wgmma kernels (TMA, 4th-gen tensor cores) in their own
  *    order, then the mma.sync kernels (they run on Hopper at ~65% of the
  *    wgmma peak, see anchors), then the fallback.
@@ -97,6 +109,11 @@ static inline int cuops_gemm_auto_candidates(const struct cuops_handle *h,
 {
     int n = 0, count = 0;
     if (d->ab_type == CUOPS_DTYPE_F16 || d->ab_type == CUOPS_DTYPE_BF16) {
+        if (h->sm_major >= 8) {
+            const cuops_gemm_kernel_t *t =
+                cuops_gemm_family_table(cuops_gemm_decode_kernel_table, &count);
+            for (int i = 0; i < count && n < max - 1; i++) out[n++] = &t[i];
+        }
         if (h->sm_major == 9) {
             const cuops_gemm_kernel_t *t =
                 cuops_gemm_family_table(cuops_gemm_sm90_kernel_table, &count);

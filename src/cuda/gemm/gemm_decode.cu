@@ -1,0 +1,581 @@
+/*
+ * gemm_decode.cu - decode-shaped GEMM (m <= 64, C = A * B^T with B stored
+ * [n,k]): the weight B is streamed from HBM straight into mma.sync operand
+ * registers, K is split across the warps of a CTA and, when the tiles alone
+ * cannot keep HBM busy, across CTAs (classic split-K or stream-K), with a
+ * deterministic reduction. Table: cuops_gemm_decode_kernel_table().
+ *
+ * Why this shape of kernel. At m <= 64 the GEMM is a weight stream: for
+ * n x k = 28672 x 8192 the weight is 470 MB against 1 MB of activations, so
+ * the time is n*k*2 / HBM bandwidth and everything below serves that.
+ *  - The weight is the mma A operand (16 weight rows), the activations are B
+ *    (8 rows of A per mma): we compute C^T = B * A^T, so m = 1..8 costs one
+ *    m16n8k16 per 16x16 weight block instead of the two that A-as-A needs.
+ *  - A "chunk" is 16 weight rows x 32 columns = 1 KB. Lane l = 4g + t loads
+ *    16 bytes of row g and 16 bytes of row g+8 at columns 8t..8t+7 of the
+ *    chunk: those eight registers ARE the A fragments of the chunk's two k16
+ *    steps, because the mma's logical k {2t,2t+1,2t+8,2t+9} of step s is
+ *    mapped to the physical columns 8t+4s+{0,1,2,3}. The same map applied to
+ *    the activations makes lane l's B fragments one 16-byte load of row g of
+ *    the 8-row activation block at the same columns. The map is a bijection
+ *    on the chunk's 32 columns, so the dot products are unchanged. No shared
+ *    memory, no shuffles on the weight path.
+ *  - Weight loads are ld.global.nc.L1::no_allocate (read once: keep L1 for
+ *    the activations, which every warp of the SM re-reads). Each warp keeps
+ *    U chunks in flight in a rolling register pipeline (chunk j+U is issued
+ *    as soon as chunk j has been fed to the mma). Little's law: ~4.4 TB/s x
+ *    ~0.8 us loaded latency = ~3.5 MB in flight over the GPU = ~27 KB per
+ *    SM. Requested per SM: m8 16 warps x 8 KB, m16 16 x 6 KB, m32 12 x 6 KB,
+ *    m64 8 x 4 KB (registers decide: see the table entries).
+ *  - L1 bandwidth is the second limit at m = 64: per weight chunk a warp
+ *    reads 64 rows x 64 B = 4 KB of activations through L1 (128 B/clk/SM):
+ *    ~40 L1 cycles per KB of weight, a ceiling of ~5.9 TB/s over 132 SMs
+ *    (73% busy at full HBM speed). Two strips per warp would share the
+ *    activation registers and halve that (template parameter R), but ptxas
+ *    spills at R = 2 with m >= 32 under the 2-3 CTAs/SM register budget, so
+ *    every entry uses R = 1 for now.
+ *  - K is split over the W warps of a CTA (chunks dealt round-robin), and the
+ *    warps' fp32 accumulators are summed in shared memory in warp order. Over
+ *    CTAs the work is the flat sequence of (tile, chunk) units cut into equal
+ *    contiguous ranges: G = #tiles is the plain one-launch case, G = #tiles x
+ *    s is split-K, anything else is stream-K. A CTA whose range covers a
+ *    whole tile stores C directly; a partial tile writes fp32 partials to the
+ *    workspace (two slots per CTA: first and last segment) and a second
+ *    kernel sums them in CTA order. Everything is in a fixed order: the bytes
+ *    of C are reproducible run to run for a given device.
+ * supports(): sm >= 80, ab F16/BF16, c F16/BF16/F32, trans_a = N,
+ * trans_b = T, m <= the tile's m, a and b 16-byte aligned, lda and ldb
+ * multiples of 8, k % 8 == 0 (so a lane's 16 bytes are all inside k or all
+ * past it), k and lda <= 2^24 (32-bit indices), c aligned to its element.
+ * Ragged n and m are masked.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "cuda/common/cuda_common.cuh"
+#include "cuda/common/ptx_sm80.cuh"
+#include "cuda/gemm/gemm_kernels.h"
+
+#define DECODE_CHUNK_K 32      /* columns per chunk: two k16 mma steps */
+#define DECODE_STRIP_ROWS 16   /* weight rows per strip: the mma's M */
+/* Largest k and lda served: keeps every column index and activation offset
+ * of the kernel inside a 32-bit int (see supports()). */
+#define DECODE_MAX_K ((int64_t)1 << 24)
+
+typedef struct decode_args {
+    const uint16_t *a;   /* activations [m, k], lda */
+    const uint16_t *b;   /* weight [n, k], ldb */
+    void *c;             /* [m, n], ldc */
+    float *ws;           /* [ctas][2][tile] partials, or NULL when no tile is split */
+    int64_t lda, ldb, ldc;
+    int64_t m, n, k;
+    float alpha, beta;
+    int c_type;          /* cuops_dtype_t */
+    int64_t tiles;       /* ceil(n / rows per tile) */
+    int64_t chunks;      /* ceil(k / 32) per tile; 0 when k == 0 */
+    int64_t total;       /* tiles * chunks */
+    int64_t ctas;        /* G: ranges of the flat unit sequence */
+    int64_t split;       /* > 0: ctas = tiles * split (aligned split-K); 0: stream-K */
+} decode_args_t;
+
+/* ---- unit ranges ----------------------------------------------------------- */
+
+/* First flat unit of CTA c (c in 0..ctas; cta_start(ctas) == total). Split-K
+ * gives tile t's K to CTAs t*s .. t*s+s-1 in equal parts; stream-K cuts the
+ * whole sequence evenly (ctas <= 2^20 and total <= 2^40 there, so the product
+ * fits in 64 bits). */
+static __device__ __forceinline__ int64_t cta_start(const decode_args_t &p, int64_t c)
+{
+    if (p.split > 0) {
+        const int64_t tile = c / p.split, part = c - tile * p.split;
+        return tile * p.chunks + (part * p.chunks) / p.split;
+    }
+    return (c * p.total) / p.ctas;
+}
+
+/* ---- loads --------------------------------------------------------------- */
+
+/* 16 bytes of weight, read once: not allocated in L1. Zero when !valid (the
+ * predicate keeps the lane off memory it must not touch). */
+static __device__ __forceinline__ uint4 load_weight_16(const uint16_t *ptr, bool valid)
+{
+    uint4 v;
+    asm volatile(
+        "{\n"
+        " .reg .pred p;\n"
+        " setp.ne.b32 p, %5, 0;\n"
+        " mov.b32 %0, 0; mov.b32 %1, 0; mov.b32 %2, 0; mov.b32 %3, 0;\n"
+        " @p ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+        "}\n"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(ptr), "r"((int)valid));
+    return v;
+}
+
+/* 16 bytes of activations: cached in L1, where every warp of the CTA (and the
+ * other CTAs on the SM working on the same K) finds them again. */
+static __device__ __forceinline__ uint4 load_act_16(const uint16_t *ptr, bool valid)
+{
+    uint4 v;
+    asm volatile(
+        "{\n"
+        " .reg .pred p;\n"
+        " setp.ne.b32 p, %5, 0;\n"
+        " mov.b32 %0, 0; mov.b32 %1, 0; mov.b32 %2, 0; mov.b32 %3, 0;\n"
+        " @p ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+        "}\n"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(ptr), "r"((int)valid));
+    return v;
+}
+
+/* ---- epilogue ------------------------------------------------------------ */
+
+/* C[row, col] = alpha * sum + beta * C[row, col]; beta == 0 never reads C. */
+static __device__ __forceinline__ void store_c(const decode_args_t &p, int64_t row, int64_t col,
+                                               float sum)
+{
+    const int64_t off = row * p.ldc + col;
+    float v = p.alpha * sum;
+    if (p.c_type == CUOPS_DTYPE_F32) {
+        float *c = (float *)p.c + off;
+        if (p.beta != 0.0f) v += p.beta * *c;
+        *c = v;
+    } else if (p.c_type == CUOPS_DTYPE_F16) {
+        __half *c = (__half *)p.c + off;
+        if (p.beta != 0.0f) v += p.beta * __half2float(*c);
+        *c = __float2half_rn(v);
+    } else {
+        __nv_bfloat16 *c = (__nv_bfloat16 *)p.c + off;
+        if (p.beta != 0.0f) v += p.beta * __bfloat162float(*c);
+        *c = __float2bfloat16_rn(v);
+    }
+}
+
+/* ---- the GEMM ------------------------------------------------------------ */
+
+/*
+ * W warps per CTA; a tile is R strips (16R weight rows) by 8*M8 activation
+ * rows; U chunks in flight per warp. Per CTA: walk its unit range segment by
+ * segment (a segment = the part of one tile's K inside the range); per
+ * segment every warp takes chunks c0 + warp, c0 + warp + W, ...
+ */
+template <typename T, int M8, int R, int U, int W, int MIN_BLOCKS>
+__global__ void __launch_bounds__(W * 32, MIN_BLOCKS) decode_splitk_kernel(decode_args_t p)
+{
+    constexpr int TILE_N = DECODE_STRIP_ROWS * R;
+    constexpr int TILE_M = 8 * M8;
+    constexpr int TILE = TILE_N * TILE_M;
+    /* [warp][m col][n row], row padded by 4 floats: a lane (g, t) writes
+     * n = g (+8), m = 2t (+1), so the 32 lanes of one store hit
+     * 2t*(TILE_N+4) + g = banks {0,8,16,24} + g: conflict-free; the summing
+     * pass reads consecutive n rows. */
+    __shared__ float red[W][TILE_M][TILE_N + 4];
+
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int g = lane >> 2, t = lane & 3;
+
+#pragma unroll 1
+    for (int64_t cta = blockIdx.x; cta < p.ctas; cta += gridDim.x) {
+        int64_t u = 0, u_end = 0;
+        if (p.chunks > 0) {
+            u = cta_start(p, cta);
+            u_end = cta_start(p, cta + 1);
+            if (u >= u_end) continue; /* never with ctas <= total; CTA-uniform */
+        }
+        bool first = true;
+        do {
+            int64_t tile, c0, c1;
+            if (p.chunks == 0) { /* k == 0: C = beta * C, one tile per CTA */
+                tile = cta;
+                c0 = c1 = 0;
+            } else {
+                tile = u / p.chunks;
+                c0 = u - tile * p.chunks;
+                c1 = min(p.chunks, c0 + (u_end - u));
+            }
+            const bool full = (c0 == 0 && c1 == p.chunks);
+
+            float acc[R][M8][4];
+#pragma unroll
+            for (int r = 0; r < R; r++)
+#pragma unroll
+                for (int i = 0; i < M8; i++)
+                    acc[r][i][0] = acc[r][i][1] = acc[r][i][2] = acc[r][i][3] = 0.0f;
+
+            /* Start of this lane's weight rows tile*16R + 16r + 8h + g, clamped
+             * to n-1: a row past n only feeds its own output row, which is
+             * never stored, so it may read any valid row and needs no
+             * predicate. Column 0 of the row: the lane's column (its 8t
+             * included) is added once, below, from col_first. */
+            const uint16_t *wrow[R][2];
+#pragma unroll
+            for (int r = 0; r < R; r++)
+#pragma unroll
+                for (int hh = 0; hh < 2; hh++) {
+                    int64_t row = tile * TILE_N + 16 * r + 8 * hh + g;
+                    if (row >= p.n) row = p.n - 1;
+                    wrow[r][hh] = p.b + row * p.ldb;
+                }
+            /* Activation rows 8i + g, clamped to m-1 like the weight rows (a
+             * row past m only feeds an output column that is never stored).
+             * Element offsets fit in 32 bits: supports() bounds lda (and so
+             * 63 * lda < 2^31). */
+            int a_off[M8];
+#pragma unroll
+            for (int i = 0; i < M8; i++) {
+                const int row = 8 * i + g < (int)p.m ? 8 * i + g : (int)p.m - 1;
+                a_off[i] = row * (int)p.lda;
+            }
+
+            /* Column of this lane's 8 elements in the warp's chunk j is
+             * col_first + j*col_step; it is valid iff it is below col_end
+             * (chunks past the segment start at c1*32 or later). Every load
+             * address below is row start + exactly that column, the value
+             * its predicate tests, for weight and activations alike; with
+             * k % 8 == 0 the 8 elements are then all inside k or all past
+             * it. Addresses advance by col_step elements per chunk: within
+             * the unrolled slot loop they become immediate offsets of one
+             * base register. A predicated-off load never touches its
+             * address. The ints cannot overflow: supports() bounds k by
+             * DECODE_MAX_K, and the largest value formed, col_next after the
+             * last refill, is below k + (U + 2) * col_step. */
+            const int nseg = (int)(c1 - c0);
+            const int count = nseg > warp ? (nseg - warp + W - 1) / W : 0;
+            const int col_step = W * DECODE_CHUNK_K;
+            const int col_first = (int)(c0 + warp) * DECODE_CHUNK_K + 8 * t;
+            const int col_end = (int)min(p.k, c1 * DECODE_CHUNK_K);
+
+            uint4 buf[U][R][2];
+#pragma unroll
+            for (int s = 0; s < U; s++) {
+                const bool in = col_first + s * col_step < col_end;
+#pragma unroll
+                for (int r = 0; r < R; r++)
+#pragma unroll
+                    for (int hh = 0; hh < 2; hh++)
+                        buf[s][r][hh] =
+                            load_weight_16(wrow[r][hh] + col_first + s * col_step, in);
+            }
+#pragma unroll
+            for (int r = 0; r < R; r++)
+#pragma unroll
+                for (int hh = 0; hh < 2; hh++) wrow[r][hh] += col_first + U * col_step;
+
+            int col = col_first;                     /* chunk being multiplied */
+            int col_next = col_first + U * col_step; /* chunk being refilled */
+            const uint16_t *xp = p.a + col_first;
+#pragma unroll 1
+            for (int j0 = 0; j0 < count; j0 += U) {
+#pragma unroll
+                for (int s = 0; s < U; s++) {
+                    if (j0 + s >= count) break; /* warp-uniform */
+                    /* past k (last chunk) x must be 0 too: padding may be NaN */
+                    const bool x_in = col < col_end;
+                    uint4 xa[M8];
+#pragma unroll
+                    for (int i = 0; i < M8; i++) xa[i] = load_act_16(xp + a_off[i], x_in);
+#pragma unroll
+                    for (int step = 0; step < 2; step++) {
+#pragma unroll
+                        for (int r = 0; r < R; r++) {
+                            const uint4 lo = buf[s][r][0], hi = buf[s][r][1];
+                            uint32_t af[4];
+                            af[0] = step ? lo.z : lo.x; /* row g,   k 2t..2t+1  */
+                            af[1] = step ? hi.z : hi.x; /* row g+8, k 2t..2t+1  */
+                            af[2] = step ? lo.w : lo.y; /* row g,   k 2t+8..2t+9 */
+                            af[3] = step ? hi.w : hi.y; /* row g+8, k 2t+8..2t+9 */
+#pragma unroll
+                            for (int i = 0; i < M8; i++) {
+                                uint32_t bf[2];
+                                bf[0] = step ? xa[i].z : xa[i].x;
+                                bf[1] = step ? xa[i].w : xa[i].y;
+                                cuops_mma_m16n8k16<T>::run(acc[r][i], af, bf);
+                            }
+                        }
+                    }
+                    /* refill this slot with chunk j + U */
+                    const bool in = col_next < col_end;
+#pragma unroll
+                    for (int r = 0; r < R; r++)
+#pragma unroll
+                        for (int hh = 0; hh < 2; hh++) {
+                            buf[s][r][hh] = load_weight_16(wrow[r][hh], in);
+                            wrow[r][hh] += col_step;
+                        }
+                    col += col_step;
+                    col_next += col_step;
+                    xp += col_step;
+                }
+            }
+
+            /* acc[r][i][q]: n row 16r + g + 8(q>>1), m col 8i + 2t + (q&1) */
+#pragma unroll
+            for (int r = 0; r < R; r++)
+#pragma unroll
+                for (int i = 0; i < M8; i++)
+#pragma unroll
+                    for (int q = 0; q < 4; q++)
+                        red[warp][8 * i + 2 * t + (q & 1)][16 * r + g + 8 * (q >> 1)] =
+                            acc[r][i][q];
+            __syncthreads();
+
+            const int slot = first ? 0 : 1;
+            for (int e = threadIdx.x; e < TILE; e += W * 32) {
+                const int mcol = e / TILE_N, nrow = e - mcol * TILE_N;
+                const int64_t ncol = tile * TILE_N + nrow;
+                if (mcol >= p.m || ncol >= p.n) continue;
+                float sum = red[0][mcol][nrow];
+#pragma unroll
+                for (int w = 1; w < W; w++) sum += red[w][mcol][nrow];
+                if (full)
+                    store_c(p, mcol, ncol, sum);
+                else
+                    p.ws[(cta * 2 + slot) * TILE + e] = sum;
+            }
+            __syncthreads(); /* red is rewritten by the next segment */
+
+            u += c1 - c0;
+            first = false;
+        } while (u < u_end);
+    }
+}
+
+/*
+ * Split tiles: the CTA that holds a tile's last unit (and started inside the
+ * tile) sums the partials of every CTA that covered the tile, in CTA order,
+ * and stores C. A CTA wrote its first segment to slot 0 and its last (when
+ * different) to slot 1.
+ */
+template <int TILE_N, int TILE_M>
+__global__ void __launch_bounds__(128) decode_fixup_kernel(decode_args_t p)
+{
+    constexpr int TILE = TILE_N * TILE_M;
+    for (int64_t cta = blockIdx.x; cta < p.ctas; cta += gridDim.x) {
+        const int64_t u0 = cta_start(p, cta), u1 = cta_start(p, cta + 1);
+        const int64_t tile = u0 / p.chunks;
+        const int64_t tile_begin = tile * p.chunks;
+        if (u0 == tile_begin || tile_begin + p.chunks > u1) continue; /* owns nothing */
+        int64_t first_cta = cta;
+        while (first_cta > 0 && cta_start(p, first_cta) > tile_begin) first_cta--;
+        for (int e = threadIdx.x; e < TILE; e += blockDim.x) {
+            const int mcol = e / TILE_N, nrow = e - mcol * TILE_N;
+            const int64_t col = tile * TILE_N + nrow;
+            if (mcol >= p.m || col >= p.n) continue;
+            float sum = 0.0f;
+            for (int64_t c = first_cta; c <= cta; c++) {
+                const int slot = (cta_start(p, c) / p.chunks == tile) ? 0 : 1;
+                sum += p.ws[(c * 2 + slot) * TILE + e];
+            }
+            store_c(p, mcol, col, sum);
+        }
+    }
+}
+
+/* ---- plan and launch ------------------------------------------------------ */
+
+/* Bytes in flight HBM needs, per SM: Little's law with margin (see header). */
+#define DECODE_INFLIGHT_PER_SM (32 * 1024)
+#define DECODE_MAX_SPLIT 4096
+#define DECODE_STREAMK_MAX_TOTAL ((int64_t)1 << 40)
+#define DECODE_STREAMK_MAX_CTAS ((int64_t)1 << 20)
+
+typedef struct decode_plan {
+    int64_t tiles, chunks, ctas, split;
+    int fixup; /* some tile is split across CTAs */
+} decode_plan_t;
+
+/*
+ * G (number of unit ranges):
+ *  - forced split_k = s: G = tiles * s (s clamped to the chunk count);
+ *  - tiles >= slots (resident CTAs on the GPU): one tile per CTA, unless the
+ *    last partial wave would leave too few bytes in flight (then stream-K
+ *    with G = slots: every CTA the same work, all resident, no tail);
+ *  - tiles < slots: one tile per CTA if that already covers the SMs and the
+ *    bytes in flight; else split K s = slots / tiles ways (one wave, equal
+ *    work), keeping at least two chunks per warp.
+ */
+static decode_plan_t decode_make_plan(const struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                      const cuops_options_t *opt, int tile_n, int warps,
+                                      int64_t cta_inflight, int blocks_per_sm)
+{
+    decode_plan_t pl;
+    const int64_t sms = h->num_sms > 0 ? h->num_sms : 132;
+    const int64_t slots = sms * (blocks_per_sm > 0 ? blocks_per_sm : 1);
+    const int64_t need = sms * DECODE_INFLIGHT_PER_SM;
+    pl.tiles = cuops_ceil_div(d->n, tile_n);
+    pl.chunks = cuops_ceil_div(d->k, DECODE_CHUNK_K);
+    pl.ctas = pl.tiles;
+    pl.split = 1;
+    pl.fixup = 0;
+    if (pl.chunks == 0) return pl;
+    const int64_t total = pl.tiles * pl.chunks;
+
+    int64_t s = 1;
+    if (opt && opt->split_k > 0) {
+        s = opt->split_k;
+    } else if (pl.tiles >= slots) {
+        const int64_t rem = pl.tiles % slots;
+        if (rem != 0 && rem * cta_inflight < need && total <= DECODE_STREAMK_MAX_TOTAL &&
+            slots <= DECODE_STREAMK_MAX_CTAS) {
+            pl.ctas = slots; /* stream-K */
+            pl.split = 0;
+            pl.fixup = !(pl.tiles % pl.ctas == 0);
+            return pl;
+        }
+    } else if (!(pl.tiles >= sms && pl.tiles * cta_inflight >= need)) {
+        s = slots / pl.tiles;
+        const int64_t cap = pl.chunks / (2 * (int64_t)warps);
+        if (s > cap) s = cap;
+    }
+    if (s > pl.chunks) s = pl.chunks;
+    if (s > DECODE_MAX_SPLIT) s = DECODE_MAX_SPLIT;
+    if (s > INT32_MAX / pl.tiles) s = INT32_MAX / pl.tiles;
+    if (s < 1) s = 1;
+    pl.split = s;
+    pl.ctas = pl.tiles * s;
+    pl.fixup = s > 1;
+    return pl;
+}
+
+#define DECODE_MAX_DEVICES 64
+
+/*
+ * Resident CTAs per SM of one instantiation on the handle's device (current
+ * during the call), asked once per device: the answer depends on the
+ * device's register file and on the code built for its arch, so a process
+ * with two different GPUs must not share it. Devices past the table are
+ * asked every call. It only steers the plan, never correctness.
+ */
+template <typename T, int M8, int R, int U, int W, int MIN_BLOCKS>
+static int decode_blocks_per_sm(const struct cuops_handle *h)
+{
+    static int cached[DECODE_MAX_DEVICES]; /* 0: not asked yet on that device */
+    const int dev = h->device;
+    const bool cacheable = dev >= 0 && dev < DECODE_MAX_DEVICES;
+    if (cacheable) {
+        const int known = __atomic_load_n(&cached[dev], __ATOMIC_RELAXED);
+        if (known > 0) return known;
+    }
+    int nb = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &nb, decode_splitk_kernel<T, M8, R, U, W, MIN_BLOCKS>, W * 32, 0) != cudaSuccess ||
+        nb < 1) {
+        (void)cudaGetLastError();
+        return MIN_BLOCKS; /* not cached: the next call asks again */
+    }
+    if (cacheable) __atomic_store_n(&cached[dev], nb, __ATOMIC_RELAXED);
+    return nb;
+}
+
+template <typename T, int M8, int R, int U, int W, int MIN_BLOCKS>
+static cuops_status_t decode_launch_typed(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                          const cuops_options_t *opt, const char *name)
+{
+    constexpr int TILE_N = DECODE_STRIP_ROWS * R, TILE_M = 8 * M8;
+    void (*kernel)(decode_args_t) = decode_splitk_kernel<T, M8, R, U, W, MIN_BLOCKS>;
+    const int blocks_per_sm = decode_blocks_per_sm<T, M8, R, U, W, MIN_BLOCKS>(h);
+    const int64_t cta_inflight = (int64_t)W * U * R * DECODE_STRIP_ROWS * DECODE_CHUNK_K * 2;
+    const decode_plan_t pl = decode_make_plan(h, d, opt, TILE_N, W, cta_inflight, blocks_per_sm);
+
+    decode_args_t p;
+    memset(&p, 0, sizeof p);
+    p.a = (const uint16_t *)d->a;
+    p.b = (const uint16_t *)d->b;
+    p.c = d->c;
+    p.lda = d->lda;
+    p.ldb = d->ldb;
+    p.ldc = d->ldc;
+    p.m = d->m;
+    p.n = d->n;
+    p.k = d->k;
+    p.alpha = d->alpha;
+    p.beta = d->beta;
+    p.c_type = (int)d->c_type;
+    p.tiles = pl.tiles;
+    p.chunks = pl.chunks;
+    p.total = pl.tiles * pl.chunks;
+    p.ctas = pl.ctas;
+    p.split = pl.split;
+    p.ws = NULL;
+    if (pl.fixup) {
+        const size_t bytes = (size_t)pl.ctas * 2 * TILE_N * TILE_M * sizeof(float);
+        void *ws = NULL;
+        cuops_status_t st = cuops_cuda_workspace(h, bytes, &ws);
+        if (st != CUOPS_STATUS_SUCCESS) return st;
+        if (!cuops_aligned(ws, sizeof(float)))
+            return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
+                              "%s: the workspace must be 4-byte aligned for split-K partials",
+                              name);
+        p.ws = (float *)ws;
+    }
+
+    cudaStream_t stream = cuops_stream(h);
+    const unsigned grid = (unsigned)(pl.ctas < INT32_MAX ? pl.ctas : INT32_MAX);
+    kernel<<<grid, W * 32, 0, stream>>>(p);
+    cuops_status_t st = cuops_cuda_check_launch(h, name);
+    if (st != CUOPS_STATUS_SUCCESS || !pl.fixup) return st;
+    decode_fixup_kernel<TILE_N, TILE_M><<<grid, 128, 0, stream>>>(p);
+    return cuops_cuda_check_launch(h, name);
+}
+
+/* ---- table entries --------------------------------------------------------- */
+
+static int decode_supports_m(const struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                             int64_t m_tile)
+{
+    if (h->sm_major < 8) return 0;
+    if (d->ab_type != CUOPS_DTYPE_F16 && d->ab_type != CUOPS_DTYPE_BF16) return 0;
+    if (d->c_type != CUOPS_DTYPE_F16 && d->c_type != CUOPS_DTYPE_BF16 &&
+        d->c_type != CUOPS_DTYPE_F32)
+        return 0;
+    if (d->trans_a != CUOPS_OP_N || d->trans_b != CUOPS_OP_T) return 0;
+    if (d->m < 1 || d->m > m_tile || d->n < 1 || d->k < 0) return 0;
+    if (d->k % 8 != 0) return 0;
+    /* Column indices and activation offsets (63 rows x lda) are 32-bit ints
+     * in the kernel: decline larger k or lda rather than widen them all. The
+     * API already asks lda >= k; k is bounded on its own all the same. */
+    if (d->k > DECODE_MAX_K || d->lda > DECODE_MAX_K) return 0;
+    if (!cuops_aligned(d->a, 16) || !cuops_aligned(d->b, 16)) return 0;
+    if (d->lda % 8 != 0 || d->ldb % 8 != 0) return 0;
+    if (!cuops_aligned(d->c, cuops_dtype_size(d->c_type))) return 0;
+    return 1;
+}
+
+/*
+ * Configurations <m tile, M8, R, U, W, min CTAs/SM>; registers from ptxas -v
+ * (sm_90a / sm_80, no spills): m8 119/119, m16 120/121, m32 158/158,
+ * m64 214/214 (2 CTAs of 4 warps per SM); the fix-up kernel 42/48.
+ */
+#define DECODE_ENTRY(MT, M8, R, U, W, MINB)                                                    \
+    static int decode_supports_m##MT(const struct cuops_handle *h, const cuops_gemm_desc_t *d) \
+    {                                                                                          \
+        return decode_supports_m(h, d, MT);                                                    \
+    }                                                                                          \
+    static cuops_status_t decode_launch_m##MT(struct cuops_handle *h, const cuops_gemm_desc_t *d, \
+                                              const cuops_options_t *opt)                      \
+    {                                                                                          \
+        if (d->ab_type == CUOPS_DTYPE_BF16)                                                    \
+            return decode_launch_typed<__nv_bfloat16, M8, R, U, W, MINB>(h, d, opt,            \
+                                                                         "decode_splitk_m" #MT); \
+        return decode_launch_typed<__half, M8, R, U, W, MINB>(h, d, opt, "decode_splitk_m" #MT); \
+    }
+
+DECODE_ENTRY(8, 1, 1, 8, 8, 2)
+DECODE_ENTRY(16, 2, 1, 6, 8, 2)
+DECODE_ENTRY(32, 4, 1, 6, 4, 3)
+DECODE_ENTRY(64, 8, 1, 4, 4, 2)
+
+/* Smallest m tile first: the first entry that accepts a call is the tightest fit. */
+static const cuops_gemm_kernel_t decode_table[] = {
+    {"decode_splitk_m8", decode_supports_m8, decode_launch_m8},
+    {"decode_splitk_m16", decode_supports_m16, decode_launch_m16},
+    {"decode_splitk_m32", decode_supports_m32, decode_launch_m32},
+    {"decode_splitk_m64", decode_supports_m64, decode_launch_m64},
+};
+
+extern "C" const cuops_gemm_kernel_t *cuops_gemm_decode_kernel_table(int *count)
+{
+    *count = (int)(sizeof(decode_table) / sizeof(decode_table[0]));
+    return decode_table;
+}

@@ -1,0 +1,849 @@
+/*
+ * test_gpu_gemm_decode.cu - the decode GEMM variants (decode_splitk_m8, _m16,
+ * _m32, _m64: C[m,n] = alpha * A[m,k] * B[n,k]^T + beta * C, m <= 64) on the
+ * GPU against the CPU reference backend.
+ *
+ * Every case: fresh random A and B with NaN in their row padding (a kernel
+ * reading past k shows it). Every other case allocates A and B with exactly
+ * rows x ld elements (no trailing slack: a read past the last row leaves the
+ * allocation, which compute-sanitizer reports and a 2 MiB-sized weight may
+ * fault on); the others carry 8 trailing NaN elements. C is surrounded by a
+ * guard band of sentinels, has sentinels in its own row padding, and its
+ * m x n block is NaN-poisoned when beta == 0 (must not be read) or random
+ * when beta != 0. The CPU reference runs once per case; then each forced
+ * variant and auto run on the same inputs, each twice: a variant whose m
+ * tile is below m must answer NOT_SUPPORTED, the others must succeed, give
+ * the same bytes both times, leave every byte outside the m x n block
+ * untouched, hold no NaN, and match the reference element by element within
+ *     2 (E + u_c (|ref| + E)) + tiny_c,
+ *     E = |alpha| 2^-22 (k/8 + 16) |A_i| |B_j| + 2^-23 (|alpha| |A_i| |B_j| + |beta c0|)
+ * where |A_i| |B_j| (row norms, Cauchy-Schwarz) bounds sum_p |a_ip b_jp|,
+ * (k/8 + 16) counts the fp32 accumulation steps along any path (mma steps,
+ * warp and split sums) with margin, and u_c is one ulp of the output type
+ * relative to the value (2^-10 f16, 2^-7 bf16, 2^-23 f32). The bound grows
+ * with k as the kernel's rounding does, and stays far below the error of a
+ * wrong or missing column of K.
+ *
+ * Split-K and stream-K: the test hands the handle a user workspace filled
+ * with NaN bytes before every call and counts afterwards which words changed.
+ * A forced split_k >= 2 (with two or more 32-column chunks) must write
+ * partials there and split_k = 1 must not; a NaN partial read back by the
+ * fix-up pass would show in C. The automatic plan must split some small-n
+ * cases, and at m = 64, n = 14336, k = 4096 on a 132-SM part it must take
+ * stream-K (896 tiles over 264 resident CTAs).
+ *
+ * Large shapes are checked with C x = alpha A (B x) + beta C0 x for a random
+ * x in fp64 on the host, plus the CPU reference on column windows at both
+ * ends and in the middle. Unsupported requests (m = 65, trans_b = N,
+ * misaligned or badly strided operands, k not a multiple of 8, lda > 2^24,
+ * f32 inputs) answer NOT_SUPPORTED when forced.
+ *
+ * Without a CUDA device the test says SKIP and passes. CUOPS_TEST_QUICK=1
+ * (the compute-sanitizer runs) keeps small shapes. CUOPS_TEST_SEED
+ * reproduces a run.
+ */
+#include <cuda_runtime.h>
+
+#include "test_util.h"
+
+#define NUM_VARIANTS 4
+#define AUTO_SLOT NUM_VARIANTS /* index of auto in the per-variant counters */
+
+static cuops_handle_t g_gpu, g_cpu;
+static int g_device_dead, g_quick, g_num_sms;
+
+static const char *const k_variants[NUM_VARIANTS] = {"decode_splitk_m8", "decode_splitk_m16",
+                                                     "decode_splitk_m32", "decode_splitk_m64"};
+static const int64_t k_variant_m[NUM_VARIANTS] = {8, 16, 32, 64};
+static int g_ran[NUM_VARIANTS + 1];     /* calls served and checked, per variant and auto */
+static int g_ws_used[NUM_VARIANTS + 1]; /* of those, calls that wrote split partials */
+static int g_auto_plan_split;           /* calls with split_k = 0 that wrote partials */
+
+/* ---- the workspace probe ---------------------------------------------------- */
+
+/* A user workspace of NaN bytes: which words a call changed tells whether its
+ * plan split a tile across CTAs (only then does the decode family use it). */
+#define WS_BYTES ((size_t)64 << 20)
+static unsigned *g_ws;
+static unsigned long long *g_ws_count;
+
+__global__ void count_changed_words(const unsigned *ws, size_t words, unsigned long long *count)
+{
+    unsigned long long local = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < words;
+         i += (size_t)gridDim.x * blockDim.x)
+        local += ws[i] != 0xFFFFFFFFu;
+    if (local) atomicAdd(count, local);
+}
+
+static void ws_poison(void) { cudaMemset(g_ws, 0xFF, WS_BYTES); }
+
+static unsigned long long ws_changed(void)
+{
+    unsigned long long n = 0;
+    cudaMemset(g_ws_count, 0, sizeof n);
+    count_changed_words<<<264, 256>>>(g_ws, WS_BYTES / 4, g_ws_count);
+    cudaMemcpy(&n, g_ws_count, sizeof n, cudaMemcpyDeviceToHost);
+    return n;
+}
+
+/* ---- helpers ------------------------------------------------------------------ */
+
+static size_t esize(cuops_dtype_t t) { return t == CUOPS_DTYPE_F32 ? 4 : 2; }
+static const char *dname(cuops_dtype_t t)
+{
+    return t == CUOPS_DTYPE_F16 ? "f16" : t == CUOPS_DTYPE_BF16 ? "bf16" : "f32";
+}
+/* One ulp of the output type relative to the value, and its smallest step. */
+static double ulp_rel(cuops_dtype_t ct)
+{
+    return ct == CUOPS_DTYPE_F16 ? 0x1p-10 : ct == CUOPS_DTYPE_BF16 ? 0x1p-7 : 0x1p-23;
+}
+static double ulp_tiny(cuops_dtype_t ct) { return ct == CUOPS_DTYPE_F16 ? 0x1p-24 : 1e-30; }
+
+static void set_elem(void *p, cuops_dtype_t t, size_t i, double v)
+{
+    switch (t) {
+    case CUOPS_DTYPE_F16: ((uint16_t *)p)[i] = cuops_float_to_half((float)v); break;
+    case CUOPS_DTYPE_BF16: ((uint16_t *)p)[i] = cuops_float_to_bf16((float)v); break;
+    case CUOPS_DTYPE_F32: ((float *)p)[i] = (float)v; break;
+    default: break;
+    }
+}
+
+static int device_ok(const char *what)
+{
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e == cudaSuccess) e = cudaGetLastError();
+    if (e != cudaSuccess) {
+        CHECK(e == cudaSuccess, "%s: CUDA error %s (%s)", what, cudaGetErrorName(e),
+              cudaGetErrorString(e));
+        g_device_dead = 1;
+        return 0;
+    }
+    return 1;
+}
+
+/* The tightest decode variant for m, which auto must pick on sm_80+. */
+static int tightest_variant(int64_t m)
+{
+    for (int v = 0; v < NUM_VARIANTS; v++)
+        if (m <= k_variant_m[v]) return v;
+    return -1;
+}
+
+/* Chunks of 32 columns: a forced split_k >= 2 splits only when there are two. */
+static int64_t chunk_count(int64_t k) { return (k + 31) / 32; }
+
+/* Rows x cols of random values in [-1, 1) with leading dimension ld, NaN in
+ * the row padding; `slack` NaN elements after the last row (0: exact size). */
+static void *make_operand(cuops_dtype_t t, int64_t rows, int64_t cols, int64_t ld, size_t slack,
+                          size_t *count)
+{
+    *count = (size_t)(rows * ld) + slack;
+    void *p = malloc(*count * esize(t));
+    if (!p) return NULL;
+    if (ld > cols || slack > 0) tu_poison(p, t, *count);
+    for (int64_t r = 0; r < rows; r++)
+        tu_fill_float((char *)p + (size_t)(r * ld) * esize(t), t, (size_t)cols, -1.0, 1.0);
+    return p;
+}
+
+/* Squared 2-norms of the first `cols` elements of each row. */
+static double *row_norms2(const void *p, cuops_dtype_t t, int64_t rows, int64_t cols, int64_t ld)
+{
+    double *out = (double *)malloc(sizeof(double) * (size_t)(rows > 0 ? rows : 1));
+    if (!out) return NULL;
+    for (int64_t r = 0; r < rows; r++) {
+        double s = 0.0;
+        for (int64_t c = 0; c < cols; c++) {
+            const double v = tu_get(p, t, (size_t)(r * ld + c));
+            s += v * v;
+        }
+        out[r] = s;
+    }
+    return out;
+}
+
+/* Per-element bound of the header comment. */
+static double element_tolerance(double ref, double c0, double a2, double b2, int64_t k,
+                                float alpha, float beta, cuops_dtype_t ct)
+{
+    const double s = sqrt(a2 * b2), u = ulp_rel(ct);
+    const double e = fabs((double)alpha) * 0x1p-22 * ((double)k / 8.0 + 16.0) * s +
+                     0x1p-23 * (fabs((double)alpha) * s + fabs((double)beta * c0));
+    return 2.0 * (e + u * (fabs(ref) + e)) + ulp_tiny(ct);
+}
+
+/* ---- one case against the full CPU reference ---------------------------------- */
+
+typedef struct decode_case {
+    int64_t m, n, k;
+    int64_t pad_a, pad_b, pad_c; /* leading dimension minus row length */
+    int exact;                   /* 1: A and B allocated with no trailing element */
+    cuops_dtype_t ab, ct;
+    float alpha, beta;
+    int split_k;                 /* options.split_k of the forced runs (auto gets 0) */
+} decode_case_t;
+
+typedef struct case_buffers {
+    int64_t lda, ldb, ldc, c_off;
+    size_t count_a, count_b, count_c;
+    void *ha, *hb, *hc0, *href, *hout, *hout2;
+    double *a2, *b2;
+    void *da, *db, *dc;
+} case_buffers_t;
+
+/* Compare an m x n block of the output with the reference: no NaN, every
+ * element within its bound. Leading dimensions are those of each array; c0
+ * is C before the call (read only when beta != 0); a2/b2 are the squared row
+ * norms of A's and B's rows of this block. */
+static void compare_block(const char *who, const char *what, cuops_dtype_t ct, int64_t m,
+                          int64_t n, int64_t k, float alpha, float beta, const void *out,
+                          int64_t ld_out, const void *ref, int64_t ld_ref, const void *c0,
+                          int64_t ld_c0, const double *a2, const double *b2)
+{
+    int64_t nan_count = 0, over = 0, wr = -1, wj = -1;
+    double worst_ratio = 0.0, err2 = 0.0, ref2 = 0.0;
+    for (int64_t r = 0; r < m; r++)
+        for (int64_t j = 0; j < n; j++) {
+            const double g = tu_get(out, ct, (size_t)(r * ld_out + j));
+            const double rv = tu_get(ref, ct, (size_t)(r * ld_ref + j));
+            if (g != g) { nan_count++; continue; }
+            const double cv = beta != 0.0f ? tu_get(c0, ct, (size_t)(r * ld_c0 + j)) : 0.0;
+            const double tol = element_tolerance(rv, cv, a2[r], b2[j], k, alpha, beta, ct);
+            const double d = fabs(g - rv);
+            err2 += d * d;
+            ref2 += rv * rv;
+            if (!(d <= tol)) over++;
+            if (!(d / tol <= worst_ratio)) { worst_ratio = d / tol; wr = r; wj = j; }
+        }
+    CHECK(nan_count == 0, "%s: %lld NaN in C for %s", who, (long long)nan_count, what);
+    if (wr >= 0)
+        CHECK(over == 0,
+              "%s: %lld element(s) beyond the bound; worst [%lld,%lld] gpu %.7g ref %.7g "
+              "(%.3g x its bound), rel err %.3g, for %s",
+              who, (long long)over, (long long)wr, (long long)wj,
+              tu_get(out, ct, (size_t)(wr * ld_out + wj)),
+              tu_get(ref, ct, (size_t)(wr * ld_ref + wj)), worst_ratio, ref2 > 0.0 ? sqrt(err2 / ref2) : sqrt(err2), what);
+}
+
+/* A whole case's output: the m x n block against the reference, and every
+ * byte outside it (guard band, row padding) as it was. */
+static void check_output(const char *who, const char *what, const decode_case_t *c,
+                         const case_buffers_t *b, const void *hout)
+{
+    const size_t es = esize(c->ct);
+    int64_t guard_bad = 0, first_guard = -1;
+    for (size_t i = 0; i < b->count_c; i++) {
+        const int64_t rel = (int64_t)i - b->c_off;
+        const int in_matrix = rel >= 0 && rel < c->m * b->ldc && rel % b->ldc < c->n;
+        if (in_matrix) continue;
+        if (memcmp((const char *)hout + i * es, (const char *)b->hc0 + i * es, es) != 0) {
+            if (first_guard < 0) first_guard = (int64_t)i;
+            guard_bad++;
+        }
+    }
+    CHECK(guard_bad == 0, "%s: %lld element(s) outside C's m x n block changed, first at %lld "
+          "(C at %lld) for %s", who, (long long)guard_bad, (long long)first_guard,
+          (long long)b->c_off, what);
+    const size_t off = (size_t)b->c_off * es;
+    compare_block(who, what, c->ct, c->m, c->n, c->k, c->alpha, c->beta, (const char *)hout + off,
+                  b->ldc, (const char *)b->href + off, b->ldc, (const char *)b->hc0 + off, b->ldc,
+                  b->a2, b->b2);
+}
+
+/* One GPU call (v < NUM_VARIANTS: forced; AUTO_SLOT: auto) on fresh C and a
+ * NaN workspace; reads C back into hout. Returns the status; *ws_words gets
+ * the number of workspace words the call wrote. */
+static cuops_status_t gpu_call(const decode_case_t *c, const case_buffers_t *b, int v,
+                               void *hout, unsigned long long *ws_words)
+{
+    const size_t es_c = esize(c->ct);
+    cuops_options_t opt;
+    memset(&opt, 0, sizeof opt);
+    opt.variant = v < NUM_VARIANTS ? k_variants[v] : "auto";
+    opt.split_k = v < NUM_VARIANTS ? c->split_k : 0;
+    cudaMemcpy(b->dc, b->hc0, b->count_c * es_c, cudaMemcpyHostToDevice);
+    ws_poison();
+    cuops_status_t st = cuops_gemm_ex(g_gpu, CUOPS_OP_N, CUOPS_OP_T, c->m, c->n, c->k, c->alpha,
+                                      b->da, b->lda, b->db, b->ldb, c->beta,
+                                      (char *)b->dc + b->c_off * es_c, b->ldc, c->ab, c->ct, &opt);
+    *ws_words = 0;
+    if (st != CUOPS_STATUS_SUCCESS) return st;
+    if (!device_ok(opt.variant)) return CUOPS_STATUS_CUDA_ERROR;
+    *ws_words = ws_changed();
+    cudaMemcpy(hout, b->dc, b->count_c * es_c, cudaMemcpyDeviceToHost);
+    return st;
+}
+
+static void run_variants(const decode_case_t *c, const case_buffers_t *b, const char *what)
+{
+    const size_t es_c = esize(c->ct);
+    for (int v = 0; v <= NUM_VARIANTS && !g_device_dead; v++) {
+        const char *who = v < NUM_VARIANTS ? k_variants[v] : "auto";
+        unsigned long long ws1 = 0, ws2 = 0;
+        cuops_status_t st = gpu_call(c, b, v, b->hout, &ws1);
+        if (v < NUM_VARIANTS && c->m > k_variant_m[v]) {
+            CHECK(st == CUOPS_STATUS_NOT_SUPPORTED, "%s must decline m=%lld, got %s", who,
+                  (long long)c->m, cuops_status_string(st));
+            continue;
+        }
+        CHECK(st == CUOPS_STATUS_SUCCESS, "%s: %s (%s) for %s", who, cuops_status_string(st),
+              cuops_last_error(g_gpu), what);
+        if (st != CUOPS_STATUS_SUCCESS) continue;
+        const int want = v < NUM_VARIANTS ? v : tightest_variant(c->m);
+        CHECK(!strcmp(cuops_last_kernel(g_gpu), k_variants[want]), "%s ran kernel '%s', not %s",
+              who, cuops_last_kernel(g_gpu), k_variants[want]);
+        g_ran[v]++;
+        if (ws1) g_ws_used[v]++;
+        if (ws1 && (v == AUTO_SLOT || c->split_k == 0)) g_auto_plan_split++;
+        check_output(who, what, c, b, b->hout);
+
+        /* the plan the forced split implies */
+        if (v < NUM_VARIANTS && c->split_k == 1)
+            CHECK(ws1 == 0, "%s: split_k=1 wrote %llu workspace words for %s", who, ws1, what);
+        if (v < NUM_VARIANTS && c->split_k >= 2 && chunk_count(c->k) >= 2)
+            CHECK(ws1 > 0, "%s: split_k=%d wrote no partials for %s", who, c->split_k, what);
+
+        /* the same call again: the same bytes */
+        st = gpu_call(c, b, v, b->hout2, &ws2);
+        CHECK(st == CUOPS_STATUS_SUCCESS, "%s (second run): %s for %s", who,
+              cuops_status_string(st), what);
+        if (st == CUOPS_STATUS_SUCCESS)
+            CHECK(memcmp(b->hout, b->hout2, b->count_c * es_c) == 0 && ws1 == ws2,
+                  "%s: two runs differ for %s", who, what);
+    }
+}
+
+static void run_case(const decode_case_t *c)
+{
+    if (g_device_dead) return;
+    case_buffers_t b;
+    memset(&b, 0, sizeof b);
+    b.lda = (c->k > 0 ? c->k : 8) + c->pad_a;
+    b.ldb = (c->k > 0 ? c->k : 8) + c->pad_b;
+    b.ldc = c->n + c->pad_c;
+    const int64_t guard = 29;
+    const size_t es_ab = esize(c->ab), es_c = esize(c->ct);
+    const size_t slack = c->exact ? 0 : 8;
+    char what[288];
+    snprintf(what, sizeof what,
+             "ab=%s c=%s m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld alpha=%g beta=%g "
+             "split_k=%d %s",
+             dname(c->ab), dname(c->ct), (long long)c->m, (long long)c->n, (long long)c->k,
+             (long long)b.lda, (long long)b.ldb, (long long)b.ldc, (double)c->alpha,
+             (double)c->beta, c->split_k, c->exact ? "exact-size A/B" : "A/B with NaN tail");
+
+    b.ha = make_operand(c->ab, c->m, c->k, b.lda, slack, &b.count_a);
+    b.hb = make_operand(c->ab, c->n, c->k, b.ldb, slack, &b.count_b);
+    b.c_off = guard;
+    b.count_c = (size_t)(guard + c->m * b.ldc + guard);
+    b.hc0 = malloc(b.count_c * es_c);
+    b.href = malloc(b.count_c * es_c);
+    b.hout = malloc(b.count_c * es_c);
+    b.hout2 = malloc(b.count_c * es_c);
+    if (b.ha && b.hb) {
+        b.a2 = row_norms2(b.ha, c->ab, c->m, c->k, b.lda);
+        b.b2 = row_norms2(b.hb, c->ab, c->n, c->k, b.ldb);
+    }
+    if (!b.ha || !b.hb || !b.hc0 || !b.href || !b.hout || !b.hout2 || !b.a2 || !b.b2 ||
+        cudaMalloc(&b.da, b.count_a * es_ab) != cudaSuccess ||
+        cudaMalloc(&b.db, b.count_b * es_ab) != cudaSuccess ||
+        cudaMalloc(&b.dc, b.count_c * es_c) != cudaSuccess) {
+        CHECK(0, "allocation failed for %s", what);
+        goto done;
+    }
+    for (size_t i = 0; i < b.count_c; i++) set_elem(b.hc0, c->ct, i, 1234.5);
+    for (int64_t r = 0; r < c->m; r++) {
+        char *row = (char *)b.hc0 + (size_t)(b.c_off + r * b.ldc) * es_c;
+        if (c->beta == 0.0f) tu_poison(row, c->ct, (size_t)c->n);
+        else tu_fill_float(row, c->ct, (size_t)c->n, -1.0, 1.0);
+    }
+    cudaMemcpy(b.da, b.ha, b.count_a * es_ab, cudaMemcpyHostToDevice);
+    cudaMemcpy(b.db, b.hb, b.count_b * es_ab, cudaMemcpyHostToDevice);
+
+    memcpy(b.href, b.hc0, b.count_c * es_c);
+    {
+        cuops_status_t st = cuops_gemm(g_cpu, CUOPS_OP_N, CUOPS_OP_T, c->m, c->n, c->k, c->alpha,
+                                       b.ha, b.lda, b.hb, b.ldb, c->beta,
+                                       (char *)b.href + b.c_off * es_c, b.ldc, c->ab, c->ct);
+        CHECK(st == CUOPS_STATUS_SUCCESS, "CPU reference: %s (%s) for %s",
+              cuops_status_string(st), cuops_last_error(g_cpu), what);
+        if (st != CUOPS_STATUS_SUCCESS) goto done;
+    }
+    run_variants(c, &b, what);
+done:
+    cudaFree(b.da); cudaFree(b.db); cudaFree(b.dc);
+    free(b.ha); free(b.hb); free(b.hc0); free(b.href); free(b.hout); free(b.hout2);
+    free(b.a2); free(b.b2);
+}
+
+/* ---- case lists --------------------------------------------------------------- */
+
+static const cuops_dtype_t k_ab[2] = {CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16};
+static const cuops_dtype_t k_ct[3] = {CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32};
+static const float k_alpha[3] = {1.0f, -0.75f, 1.5f};
+static const float k_beta[3] = {0.0f, 0.5f, -1.25f};
+static const int k_splits[5] = {0, 1, 2, 3, 7};
+
+/* Rotate dtype, c type, alpha, beta, split, padding and exact allocation over
+ * a case index so that every combination recurs across the grid. */
+static decode_case_t grid_case(int idx, int64_t m, int64_t n, int64_t k)
+{
+    decode_case_t c;
+    memset(&c, 0, sizeof c);
+    c.m = m; c.n = n; c.k = k;
+    c.ab = k_ab[idx % 2];
+    c.ct = k_ct[(idx / 2) % 3];
+    c.alpha = k_alpha[(idx / 3) % 3];
+    c.beta = k_beta[(idx / 5) % 3];
+    c.split_k = k_splits[(idx / 7) % 5];
+    /* lda, ldb stay multiples of 8 (the variants need it); ldc anything */
+    c.pad_a = (idx % 5 == 1) ? 8 : 0;
+    c.pad_b = (idx % 7 == 2) ? 24 : 0;
+    c.pad_c = (idx % 3 == 1) ? 3 : (idx % 3 == 2) ? 5 : 0;
+    c.exact = idx % 2 == 0;
+    return c;
+}
+
+/* m x n x k over the lists, every variant and auto on each. */
+static void test_shape_grid(void)
+{
+    static const int64_t ms_full[12] = {1, 7, 8, 9, 13, 16, 17, 31, 32, 33, 63, 64};
+    static const int64_t ns_full[5] = {1, 7, 64, 1000, 4097};
+    static const int64_t ks_full[4] = {8, 40, 1032, 4096};
+    static const int64_t ms_quick[5] = {1, 8, 9, 33, 64};
+    static const int64_t ns_quick[3] = {1, 7, 100};
+    static const int64_t ks_quick[3] = {8, 40, 264};
+    const int64_t *ms = g_quick ? ms_quick : ms_full, *ns = g_quick ? ns_quick : ns_full;
+    const int64_t *ks = g_quick ? ks_quick : ks_full;
+    const int nm = g_quick ? 5 : 12, nn = g_quick ? 3 : 5, nk = g_quick ? 3 : 4;
+    int idx = 0;
+    for (int d = 0; d < nk; d++)
+        for (int b = 0; b < nn; b++)
+            for (int a = 0; a < nm; a++, idx++) {
+                decode_case_t c = grid_case(idx, ms[a], ns[b], ks[d]);
+                run_case(&c);
+            }
+}
+
+/* k = 32 and k = 64 with ld = k and exact-size allocations: the last lanes'
+ * columns end exactly at the end of the last row. The n = 2^20 / k cases make
+ * B exactly 2 MiB. Every split choice. */
+static void test_exact_small_k(void)
+{
+    static const int64_t ms[6] = {1, 5, 8, 16, 33, 64};
+    static const int64_t ns[4] = {1, 9, 64, 257};
+    int idx = 0;
+    for (int kk = 0; kk < 2; kk++) {
+        const int64_t k = kk ? 64 : 32;
+        for (int a = 0; a < 6; a++)
+            for (int b = 0; b < 4; b++, idx++) {
+                if (g_quick && (a + b) % 3 != 0) continue;
+                decode_case_t c = grid_case(idx, ms[a], ns[b], k);
+                c.pad_a = c.pad_b = 0;
+                c.exact = 1;
+                run_case(&c);
+            }
+        if (g_quick) continue;
+        for (int a = 0; a < 3; a++) {
+            decode_case_t c = grid_case(idx++, a == 0 ? 1 : a == 1 ? 8 : 64, ((int64_t)1 << 20) / k,
+                                        k);
+            c.pad_a = c.pad_b = 0;
+            c.exact = 1;
+            run_case(&c);
+        }
+    }
+}
+
+/* Every dtype pair at one ragged shape, both betas, auto split. */
+static void test_dtypes(void)
+{
+    for (int ab = 0; ab < 2; ab++)
+        for (int ct = 0; ct < 3; ct++)
+            for (int bi = 0; bi < 2; bi++) {
+                decode_case_t c;
+                memset(&c, 0, sizeof c);
+                c.m = 13; c.n = 1000 + 7 * ct; c.k = g_quick ? 264 : 1032;
+                c.ab = k_ab[ab]; c.ct = k_ct[ct];
+                c.alpha = 1.0f; c.beta = bi ? 0.5f : 0.0f;
+                c.pad_c = 5;
+                c.exact = bi;
+                run_case(&c);
+            }
+}
+
+/* Forced splits from 1 to well past the chunk count (clamped), on shapes with
+ * few tiles, where every CTA of a tile writes partials and the fix-up sums
+ * them; and the automatic split on the same shapes. */
+static void test_forced_splits(void)
+{
+    static const int splits[7] = {0, 1, 2, 5, 33, 100, 4096};
+    static const int64_t shapes[4][3] = {{1, 16, 1032}, {9, 40, 520}, {33, 100, 264}, {64, 7, 96}};
+    int idx = 0;
+    for (int s = 0; s < 4; s++)
+        for (int sp = 0; sp < 7; sp++, idx++) {
+            if (g_quick && sp % 2) continue;
+            decode_case_t c = grid_case(idx, shapes[s][0], shapes[s][1], shapes[s][2]);
+            c.split_k = splits[sp];
+            run_case(&c);
+        }
+}
+
+/* Tile counts just past a full wave (132 SMs x 2-3 CTAs): the plan takes
+ * stream-K there, with tiles split across CTAs and the fix-up pass. */
+static void test_stream_k_shapes(void)
+{
+    static const int64_t shapes[6][3] = {{1, 4704, 1032}, {16, 4808, 520},  {33, 6440, 776},
+                                         {64, 4808, 1032}, {64, 9000, 264}, {8, 4240 + 8, 4104}};
+    for (int s = 0; s < 6; s++) {
+        if (g_quick && s != 0 && s != 4) continue;
+        decode_case_t c = grid_case(s, shapes[s][0], shapes[s][1], shapes[s][2]);
+        c.k = g_quick ? 64 : c.k;
+        c.split_k = 0;
+        run_case(&c);
+    }
+}
+
+/* k == 0: C = beta * C (beta == 0: the poison becomes 0). */
+static void test_k_zero(void)
+{
+    for (int bi = 0; bi < 2; bi++) {
+        decode_case_t c;
+        memset(&c, 0, sizeof c);
+        c.m = 5; c.n = 77; c.k = 0;
+        c.ab = CUOPS_DTYPE_F16; c.ct = k_ct[bi];
+        c.alpha = 1.0f; c.beta = bi ? 0.5f : 0.0f;
+        run_case(&c);
+    }
+}
+
+/* ---- big shapes: random-vector check plus reference column windows ------------ */
+
+typedef struct big_case {
+    const char *variant;   /* a decode variant or "auto" */
+    int64_t m, n, k;
+    cuops_dtype_t ab, ct;
+    float alpha, beta;
+    int split_k;
+    int expect_stream_k;   /* 1: the plan must write partials (stream-K on 132 SMs) */
+} big_case_t;
+
+static void big_case_body(const big_case_t *bc, const char *what, void *ha, void *hb, void *hc0,
+                          void *hout, void *hout2, double *x, double *w, void *da, void *db,
+                          void *dc, size_t count_c, int64_t guard);
+
+static void run_big_case(const big_case_t *bc)
+{
+    if (g_device_dead) return;
+    const int64_t guard = 1024;
+    const size_t es_ab = esize(bc->ab), es_c = esize(bc->ct);
+    const size_t count_a = (size_t)(bc->m * bc->k), count_b = (size_t)(bc->n * bc->k);
+    const size_t count_c = (size_t)(bc->m * bc->n + 2 * guard);
+    char what[224];
+    snprintf(what, sizeof what, "%s ab=%s c=%s m=%lld n=%lld k=%lld alpha=%g beta=%g split_k=%d",
+             bc->variant, dname(bc->ab), dname(bc->ct), (long long)bc->m, (long long)bc->n,
+             (long long)bc->k, (double)bc->alpha, (double)bc->beta, bc->split_k);
+    void *ha = malloc(count_a * es_ab), *hb = malloc(count_b * es_ab);
+    void *hc0 = malloc(count_c * es_c), *hout = malloc(count_c * es_c),
+         *hout2 = malloc(count_c * es_c);
+    double *x = (double *)malloc(sizeof(double) * (size_t)bc->n);
+    double *w = (double *)malloc(sizeof(double) * (size_t)bc->k);
+    void *da = NULL, *db = NULL, *dc = NULL;
+    /* exact-size operands, as a model's weight tensor would be */
+    if (!ha || !hb || !hc0 || !hout || !hout2 || !x || !w ||
+        cudaMalloc(&da, count_a * es_ab) != cudaSuccess ||
+        cudaMalloc(&db, count_b * es_ab) != cudaSuccess ||
+        cudaMalloc(&dc, count_c * es_c) != cudaSuccess)
+        CHECK(0, "allocation failed for %s", what);
+    else
+        big_case_body(bc, what, ha, hb, hc0, hout, hout2, x, w, da, db, dc, count_c, guard);
+    cudaFree(da); cudaFree(db); cudaFree(dc);
+    free(ha); free(hb); free(hc0); free(hout); free(hout2); free(x); free(w);
+}
+
+static void big_case_body(const big_case_t *bc, const char *what, void *ha, void *hb, void *hc0,
+                          void *hout, void *hout2, double *x, double *w, void *da, void *db,
+                          void *dc, size_t count_c, int64_t guard)
+{
+    const int64_t m = bc->m, n = bc->n, k = bc->k;
+    const size_t es_ab = esize(bc->ab), es_c = esize(bc->ct);
+    tu_fill_float(ha, bc->ab, (size_t)(m * k), -1.0, 1.0);
+    tu_fill_float(hb, bc->ab, (size_t)(n * k), -1.0, 1.0);
+    for (int64_t j = 0; j < n; j++) x[j] = tu_rand_uniform(-1.0, 1.0);
+    for (size_t i = 0; i < count_c; i++) set_elem(hc0, bc->ct, i, 1234.5);
+    char *c0 = (char *)hc0 + guard * es_c;
+    if (bc->beta == 0.0f) tu_poison(c0, bc->ct, (size_t)(m * n));
+    else tu_fill_float(c0, bc->ct, (size_t)(m * n), -1.0, 1.0);
+    cudaMemcpy(da, ha, (size_t)(m * k) * es_ab, cudaMemcpyHostToDevice);
+    cudaMemcpy(db, hb, (size_t)(n * k) * es_ab, cudaMemcpyHostToDevice);
+
+    cuops_options_t opt;
+    memset(&opt, 0, sizeof opt);
+    opt.variant = bc->variant;
+    opt.split_k = bc->split_k;
+    unsigned long long ws_words[2] = {0, 0};
+    void *out[2] = {hout, hout2};
+    for (int run = 0; run < 2; run++) {
+        cudaMemcpy(dc, hc0, count_c * es_c, cudaMemcpyHostToDevice);
+        ws_poison();
+        cuops_status_t st = cuops_gemm_ex(g_gpu, CUOPS_OP_N, CUOPS_OP_T, m, n, k, bc->alpha, da, k,
+                                          db, k, bc->beta, (char *)dc + guard * es_c, n, bc->ab,
+                                          bc->ct, &opt);
+        CHECK(st == CUOPS_STATUS_SUCCESS, "%s: %s (%s)", what, cuops_status_string(st),
+              cuops_last_error(g_gpu));
+        if (st != CUOPS_STATUS_SUCCESS || !device_ok(what)) return;
+        ws_words[run] = ws_changed();
+        cudaMemcpy(out[run], dc, count_c * es_c, cudaMemcpyDeviceToHost);
+    }
+    fprintf(stderr, "%s ran %s, %llu workspace words of partials\n", what,
+            cuops_last_kernel(g_gpu), ws_words[0]);
+    CHECK(memcmp(hout, hout2, count_c * es_c) == 0, "%s: two runs differ", what);
+    if (bc->expect_stream_k) {
+        CHECK(ws_words[0] > 0, "%s: the plan split no tile (stream-K expected on %d SMs)", what,
+              g_num_sms);
+        if (ws_words[0] > 0) g_auto_plan_split++;
+    }
+
+    /* guard band and NaN */
+    const double sentinel = tu_get(hc0, bc->ct, 0);
+    int64_t guard_bad = 0, nan_count = 0;
+    for (int64_t i = 0; i < guard; i++) {
+        if (tu_get(hout, bc->ct, (size_t)i) != sentinel) guard_bad++;
+        if (tu_get(hout, bc->ct, count_c - 1 - (size_t)i) != sentinel) guard_bad++;
+    }
+    for (int64_t i = 0; i < m * n; i++) {
+        const double v = tu_get(hout, bc->ct, (size_t)(guard + i));
+        if (v != v) nan_count++;
+    }
+    CHECK(guard_bad == 0, "%s: %lld guard sentinel(s) changed", what, (long long)guard_bad);
+    CHECK(nan_count == 0, "%s: %lld NaN in C", what, (long long)nan_count);
+
+    /* C x against alpha A (B x) + beta C0 x, per row, in fp64 */
+    for (int64_t p = 0; p < k; p++) w[p] = 0.0;
+    for (int64_t j = 0; j < n; j++) {
+        const double xj = x[j];
+        for (int64_t p = 0; p < k; p++) w[p] += tu_get(hb, bc->ab, (size_t)(j * k + p)) * xj;
+    }
+    double err2 = 0.0, ref2 = 0.0;
+    for (int64_t i = 0; i < m; i++) {
+        double z = 0.0, y = 0.0;
+        for (int64_t p = 0; p < k; p++) z += tu_get(ha, bc->ab, (size_t)(i * k + p)) * w[p];
+        z *= bc->alpha;
+        for (int64_t j = 0; j < n; j++) {
+            const size_t at = (size_t)(guard + i * n + j);
+            if (bc->beta != 0.0f) z += bc->beta * tu_get(hc0, bc->ct, at) * x[j];
+            y += tu_get(hout, bc->ct, at) * x[j];
+        }
+        err2 += (y - z) * (y - z);
+        ref2 += z * z;
+    }
+    const double rel = ref2 > 0.0 ? sqrt(err2 / ref2) : sqrt(err2);
+    CHECK(rel <= 1e-2, "%s: C x vs alpha A (B x) + beta C0 x: rel err %.3g > 1e-2", what, rel);
+
+    /* element-wise against the CPU reference on three column windows: both
+     * ends and a stretch across a tile boundary in the middle */
+    const int64_t win = n < 256 ? n : 256;
+    const int64_t mid = (n / 2) / 64 * 64 - 8;
+    const int64_t starts[3] = {0, mid > 0 && mid + win <= n ? mid : 0, n - win};
+    double *a2 = row_norms2(ha, bc->ab, m, k, k);
+    void *ref = malloc((size_t)(m * win) * es_c);
+    for (int s = 0; s < 3 && a2 && ref; s++) {
+        const int64_t j0 = starts[s];
+        const char *bj = (const char *)hb + (size_t)(j0 * k) * es_ab;
+        double *b2 = row_norms2(bj, bc->ab, win, k, k);
+        if (!b2) break;
+        for (int64_t i = 0; i < m; i++) /* C0 of the window, m x win */
+            memcpy((char *)ref + (size_t)(i * win) * es_c, c0 + (size_t)(i * n + j0) * es_c,
+                   (size_t)win * es_c);
+        cuops_status_t st = cuops_gemm(g_cpu, CUOPS_OP_N, CUOPS_OP_T, m, win, k, bc->alpha, ha, k,
+                                       bj, k, bc->beta, ref, win, bc->ab, bc->ct);
+        CHECK(st == CUOPS_STATUS_SUCCESS, "CPU reference (window) for %s", what);
+        if (st == CUOPS_STATUS_SUCCESS) {
+            char wwhat[288];
+            snprintf(wwhat, sizeof wwhat, "%s, columns %lld..%lld", what, (long long)j0,
+                     (long long)(j0 + win - 1));
+            compare_block(bc->variant, wwhat, bc->ct, m, win, k, bc->alpha, bc->beta,
+                          (const char *)hout + (size_t)(guard + j0) * es_c, n, ref, win,
+                          c0 + (size_t)j0 * es_c, n, a2, b2);
+        }
+        free(b2);
+    }
+    CHECK(a2 && ref, "allocation failed (windows) for %s", what);
+    free(a2);
+    free(ref);
+}
+
+static void test_big(void)
+{
+    const cuops_dtype_t F16 = CUOPS_DTYPE_F16, BF16 = CUOPS_DTYPE_BF16, F32 = CUOPS_DTYPE_F32;
+    /* 896 tiles of 16 rows over 132 SMs x 2 CTAs: stream-K with a fix-up */
+    const int streamk = g_num_sms == 132;
+    if (g_quick) {
+        const big_case_t q = {"auto", 64, 1792, 512, BF16, F32, 1.0f, 0.0f, 0, 0};
+        run_big_case(&q);
+        return;
+    }
+    const big_case_t cases[] = {
+        {"decode_splitk_m64", 64, 14336, 4096, BF16, BF16, 1.0f, 0.0f, 0, streamk},
+        {"auto", 64, 14336, 4096, F16, F32, -0.75f, 0.5f, 0, streamk},
+        {"decode_splitk_m16", 16, 28672, 8192, F16, F16, 1.0f, 0.0f, 0, 0},
+        {"decode_splitk_m8", 1, 4096, 14336, BF16, F32, 1.0f, 0.0f, 0, 0},
+        {"decode_splitk_m32", 32, 4096, 14336, F16, BF16, 1.0f, 0.5f, 5, 0},
+        {"auto", 1, 28672, 8192, F16, F16, 1.0f, 0.0f, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_big_case(&cases[i]);
+}
+
+/* ---- what the variants must refuse -------------------------------------------- */
+
+static void test_unsupported(void)
+{
+    if (g_device_dead) return;
+    const int64_t m = 65, n = 64, k = 64;
+    uint16_t *da = NULL, *db = NULL;
+    float *dc = NULL;
+    if (cudaMalloc((void **)&da, (size_t)(m * k + 64) * 2) != cudaSuccess ||
+        cudaMalloc((void **)&db, (size_t)(n * k + 64) * 2) != cudaSuccess ||
+        cudaMalloc((void **)&dc, (size_t)(m * n + 64) * 4) != cudaSuccess) {
+        CHECK(0, "allocation failed (unsupported)");
+        goto done;
+    }
+    cudaMemset(da, 0x3C, (size_t)(m * k + 64) * 2); /* finite f16 1.06 */
+    cudaMemset(db, 0x3C, (size_t)(n * k + 64) * 2);
+    for (int v = 0; v < NUM_VARIANTS; v++) {
+        cuops_options_t opt;
+        memset(&opt, 0, sizeof opt);
+        opt.variant = k_variants[v];
+        const cuops_dtype_t F16 = CUOPS_DTYPE_F16, F32 = CUOPS_DTYPE_F32;
+        const cuops_op_t N = CUOPS_OP_N, T = CUOPS_OP_T;
+        /* m = 65 */
+        CHECK_STATUS(cuops_gemm_ex(g_gpu, N, T, 65, n, k, 1.0f, da, k, db, k, 0.0f, dc, n, F16, F32,
+                                   &opt),
+                     CUOPS_STATUS_NOT_SUPPORTED);
+        /* trans_b = N, trans_a = T */
+        CHECK_STATUS(cuops_gemm_ex(g_gpu, N, N, 4, n, k, 1.0f, da, k, db, n, 0.0f, dc, n, F16, F32,
+                                   &opt),
+                     CUOPS_STATUS_NOT_SUPPORTED);
+        CHECK_STATUS(cuops_gemm_ex(g_gpu, T, T, 4, n, k, 1.0f, da, 4, db, k, 0.0f, dc, n, F16, F32,
+                                   &opt),
+                     CUOPS_STATUS_NOT_SUPPORTED);
+        /* misaligned A or B (one element off 16 bytes) */
+        CHECK_STATUS(cuops_gemm_ex(g_gpu, N, T, 4, n, k, 1.0f, da + 1, k, db, k, 0.0f, dc, n, F16,
+                                   F32, &opt),
+                     CUOPS_STATUS_NOT_SUPPORTED);
+        CHECK_STATUS(cuops_gemm_ex(g_gpu, N, T, 4, n, k, 1.0f, da, k, db + 4, k, 0.0f, dc, n, F16,
+                                   F32, &opt),
+                     CUOPS_STATUS_NOT_SUPPORTED);
+        /* leading dimensions not multiples of 8; k not a multiple of 8 */
+        CHECK_STATUS(cuops_gemm_ex(g_gpu, N, T, 4, n, k, 1.0f, da, k + 1, db, k, 0.0f, dc, n, F16,
+                                   F32, &opt),
+                     CUOPS_STATUS_NOT_SUPPORTED);
+        CHECK_STATUS(cuops_gemm_ex(g_gpu, N, T, 4, n, k, 1.0f, da, k, db, k + 4, 0.0f, dc, n, F16,
+                                   F32, &opt),
+                     CUOPS_STATUS_NOT_SUPPORTED);
+        CHECK_STATUS(cuops_gemm_ex(g_gpu, N, T, 4, n, k - 4, 1.0f, da, k, db, k, 0.0f, dc, n, F16,
+                                   F32, &opt),
+                     CUOPS_STATUS_NOT_SUPPORTED);
+        /* lda past the 32-bit offset bound (m = 1 reads one row only, so the
+         * small buffer is a valid operand for the API) */
+        CHECK_STATUS(cuops_gemm_ex(g_gpu, N, T, 1, n, k, 1.0f, da, ((int64_t)1 << 24) + 8, db, k,
+                                   0.0f, dc, n, F16, F32, &opt),
+                     CUOPS_STATUS_NOT_SUPPORTED);
+        /* f32 inputs */
+        CHECK_STATUS(cuops_gemm_ex(g_gpu, N, T, 4, n, k, 1.0f, (float *)da, k, (float *)db, k, 0.0f,
+                                   dc, n, F32, F32, &opt),
+                     CUOPS_STATUS_NOT_SUPPORTED);
+        CHECK(cuops_last_error(g_gpu)[0] != 0, "%s: a refusal leaves a detail", k_variants[v]);
+    }
+    device_ok("unsupported");
+done:
+    cudaFree(da); cudaFree(db); cudaFree(dc);
+}
+
+/* The four variants are registered with the GEMM dispatch (no device needed). */
+static int check_listed(void)
+{
+    const char *const *names = NULL;
+    int count = 0;
+    CHECK_STATUS(cuops_variant_names("gemm", &names, &count), CUOPS_STATUS_SUCCESS);
+    int listed = 0;
+    for (int v = 0; v < NUM_VARIANTS; v++)
+        for (int i = 0; names && i < count; i++)
+            if (!strcmp(names[i], k_variants[v])) { listed++; break; }
+    CHECK(listed == NUM_VARIANTS,
+          "only %d of the %d decode variants are in cuops_variant_names(\"gemm\")", listed,
+          NUM_VARIANTS);
+    return listed == NUM_VARIANTS;
+}
+
+int main(void)
+{
+    tu_seed_from_env();
+    const char *q = getenv("CUOPS_TEST_QUICK");
+    g_quick = q && q[0] && strcmp(q, "0") != 0;
+    const int listed = check_listed();
+
+    int ndev = 0;
+    cudaError_t e = cudaGetDeviceCount(&ndev);
+    if (e != cudaSuccess || ndev == 0) {
+        (void)cudaGetLastError();
+        SKIP("no CUDA device (%s)", e != cudaSuccess ? cudaGetErrorString(e) : "count 0");
+        return tu_finish("test_gpu_gemm_decode");
+    }
+    cuops_status_t st = cuops_create(&g_gpu, 0);
+    if (st == CUOPS_STATUS_NO_DEVICE) {
+        SKIP("cuops_create: %s", cuops_create_error());
+        return tu_finish("test_gpu_gemm_decode");
+    }
+    CHECK_STATUS(st, CUOPS_STATUS_SUCCESS);
+    CHECK_STATUS(cuops_create(&g_cpu, CUOPS_DEVICE_CPU), CUOPS_STATUS_SUCCESS);
+    if (tu_failed || !listed) return tu_finish("test_gpu_gemm_decode");
+
+    cudaDeviceProp prop;
+    memset(&prop, 0, sizeof prop);
+    CHECK(cudaGetDeviceProperties(&prop, 0) == cudaSuccess, "cudaGetDeviceProperties failed");
+    g_num_sms = prop.multiProcessorCount;
+    if (prop.major < 8) {
+        SKIP("device is sm_%d%d; the decode kernels need sm_80", prop.major, prop.minor);
+        cuops_destroy(g_gpu);
+        cuops_destroy(g_cpu);
+        return tu_finish("test_gpu_gemm_decode");
+    }
+    if (cudaMalloc((void **)&g_ws, WS_BYTES) != cudaSuccess ||
+        cudaMalloc((void **)&g_ws_count, sizeof *g_ws_count) != cudaSuccess) {
+        CHECK(0, "allocation failed (workspace probe)");
+        cuops_destroy(g_gpu);
+        cuops_destroy(g_cpu);
+        return tu_finish("test_gpu_gemm_decode");
+    }
+    CHECK_STATUS(cuops_set_workspace(g_gpu, g_ws, WS_BYTES), CUOPS_STATUS_SUCCESS);
+
+    test_unsupported();
+    test_k_zero();
+    test_exact_small_k();
+    test_dtypes();
+    test_forced_splits();
+    test_shape_grid();
+    test_stream_k_shapes();
+    test_big();
+
+    if (!g_device_dead) {
+        for (int v = 0; v <= NUM_VARIANTS; v++) {
+            const char *who = v < NUM_VARIANTS ? k_variants[v] : "auto";
+            fprintf(stderr, "%-20s ran %4d case(s), %4d with split partials\n", who, g_ran[v],
+                    g_ws_used[v]);
+            CHECK(g_ran[v] > 0, "%s ran no case", who);
+            CHECK(g_ws_used[v] > 0, "%s never split K across CTAs", who);
+        }
+        fprintf(stderr, "automatic plans that split a tile: %d\n", g_auto_plan_split);
+        CHECK(g_auto_plan_split > 0, "no automatic plan split K (split-K or stream-K)");
+    }
+    cuops_set_workspace(g_gpu, NULL, 0);
+    cudaFree(g_ws);
+    cudaFree(g_ws_count);
+    cuops_destroy(g_gpu);
+    cuops_destroy(g_cpu);
+    return tu_finish("test_gpu_gemm_decode");
+}
