@@ -15,6 +15,8 @@
  * bitwise repeat of its in-kernel split-K reduction. y is
  * NaN-poisoned with a guard band before and after it and in the ldy padding;
  * any write outside y[0..m)[0..n) shows up as a changed poison word.
+ * w4a16_decode_warp has its own sweep (run_warp_tests; CUOPS_TEST_QUICK=1
+ * keeps it to a few shapes).
  *
  *   build/tests/test_gpu_w4a16          (CUOPS_TEST_SEED=... to replay)
  */
@@ -196,6 +198,13 @@ static int stream_serves(int64_t m, int64_t k, int64_t gs, int64_t ldx, int x_of
     return m <= 64 && (gs % 64 == 0 || gs >= k) && x_offset == 0 && ldx % 8 == 0;
 }
 
+/* What w4a16_decode_warp serves (w4a16_decode_warp.cu): m <= 16, any group
+ * size of the layout, x 16-byte aligned, ldx % 8 == 0. */
+static int warp_serves(int64_t m, int64_t ldx, int x_offset)
+{
+    return m <= 16 && x_offset == 0 && ldx % 8 == 0;
+}
+
 static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float *wd,
                            const gpu_weight_t *gw, cuops_dtype_t act, gemm_case_t c)
 {
@@ -236,6 +245,8 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
     int refused = 0;
     if (c.variant && strcmp(c.variant, "w4a16_decode_splitk") == 0) refused = m > 64;
     if (c.variant && strcmp(c.variant, "w4a16_decode_stream") == 0) refused = !serves;
+    const int is_warp = c.variant && strcmp(c.variant, "w4a16_decode_warp") == 0;
+    if (is_warp) refused = !warp_serves(m, ldx, c.x_offset);
     if (refused) {
         CHECK(st == CUOPS_STATUS_NOT_SUPPORTED,
               "%s with m=%lld k=%lld g=%lld ldx=%lld xoff=%d should be NOT_SUPPORTED, got %s",
@@ -253,6 +264,10 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
               "%s m=%lld k=%lld g=%lld ldx=%lld ran %s, expected w4a16_stream_*", vname,
               (long long)m, (long long)k, (long long)w->group_size, (long long)ldx,
               cuops_last_kernel(h));
+    /* a forced variant runs a kernel named after it */
+    if (st == CUOPS_STATUS_SUCCESS && is_warp)
+        CHECK(strstr(cuops_last_kernel(h), "w4a16_decode_warp") != NULL,
+              "w4a16_decode_warp m=%lld ran %s", (long long)m, cuops_last_kernel(h));
     char kernel_name[64];
     snprintf(kernel_name, sizeof kernel_name, "%s", cuops_last_kernel(h));
     cudaError_t ce = cudaDeviceSynchronize();
@@ -415,6 +430,85 @@ static void run_gpu_tests(cuops_handle_t h)
                  CUOPS_STATUS_NOT_SUPPORTED);
 }
 
+/* ---- w4a16_decode_warp ------------------------------------------------------ */
+
+/*
+ * The per-warp pipeline kernel on its own shapes: m in {1, 2, 7, 8, 9, 16}
+ * (both instantiations and the edges of each), n in {16, 48, 1000, 4096}
+ * (one CTA of 1 strip to 256 strips; 1000 ends inside a 64-row block), k in
+ * {64, 128, 1088, 4096} (one tile to 64, many groups), every group size the
+ * packed format has (16, 32, 48 = lane groups that differ inside a tile, 64,
+ * 128 = one group per tile, per-channel with group_size == k and > k), with
+ * and without zeros. Every call runs twice and must give the same bits; y is
+ * NaN-poisoned with guard bands (gpu_gemm_check). Then forced splits (across
+ * CTAs: the last-arriving CTA adds the partials) and the declines.
+ * CUOPS_TEST_QUICK: five small weights (three f16, two bf16), m in {1, 9, 16},
+ * plain strides, one forced-split pair.
+ */
+static void run_warp_tests(cuops_handle_t h, int quick)
+{
+    static const int64_t n_list[] = {16, 48, 1000, 4096};
+    static const int64_t k_list[] = {64, 128, 1088, 4096};
+    static const int64_t m_full[] = {1, 2, 7, 8, 9, 16};
+    static const int64_t m_quick[] = {1, 9, 16};
+    static const cuops_dtype_t stypes[] = {CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32};
+    const char *warp = "w4a16_decode_warp";
+    /* group sizes by index: 16, 32, 48, 64, 128, k (per-channel), k + 40 */
+    for (int a = 0; a < 2; a++) {
+        cuops_dtype_t act = a ? CUOPS_DTYPE_BF16 : CUOPS_DTYPE_F16;
+        for (int p = 0; p < 16; p++) {
+            const int64_t n = n_list[p / 4], k = k_list[p % 4];
+            if (quick && !(p == 6 || p == 9 || (p == 2 && a == 0))) continue;
+            for (int second = 0; second < 2; second++) {
+                if (quick && second) continue;
+                const int gi = (p + 3 * second + a) % 7;
+                static const int64_t fixed_gs[] = {16, 32, 48, 64, 128};
+                const int64_t gs = gi < 5 ? fixed_gs[gi] : (gi == 5 ? k : k + 40);
+                const int with_zeros = (p + second + a) % 2 == 0;
+                host_weight_t w;
+                make_weight(&w, n, k, gs, stypes[(p + second) % 3], with_zeros);
+                gpu_weight_t gw;
+                if (gpu_prepack(h, &w, act, &gw)) {
+                    float *wd = dequant_reference(&w, act);
+                    const int64_t *ms = quick ? m_quick : m_full;
+                    const int nm = quick ? 3 : 6;
+                    for (int mi = 0; mi < nm; mi++) {
+                        const int64_t m = ms[mi];
+                        if (n * k * m > ((int64_t)1 << 28)) continue; /* host reference cost */
+                        /* plain strides; then ldx a multiple of 8 past k and
+                         * ldy past n (the guards see any write past n) */
+                        gemm_case_t c = {m, 0, 0, 0, warp, 0, 1};
+                        gpu_gemm_check(h, &w, wd, &gw, act, c);
+                        if (quick) continue;
+                        gemm_case_t c2 = {m, 8 + (8 - k % 8) % 8, 3, 0, warp, 0, 1};
+                        gpu_gemm_check(h, &w, wd, &gw, act, c2);
+                    }
+                    /* forced K splits across CTAs: 2, and one per tile */
+                    if (!quick || p == 6) {
+                        gemm_case_t f1 = {1, 0, 0, 0, warp, 2, 1};
+                        gpu_gemm_check(h, &w, wd, &gw, act, f1);
+                        gemm_case_t f2 = {9, 0, 1, 0, warp, 1000, 1};
+                        gpu_gemm_check(h, &w, wd, &gw, act, f2);
+                    }
+                    /* declines: m > 16, x only 2-byte aligned, ldx % 8 != 0
+                     * (gpu_gemm_check expects NOT_SUPPORTED for these) */
+                    if (p == 5 && !second) {
+                        gemm_case_t d1 = {17, 0, 0, 0, warp, 0, 0};
+                        gpu_gemm_check(h, &w, wd, &gw, act, d1);
+                        gemm_case_t d2 = {4, 8, 0, 1, warp, 0, 0};
+                        gpu_gemm_check(h, &w, wd, &gw, act, d2);
+                        gemm_case_t d3 = {4, 3, 0, 0, warp, 0, 0};
+                        gpu_gemm_check(h, &w, wd, &gw, act, d3);
+                    }
+                    free(wd);
+                }
+                cudaFree(gw.packed);
+                free_weight(&w);
+            }
+        }
+    }
+}
+
 /* ---- CPU backend round trip ------------------------------------------------ */
 
 static void run_cpu_tests(void)
@@ -505,6 +599,7 @@ int main(void)
     CHECK(st == CUOPS_STATUS_SUCCESS, "cuops_create(0): %s", cuops_status_string(st));
     if (st == CUOPS_STATUS_SUCCESS) {
         run_gpu_tests(h);
+        run_warp_tests(h, getenv("CUOPS_TEST_QUICK") != NULL);
         cuops_destroy(h);
     }
     return tu_finish("test_gpu_w4a16");

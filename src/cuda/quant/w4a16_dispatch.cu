@@ -19,6 +19,10 @@
  *                        of W into the workspace, then the dense GEMM
  *                        (w4a16_prefill_dequant_gemm.cu); options.split_k
  *                        is ignored
+ *   w4a16_decode_warp    m <= 16 (forced only): per-warp register pipeline
+ *                        of weight tiles, x staged once per chunk, split-K
+ *                        reduced in the same kernel (w4a16_decode_warp.cu);
+ *                        NOT_SUPPORTED, with the reason, outside what it serves
  * options.split_k > 0 forces the number of K splits on either variant.
  * k == 0 writes y = 0 with a 2-D memset (no weight is read).
  *
@@ -34,14 +38,16 @@
 #include "cuda/quant/w4a16_layout.cuh"
 
 static const char *const w4a16_variants[] = {"auto", "w4a16_decode_splitk", "w4a16_mma",
-                                             "w4a16_dequant_gemm", "w4a16_decode_stream"};
+                                             "w4a16_dequant_gemm", "w4a16_decode_stream",
+                                             "w4a16_decode_warp"};
 enum {
     W4A16_AUTO = 0,
     W4A16_DECODE_SPLITK = 1,
     W4A16_MMA = 2,
     W4A16_DEQUANT_GEMM = 3,
     W4A16_DECODE_STREAM = 4,
-    W4A16_NUM_VARIANTS = 5
+    W4A16_DECODE_WARP = 5,
+    W4A16_NUM_VARIANTS = 6
 };
 
 /* ---- prefill (m >= 256): w4a16_prefill_dequant_gemm.cu --------------------
@@ -138,6 +144,17 @@ extern "C" cuops_status_t cuops_cuda_gemm_w4a16(struct cuops_handle *h,
         const char *kernel = NULL;
         return w4a16_launch_decode_stream(h, d, &geo, opt && opt->split_k > 0 ? opt->split_k : 0,
                                           &kernel);
+    }
+    if (variant == W4A16_DECODE_WARP) {
+        if (!w4a16_decode_warp_serves(d, &geo))
+            return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
+                              "w4a16 (cuda): w4a16_decode_warp serves m <= 16, x 16-byte aligned "
+                              "and ldx %% 8 == 0, k < 2^29, n < 2^34 "
+                              "(m %lld, k %lld, ldx %lld)",
+                              (long long)d->m, (long long)d->k, (long long)d->ldx);
+        const char *kernel = NULL;
+        return w4a16_launch_decode_warp(h, d, &geo, opt && opt->split_k > 0 ? opt->split_k : 0,
+                                        &kernel);
     }
     if (variant == W4A16_DECODE_SPLITK && d->m > 64)
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
