@@ -330,6 +330,8 @@ typedef struct weight_case {
     int full_m_sweep; /* all m in the list (small shapes) or just 1 and 17 */
 } weight_case_t;
 
+static int g_quick; /* CUOPS_TEST_QUICK: the sanitizer's reduced sweep */
+
 static void run_gpu_tests(cuops_handle_t h)
 {
     static const int64_t m_list[] = {1, 3, 16, 17, 64, 65, 300};
@@ -362,6 +364,9 @@ static void run_gpu_tests(cuops_handle_t h)
                 for (size_t mi = 0; mi < sizeof m_list / sizeof m_list[0]; mi++) {
                     int64_t m = m_list[mi];
                     if (!wc->full_m_sweep && m != 1 && m != 17) continue;
+                    /* quick (compute-sanitizer): m in {1, 17, 65}, weights up to 2^20 */
+                    if (g_quick && ((m != 1 && m != 17 && m != 65) || wc->n * wc->k > (1 << 20)))
+                        continue;
                     if (wc->n * wc->k * m > ((int64_t)1 << 27)) continue; /* host ref cost */
                     gemm_case_t c = {m, 0, 0, 0, NULL, 0};
                     gpu_gemm_check(h, &w, wd, &gw, act, c);
@@ -580,6 +585,7 @@ static void run_cpu_tests(void)
 
 int main(void)
 {
+    g_quick = getenv("CUOPS_TEST_QUICK") != NULL;
     tu_seed_from_env();
     run_cpu_tests();
 
@@ -599,7 +605,7 @@ int main(void)
     CHECK(st == CUOPS_STATUS_SUCCESS, "cuops_create(0): %s", cuops_status_string(st));
     if (st == CUOPS_STATUS_SUCCESS) {
         run_gpu_tests(h);
-        run_warp_tests(h, getenv("CUOPS_TEST_QUICK") != NULL);
+        run_warp_tests(h, g_quick);
         cuops_destroy(h);
     }
     return tu_finish("test_gpu_w4a16");

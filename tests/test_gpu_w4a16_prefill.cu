@@ -327,11 +327,14 @@ static void run_gpu_tests(cuops_handle_t h, int sm_major)
         {64, 128, 1000, 1, CUOPS_DTYPE_F16},    /* per-channel (group_size > k) */
     };
     static const int64_t m_list[] = {256, 257, 1000};
+    /* CUOPS_TEST_QUICK (compute-sanitizer): weights up to 1000 x 2048, m = 256, 257 */
+    const int quick = getenv("CUOPS_TEST_QUICK") != NULL;
 
     for (int ai = 0; ai < 2; ai++) {
         cuops_dtype_t act = ai ? CUOPS_DTYPE_BF16 : CUOPS_DTYPE_F16;
         for (size_t wi = 0; wi < sizeof wcases / sizeof wcases[0]; wi++) {
             const weight_case_t *wc = &wcases[wi];
+            if (quick && wc->n * wc->k > 1000 * 2048) continue;
             host_weight_t w;
             make_weight(&w, wc->n, wc->k, wc->group_size, wc->scale_type, wc->with_zeros);
             void *packed = NULL;
@@ -339,7 +342,7 @@ static void run_gpu_tests(cuops_handle_t h, int sm_major)
                 float *wd = dequant_reference(&w, act);
                 /* bytes of one dense row as the prefill path lays it out (k to 64) */
                 const size_t row_bytes = (size_t)((w.k + 63) / 64 * 64) * 2;
-                for (size_t mi = 0; mi < sizeof m_list / sizeof m_list[0]; mi++) {
+                for (size_t mi = 0; mi < (quick ? 2u : sizeof m_list / sizeof m_list[0]); mi++) {
                     activation_t a;
                     make_activation(&a, m_list[mi], &w, wd, act);
                     /* variant, ldx pad, ldy pad, x offset, user workspace, expected */
