@@ -8,9 +8,9 @@
  * with k not a multiple of 16), zeros and symmetric (NULL) weights, scales in
  * f16/bf16/f32, m in {1, 3, 16, 17, 64, 65, 300}, odd n and k, a weight with
  * many groups (k = 4096, group 32), ldx > k, ldy > n, a misaligned x, forced
- * split-K, and every variant from cuops_variant_names("w4a16"). The streaming
- * decode kernel (w4a16_decode_stream) is checked to be what auto runs where
- * it serves the call, with ragged k under a 16-byte-aligned ldx (its cp.async
+ * split-K, and every variant from cuops_variant_names("w4a16"). The decode
+ * kernels (w4a16_decode_warp for m <= 16, else w4a16_decode_stream) are
+ * checked to be what auto runs where they serve the call, with ragged k under a 16-byte-aligned ldx (its cp.async
  * zero-fill), row tiles only partly inside n, forced splits 1 and 1000, and a
  * bitwise repeat of its in-kernel split-K reduction. y is
  * NaN-poisoned with a guard band before and after it and in the ldy padding;
@@ -257,9 +257,17 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
               vname, (long long)m, (long long)n, (long long)k, (long long)w->group_size,
               cuops_status_string(st), cuops_last_error(h));
     }
-    /* auto must pick the streaming kernel wherever it serves the call */
-    if (st == CUOPS_STATUS_SUCCESS && serves && (!c.variant || strcmp(c.variant, "auto") == 0 ||
-                                                 strcmp(c.variant, "w4a16_decode_stream") == 0))
+    /* auto picks the per-warp kernel for m <= 16 where it serves the call,
+     * else the streaming kernel wherever that one serves it */
+    const int is_auto = !c.variant || strcmp(c.variant, "auto") == 0;
+    const int auto_warp = is_auto && warp_serves(m, ldx, c.x_offset);
+    if (st == CUOPS_STATUS_SUCCESS && auto_warp)
+        CHECK(strncmp(cuops_last_kernel(h), "w4a16_decode_warp_", 18) == 0,
+              "%s m=%lld k=%lld g=%lld ldx=%lld ran %s, expected w4a16_decode_warp_*", vname,
+              (long long)m, (long long)k, (long long)w->group_size, (long long)ldx,
+              cuops_last_kernel(h));
+    if (st == CUOPS_STATUS_SUCCESS && serves && !auto_warp &&
+        (is_auto || strcmp(c.variant, "w4a16_decode_stream") == 0))
         CHECK(strncmp(cuops_last_kernel(h), "w4a16_stream_", 13) == 0,
               "%s m=%lld k=%lld g=%lld ldx=%lld ran %s, expected w4a16_stream_*", vname,
               (long long)m, (long long)k, (long long)w->group_size, (long long)ldx,

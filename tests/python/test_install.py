@@ -35,7 +35,7 @@ def test_offline_install():
         probe = ("import cuops, cuops._lib as L, os; "
                  "print(os.path.realpath(cuops.__file__)); print(os.path.realpath(L.lib._name)); "
                  "import numpy as np; x = np.arange(1, 101, dtype=np.int32); "
-                 "print(int(cuops.reduce(x)))")
+                 "print(int(np.asarray(cuops.reduce(x)).reshape(-1)[0]))")
         r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env,
                            cwd=tmp)
         out = r.stdout.split()

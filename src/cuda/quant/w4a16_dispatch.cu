@@ -3,7 +3,8 @@
  * call: the variant table, the split heuristic and the workspace.
  *
  * Variants (cuops_options_t.variant, cuops_variant_names("w4a16")):
- *   auto                 m <= 64: w4a16_decode_stream where it serves the call
+ *   auto                 m <= 16: w4a16_decode_warp where it serves the call;
+ *                        m <= 64: w4a16_decode_stream where it serves the call
  *                        (group_size % 64 == 0 or one group, x 16-byte aligned,
  *                        ldx % 8 == 0), else w4a16_decode_splitk;
  *                        w4a16_dequant_gemm for m >= 256 on sm_90, else w4a16_mma
@@ -19,7 +20,7 @@
  *                        of W into the workspace, then the dense GEMM
  *                        (w4a16_prefill_dequant_gemm.cu); options.split_k
  *                        is ignored
- *   w4a16_decode_warp    m <= 16 (forced only): per-warp register pipeline
+ *   w4a16_decode_warp    m <= 16 (auto there): per-warp register pipeline
  *                        of weight tiles, x staged once per chunk, split-K
  *                        reduced in the same kernel (w4a16_decode_warp.cu);
  *                        NOT_SUPPORTED, with the reason, outside what it serves
@@ -121,7 +122,12 @@ extern "C" cuops_status_t cuops_cuda_gemm_w4a16(struct cuops_handle *h,
                               opt->variant);
     }
     if (variant == W4A16_AUTO) {
-        if (d->m <= 64)
+        /* m <= 16: the per-warp kernel measured 1.58x cuBLAS geomean against
+         * 1.36x for the stream kernel on the decode suite (H200, bff2c38),
+         * faster on 15 of 16 rows (docs/w4a16.md) */
+        if (d->m <= 16 && w4a16_decode_warp_serves(d, &geo))
+            variant = W4A16_DECODE_WARP;
+        else if (d->m <= 64)
             variant = w4a16_decode_stream_serves(d, &geo) ? W4A16_DECODE_STREAM : W4A16_DECODE_SPLITK;
         else
             variant = W4A16_MMA;

@@ -2,13 +2,18 @@
  * scan_dispatch.cu - the scan and reduce variant tables and the CUDA
  * backend entries cuops_cuda_scan / cuops_cuda_reduce.
  *
- * "auto" is the default technique (the look-back scan, the multi-wave
- * vectorized single-launch reduce): one kernel each for every size, type and
+ * "auto" is the default technique (the look-back scan, the interleaved
+ * one-wave vectorized single-launch reduce): one kernel each for every size, type and
  * alignment, so there is no shape-dependent choice to tune. Measured on the
  * H200: the persistent, software-pipelined look-back scan ran at 1700 GB/s
  * at 2^28 (0.55x CUB) against 2840 GB/s for "lookback", so "lookback" stays
  * the default and "lookback_persistent" a named variant; the multi-wave
- * reduce measured level with or ahead of the first "vectorized" one. The other rows are seed 002's ladder, selectable by name through cuops_options_t.variant
+ * reduce measured level with or ahead of the first "vectorized" one, and the
+ * one-wave interleaved reduce ahead of both at every size (1.049x CUB
+ * geomean against 1.017x for multi-wave; 1.00x at 2^30 against 0.975x), so
+ * it is row 0. "lookback_wide" (eight windows per poll) measured slower
+ * than "lookback" from 2^24 up (0.85x against 0.90x CUB) and stays a
+ * named variant. The other rows are seed 002's ladder, selectable by name through cuops_options_t.variant
  * for study and benchmarking (docs/scan.md predicts each one's rate). Every
  * row serves every type (I32, I64, F32, F64), op, n and alignment.
  */
@@ -62,9 +67,9 @@ static const scan_variant_t scan_table[] = {
     {"reduce_then_scan", -1, scan_rts_entry},
 };
 static const reduce_variant_t reduce_table[] = {
+    {"vectorized_interleaved", 2, reduce_vectorized_entry},
     {"vectorized_multiwave", 1, reduce_vectorized_entry},
     {"vectorized", 0, reduce_vectorized_entry},
-    {"vectorized_interleaved", 2, reduce_vectorized_entry},
     {"interleaved_divergent", REDUCE_ALGO_INTERLEAVED_DIVERGENT, cuops_reduce_textbook_launch},
     {"interleaved_strided", REDUCE_ALGO_INTERLEAVED_STRIDED, cuops_reduce_textbook_launch},
     {"sequential_addressing", REDUCE_ALGO_SEQUENTIAL, cuops_reduce_textbook_launch},

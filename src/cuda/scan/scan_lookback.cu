@@ -188,7 +188,8 @@ static __device__ __forceinline__ T lookback_prefix(const tile_status<T> &status
                 break;
             }
         }
-        /* read back later by this same lane only */
+        /* read back by this lane, and the prefix slot by all (after the
+         * __syncwarp below) */
 #pragma unroll
         for (int w = 0; w < POLL; w++)
             if (advance || w <= found) s_window[(base + w) * 32 + lane] = v[w];
@@ -196,7 +197,9 @@ static __device__ __forceinline__ T lookback_prefix(const tile_status<T> &status
         base += POLL;
     }
 
-    /* Forward fold, oldest first, from the newest prefix found. */
+    /* Forward fold, oldest first, from the newest prefix found. The first
+     * read below is another lane's slot: order it after every lane's write. */
+    __syncwarp();
     const int wp = base + found; /* window holding the prefix; newer ones are wp-1 .. 0 */
     const int newest = 31 - __clz(found_mask);
     T prefix = s_window[wp * 32 + newest]; /* a broadcast read */
