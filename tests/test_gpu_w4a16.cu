@@ -99,25 +99,37 @@ static float *dequant_reference(const host_weight_t *w, cuops_dtype_t act)
     return d;
 }
 
+/* fp64 reference y = x W^T, m x n, followed in the same allocation by the
+ * term norms sqrt(sum_c (x_c w_c)^2) of every output: the scale on which the
+ * rounding of its terms adds up when signs are random. */
 static double *gemm_reference(const float *wd, int64_t n, int64_t k, const uint16_t *x, int64_t m,
                               int64_t ldx, cuops_dtype_t act)
 {
-    double *ref = (double *)malloc((size_t)(m * n) * sizeof(double));
+    double *ref = (double *)malloc((size_t)(2 * m * n) * sizeof(double));
     double *xr = (double *)malloc((size_t)k * sizeof(double));
     for (int64_t i = 0; i < m; i++) {
         for (int64_t c = 0; c < k; c++) xr[c] = act_to_float(x[i * ldx + c], act);
         for (int64_t r = 0; r < n; r++) {
             const float *wr = wd + r * k;
-            double s = 0.0;
-            for (int64_t c = 0; c < k; c++) s += xr[c] * (double)wr[c];
+            double s = 0.0, a = 0.0;
+            for (int64_t c = 0; c < k; c++) {
+                s += xr[c] * (double)wr[c];
+                a += (xr[c] * (double)wr[c]) * (xr[c] * (double)wr[c]);
+            }
             ref[i * n + r] = s;
+            ref[m * n + i * n + r] = sqrt(a);
         }
     }
     free(xr);
     return ref;
 }
 
-/* ||y - ref|| / ||ref|| over the m x n block; NaN count; first bad index. */
+/* ||y - ref|| / ||term norms|| over the m x n block, NaN count. For random
+ * data the term norm of an output is about |y| on average, so this is as
+ * strict as ||y - ref|| / ||ref|| on large shapes; but with few terms (n = 1,
+ * k = 2) the sum can cancel, while the rounding of each term (the weight in
+ * f16/bf16 or the scale applied in fp32 after the mma) stays relative to the
+ * term. */
 static double compare_y(const uint16_t *y, int64_t ldy, const double *ref, int64_t m, int64_t n,
                         cuops_dtype_t act, int64_t *nans)
 {
@@ -127,6 +139,7 @@ static double compare_y(const uint16_t *y, int64_t ldy, const double *ref, int64
         for (int64_t r = 0; r < n; r++) {
             double v = act_to_float(y[i * ldy + r], act);
             double e = ref[i * n + r];
+            double a = ref[m * n + i * n + r];
             if (isnan(v)) {
                 if (*nans == 0)
                     fprintf(stderr, "  first NaN at y[%lld][%lld]\n", (long long)i, (long long)r);
@@ -134,7 +147,7 @@ static double compare_y(const uint16_t *y, int64_t ldy, const double *ref, int64
                 continue;
             }
             num += (v - e) * (v - e);
-            den += e * e;
+            den += a * a;
         }
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
