@@ -389,8 +389,11 @@ typedef struct decode_plan {
  * G (number of unit ranges):
  *  - forced split_k = s: G = tiles * s (s clamped to the chunk count);
  *  - tiles >= slots (resident CTAs on the GPU): one tile per CTA, unless the
- *    last partial wave would leave too few bytes in flight (then stream-K
- *    with G = slots: every CTA the same work, all resident, no tail);
+ *    last partial wave would leave too few bytes in flight or the grid fills
+ *    less than 90 % of its waves (then stream-K with G = slots: every CTA
+ *    the same work, all resident, no tail). H200, m = 1: n x k = 14336 x 4096
+ *    ran plain as 896 CTAs = 3.4 waves of 264 in 41.8 us, 4096 x 14336 (the
+ *    same bytes, 256 CTAs, one wave) in 36.1 us;
  *  - tiles < slots: one tile per CTA if that already covers the SMs and the
  *    bytes in flight; else split K s = slots / tiles ways (one wave, equal
  *    work), keeping at least two chunks per warp.
@@ -416,8 +419,12 @@ static decode_plan_t decode_make_plan(const struct cuops_handle *h, const cuops_
         s = opt->split_k;
     } else if (pl.tiles >= slots) {
         const int64_t rem = pl.tiles % slots;
-        if (rem != 0 && rem * cta_inflight < need && total <= DECODE_STREAMK_MAX_TOTAL &&
-            slots <= DECODE_STREAMK_MAX_CTAS) {
+        /* whole waves the plain grid runs for, against the work it holds:
+         * below 90 % the last wave's idle slots cost more than the fix-up */
+        const int64_t waves = cuops_ceil_div(pl.tiles, slots);
+        const int ragged = 10 * pl.tiles < 9 * waves * slots;
+        if (rem != 0 && (rem * cta_inflight < need || ragged) &&
+            total <= DECODE_STREAMK_MAX_TOTAL && slots <= DECODE_STREAMK_MAX_CTAS) {
             pl.ctas = slots; /* stream-K */
             pl.split = 0;
             pl.fixup = !(pl.tiles % pl.ctas == 0);
