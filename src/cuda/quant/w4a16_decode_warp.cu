@@ -6,8 +6,9 @@
  * once per tile), and split-K is reduced in shared memory within a CTA and by
  * the last-arriving CTA across CTAs, in fixed order (bitwise reproducible).
  *
- * Variant "w4a16_decode_warp" (forced only: auto keeps w4a16_decode_stream
- * until the H200 measures this one faster). Side by side:
+ * Variant "w4a16_decode_warp", auto for m <= 16 where it serves the call
+ * (measured faster than w4a16_decode_stream on 15 of 16 decode rows, H200,
+ * docs/w4a16.md). Side by side:
  *   cuops-bench w4a16 --variant auto --variant w4a16_decode_warp
  *
  * What the two earlier decode kernels left on the table, and what this one
