@@ -59,6 +59,7 @@
 
 #include "cuda/common/ptx_sm80.cuh"
 #include "cuda/quant/w4a16_layout.cuh"
+#include "cuda/quant/w4a16_pair_ops.cuh"
 
 /* Arrival counters for the in-kernel split-K reduction, one per output tile,
  * in W4S_COUNTER_BLOCKS blocks of W4S_MAX_SPLIT_TILES. Zero at module load;
@@ -91,54 +92,6 @@ typedef struct w4s_args {
 
 /* ---- per-type helpers --------------------------------------------------- */
 
-template <typename T> struct w4s_type;
-template <> struct w4s_type<__half> {
-    static constexpr uint32_t magic = 0x64006400u; /* 1024.0 in each half */
-};
-template <> struct w4s_type<__nv_bfloat16> {
-    static constexpr uint32_t magic = 0x43004300u; /* 128.0 in each half */
-};
-
-static __device__ __forceinline__ uint32_t w4s_sub2(__half, uint32_t a, uint32_t b)
-{
-    __half2 ha, hb;
-    memcpy(&ha, &a, 4);
-    memcpy(&hb, &b, 4);
-    __half2 r = __hsub2(ha, hb);
-    uint32_t u;
-    memcpy(&u, &r, 4);
-    return u;
-}
-static __device__ __forceinline__ uint32_t w4s_sub2(__nv_bfloat16, uint32_t a, uint32_t b)
-{
-    __nv_bfloat162 ha, hb;
-    memcpy(&ha, &a, 4);
-    memcpy(&hb, &b, 4);
-    __nv_bfloat162 r = __hsub2(ha, hb);
-    uint32_t u;
-    memcpy(&u, &r, 4);
-    return u;
-}
-static __device__ __forceinline__ uint32_t w4s_mul2(__half, uint32_t a, uint32_t b)
-{
-    __half2 ha, hb;
-    memcpy(&ha, &a, 4);
-    memcpy(&hb, &b, 4);
-    __half2 r = __hmul2(ha, hb);
-    uint32_t u;
-    memcpy(&u, &r, 4);
-    return u;
-}
-static __device__ __forceinline__ uint32_t w4s_mul2(__nv_bfloat16, uint32_t a, uint32_t b)
-{
-    __nv_bfloat162 ha, hb;
-    memcpy(&ha, &a, 4);
-    memcpy(&hb, &b, 4);
-    __nv_bfloat162 r = __hmul2(ha, hb);
-    uint32_t u;
-    memcpy(&u, &r, 4);
-    return u;
-}
 static __device__ __forceinline__ float2 w4s_pair_to_float2(__half, uint32_t p)
 {
     __half2 h;
@@ -322,7 +275,7 @@ template <typename T, int M8, int NW, int S, int STAGES, int MIN_CTAS, bool SCAL
 __global__ void __launch_bounds__(32 * NW, MIN_CTAS) w4a16_decode_stream_kernel(w4s_args_t a)
 {
     typedef w4s_cfg<M8, NW, S, STAGES> C;
-    constexpr uint32_t magic = w4s_type<T>::magic;
+    constexpr uint32_t magic = w4_type<T>::magic;
     /* f16 only: 1024 + 16q is exact in f16; in bf16 the 0x00F0 bits would
      * reach the exponent */
     constexpr bool ROWS8_X16 = SCALE_F32 && sizeof(T) == 2 && magic == 0x64006400u;
@@ -412,10 +365,10 @@ __global__ void __launch_bounds__(32 * NW, MIN_CTAS) w4a16_decode_stream_kernel(
                 for (int j = 0; j < 4; j++) {
                     uint32_t w = words[j], w8 = w >> 8;
                     /* nibbles i, i+4 = mma register i: rows g, g+8, g, g+8 */
-                    A[s][j][0] = w4s_sub2(T(), (w & 0x000F000Fu) | magic, z_lo);
-                    A[s][j][1] = w4s_sub2(T(), (w & 0x00F000F0u) | magic, z_hi);
-                    A[s][j][2] = w4s_sub2(T(), (w8 & 0x000F000Fu) | magic, z_lo);
-                    A[s][j][3] = w4s_sub2(T(), (w8 & 0x00F000F0u) | magic, z_hi);
+                    A[s][j][0] = w4_sub2(T(), (w & 0x000F000Fu) | magic, z_lo);
+                    A[s][j][1] = w4_sub2(T(), (w & 0x00F000F0u) | magic, z_hi);
+                    A[s][j][2] = w4_sub2(T(), (w8 & 0x000F000Fu) | magic, z_lo);
+                    A[s][j][3] = w4_sub2(T(), (w8 & 0x00F000F0u) | magic, z_hi);
                 }
                 float2 f = w4s_pair_to_float2(T(), sc);
                 sf[s] = make_float2(f.x, f.y * 0.0625f); /* rows g+8 carry 16(q - z) */
@@ -429,15 +382,15 @@ __global__ void __launch_bounds__(32 * NW, MIN_CTAS) w4a16_decode_stream_kernel(
                     uint32_t q2 = ((w >> 8) & 0x000F000Fu) | magic;
                     uint32_t q3 = ((w >> 12) & 0x000F000Fu) | magic;
                     if constexpr (SCALE_F32) {
-                        A[s][j][0] = w4s_sub2(T(), q0, z_lo);
-                        A[s][j][1] = w4s_sub2(T(), q1, z_hi);
-                        A[s][j][2] = w4s_sub2(T(), q2, z_lo);
-                        A[s][j][3] = w4s_sub2(T(), q3, z_hi);
+                        A[s][j][0] = w4_sub2(T(), q0, z_lo);
+                        A[s][j][1] = w4_sub2(T(), q1, z_hi);
+                        A[s][j][2] = w4_sub2(T(), q2, z_lo);
+                        A[s][j][3] = w4_sub2(T(), q3, z_hi);
                     } else {
-                        A[s][j][0] = w4s_mul2(T(), w4s_sub2(T(), q0, z_lo), s_lo);
-                        A[s][j][1] = w4s_mul2(T(), w4s_sub2(T(), q1, z_hi), s_hi);
-                        A[s][j][2] = w4s_mul2(T(), w4s_sub2(T(), q2, z_lo), s_lo);
-                        A[s][j][3] = w4s_mul2(T(), w4s_sub2(T(), q3, z_hi), s_hi);
+                        A[s][j][0] = w4_mul2(T(), w4_sub2(T(), q0, z_lo), s_lo);
+                        A[s][j][1] = w4_mul2(T(), w4_sub2(T(), q1, z_hi), s_hi);
+                        A[s][j][2] = w4_mul2(T(), w4_sub2(T(), q2, z_lo), s_lo);
+                        A[s][j][3] = w4_mul2(T(), w4_sub2(T(), q3, z_hi), s_hi);
                     }
                 }
                 sf[s] = w4s_pair_to_float2(T(), sc);

@@ -75,6 +75,7 @@
 
 #include "cuda/common/ptx_sm80.cuh"
 #include "cuda/quant/w4a16_layout.cuh"
+#include "cuda/quant/w4a16_pair_ops.cuh"
 
 #define W4W_WARPS 8
 #define W4W_THREADS (32 * W4W_WARPS)
@@ -137,56 +138,6 @@ typedef struct w4w_args {
 
 /* ---- per-type helpers --------------------------------------------------- */
 
-template <typename T> struct w4w_type;
-template <> struct w4w_type<__half> {
-    static constexpr uint32_t magic = 0x64006400u; /* 1024.0 in each half */
-    static constexpr bool is_f16 = true;
-};
-template <> struct w4w_type<__nv_bfloat16> {
-    static constexpr uint32_t magic = 0x43004300u; /* 128.0 in each half */
-    static constexpr bool is_f16 = false;
-};
-
-static __device__ __forceinline__ uint32_t w4w_sub2(__half, uint32_t a, uint32_t b)
-{
-    __half2 ha, hb;
-    memcpy(&ha, &a, 4);
-    memcpy(&hb, &b, 4);
-    __half2 r = __hsub2(ha, hb);
-    uint32_t u;
-    memcpy(&u, &r, 4);
-    return u;
-}
-static __device__ __forceinline__ uint32_t w4w_sub2(__nv_bfloat16, uint32_t a, uint32_t b)
-{
-    __nv_bfloat162 ha, hb;
-    memcpy(&ha, &a, 4);
-    memcpy(&hb, &b, 4);
-    __nv_bfloat162 r = __hsub2(ha, hb);
-    uint32_t u;
-    memcpy(&u, &r, 4);
-    return u;
-}
-static __device__ __forceinline__ uint32_t w4w_mul2(__half, uint32_t a, uint32_t b)
-{
-    __half2 ha, hb;
-    memcpy(&ha, &a, 4);
-    memcpy(&hb, &b, 4);
-    __half2 r = __hmul2(ha, hb);
-    uint32_t u;
-    memcpy(&u, &r, 4);
-    return u;
-}
-static __device__ __forceinline__ uint32_t w4w_mul2(__nv_bfloat16, uint32_t a, uint32_t b)
-{
-    __nv_bfloat162 ha, hb;
-    memcpy(&ha, &a, 4);
-    memcpy(&hb, &b, 4);
-    __nv_bfloat162 r = __hmul2(ha, hb);
-    uint32_t u;
-    memcpy(&u, &r, 4);
-    return u;
-}
 static __device__ __forceinline__ float2 w4w_pair_to_float2(__half, uint32_t p)
 {
     __half2 h;
@@ -296,8 +247,8 @@ static __device__ __forceinline__ void w4w_tile(float (&acc)[M8][4], uint4 wq, u
                                                 const uint32_t (&xoff_a)[M8],
                                                 const uint32_t (&xoff_b)[M8])
 {
-    constexpr uint32_t magic = w4w_type<T>::magic;
-    constexpr bool ROWS8_X16 = SCALE_F32 && w4w_type<T>::is_f16;
+    constexpr uint32_t magic = w4_type<T>::magic;
+    constexpr bool ROWS8_X16 = SCALE_F32 && w4_type<T>::is_f16;
 
     /* x fragment i: rows 8i+g, the lane's 16 columns = 8 words; words 2j, 2j+1
      * are the B registers of k16 step j */
@@ -331,15 +282,15 @@ static __device__ __forceinline__ void w4w_tile(float (&acc)[M8][4], uint4 wq, u
             /* nibbles i, i+4 = mma register i: rows g, g+8, g, g+8 */
             if constexpr (ROWS8_X16) {
                 const uint32_t w8 = w >> 8;
-                A[0] = w4w_sub2(T(), (w & 0x000F000Fu) | magic, z_lo);
-                A[1] = w4w_sub2(T(), (w & 0x00F000F0u) | magic, z_hi);
-                A[2] = w4w_sub2(T(), (w8 & 0x000F000Fu) | magic, z_lo);
-                A[3] = w4w_sub2(T(), (w8 & 0x00F000F0u) | magic, z_hi);
+                A[0] = w4_sub2(T(), (w & 0x000F000Fu) | magic, z_lo);
+                A[1] = w4_sub2(T(), (w & 0x00F000F0u) | magic, z_hi);
+                A[2] = w4_sub2(T(), (w8 & 0x000F000Fu) | magic, z_lo);
+                A[3] = w4_sub2(T(), (w8 & 0x00F000F0u) | magic, z_hi);
             } else {
-                A[0] = w4w_sub2(T(), (w & 0x000F000Fu) | magic, z_lo);
-                A[1] = w4w_sub2(T(), ((w >> 4) & 0x000F000Fu) | magic, z_hi);
-                A[2] = w4w_sub2(T(), ((w >> 8) & 0x000F000Fu) | magic, z_lo);
-                A[3] = w4w_sub2(T(), ((w >> 12) & 0x000F000Fu) | magic, z_hi);
+                A[0] = w4_sub2(T(), (w & 0x000F000Fu) | magic, z_lo);
+                A[1] = w4_sub2(T(), ((w >> 4) & 0x000F000Fu) | magic, z_hi);
+                A[2] = w4_sub2(T(), ((w >> 8) & 0x000F000Fu) | magic, z_lo);
+                A[3] = w4_sub2(T(), ((w >> 12) & 0x000F000Fu) | magic, z_hi);
             }
 #pragma unroll
             for (int i = 0; i < M8; i++) {
@@ -367,10 +318,10 @@ static __device__ __forceinline__ void w4w_tile(float (&acc)[M8][4], uint4 wq, u
         for (int j = 0; j < 4; j++) {
             const uint32_t w = words[j];
             uint32_t A[4];
-            A[0] = w4w_mul2(T(), w4w_sub2(T(), (w & 0x000F000Fu) | magic, z_lo), s_lo);
-            A[1] = w4w_mul2(T(), w4w_sub2(T(), ((w >> 4) & 0x000F000Fu) | magic, z_hi), s_hi);
-            A[2] = w4w_mul2(T(), w4w_sub2(T(), ((w >> 8) & 0x000F000Fu) | magic, z_lo), s_lo);
-            A[3] = w4w_mul2(T(), w4w_sub2(T(), ((w >> 12) & 0x000F000Fu) | magic, z_hi), s_hi);
+            A[0] = w4_mul2(T(), w4_sub2(T(), (w & 0x000F000Fu) | magic, z_lo), s_lo);
+            A[1] = w4_mul2(T(), w4_sub2(T(), ((w >> 4) & 0x000F000Fu) | magic, z_hi), s_hi);
+            A[2] = w4_mul2(T(), w4_sub2(T(), ((w >> 8) & 0x000F000Fu) | magic, z_lo), s_lo);
+            A[3] = w4_mul2(T(), w4_sub2(T(), ((w >> 12) & 0x000F000Fu) | magic, z_hi), s_hi);
 #pragma unroll
             for (int i = 0; i < M8; i++) w4w_mma<T>::acc(acc[i], A, xr[i][2 * j], xr[i][2 * j + 1]);
         }

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "cuda/quant/w4a16_layout.cuh"
+#include "cuda/quant/w4a16_pair_ops.cuh"
 
 typedef struct w4a16_args {
     const uint16_t *x;
@@ -46,29 +47,6 @@ typedef struct w4a16_args {
 } w4a16_args_t;
 
 /* ---- per-type constants and ops ---------------------------------------- */
-
-template <typename T> struct w4_type;
-template <> struct w4_type<__half> {
-    static constexpr uint32_t magic = 0x64006400u; /* 1024.0 in each half */
-    typedef __half2 pair;
-};
-template <> struct w4_type<__nv_bfloat16> {
-    static constexpr uint32_t magic = 0x43004300u; /* 128.0 in each half */
-    typedef __nv_bfloat162 pair;
-};
-
-template <typename P> static __device__ __forceinline__ P w4_as_pair(uint32_t u)
-{
-    P p;
-    memcpy(&p, &u, 4);
-    return p;
-}
-template <typename P> static __device__ __forceinline__ uint32_t w4_as_u32(P p)
-{
-    uint32_t u;
-    memcpy(&u, &p, 4);
-    return u;
-}
 
 /* (biased - bias) * scale: exact subtraction, one rounding. */
 static __device__ __forceinline__ uint32_t w4_dequant_pair(uint32_t biased, __half2 bias, __half2 scale)

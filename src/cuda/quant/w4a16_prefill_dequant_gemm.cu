@@ -30,6 +30,7 @@
 
 #include "cuda/gemm/gemm_sm90.h"
 #include "cuda/quant/w4a16_layout.cuh"
+#include "cuda/quant/w4a16_pair_ops.cuh"
 
 /* The dense chunk's target size. Big enough that a chunk of a 4096-wide k
  * is 8192 rows (two full waves of 128 x 256 tiles at m = 1024); small
@@ -46,39 +47,6 @@
 #define W4P_MIN_BLOCKS 6
 
 /* ---- dequant kernel: prepacked tiles -> dense [rows][ldd] ---------------- */
-
-template <typename T> struct w4p_type;
-template <> struct w4p_type<__half> {
-    static constexpr uint32_t magic = 0x64006400u; /* 1024.0 in each half */
-};
-template <> struct w4p_type<__nv_bfloat16> {
-    static constexpr uint32_t magic = 0x43004300u; /* 128.0 in each half */
-};
-
-static __device__ __forceinline__ uint32_t w4p_dequant_pair(__half, uint32_t biased, uint32_t bias,
-                                                            uint32_t scale)
-{
-    __half2 b, z, s;
-    memcpy(&b, &biased, 4);
-    memcpy(&z, &bias, 4);
-    memcpy(&s, &scale, 4);
-    __half2 r = __hmul2(__hsub2(b, z), s);
-    uint32_t u;
-    memcpy(&u, &r, 4);
-    return u;
-}
-static __device__ __forceinline__ uint32_t w4p_dequant_pair(__nv_bfloat16, uint32_t biased,
-                                                            uint32_t bias, uint32_t scale)
-{
-    __nv_bfloat162 b, z, s;
-    memcpy(&b, &biased, 4);
-    memcpy(&z, &bias, 4);
-    memcpy(&s, &scale, 4);
-    __nv_bfloat162 r = __hmul2(__hsub2(b, z), s);
-    uint32_t u;
-    memcpy(&u, &r, 4);
-    return u;
-}
 
 /* low half of a 16-bit pair copied into both halves, and the high half */
 static __device__ __forceinline__ uint32_t w4p_splat_lo(uint32_t p) { return (p & 0xFFFFu) * 0x10001u; }
@@ -112,13 +80,13 @@ static __device__ __forceinline__ void w4p_dequant_store_row(const uint32_t word
                                                              uint32_t zero, uint32_t scale, int t,
                                                              uint16_t *row_out)
 {
-    const uint32_t magic = w4p_type<T>::magic;
+    const uint32_t magic = w4_type<T>::magic;
     uint32_t vals[8];
 #pragma unroll
     for (int j = 0; j < 4; j++) {
         const uint32_t w = words[j] >> shift;
-        vals[2 * j] = w4p_dequant_pair(T(), (w & 0x000F000Fu) | magic, zero, scale);
-        vals[2 * j + 1] = w4p_dequant_pair(T(), ((w >> 8) & 0x000F000Fu) | magic, zero, scale);
+        vals[2 * j] = w4_mul2(T(), w4_sub2(T(), (w & 0x000F000Fu) | magic, zero), scale);
+        vals[2 * j + 1] = w4_mul2(T(), w4_sub2(T(), ((w >> 8) & 0x000F000Fu) | magic, zero), scale);
     }
     /* Even t sends its upper 16 bytes (cols 8..15), odd t its lower 16
      * bytes (cols 0..7); each keeps the other half. */
@@ -163,7 +131,7 @@ static __device__ __forceinline__ void w4p_dequant_store_row(const uint32_t word
 template <typename T>
 __global__ void __launch_bounds__(W4P_THREADS, W4P_MIN_BLOCKS) w4p_dequant_kernel(w4p_dequant_args_t a)
 {
-    const uint32_t magic = w4p_type<T>::magic;
+    const uint32_t magic = w4_type<T>::magic;
     const int lane = threadIdx.x & 31;
     const int g = lane >> 2, t = lane & 3;
     const int zero_shift = 4 * (g & 3);
