@@ -572,18 +572,9 @@ static cuops_status_t w4s_launch(struct cuops_handle *h, const cuops_w4a16_desc_
 
     float *ws = NULL;
     if (splits > 1) {
-        const int64_t tile_floats = d->m * C::strips * W4_STRIP_ROWS;
-        if (tile_floats > INT64_MAX / 4 / splits / row_tiles)
-            return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
-                              "w4a16 (cuda): split-K workspace overflows");
-        size_t bytes = (size_t)(row_tiles * splits * tile_floats) * 4;
-        void *p = NULL;
-        cuops_status_t s = cuops_cuda_workspace(h, bytes, &p);
+        cuops_status_t s =
+            w4a16_splitk_partials(h, row_tiles, splits, d->m * C::strips * W4_STRIP_ROWS, &ws);
         if (s != CUOPS_STATUS_SUCCESS) return s;
-        if (!cuops_aligned(p, 16))
-            return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
-                              "w4a16 (cuda): the workspace must be 16-byte aligned for split-K");
-        ws = (float *)p;
     }
 
     w4s_args_t a;

@@ -801,18 +801,8 @@ static cuops_status_t w4w_launch(struct cuops_handle *h, const cuops_w4a16_desc_
     const int64_t R16 = (int64_t)W4_STRIP_ROWS << plan.r_log2;
     float *ws = NULL;
     if (plan.splits > 1) {
-        const int64_t tile_floats = d->m * R16;
-        if (tile_floats > INT64_MAX / 4 / plan.splits / plan.row_tiles)
-            return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
-                              "w4a16 (cuda): split-K workspace overflows");
-        size_t bytes = (size_t)(plan.row_tiles * plan.splits * tile_floats) * 4;
-        void *p = NULL;
-        cuops_status_t s = cuops_cuda_workspace(h, bytes, &p);
+        cuops_status_t s = w4a16_splitk_partials(h, plan.row_tiles, plan.splits, d->m * R16, &ws);
         if (s != CUOPS_STATUS_SUCCESS) return s;
-        if (!cuops_aligned(p, 16))
-            return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
-                              "w4a16 (cuda): the workspace must be 16-byte aligned for split-K");
-        ws = (float *)p;
     }
 
     w4w_args_t a;
