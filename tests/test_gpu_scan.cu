@@ -295,15 +295,17 @@ static void reproducibility(void)
             cudaMemcpy(d_in + 1, in, n * sizeof(float), cudaMemcpyHostToDevice);
             src = d_in + 1;
         }
-        /* Each variant must repeat its own bits. `lookback` and
-         * `lookback_wide` share the tile layout and the definition of the
+        /* Each variant must repeat its own bits. `lookback`, `lookback_wide`
+         * and `lookback_smem` share the tile layout and the definition of the
          * float prefix (the left fold over tiles), so they must also match
          * auto's bits exactly; the persistent kernel's misaligned tiles
-         * differ, so it is only held to itself. */
+         * and `lookback_smem_64k`'s 64 KB tiles group the sums differently,
+         * so they are only held to themselves. */
         static const char *const det_variants[] = {"auto", "lookback", "lookback_wide",
-                                                   "lookback_persistent"};
+                                                   "lookback_persistent", "lookback_smem",
+                                                   "lookback_smem_64k"};
         for (int exclusive = 0; exclusive < 2; exclusive++) {
-            for (int v = 0; v < 4; v++) {
+            for (int v = 0; v < 6; v++) {
                 cuops_options_t opt = {0};
                 opt.variant = det_variants[v];
                 int differing = 0, differ_from_auto = 0;
@@ -317,7 +319,7 @@ static void reproducibility(void)
                     const float *mine = v == 0 ? first : vfirst;
                     if (run > 0 && memcmp(mine, again, n * sizeof(float)) != 0) differing++;
                 }
-                if (v == 1 || v == 2) differ_from_auto = memcmp(first, vfirst, n * sizeof(float)) != 0;
+                if (v == 1 || v == 2 || v == 4) differ_from_auto = memcmp(first, vfirst, n * sizeof(float)) != 0;
                 CHECK(differing == 0 && differ_from_auto == 0,
                       "f32 sum scan n=2^24 %s %s variant %s: %d of 9 reruns differ bitwise%s",
                       exclusive ? "exclusive" : "inclusive", misaligned ? "misaligned" : "aligned",
@@ -736,7 +738,7 @@ int main(void)
                  CUOPS_STATUS_SUCCESS);
     CHECK_STATUS(cuops_variant_names("reduce", &g_reduce_variants, &g_reduce_variant_count),
                  CUOPS_STATUS_SUCCESS);
-    CHECK(g_scan_variant_count == 8 && strcmp(g_scan_variants[0], "auto") == 0,
+    CHECK(g_scan_variant_count == 10 && strcmp(g_scan_variants[0], "auto") == 0,
           "scan variants: %d, first '%s'", g_scan_variant_count,
           g_scan_variant_count ? g_scan_variants[0] : "");
     CHECK(g_reduce_variant_count == 8 && strcmp(g_reduce_variants[0], "auto") == 0,

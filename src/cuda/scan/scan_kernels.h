@@ -39,11 +39,13 @@ cuops_status_t scan_state_acquire(struct cuops_handle *h, int64_t tiles, scan_st
  * next tile while looking back for the current one; no memset per call. */
 cuops_status_t cuops_scan_lookback_persistent_launch(struct cuops_handle *h,
                                                      const cuops_scan_desc_t *d);
-/* scan_lookback.cu: single pass, decoupled look-back, deterministic. `wide`
+/* scan_lookback.cu: single pass, decoupled look-back, deterministic. `mode`
  * 0: one window of 32 predecessors per poll ("lookback"); 1: eight windows
- * per poll ("lookback_wide"). */
+ * per poll ("lookback_wide"); 2: the tile staged in shared memory by
+ * cp.async, 5 CTAs per SM ("lookback_smem"); 3: the same with 64 KB tiles,
+ * 3 CTAs per SM ("lookback_smem_64k"). */
 cuops_status_t cuops_scan_lookback_launch(struct cuops_handle *h, const cuops_scan_desc_t *d,
-                                          int wide);
+                                          int mode);
 /* scan_reduce_then_scan.cu: tile reduce, scan of tile sums, scan with offsets. */
 cuops_status_t cuops_scan_reduce_then_scan_launch(struct cuops_handle *h,
                                                   const cuops_scan_desc_t *d);

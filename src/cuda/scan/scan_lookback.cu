@@ -1,7 +1,8 @@
 /*
- * scan_lookback.cu - the first version of the look-back scan ("lookback"; the
- * default is now scan_lookback_persistent.cu, which pipelines the same
- * algorithm over persistent CTAs): one pass over the data (2n elements
+ * scan_lookback.cu - the look-back scans: "lookback" (the tile in
+ * registers), "lookback_wide" (8 windows per poll) and the default,
+ * "lookback_smem" (the tile staged in shared memory, 5 CTAs per SM; its
+ * kernel is below the first one): one pass over the data (2n elements
  * moved, the minimum), decoupled look-back across tiles (Merrill & Garland,
  * "Single-pass Parallel Prefix Scan with Decoupled Look-back", as in CUB),
  * and bitwise-deterministic float results, which CUB's scan does not give.
@@ -47,6 +48,7 @@
  */
 #include <type_traits>
 
+#include "cuda/common/ptx_sm80.cuh"
 #include "cuda/scan/scan_kernels.h"
 #include "cuda/scan/scan_primitives.cuh"
 
@@ -289,9 +291,169 @@ scan_lookback_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<
     tile_store<T, VEC, NV>(out, n, segment, lane, full, x);
 }
 
+
+/* ---- variant lookback_smem: the tile waits in shared memory ------------ */
+
+/*
+ * Why: ncu source-level sampling of scan_lookback_kernel (i32, n = 2^28,
+ * H200) puts 46.7 % of warp samples at the barrier after the look-back and
+ * 18.1 % on the first use of the tile's loads, with DRAM at 57 %. While warp
+ * 0 looks back, the other seven warps wait holding the 32 KB tile in
+ * registers (70 registers: 3 CTAs per SM), so an SM has loads in flight only
+ * for the CTAs that are still loading. Here each thread copies its own part
+ * of the tile into shared memory with cp.async (nothing held in registers),
+ * keeps only the 8 lane prefixes of its loads across the look-back, and
+ * reads its elements back from shared memory to store them: <= 48 registers
+ * and 33 KB of shared memory per CTA, so 5 CTAs (40 warps) share an SM
+ * (against 3) and some can be loading while others look back.
+ *
+ * Same striped layout, same per-lane arithmetic (serial inclusive scan of a
+ * lane's VEC elements, then base = prefix op pre[j]) and the same look-back
+ * as scan_lookback_kernel: the bits are those of `lookback` for every type
+ * and op. A thread only reads back what it copied itself, so cp.async's
+ * wait_group is all the synchronisation the tile data needs.
+ */
+/* 5 CTAs per SM (<= 48 registers) for 4-byte types: at 6 (40 registers)
+ * ptxas spills 8-12 bytes in two of the six 4-byte kernels (f32 sum, i32
+ * max); 4 for 8-byte types (<= 64 registers). */
+#define LOOKBACK_SMEM_MIN_CTAS(T) (sizeof(T) == 4 ? 5 : 4)
+/* Loads per thread: 8 (32 KB tiles, `lookback_smem`) or 16 (64 KB tiles,
+ * `lookback_smem_64k`: 3 CTAs per SM by shared memory, half as many tiles
+ * and look-backs for the same bytes). */
+#define LOOKBACK_SMEM_NV_WIDE 16
+#define LOOKBACK_SMEM_CTAS(T, NV) ((NV) == SCAN_NV_VEC ? LOOKBACK_SMEM_MIN_CTAS(T) : 3)
+
+/* VEC elements (16 bytes) from shared memory in one access */
+template <typename T, int VEC>
+static __device__ __forceinline__ void vec_read_shared(const T *p, T (&x)[VEC])
+{
+    static_assert(VEC * sizeof(T) == 16, "one 16-byte access");
+    scan_vec<T, VEC> u;
+    u.raw = *reinterpret_cast<const uint4 *>(p);
+#pragma unroll
+    for (int k = 0; k < VEC; k++) x[k] = u.v[k];
+}
+
+template <typename T, int OP, int NV>
+__global__ void __launch_bounds__(SCAN_BLOCK, LOOKBACK_SMEM_CTAS(T, NV))
+scan_lookback_smem_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> status,
+                          unsigned long long *tile_counter)
+{
+    constexpr int VEC = SCAN_VEC(T);
+    constexpr int SEGMENT = 32 * VEC * NV;
+    constexpr int64_t TILE = (int64_t)SCAN_BLOCK * VEC * NV;
+    extern __shared__ __align__(16) uint4 s_dynamic[]; /* the tile: TILE elements */
+    T *s_data = reinterpret_cast<T *>(s_dynamic);
+    __shared__ int64_t s_tile;
+    __shared__ T s_warp[SCAN_WARPS];
+    __shared__ T s_window[LOOKBACK_MAX_WINDOWS * 32];
+
+    const int lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5;
+    if (threadIdx.x == 0) s_tile = (int64_t)atomicAdd(tile_counter, 1ull);
+    __syncthreads();
+    const int64_t tile = s_tile;
+    const int64_t tile_base = tile * TILE;
+    const bool full = tile_base + TILE <= n;
+    const int64_t segment = tile_base + (int64_t)warp * SEGMENT;
+    T *mine = s_data + warp * SEGMENT + lane * VEC; /* load j at mine + j * 32 * VEC */
+
+    if (full) {
+#pragma unroll
+        for (int j = 0; j < NV; j++)
+            cuops_cp_async_16_zfill(cuops_smem_addr(mine + j * 32 * VEC),
+                                    in + segment + (j * 32 + lane) * VEC, 16);
+        cuops_cp_async_commit();
+        cuops_cp_async_wait<0>();
+    } else {
+        /* the last tile: guarded, the identity past n */
+#pragma unroll
+        for (int j = 0; j < NV; j++)
+#pragma unroll
+            for (int k = 0; k < VEC; k++) {
+                const int64_t i = segment + (j * 32 + lane) * VEC + k;
+                mine[j * 32 * VEC + k] = i < n ? in[i] : scan_identity<T, OP>();
+            }
+    }
+
+    /* pass 1: lane totals of each load, scanned across the warp */
+    T pre[NV];
+    T carry = scan_identity<T, OP>();
+#pragma unroll
+    for (int j = 0; j < NV; j++) {
+        T x[VEC];
+        vec_read_shared<T, VEC>(mine + j * 32 * VEC, x);
+        T lane_total = x[0];
+#pragma unroll
+        for (int k = 1; k < VEC; k++) lane_total = scan_combine<T, OP>(lane_total, x[k]);
+        const T incl = warp_scan_inclusive<T, OP>(lane_total, lane);
+        const T excl = __shfl_up_sync(SCAN_FULL_MASK, incl, 1);
+        const T chunk_total = __shfl_sync(SCAN_FULL_MASK, incl, 31);
+        const T p = lane == 0 ? scan_identity<T, OP>() : excl;
+        /* segment_scan's order: pre[0] = p, pre[j] = carry op p, carry op= total */
+        pre[j] = j == 0 ? p : scan_combine<T, OP>(carry, p);
+        carry = j == 0 ? chunk_total : scan_combine<T, OP>(carry, chunk_total);
+        asm volatile("" ::: "memory"); /* as in pass 2 below */
+    }
+    if (lane == 0) s_warp[warp] = carry;
+    __syncthreads();
+
+    if (warp == 0) {
+        const T w = lane < SCAN_WARPS ? s_warp[lane] : scan_identity<T, OP>();
+        const T w_incl = warp_scan_inclusive<T, OP>(w, lane);
+        const T w_excl = __shfl_up_sync(SCAN_FULL_MASK, w_incl, 1);
+        const T aggregate = __shfl_sync(SCAN_FULL_MASK, w_incl, SCAN_WARPS - 1);
+        T tile_prefix = scan_identity<T, OP>();
+        if (tile == 0) {
+            if (lane == 0) status.publish(0, STATUS_PREFIX, aggregate);
+        } else {
+            if (lane == 0) status.publish(tile, STATUS_AGGREGATE, aggregate);
+            tile_prefix = lookback_prefix<T, OP, LOOKBACK_POLL, LOOKBACK_MAX_WINDOWS>(
+                status, tile, lane, s_window);
+            if (lane == 0)
+                status.publish(tile, STATUS_PREFIX, scan_combine<T, OP>(tile_prefix, aggregate));
+        }
+        if (lane < SCAN_WARPS)
+            s_warp[lane] = lane == 0 ? tile_prefix : scan_combine<T, OP>(tile_prefix, w_excl);
+    }
+    __syncthreads();
+
+    /* pass 2: the elements again, scanned with their prefix, and stored */
+    const T prefix = s_warp[warp];
+#pragma unroll
+    for (int j = 0; j < NV; j++) {
+        T x[VEC];
+        vec_read_shared<T, VEC>(mine + j * 32 * VEC, x);
+#pragma unroll
+        for (int k = 1; k < VEC; k++) x[k] = scan_combine<T, OP>(x[k - 1], x[k]);
+        const T base = scan_combine<T, OP>(prefix, pre[j]);
+        if (exclusive) {
+#pragma unroll
+            for (int k = VEC - 1; k > 0; k--) x[k] = scan_combine<T, OP>(base, x[k - 1]);
+            x[0] = base;
+        } else {
+#pragma unroll
+            for (int k = 0; k < VEC; k++) x[k] = scan_combine<T, OP>(base, x[k]);
+        }
+        T *dst = out + segment + (j * 32 + lane) * VEC;
+        if (full) {
+            vec_store<T, VEC>(dst, x);
+        } else {
+#pragma unroll
+            for (int k = 0; k < VEC; k++)
+                if (segment + (j * 32 + lane) * VEC + k < n) dst[k] = x[k];
+        }
+        /* one load's registers at a time: 48 warps per SM hide the shared
+         * memory latency, and hoisting all 8 reads would cost 24 registers */
+        asm volatile("" ::: "memory");
+    }
+}
+
 /* ---- host side ----------------------------------------------------------- */
 
-template <typename T, int OP, int VEC, int NV, int POLL, int MAX>
+/* SMEM: the lookback_smem kernel (vector path only; VEC, POLL, MAX must then
+ * be its own: SCAN_VEC(T), LOOKBACK_POLL, LOOKBACK_MAX_WINDOWS; NV 8 or 16) */
+template <typename T, int OP, int VEC, int NV, int POLL, int MAX, bool SMEM = false>
 static cuops_status_t lookback_run(struct cuops_handle *h, const cuops_scan_desc_t *d,
                                    const char *kernel_name)
 {
@@ -317,9 +479,28 @@ static cuops_status_t lookback_run(struct cuops_handle *h, const cuops_scan_desc
     }
     cudaStream_t stream = cuops_stream(h);
     CUOPS_CUDA_TRY(h, cudaMemsetAsync(base, 0, header + flag_bytes, stream));
-    scan_lookback_kernel<T, OP, VEC, NV, POLL, MAX><<<(unsigned)tiles, SCAN_BLOCK, 0, stream>>>(
-        (const T *)d->in, (T *)d->out, d->n, d->exclusive, status,
-        (unsigned long long *)base);
+    if constexpr (SMEM) {
+        static_assert(VEC == SCAN_VEC(T), "lookback_smem's tile");
+        const int smem = (int)(tile * (int64_t)sizeof(T)); /* 32 or 64 KB */
+        /* the tile is dynamic shared memory (64 KB is over the static
+         * limit), and 3-5 CTAs of it per SM need the largest carveout */
+        static bool attributes_set = false;
+        if (!attributes_set) {
+            CUOPS_CUDA_TRY(h, cudaFuncSetAttribute(scan_lookback_smem_kernel<T, OP, NV>,
+                                                   cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+            CUOPS_CUDA_TRY(h, cudaFuncSetAttribute(scan_lookback_smem_kernel<T, OP, NV>,
+                                                   cudaFuncAttributePreferredSharedMemoryCarveout,
+                                                   (int)cudaSharedmemCarveoutMaxShared));
+            attributes_set = true;
+        }
+        scan_lookback_smem_kernel<T, OP, NV><<<(unsigned)tiles, SCAN_BLOCK, smem, stream>>>(
+            (const T *)d->in, (T *)d->out, d->n, d->exclusive, status,
+            (unsigned long long *)base);
+    } else {
+        scan_lookback_kernel<T, OP, VEC, NV, POLL, MAX><<<(unsigned)tiles, SCAN_BLOCK, 0, stream>>>(
+            (const T *)d->in, (T *)d->out, d->n, d->exclusive, status,
+            (unsigned long long *)base);
+    }
     return cuops_cuda_check_launch(h, kernel_name);
 }
 
@@ -346,10 +527,46 @@ static cuops_status_t lookback_wide(struct cuops_handle *h, const cuops_scan_des
     return lookback_typed<T, OP, LOOKBACK_WIDE_POLL, LOOKBACK_WIDE_MAX_WINDOWS>(h, d);
 }
 
-cuops_status_t cuops_scan_lookback_launch(struct cuops_handle *h, const cuops_scan_desc_t *d,
-                                          int wide)
+template <typename T, int OP, int NV>
+static cuops_status_t lookback_smem_typed(struct cuops_handle *h, const cuops_scan_desc_t *d)
 {
-    if (wide)
+    /* unaligned pointers cannot be copied 16 bytes at a time: the scalar
+     * path of `lookback` serves them */
+    const bool wide = NV != SCAN_NV_VEC;
+    if (cuops_aligned(d->in, 16) && cuops_aligned(d->out, 16))
+        return lookback_run<T, OP, SCAN_VEC(T), NV, LOOKBACK_POLL, LOOKBACK_MAX_WINDOWS, true>(
+            h, d, wide ? "scan_lookback_smem_64k_vec16" : "scan_lookback_smem_vec16");
+    return lookback_run<T, OP, 1, SCAN_NV_SCALAR(T), LOOKBACK_POLL, LOOKBACK_MAX_WINDOWS>(
+        h, d, wide ? "scan_lookback_smem_64k_scalar" : "scan_lookback_smem_scalar");
+}
+
+template <typename T, int OP>
+static cuops_status_t lookback_smem(struct cuops_handle *h, const cuops_scan_desc_t *d)
+{
+    return lookback_smem_typed<T, OP, SCAN_NV_VEC>(h, d);
+}
+
+template <typename T, int OP>
+static cuops_status_t lookback_smem_64k(struct cuops_handle *h, const cuops_scan_desc_t *d)
+{
+    return lookback_smem_typed<T, OP, LOOKBACK_SMEM_NV_WIDE>(h, d);
+}
+
+/* mode: 0 lookback, 1 lookback_wide, 2 lookback_smem, 3 lookback_smem_64k */
+cuops_status_t cuops_scan_lookback_launch(struct cuops_handle *h, const cuops_scan_desc_t *d,
+                                          int mode)
+{
+    if (mode == 3)
+        return SCAN_TYPE_OP_CALL(d->type, d->op,
+                                 cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "scan: dtype %s",
+                                            cuops_dtype_name(d->type)),
+                                 lookback_smem_64k, h, d);
+    if (mode == 2)
+        return SCAN_TYPE_OP_CALL(d->type, d->op,
+                                 cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "scan: dtype %s",
+                                            cuops_dtype_name(d->type)),
+                                 lookback_smem, h, d);
+    if (mode == 1)
         return SCAN_TYPE_OP_CALL(d->type, d->op,
                                  cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "scan: dtype %s",
                                             cuops_dtype_name(d->type)),
