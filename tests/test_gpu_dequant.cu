@@ -9,9 +9,11 @@
  * variant (NOT_SUPPORTED allowed only for the vector variants, and each
  * variant must run somewhere; the bulk-store ones only on sm_90), calls
  * larger than one resident wave for the persistent variants (their unit loop,
- * both buffers, magic division by non-powers of two), NaN-poisoned outputs whose row padding and a
- * guard band after the last row must stay untouched, and 16384x4096 checked
- * on sampled rows. Without a CUDA device it SKIPs. CUOPS_TEST_QUICK=1 (the
+ * both buffers, magic division by non-powers of two), every way a lane pair
+ * of the pair-store variants can be mixed (full / partial / past the end,
+ * pairs straddling rows, rows half a sector off), NaN-poisoned outputs whose
+ * row padding and a guard band after the last row must stay untouched, and
+ * 16384x4096 checked on sampled rows. Without a CUDA device it SKIPs. CUOPS_TEST_QUICK=1 (the
  * compute-sanitizer run) drops the large shapes.
  */
 #include <cuda_runtime.h>
@@ -264,6 +266,37 @@ static void variant_cases(void)
             run_case(&cs[i]);
         }
     }
+    /* The lane-pair variants (hoisted_b16_pair*): lanes 2m and 2m+1 store
+     * halves of each other's chunk, so every way a pair can be mixed must
+     * come out exact and leave the rest poisoned. k = 4095: 256 chunks per
+     * row, the partial last one on an odd lane whose even partner is full.
+     * k = 200: 13 chunks per row (pairs straddle rows), the partial last one
+     * (8 outputs) on an even lane in every other row; group 48 = 3 chunks (a
+     * division). 37 x 208: 481 full chunks, so the last warp holds one valid
+     * lane whose partner is past the end. 3 x 24: a row of one full and one
+     * partial chunk, 6 valid lanes. 9 x 4096 with ldo + 8 and the output 16
+     * bytes in: rows that start half a sector off (16-bit out). Every scale
+     * type x f16 / bf16 / f32 out x zeros or symmetric; each must be served. */
+    for (int v = 1; v < variant_count; v++) {
+        const char *name = variant_names[v];
+        if (strstr(name, "_pair") == NULL) continue;
+        const int64_t shapes[5][5] = {/* n, k, group, ldq_pad, ldo_pad */
+                                      {37, 4095, 128, 0, 1}, {37, 200, 48, 4, 0}, {37, 208, 16, 0, 0},
+                                      {3, 24, 16, 4, 8}, {9, 4096, 128, 0, 8}};
+        for (int sh = 0; sh < 5; sh++)
+            for (int s = 0; s < 3; s++)
+                for (int o = 0; o < 3; o++)
+                    for (int z = 0; z < 2; z++) {
+                        dq_case_t c = mk(shapes[sh][0], shapes[sh][1], shapes[sh][2], types[s], types[o], z);
+                        c.ldq_pad = shapes[sh][3];
+                        c.ldo_pad = shapes[sh][4];
+                        if (sh == 4) c.o_off = 16 / (int64_t)esz(types[o]);
+                        c.variant = name;
+                        CHECK(run_case(&c), "%s declined %lldx%lld (shape %d)", name, (long long)c.n,
+                              (long long)c.k, sh);
+                    }
+    }
+
     /* The persistent variants loop: a warp takes units w, w + W, ... and
      * alternates two register buffers (two shared buffers for the bulk
      * stores), and the grid is sized to what is resident, so only a call

@@ -124,10 +124,12 @@ cuops_status_t dequant_launch_scalar(struct cuops_handle *h, const cuops_dequant
 
 /* `vec` consecutive outputs per chunk (4, 8, 16 or 32), `unroll` chunks per
  * thread at a stride of 32 chunks (each warp instruction covers contiguous
- * memory), streaming (evict-first) stores when `stream`. The caller has
- * checked dequant_vector_supported(). */
+ * memory). store: 0 st.global, 1 st.global.cs (evict-first), 2 st.global
+ * after a lane-pair exchange that makes every store write whole 32-byte
+ * sectors (vec 16, unroll 1 or 2). The caller has checked
+ * dequant_vector_supported(). */
 cuops_status_t dequant_launch_vector(struct cuops_handle *h, const cuops_dequant_desc_t *d,
-                                     int vec, int unroll, int stream, const char *kernel_name);
+                                     int vec, int unroll, int store, const char *kernel_name);
 
 /* Whether the vector kernel can serve d with that chunk width; when not, a
  * reason is written to why (256 bytes). */

@@ -4,8 +4,15 @@
  * and the persistent stream), what each supports, and the auto choice. The
  * kernels live in one file per technique: dequant_scalar.cu (one output per
  * thread, both load orders, any alignment), dequant_vector.cu (vector chunks,
- * one unit per warp) and dequant_persistent.cu (vector chunks, persistent
- * double-buffered warps; plain, evict-first or bulk-copy stores).
+ * one unit per warp; plain, evict-first or lane-pair sector-complete stores)
+ * and dequant_persistent.cu (vector chunks, persistent double-buffered warps;
+ * plain, evict-first or bulk-copy stores).
+ *
+ * hoisted_b16_pair / hoisted_b16_pair_x2 are hoisted_b16 (UNROLL 1 / 2) with
+ * the lane-pair exchange, so each store instruction writes whole 32-byte
+ * sectors; they serve exactly the calls hoisted_b16 serves (f16, bf16 and f32
+ * out: a 64-byte f32 chunk is two sectors, exchanged the same way) and are
+ * named variants only until the H200 has measured them.
  *
  * Auto, by what the H200 measured (see choose_auto): hoisted_b16 for
  * weights of 2^24 elements and more, warp_coalesced (16-byte, warp-contiguous
@@ -29,8 +36,10 @@ typedef struct dequant_variant {
     dequant_kind_t kind;
     int vec;                 /* outputs per chunk; 0 = 16 bytes of output */
     int unroll;              /* chunks per thread */
-    int stream;              /* vector: evict-first stores; persistent: 0 st.global,
-                                1 st.global.cs, 2 shared memory + bulk copy (sm_90) */
+    int store;               /* vector: 0 st.global, 1 st.global.cs, 2 st.global after
+                                the lane-pair exchange (sector-complete stores);
+                                persistent: 0 st.global, 1 st.global.cs, 2 shared
+                                memory + bulk copy (sm_90) */
 } dequant_variant_t;
 
 static const dequant_variant_t dequant_table[] = {
@@ -39,6 +48,8 @@ static const dequant_variant_t dequant_table[] = {
     {"hoisted_b4", "dequant_hoisted_b4", KIND_VECTOR, 4, 1, 0},
     {"hoisted_b8", "dequant_hoisted_b8", KIND_VECTOR, 8, 1, 0},
     {"hoisted_b16", "dequant_hoisted_b16", KIND_VECTOR, 16, 1, 0},
+    {"hoisted_b16_pair", "dequant_hoisted_b16_pair", KIND_VECTOR, 16, 1, 2},
+    {"hoisted_b16_pair_x2", "dequant_hoisted_b16_pair_x2", KIND_VECTOR, 16, 2, 2},
     {"hoisted_b32", "dequant_hoisted_b32", KIND_VECTOR, 32, 1, 0},
     {"warp_coalesced_x1", "dequant_warp_coalesced_x1", KIND_VECTOR, 0, 1, 0},
     {"warp_coalesced_x2", "dequant_warp_coalesced_x2", KIND_VECTOR, 0, 2, 0},
@@ -59,6 +70,8 @@ static const char *const dequant_names[] = {
     "hoisted_b4",
     "hoisted_b8",
     "hoisted_b16",
+    "hoisted_b16_pair",
+    "hoisted_b16_pair_x2",
     "hoisted_b32",
     "warp_coalesced_x1",
     "warp_coalesced_x2",
@@ -85,7 +98,7 @@ static int variant_vec(const dequant_variant_t *v, const cuops_dequant_desc_t *d
 static int variant_supported(const struct cuops_handle *h, const dequant_variant_t *v,
                              const cuops_dequant_desc_t *d, char *why)
 {
-    if (v->kind == KIND_PERSISTENT) return dequant_persistent_supported(h, d, v->stream == 2, why);
+    if (v->kind == KIND_PERSISTENT) return dequant_persistent_supported(h, d, v->store == 2, why);
     if (v->kind != KIND_VECTOR) return 1;
     return dequant_vector_supported(d, variant_vec(v, d), why);
 }
@@ -96,8 +109,8 @@ static cuops_status_t variant_launch(struct cuops_handle *h, const dequant_varia
     switch (v->kind) {
     case KIND_SCALAR_NAIVE: return dequant_launch_scalar(h, d, 1, v->kernel);
     case KIND_SCALAR_HOISTED: return dequant_launch_scalar(h, d, 0, v->kernel);
-    case KIND_VECTOR: return dequant_launch_vector(h, d, variant_vec(v, d), v->unroll, v->stream, v->kernel);
-    case KIND_PERSISTENT: return dequant_launch_persistent(h, d, v->unroll, v->stream, v->kernel);
+    case KIND_VECTOR: return dequant_launch_vector(h, d, variant_vec(v, d), v->unroll, v->store, v->kernel);
+    case KIND_PERSISTENT: return dequant_launch_persistent(h, d, v->unroll, v->store, v->kernel);
     }
     return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "dequant: bad variant kind");
 }

@@ -25,6 +25,17 @@
  *                              contiguous bytes; UNROLL = 1, 2, 4.
  *  warp_coalesced_x4_stream    the same with st.global.cs (evict-first): the
  *                              output is written once and not read here.
+ *  hoisted_b16_pair / _x2      hoisted_b16 (UNROLL = 1, 2) with sector-complete
+ *                              stores: lanes 2m and 2m+1 swap 16-byte halves
+ *                              with __shfl_xor_sync(.., 1) before storing, so
+ *                              that one store instruction writes the whole
+ *                              32-byte sector of the even lane's chunk (even
+ *                              lane bytes 0-15, odd lane bytes 16-31) and the
+ *                              next one the odd lane's: 16 complete sectors per
+ *                              instruction instead of 32 half sectors, half the
+ *                              L2 sector writes (see vector_store_pair).
+ *                              f32 out: the same per 32-byte sector of the
+ *                              64-byte chunk.
  *
  * Little's law at x4 on an H200: 4 chunks x (4 B packed + scale + zero) per
  * thread, 2048 threads per SM -> ~40 KB of loads in flight per SM (the reads
@@ -36,7 +47,8 @@
  * vector load could read past the row, or past the allocation on the last
  * row).
  *
- * Run: cuops-bench dequant --variant warp_coalesced_x4 (etc.).
+ * Run: cuops-bench dequant --variant warp_coalesced_x4 (etc.), or
+ * --variant hoisted_b16 --variant hoisted_b16_pair side by side.
  */
 #include <stdio.h>
 #include <string.h>
@@ -82,11 +94,108 @@ template <typename O> __device__ __forceinline__ void vector_store_one(O *p, flo
     else *(unsigned short *)p = (unsigned short)(dequant_pack2<O>(v, 0.0f) & 0xFFFFu);
 }
 
-template <typename S, typename O, int VEC, int UNROLL, bool STREAM>
+/* The VEC outputs of one full chunk, as the 32-bit words to store. */
+template <typename O, int VEC>
+__device__ __forceinline__ void vector_convert(const uint32_t (&packed)[vec_traits<VEC>::WORDS_IN], float zm,
+                                               float s, uint32_t (&res)[VEC * (int)sizeof(O) / 4])
+{
+#pragma unroll
+    for (int j = 0; j < VEC; j += 2) {
+        const uint32_t word = packed[j / 8];
+        const uint32_t q0 = (word >> (4 * (j % 8))) & 0xFu;
+        const uint32_t q1 = (word >> (4 * (j % 8) + 4)) & 0xFu;
+        const float v0 = (dequant_magic(q0) - zm) * s;
+        const float v1 = (dequant_magic(q1) - zm) * s;
+        if constexpr (sizeof(O) == 4) {
+            res[j] = __float_as_uint(v0);
+            res[j + 1] = __float_as_uint(v1);
+        } else {
+            res[j / 2] = dequant_pack2<O>(v0, v1);
+        }
+    }
+}
+
+/* A partial last chunk of a row, element by element: at most VEC-1 outputs
+ * (a vector load could read past the row, or past the allocation). */
+template <typename O>
+__device__ __forceinline__ void vector_store_tail(const dequant_params_t &p, int64_t row, int64_t col0, float zm,
+                                                  float s)
+{
+    const uint8_t *qrow = p.qweight + row * p.ldq;
+    for (int64_t c = col0; c < p.k; c++) {
+        const uint32_t q = ((uint32_t)__ldg(qrow + (c >> 1)) >> ((uint32_t)(c & 1) * 4u)) & 0xFu;
+        vector_store_one<O>((O *)p.out + row * p.ldo + c, (dequant_magic(q) - zm) * s);
+    }
+}
+
+/* Sector-complete stores of one chunk per lane (WORDS words, a multiple of 8:
+ * one or more 32-byte sectors, each stored as two 16-byte halves).
+ *
+ * Why: with every lane storing its own chunk, a warp's first 16-byte store
+ * writes the first half of 32 different sectors and the second store the
+ * other halves, so L2 sees each sector as two partial writes. Here lanes 2m
+ * and 2m+1 (chunks t and t+1, t even) swap halves first: the even lane sends
+ * its upper half of each sector, the odd lane its lower half. Then, sector by
+ * sector, one instruction writes the even lane's chunk (even lane: its own
+ * lower half at +0; odd lane: the received upper half at +16) and the next
+ * one the odd lane's chunk (even lane: the received lower half at +0; odd
+ * lane: its own upper half at +16): every 32-byte sector is written whole by
+ * one instruction.
+ *
+ * Every lane of the warp must call this, whether its chunk is valid, full,
+ * partial or past the end: the shuffles need all 32 lanes. ok says whether
+ * this lane's chunk is to be stored from res (valid and full); a half is
+ * stored only when the chunk it belongs to is ok, so a lane never writes its
+ * partner's data for a partner that is past the end or takes the element-wise
+ * path (that partner's res is not its output). offset is this lane's chunk
+ * address as bytes from out (16-byte aligned; any value when !ok); its low
+ * bit carries ok through the shuffle. An offset, not a pointer, goes through
+ * the shuffle so that the compiler still knows the stores are global
+ * (st.global, not generic st). */
+template <int WORDS, bool STREAM>
+__device__ __forceinline__ void vector_store_pair(uint8_t *out, uint64_t offset, bool ok,
+                                                  const uint32_t (&res)[WORDS], uint32_t lane)
+{
+    static_assert(WORDS % 8 == 0, "the pair exchange swaps 16-byte halves of 32-byte sectors");
+    constexpr unsigned ALL = 0xffffffffu;
+    const bool odd = (lane & 1u) != 0;
+    const unsigned long long own = (unsigned long long)offset | (ok ? 1ull : 0ull);
+    const unsigned long long partner = __shfl_xor_sync(ALL, own, 1);
+    const bool partner_ok = (partner & 1ull) != 0;
+    const uint64_t partner_off = partner & ~1ull;
+    /* this lane's half of the even lane's chunk and of the odd lane's chunk */
+    uint8_t *even_half = out + (odd ? partner_off + 16u : offset);
+    uint8_t *odd_half = out + (odd ? offset + 16u : partner_off);
+    const bool even_ok = odd ? partner_ok : ok;
+    const bool odd_ok = odd ? ok : partner_ok;
+#pragma unroll
+    for (int sec = 0; sec < WORDS / 8; sec++) {
+        /* word by word, so that the choices stay selects (one SEL each)
+         * rather than a branch on the lane's parity */
+        uint32_t even_part[4], odd_part[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const uint32_t lo = res[8 * sec + i], hi = res[8 * sec + 4 + i];
+            const uint32_t got = __shfl_xor_sync(ALL, odd ? lo : hi, 1);
+            even_part[i] = odd ? got : lo;
+            odd_part[i] = odd ? hi : got;
+        }
+        if (even_ok)
+            vector_store16<STREAM>(even_half + 32 * sec,
+                                   make_uint4(even_part[0], even_part[1], even_part[2], even_part[3]));
+        if (odd_ok)
+            vector_store16<STREAM>(odd_half + 32 * sec, make_uint4(odd_part[0], odd_part[1], odd_part[2], odd_part[3]));
+    }
+}
+
+/* PAIR: sector-complete stores through the lane-pair exchange
+ * (vector_store_pair); needs chunks of a whole number of 32-byte sectors. */
+template <typename S, typename O, int VEC, int UNROLL, bool STREAM, bool PAIR>
 __global__ void __launch_bounds__(VECTOR_THREADS) dequant_vector_kernel(dequant_params_t p)
 {
     constexpr int WORDS_IN = vec_traits<VEC>::WORDS_IN;
     constexpr int WORDS_OUT = VEC * (int)sizeof(O) / 4;
+    static_assert(!PAIR || WORDS_OUT % 8 == 0, "pair stores need chunks of whole 32-byte sectors");
     constexpr uint64_t SPAN = 32u * UNROLL; /* chunks per warp per iteration */
     const uint32_t lane = threadIdx.x & 31u;
     const uint64_t total = (uint64_t)p.total_chunks;
@@ -137,40 +246,36 @@ __global__ void __launch_bounds__(VECTOR_THREADS) dequant_vector_kernel(dequant_
         /* Phase 2: convert and store. */
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) {
-            if (!valid[u]) continue;
-            const float zm = dequant_magic(zero[u]);
-            const float s = scale[u];
-            O *dst = (O *)p.out + row[u] * p.ldo + col0[u];
-            if (full[u]) {
+            if constexpr (PAIR) {
+                const float zm = dequant_magic(zero[u]);
+                const float s = scale[u];
+                const uint64_t offset = (uint64_t)(row[u] * p.ldo + col0[u]) * sizeof(O);
+                /* all 32 lanes, valid or not, reach the exchange: an invalid or
+                 * partial lane converts a chunk of zero nibbles (packed was not
+                 * loaded) that is never stored; only the stores are predicated */
                 uint32_t res[WORDS_OUT];
-#pragma unroll
-                for (int j = 0; j < VEC; j += 2) {
-                    const uint32_t word = packed[u][j / 8];
-                    const uint32_t q0 = (word >> (4 * (j % 8))) & 0xFu;
-                    const uint32_t q1 = (word >> (4 * (j % 8) + 4)) & 0xFu;
-                    const float v0 = (dequant_magic(q0) - zm) * s;
-                    const float v1 = (dequant_magic(q1) - zm) * s;
-                    if constexpr (sizeof(O) == 4) {
-                        res[j] = __float_as_uint(v0);
-                        res[j + 1] = __float_as_uint(v1);
-                    } else {
-                        res[j / 2] = dequant_pack2<O>(v0, v1);
-                    }
-                }
-                if constexpr (WORDS_OUT >= 4) {
-#pragma unroll
-                    for (int i = 0; i < WORDS_OUT / 4; i++)
-                        vector_store16<STREAM>(dst + i * (16 / (int)sizeof(O)),
-                                               make_uint4(res[4 * i], res[4 * i + 1], res[4 * i + 2], res[4 * i + 3]));
-                } else {
-                    vector_store8<STREAM>(dst, make_uint2(res[0], res[1]));
-                }
+                vector_convert<O, VEC>(packed[u], zm, s, res);
+                vector_store_pair<WORDS_OUT, STREAM>((uint8_t *)p.out, offset, valid[u] && full[u], res, lane);
+                if (valid[u] && !full[u]) vector_store_tail<O>(p, row[u], col0[u], zm, s);
             } else {
-                /* partial last chunk of the row: at most VEC-1 elements */
-                const uint8_t *qrow = p.qweight + row[u] * p.ldq;
-                for (int64_t c = col0[u]; c < p.k; c++) {
-                    const uint32_t q = ((uint32_t)__ldg(qrow + (c >> 1)) >> ((uint32_t)(c & 1) * 4u)) & 0xFu;
-                    vector_store_one<O>((O *)p.out + row[u] * p.ldo + c, (dequant_magic(q) - zm) * s);
+                if (!valid[u]) continue;
+                const float zm = dequant_magic(zero[u]);
+                const float s = scale[u];
+                O *dst = (O *)p.out + row[u] * p.ldo + col0[u];
+                if (full[u]) {
+                    uint32_t res[WORDS_OUT];
+                    vector_convert<O, VEC>(packed[u], zm, s, res);
+                    if constexpr (WORDS_OUT >= 4) {
+#pragma unroll
+                        for (int i = 0; i < WORDS_OUT / 4; i++)
+                            vector_store16<STREAM>(dst + i * (16 / (int)sizeof(O)),
+                                                   make_uint4(res[4 * i], res[4 * i + 1], res[4 * i + 2],
+                                                              res[4 * i + 3]));
+                    } else {
+                        vector_store8<STREAM>(dst, make_uint2(res[0], res[1]));
+                    }
+                } else {
+                    vector_store_tail<O>(p, row[u], col0[u], zm, s);
                 }
             }
         }
@@ -210,48 +315,56 @@ int dequant_vector_supported(const cuops_dequant_desc_t *d, int vec, char *why)
     return 1;
 }
 
-template <typename S, typename O, int VEC, int UNROLL, bool STREAM>
+template <typename S, typename O, int VEC, int UNROLL, bool STREAM, bool PAIR>
 static void launch_vector_one(const dequant_params_t &p, int64_t blocks, cudaStream_t st)
 {
-    dequant_vector_kernel<S, O, VEC, UNROLL, STREAM><<<(unsigned)blocks, VECTOR_THREADS, 0, st>>>(p);
+    dequant_vector_kernel<S, O, VEC, UNROLL, STREAM, PAIR><<<(unsigned)blocks, VECTOR_THREADS, 0, st>>>(p);
 }
 
-/* The (VEC, UNROLL, STREAM) combinations the dispatch table names. */
+/* The (VEC, UNROLL, store) combinations the dispatch table names; store: 0
+ * st.global, 1 st.global.cs, 2 st.global after the lane-pair exchange. */
 template <typename S, typename O>
-static int launch_vector_typed(const dequant_params_t &p, int vec, int unroll, int stream,
+static int launch_vector_typed(const dequant_params_t &p, int vec, int unroll, int store,
                                int64_t blocks, cudaStream_t st)
 {
     constexpr int C16 = 16 / (int)sizeof(O); /* outputs in 16 bytes */
-    if (unroll == 1 && !stream) {
+    if (store == 2) {
+        /* 16 outputs: 32 bytes (one sector) of f16/bf16, 64 bytes (two) of f32 */
+        if (vec != 16) return 0;
+        if (unroll == 1) { launch_vector_one<S, O, 16, 1, false, true>(p, blocks, st); return 1; }
+        if (unroll == 2) { launch_vector_one<S, O, 16, 2, false, true>(p, blocks, st); return 1; }
+        return 0;
+    }
+    if (unroll == 1 && store == 0) {
         switch (vec) {
-        case 4: launch_vector_one<S, O, 4, 1, false>(p, blocks, st); return 1;
-        case 8: launch_vector_one<S, O, 8, 1, false>(p, blocks, st); return 1;
-        case 16: launch_vector_one<S, O, 16, 1, false>(p, blocks, st); return 1;
-        case 32: launch_vector_one<S, O, 32, 1, false>(p, blocks, st); return 1;
+        case 4: launch_vector_one<S, O, 4, 1, false, false>(p, blocks, st); return 1;
+        case 8: launch_vector_one<S, O, 8, 1, false, false>(p, blocks, st); return 1;
+        case 16: launch_vector_one<S, O, 16, 1, false, false>(p, blocks, st); return 1;
+        case 32: launch_vector_one<S, O, 32, 1, false, false>(p, blocks, st); return 1;
         default: return 0;
         }
     }
     if (vec != C16) return 0;
-    if (unroll == 2 && !stream) { launch_vector_one<S, O, C16, 2, false>(p, blocks, st); return 1; }
-    if (unroll == 4 && !stream) { launch_vector_one<S, O, C16, 4, false>(p, blocks, st); return 1; }
-    if (unroll == 4 && stream) { launch_vector_one<S, O, C16, 4, true>(p, blocks, st); return 1; }
+    if (unroll == 2 && store == 0) { launch_vector_one<S, O, C16, 2, false, false>(p, blocks, st); return 1; }
+    if (unroll == 4 && store == 0) { launch_vector_one<S, O, C16, 4, false, false>(p, blocks, st); return 1; }
+    if (unroll == 4 && store == 1) { launch_vector_one<S, O, C16, 4, true, false>(p, blocks, st); return 1; }
     return 0;
 }
 
 template <typename S>
 static int launch_vector_out(cuops_dtype_t out_type, const dequant_params_t &p, int vec, int unroll,
-                             int stream, int64_t blocks, cudaStream_t st)
+                             int store, int64_t blocks, cudaStream_t st)
 {
     switch (out_type) {
-    case CUOPS_DTYPE_F16: return launch_vector_typed<S, __half>(p, vec, unroll, stream, blocks, st);
-    case CUOPS_DTYPE_BF16: return launch_vector_typed<S, __nv_bfloat16>(p, vec, unroll, stream, blocks, st);
-    case CUOPS_DTYPE_F32: return launch_vector_typed<S, float>(p, vec, unroll, stream, blocks, st);
+    case CUOPS_DTYPE_F16: return launch_vector_typed<S, __half>(p, vec, unroll, store, blocks, st);
+    case CUOPS_DTYPE_BF16: return launch_vector_typed<S, __nv_bfloat16>(p, vec, unroll, store, blocks, st);
+    case CUOPS_DTYPE_F32: return launch_vector_typed<S, float>(p, vec, unroll, store, blocks, st);
     default: return 0;
     }
 }
 
 cuops_status_t dequant_launch_vector(struct cuops_handle *h, const cuops_dequant_desc_t *d,
-                                     int vec, int unroll, int stream, const char *kernel_name)
+                                     int vec, int unroll, int store, const char *kernel_name)
 {
     dequant_params_t p;
     memset(&p, 0, sizeof p);
@@ -292,15 +405,15 @@ cuops_status_t dequant_launch_vector(struct cuops_handle *h, const cuops_dequant
         const int64_t warps = cuops_ceil_div(q.total_chunks, 32 * (int64_t)unroll);
         const int64_t blocks = cuops_ceil_div(warps, VECTOR_THREADS / 32);
         switch (d->scale_type) {
-        case CUOPS_DTYPE_F16: ok = launch_vector_out<__half>(d->out_type, q, vec, unroll, stream, blocks, st); break;
-        case CUOPS_DTYPE_BF16: ok = launch_vector_out<__nv_bfloat16>(d->out_type, q, vec, unroll, stream, blocks, st); break;
-        case CUOPS_DTYPE_F32: ok = launch_vector_out<float>(d->out_type, q, vec, unroll, stream, blocks, st); break;
+        case CUOPS_DTYPE_F16: ok = launch_vector_out<__half>(d->out_type, q, vec, unroll, store, blocks, st); break;
+        case CUOPS_DTYPE_BF16: ok = launch_vector_out<__nv_bfloat16>(d->out_type, q, vec, unroll, store, blocks, st); break;
+        case CUOPS_DTYPE_F32: ok = launch_vector_out<float>(d->out_type, q, vec, unroll, store, blocks, st); break;
         default: ok = 0; break;
         }
     }
     if (!ok)
         return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR,
-                          "dequant: no vector kernel for vec=%d unroll=%d stream=%d (%s -> %s)", vec,
-                          unroll, stream, cuops_dtype_name(d->scale_type), cuops_dtype_name(d->out_type));
+                          "dequant: no vector kernel for vec=%d unroll=%d store=%d (%s -> %s)", vec,
+                          unroll, store, cuops_dtype_name(d->scale_type), cuops_dtype_name(d->out_type));
     return cuops_cuda_check_launch(h, kernel_name);
 }
