@@ -574,6 +574,8 @@ static void test_big(void)
         for (int v = 1; v < g_variant_count && v < MAX_VARIANTS; v++) {
             run_vector_case(g_variants[v], N, T, 256, 264, 128, 1.0f, 0.0f, F16, F16);
             run_vector_case(g_variants[v], N, N, 256, 264, 128, 1.0f, 0.5f, F32, F32);
+            /* a shape the split-K planner splits (4 tiles, 8 k-blocks) */
+            run_vector_case(g_variants[v], N, T, 128, 512, 512, 1.0f, 0.0f, F16, F16);
         }
         return;
     }

@@ -1,6 +1,8 @@
 /*
- * test_gpu_gemm_sm90.cu - correctness of the Hopper GEMM "sm90_ws_128x256"
- * (TMA + wgmma, warp-specialized, persistent) against the CPU backend.
+ * test_gpu_gemm_sm90.cu - correctness of the Hopper GEMMs "sm90_ws_128x256"
+ * (TMA + wgmma, warp-specialized, persistent) and "sm90_ws_128x256_splitk"
+ * (the same main loop with K split over several CTAs, fp32 partials summed
+ * by a fixup kernel) against the CPU backend.
  *
  * Forces the variant through cuops_gemm_ex and covers: f16/bf16 inputs with
  * f16/bf16/f32 outputs; all four transpose pairs; leading dimensions with
@@ -15,6 +17,14 @@
  * ones (4095^3, 1537x3001x2049, 4096^3) check whole rows and columns at tile
  * edges in fp64 plus C*x against A*(B*x) for a random x.
  *
+ * Split-K (section 7): the shapes its plan splits (few tiles, k > 448) in
+ * every dtype pair, every transpose, ragged m/n/k (uneven K ranges), ldc > n,
+ * beta != 0, m = 1 (forced; the decode kernels take small-m NT calls in
+ * auto); auto picks it exactly where the plan splits; two runs give
+ * bitwise identical C; a forced call the plan would not split is declined
+ * with NOT_SUPPORTED and a detail; a user workspace too small for the
+ * partials runs the plain kernel instead (and cuops_last_kernel says so).
+ *
  * Skips (exit 0) without a CUDA device or on a device that is not sm_90.
  * CUOPS_TEST_QUICK=1 runs a reduced set (for compute-sanitizer).
  */
@@ -23,6 +33,20 @@
 #include "test_util.h"
 
 static const char *const VARIANT = "sm90_ws_128x256";
+static const char *const SPLITK = "sm90_ws_128x256_splitk";
+
+/* The library's split-K plan (gemm_sm90.cu, sm90_splitk_splits): the number
+ * of K splits for this shape on `sms` SMs, 0 where it does not split. */
+static int splitk_plan(int64_t m, int64_t n, int64_t k, int sms)
+{
+    const int64_t tiles = ((m + 127) / 128) * ((n + 255) / 256);
+    const int64_t k_blocks = (k + 63) / 64;
+    if (tiles <= 0 || 2 * tiles > sms || k_blocks < 8) return 0;
+    int64_t s = sms / tiles;
+    if (s > k_blocks / 4) s = k_blocks / 4;
+    if (s > 16) s = 16;
+    return s >= 2 ? (int)s : 0;
+}
 
 typedef struct gemm_case {
     cuops_op_t ta, tb;
@@ -257,6 +281,64 @@ done:
     free(ha); free(hb); free(hc_in); free(hc_out);
 }
 
+/* Two runs of the forced split-K variant on the same inputs must give the
+ * same bits (fixed summation order, no atomics). */
+static void check_split_deterministic(cuops_handle_t gpu, int64_t m, int64_t n, int64_t k,
+                                      cuops_dtype_t ab, cuops_dtype_t ct)
+{
+    const size_t c_es = ct == CUOPS_DTYPE_F32 ? 4 : 2;
+    const size_t a_elems = (size_t)(m * k), b_elems = (size_t)(n * k), c_elems = (size_t)(m * n);
+    void *ha = malloc(a_elems * 2), *hb = malloc(b_elems * 2);
+    void *h1 = malloc(c_elems * c_es), *h2 = malloc(c_elems * c_es);
+    void *da = NULL, *db = NULL, *dc = NULL;
+    tu_fill_float(ha, ab, a_elems, -1.0, 1.0);
+    tu_fill_float(hb, ab, b_elems, -1.0, 1.0);
+    if (cudaMalloc(&da, a_elems * 2) != cudaSuccess || cudaMalloc(&db, b_elems * 2) != cudaSuccess ||
+        cudaMalloc(&dc, c_elems * c_es) != cudaSuccess) {
+        CHECK(0, "determinism %lldx%lldx%lld: cudaMalloc failed", (long long)m, (long long)n, (long long)k);
+    } else {
+        cudaMemcpy(da, ha, a_elems * 2, cudaMemcpyHostToDevice);
+        cudaMemcpy(db, hb, b_elems * 2, cudaMemcpyHostToDevice);
+        cuops_options_t opt;
+        memset(&opt, 0, sizeof opt);
+        opt.variant = SPLITK;
+        void *outs[2] = {h1, h2};
+        int ok = 1;
+        for (int run = 0; run < 2 && ok; run++) {
+            cudaMemset(dc, 0xFF, c_elems * c_es); /* NaN in every dtype */
+            cuops_status_t st = cuops_gemm_ex(gpu, CUOPS_OP_N, CUOPS_OP_T, m, n, k, 1.0f, da, k, db, k, 0.0f,
+                                              dc, n, ab, ct, &opt);
+            CHECK(st == CUOPS_STATUS_SUCCESS, "determinism run %d: %s (%s)", run, cuops_status_string(st),
+                  cuops_last_error(gpu));
+            ok = st == CUOPS_STATUS_SUCCESS && cudaDeviceSynchronize() == cudaSuccess;
+            if (ok) cudaMemcpy(outs[run], dc, c_elems * c_es, cudaMemcpyDeviceToHost);
+        }
+        if (ok)
+            CHECK(memcmp(h1, h2, c_elems * c_es) == 0,
+                  "split-K %lldx%lldx%lld %s->%s: two runs differ in their bits", (long long)m, (long long)n,
+                  (long long)k, tname(ab), tname(ct));
+    }
+    cudaFree(da); cudaFree(db); cudaFree(dc);
+    free(ha); free(hb); free(h1); free(h2);
+}
+
+/* A forced split-K call on a shape its plan does not split: declined like
+ * any variant that cannot serve a call (NOT_SUPPORTED plus a detail). */
+static void check_split_declines(cuops_handle_t gpu, void *d, int64_t m, int64_t n, int64_t k)
+{
+    cuops_options_t opt;
+    memset(&opt, 0, sizeof opt);
+    opt.variant = SPLITK;
+    const int64_t ld = k > 0 ? k : 1; /* the API asks for ld >= 1 even when k == 0 */
+    cuops_status_t st = cuops_gemm_ex(gpu, CUOPS_OP_N, CUOPS_OP_T, m, n, k, 1.0f, d, ld, d, ld, 0.0f, d, n,
+                                      CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, &opt);
+    CHECK(st == CUOPS_STATUS_NOT_SUPPORTED, "forced %s on %lldx%lldx%lld: got %s, expected NOT_SUPPORTED",
+          SPLITK, (long long)m, (long long)n, (long long)k, cuops_status_string(st));
+    CHECK(cuops_last_error(gpu)[0] != 0, "forced %s on %lldx%lldx%lld: no detail", SPLITK, (long long)m,
+          (long long)n, (long long)k);
+    fprintf(stderr, "declined as expected: %s\n", cuops_last_error(gpu));
+}
+
 int main(void)
 {
     tu_seed_from_env();
@@ -362,6 +444,113 @@ int main(void)
                            CUOPS_DTYPE_F16, &opt);
         CHECK_STATUS(st, CUOPS_STATUS_NOT_SUPPORTED);
         cudaFree(d);
+    }
+    /* 7. Split-K. Every case below is one the plan splits on an H100/H200
+     *    (114-132 SMs); on a device where it would not, the case is skipped. */
+    {
+        const int sms = prop.multiProcessorCount;
+#define SPLIT_CASE(c)                                                                      \
+    do {                                                                                   \
+        if (splitk_plan((c).m, (c).n, (c).k, sms) > 0)                                     \
+            run_case(gpu, cpu, &(c), SPLITK, SPLITK);                                      \
+        else                                                                               \
+            SKIP("%lldx%lldx%lld: not split on %d SMs", (long long)(c).m, (long long)(c).n, \
+                 (long long)(c).k, sms);                                                   \
+    } while (0)
+        /* a. NT, aligned, every dtype pair; 4 tiles, S = 8 on 132 SMs. */
+        for (int a = 0; a < 2; a++)
+            for (int ci = 0; ci < 3; ci++) {
+                gemm_case_t c = {N, T, 128, 1024, 2048, abs_[a], cts[ci], 1.0f, 0.0f, 0, 0, 0, 0};
+                if (quick) { c.n = 512; c.k = 512; } /* 2 tiles, 8 k-blocks, S = 2 */
+                SPLIT_CASE(c);
+                if (quick) break;
+            }
+        /* b. Ragged shapes: uneven K ranges (25 k-blocks over S = 6; 64 over 16;
+         *    17 over 4), partial tiles, ldc > n, beta != 0 with C random, m = 1
+         *    and m = 129 (two tile rows, the second holding one row). */
+        {
+            gemm_case_t cs[] = {
+                {N, T, 100, 300, 1537, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32, 1.0f, 0.0f, 0, 0, 0, 0},
+                {N, T, 65, 257, 4095, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, -0.5f, 0.75f, 5, 0, 0, 0},
+                {N, T, 1, 7, 1025, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0},
+                {N, T, 129, 512, 1024, CUOPS_DTYPE_F16, CUOPS_DTYPE_F32, 2.0f, -1.0f, 8, 0, 0, 0},
+                {N, T, 130, 300, 1000, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F16, 1.0f, 0.5f, 2, 0,
+                 CUOPS_FLAG_STAGGER_K, 0}, /* stagger-K does not apply to a split */
+                {N, T, 300, 700, 2000, CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 0, 0,
+                 CUOPS_FLAG_NO_SWIZZLE, 0},
+            };
+            const int nc = (int)(sizeof cs / sizeof cs[0]);
+            for (int i = 0; i < nc; i++) {
+                if (quick && i != 2 && i != 4) continue;
+                SPLIT_CASE(cs[i]);
+            }
+        }
+        /* c. Every transpose pair through the pack path, padded and misaligned
+         *    operands: the packed operands and the partials share one
+         *    workspace region. */
+        {
+            const cuops_op_t ops[4][2] = {{N, T}, {N, N}, {T, T}, {T, N}};
+            for (int o = 0; o < 4; o++)
+                for (int v = 0; v < (quick ? 1 : 3); v++) {
+                    gemm_case_t c = {ops[o][0], ops[o][1], 130, 300, 1100, abs_[(o + v) % 2],
+                                     cts[(o + v) % 3], 1.0f, 0.0f, 0, 0, 0, 0};
+                    if (v >= 1) c.pad = 3;
+                    if (v == 2) { c.offset = 1; c.alpha = -1.5f; c.beta = 0.5f; }
+                    SPLIT_CASE(c);
+                }
+        }
+        /* d. The suite's small-grid shapes (sampled checks), forced and auto. */
+        if (!quick) {
+            gemm_case_t c1 = {N, T, 128, 4096, 4096, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 1};
+            SPLIT_CASE(c1);
+            gemm_case_t c2 = {N, T, 1000, 1000, 1000, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 1};
+            SPLIT_CASE(c2);
+            gemm_case_t c3 = {N, T, 1024, 1024, 1024, CUOPS_DTYPE_F16, CUOPS_DTYPE_F32, 1.0f, 0.0f, 0, 0, 0, 1};
+            SPLIT_CASE(c3);
+            /* auto takes the split path exactly where the plan splits */
+            gemm_case_t c4 = {N, T, 128, 4096, 4096, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 1};
+            run_case(gpu, cpu, &c4, NULL, splitk_plan(128, 4096, 4096, sms) > 0 ? SPLITK : VARIANT);
+            gemm_case_t c5 = {N, T, 1000, 1000, 1000, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 1};
+            run_case(gpu, cpu, &c5, NULL, splitk_plan(1000, 1000, 1000, sms) > 0 ? SPLITK : VARIANT);
+        }
+        /* auto at a shape just outside the plan (k = 448: 7 k-blocks) */
+        {
+            gemm_case_t c = {N, T, 128, 1024, 448, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 0};
+            run_case(gpu, cpu, &c, NULL, VARIANT);
+        }
+        /* e. Bitwise identical run to run. */
+        if (splitk_plan(128, 1024, 2048, sms) > 0) {
+            check_split_deterministic(gpu, 128, 1024, 2048, CUOPS_DTYPE_F16, CUOPS_DTYPE_F32);
+            if (!quick) check_split_deterministic(gpu, 100, 300, 1537, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16);
+        }
+        /* f. Shapes the plan does not split are declined when forced. */
+        {
+            void *d = NULL;
+            if (cudaMalloc(&d, (size_t)64 << 20) != cudaSuccess) {
+                CHECK(0, "cudaMalloc 64 MB failed");
+            } else {
+                cudaMemset(d, 0, (size_t)64 << 20);
+                check_split_declines(gpu, d, 1024, 4096, 4096); /* 128 tiles: > half the SMs */
+                check_split_declines(gpu, d, 128, 1024, 448);   /* 7 k-blocks */
+                check_split_declines(gpu, d, 130, 70, 0);       /* k == 0 */
+                cudaFree(d);
+            }
+        }
+        /* g. A user workspace too small for the partials: the plain kernel
+         *    serves the call (NT aligned: it needs no workspace itself). */
+        if (splitk_plan(128, 1024, 2048, sms) > 0) {
+            void *small = NULL;
+            if (cudaMalloc(&small, (size_t)1 << 20) == cudaSuccess) {
+                CHECK_STATUS(cuops_set_workspace(gpu, small, (size_t)1 << 20), CUOPS_STATUS_SUCCESS);
+                gemm_case_t c = {N, T, 128, 1024, 2048, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.5f, 8, 0, 0, 0};
+                run_case(gpu, cpu, &c, SPLITK, VARIANT);
+                CHECK_STATUS(cuops_set_workspace(gpu, NULL, 0), CUOPS_STATUS_SUCCESS);
+                cudaFree(small);
+            } else {
+                CHECK(0, "cudaMalloc 1 MB failed");
+            }
+        }
+#undef SPLIT_CASE
     }
 
     cuops_destroy(gpu);

@@ -24,6 +24,17 @@
  *   - Epilogue: straight from the accumulator registers to global memory,
  *     masked at the ragged M/N edges; beta == 0 never reads C.
  *
+ * Kernel "sm90_ws_128x256_splitk" (its own table entry, listed before
+ * "sm90_ws_128x256"): the same main loop (one CTA body, sm90_ws_cta, with
+ * a compile-time SPLIT switch) for the calls whose tile grid covers at most
+ * half of the SMs (m = 128, n = 4096: 16 tiles on 132 SMs), with K split S
+ * ways (sm90_splitk_splits). Work unit u = tile * S + s covers k-blocks
+ * [s*kb/S, (s+1)*kb/S) of tile u / S; its CTA writes the fp32 accumulators
+ * to a workspace of partials, and a second kernel (sm90_splitk_fixup_kernel)
+ * sums the S partials of each tile in the fixed order s = 0..S-1, applies
+ * alpha and beta and stores C. No atomics: bitwise identical run to run.
+ * CUOPS_FLAG_STAGGER_K does not apply (each split is its own K range).
+ *
  * Operands are read K-major (A as [m,k], B as [n,k]: the trans_a = N,
  * trans_b = T case of torch linear). Any other transpose, and any operand
  * whose base is not 16-byte aligned or whose row stride is not a multiple of
@@ -59,6 +70,21 @@
 #define SM90_PRODUCER_REGS 40
 #define SM90_CONSUMER_REGS 232
 
+/* Split-K (see sm90_splitk_splits for the plan). */
+#define SM90_SPLITK_MAX_SPLITS 16
+#define SM90_SPLITK_MIN_K_BLOCKS 8          /* k > 448 */
+#define SM90_SPLITK_MIN_BLOCKS_PER_SPLIT 4  /* >= one full ring of stages */
+/* A consumer's 64 x 256 fp32 accumulator as 32 float4 per thread, for 128
+ * threads: 64 KB per (unit, consumer), 128 KB per unit. */
+#define SM90_PARTIAL_F4_PER_THREAD 32
+#define SM90_PARTIAL_F4_PER_UNIT (2 * SM90_PARTIAL_F4_PER_THREAD * 128)
+/* Fixup: one CTA of 128 threads (thread t reads what consumer thread t
+ * wrote) per (tile, consumer, group of 4 float4 columns): 16 CTAs per tile. */
+#define SM90_FIXUP_THREADS 128
+#define SM90_FIXUP_F4 4
+#define SM90_FIXUP_CTAS_PER_TILE (2 * SM90_PARTIAL_F4_PER_THREAD / SM90_FIXUP_F4)
+#define SM90_FIXUP_BATCH 4 /* splits whose loads are issued together */
+
 typedef struct sm90_gemm_params {
     void *c;
     int64_t ldc;
@@ -69,6 +95,13 @@ typedef struct sm90_gemm_params {
     int stagger_k;
     int c_pair_ok;    /* two adjacent C elements can be stored as one word */
 } sm90_gemm_params_t;
+
+/* What only the split-K kernels need. A separate argument, so that the
+ * unsplit kernel's parameters (and code) stay as they were. */
+typedef struct sm90_splitk_params {
+    float4 *partials; /* [unit][consumer][j 0..31][thread 0..127], unit = tile * splits + s */
+    int splits;       /* S >= 2; every split holds >= 1 k-block (host plan) */
+} sm90_splitk_params_t;
 
 /* ---- per-CTA logic ------------------------------------------------------- */
 
@@ -107,6 +140,29 @@ __device__ __forceinline__ void sm90_store_pair(__nv_bfloat16 *p, float a, float
 __device__ __forceinline__ void sm90_store_pair(float *p, float a, float b)
 {
     *(float2 *)p = make_float2(a, b);
+}
+
+/* C[row, col..col+1] = (v0, v1) + beta * C (read only when read_c), masked
+ * at the N edge; v0, v1 already carry alpha. */
+template <typename OutT>
+__device__ __forceinline__ void sm90_store_c2(const sm90_gemm_params_t &p, OutT *c_row, int col,
+                                              float v0, float v1, bool read_c)
+{
+    if (col + 1 < p.n) {
+        if (read_c) {
+            v0 += p.beta * cuops_to_float(c_row[col]);
+            v1 += p.beta * cuops_to_float(c_row[col + 1]);
+        }
+        if (p.c_pair_ok) {
+            sm90_store_pair(c_row + col, v0, v1);
+        } else {
+            c_row[col] = cuops_from_float<OutT>(v0);
+            c_row[col + 1] = cuops_from_float<OutT>(v1);
+        }
+    } else if (col < p.n) {
+        if (read_c) v0 += p.beta * cuops_to_float(c_row[col]);
+        c_row[col] = cuops_from_float<OutT>(v0);
+    }
 }
 
 /* Write this thread's part of a consumer's 64 x 256 accumulator tile.
@@ -150,16 +206,50 @@ __device__ __forceinline__ void sm90_epilogue(const sm90_gemm_params_t &p, const
     }
 }
 
+/* Split-K work unit u -> its tile and its k-block range [*kb_first,
+ * *kb_first + *kb_count). The S units of a tile are consecutive, so they run
+ * in the same wave; the ranges differ in length by at most one k-block. */
+__device__ __forceinline__ void sm90_split_unit(const sm90_gemm_params_t &p, int splits, int u,
+                                                int *tile, int *kb_first, int *kb_count)
+{
+    const int t = u / splits;
+    const int s = u - t * splits;
+    const int first = s * p.k_blocks / splits;
+    *tile = t;
+    *kb_first = first;
+    *kb_count = (s + 1) * p.k_blocks / splits - first;
+}
+
+/* A consumer's accumulators into the partials of unit u, in register order:
+ * float4 j of thread t at [u][consumer][j][t], so each warp store is 512
+ * contiguous bytes and the fixup reads them back the same way. */
+__device__ __forceinline__ void sm90_store_partials(float4 *partials, int u, int consumer,
+                                                    const float (&acc)[128])
+{
+    const int t = threadIdx.x % 128;
+    float4 *dst = partials + (size_t)u * SM90_PARTIAL_F4_PER_UNIT +
+                  (size_t)consumer * (SM90_PARTIAL_F4_PER_THREAD * 128) + t;
+#pragma unroll
+    for (int j = 0; j < SM90_PARTIAL_F4_PER_THREAD; j++)
+        dst[j * 128] = make_float4(acc[4 * j + 0], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
+}
+
 #endif /* CUOPS_SM90A_DEVICE */
 
-/* ---- the kernel ---------------------------------------------------------- */
+/* ---- the kernels ---------------------------------------------------------- */
 
-template <bool AB_BF16, typename OutT>
-__global__ void __launch_bounds__(SM90_THREADS, 1)
-sm90_ws_128x256_kernel(const __grid_constant__ CUtensorMap tmap_a,
-                       const __grid_constant__ CUtensorMap tmap_b, const sm90_gemm_params_t p)
-{
 #if CUOPS_SM90A_DEVICE
+
+/* Producer and consumers of one CTA over its work. SPLIT = false: units are
+ * whole tiles and the epilogue writes C (sm90_ws_128x256). SPLIT = true:
+ * units are (tile, K range) pairs and the epilogue writes partials
+ * (sm90_ws_128x256_splitk; OutT unused). Both roles walk exactly the same
+ * units and k-blocks, so the stage index and parity carry on across units. */
+template <bool AB_BF16, typename OutT, bool SPLIT>
+__device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUtensorMap &tmap_b,
+                                            const sm90_gemm_params_t &p, float4 *partials,
+                                            int splits)
+{
     extern __shared__ uint8_t smem_raw[];
     const uint32_t smem_base = (cuops_smem_addr(smem_raw) + 1023u) & ~1023u;
     const uint32_t a_smem = smem_base;
@@ -169,6 +259,7 @@ sm90_ws_128x256_kernel(const __grid_constant__ CUtensorMap tmap_a,
 #define SM90_EMPTY_BAR(s) (bars + 8u * (uint32_t)(SM90_STAGES + (s)))
 
     const int warpgroup = threadIdx.x / 128;
+    const int units = SPLIT ? p.num_tiles * splits : p.num_tiles;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < SM90_STAGES; s++) {
@@ -186,13 +277,16 @@ sm90_ws_128x256_kernel(const __grid_constant__ CUtensorMap tmap_a,
         /* ---------------- producer ---------------- */
         cuops_setmaxnreg_dec<SM90_PRODUCER_REGS>();
         if (threadIdx.x == 0) {
-            int stage = 0;
             uint32_t phase = 0;
-            for (int t = blockIdx.x; t < p.num_tiles; t += gridDim.x) {
+            int stage = 0;
+            for (int u = blockIdx.x; u < units; u += gridDim.x) {
+                int t = u, kb_first = 0, kb_count = p.k_blocks;
+                if (SPLIT) sm90_split_unit(p, splits, u, &t, &kb_first, &kb_count);
                 int tm, tn;
                 sm90_tile_coords(p, t, &tm, &tn);
-                int kb = p.stagger_k ? (t % p.k_blocks) : 0;
-                for (int i = 0; i < p.k_blocks; i++) {
+                int kb = kb_first;
+                if (!SPLIT && p.stagger_k) kb = t % p.k_blocks;
+                for (int i = 0; i < kb_count; i++) {
                     /* Wait for both consumers to have released this slot in
                      * the previous round (first round passes: parity 1 of a
                      * fresh barrier counts as complete). */
@@ -202,6 +296,8 @@ sm90_ws_128x256_kernel(const __grid_constant__ CUtensorMap tmap_a,
                                       SM90_FULL_BAR(stage), kb * SM90_BK, tm * SM90_BM);
                     cuops_tma_load_2d(b_smem + stage * SM90_B_STAGE_BYTES, &tmap_b,
                                       SM90_FULL_BAR(stage), kb * SM90_BK, tn * SM90_BN);
+                    /* Wraps only for stagger-K; a split's range ends at
+                     * k_blocks at most, where the wrap is after its last load. */
                     if (++kb == p.k_blocks) kb = 0;
                     if (++stage == SM90_STAGES) {
                         stage = 0;
@@ -220,11 +316,16 @@ sm90_ws_128x256_kernel(const __grid_constant__ CUtensorMap tmap_a,
 
         int stage = 0;
         uint32_t phase = 0;
-        for (int t = blockIdx.x; t < p.num_tiles; t += gridDim.x) {
+        for (int u = blockIdx.x; u < units; u += gridDim.x) {
+            /* kb_count >= 1 (host plan), so prev_stage below is always a
+             * stage this unit read. */
+            int t = u, kb_first = 0, kb_count = p.k_blocks;
+            if (SPLIT) sm90_split_unit(p, splits, u, &t, &kb_first, &kb_count);
+            (void)kb_first;
             int tm, tn;
             sm90_tile_coords(p, t, &tm, &tn);
             int prev_stage = 0;
-            for (int i = 0; i < p.k_blocks; i++) {
+            for (int i = 0; i < kb_count; i++) {
                 cuops_mbar_wait(SM90_FULL_BAR(stage), phase);
                 const uint64_t desc_a = cuops_wgmma_desc_k_sw128(
                     a_smem + stage * SM90_A_STAGE_BYTES + consumer * (64 * SM90_BK * 2));
@@ -234,7 +335,8 @@ sm90_ws_128x256_kernel(const __grid_constant__ CUtensorMap tmap_a,
                 cuops_wgmma_fence();
 #pragma unroll
                 for (int kk = 0; kk < SM90_BK / 16; kk++) {
-                    /* +32 bytes per 16 K-elements = +2 in the >>4 address field */
+                    /* +32 bytes per 16 K-elements = +2 in the >>4 address field.
+                     * The first MMA of each unit overwrites the accumulators. */
                     if (AB_BF16)
                         cuops_wgmma_m64n256k16_bf16(acc, desc_a + 2 * kk, desc_b + 2 * kk,
                                                     (i > 0 || kk > 0) ? 1 : 0);
@@ -260,17 +362,127 @@ sm90_ws_128x256_kernel(const __grid_constant__ CUtensorMap tmap_a,
             for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
             cuops_mbar_arrive(SM90_EMPTY_BAR(prev_stage));
 
-            sm90_epilogue<OutT>(p, acc, tm * SM90_BM + consumer * 64, tn * SM90_BN);
+            if (SPLIT)
+                sm90_store_partials(partials, u, consumer, acc);
+            else
+                sm90_epilogue<OutT>(p, acc, tm * SM90_BM + consumer * 64, tn * SM90_BN);
         }
     }
 #undef SM90_FULL_BAR
 #undef SM90_EMPTY_BAR
+}
+
 #endif /* CUOPS_SM90A_DEVICE */
+
+template <bool AB_BF16, typename OutT>
+__global__ void __launch_bounds__(SM90_THREADS, 1)
+sm90_ws_128x256_kernel(const __grid_constant__ CUtensorMap tmap_a,
+                       const __grid_constant__ CUtensorMap tmap_b, const sm90_gemm_params_t p)
+{
+#if CUOPS_SM90A_DEVICE
+    sm90_ws_cta<AB_BF16, OutT, false>(tmap_a, tmap_b, p, NULL, 1);
+#endif
+}
+
+/* The main loop of split-K: fp32 partials, no C access. */
+template <bool AB_BF16>
+__global__ void __launch_bounds__(SM90_THREADS, 1)
+sm90_ws_128x256_splitk_kernel(const __grid_constant__ CUtensorMap tmap_a,
+                              const __grid_constant__ CUtensorMap tmap_b,
+                              const sm90_gemm_params_t p, const sm90_splitk_params_t sp)
+{
+#if CUOPS_SM90A_DEVICE
+    sm90_ws_cta<AB_BF16, float, true>(tmap_a, tmap_b, p, sp.partials, sp.splits);
+#endif
+}
+
+/* Split-K fixup: C = alpha * (sum over s = 0..S-1 of the partials, in that
+ * order, fp32) + beta * C. CTA b serves tile b / 16, consumer half
+ * (b % 16) / 8, float4 columns j0 .. j0 + 3 with j0 = 4 * (b % 8). Thread t
+ * stands for consumer thread t of the main kernel: it reads the float4s that
+ * thread wrote (coalesced: 512 contiguous bytes per warp and j) and owns the
+ * same C elements as in sm90_epilogue (row 16*warp + lane/4 (+8), column
+ * 8*j + 2*(lane%4) (+1)), stored with the same masking. The partials were
+ * written by the previous kernel on the stream, so they are read through L2
+ * (ld.global.cg): 16 MB for m = 128, n = k = 4096, S = 8, held in the 50 MB
+ * L2. */
+#if CUOPS_SM90A_DEVICE
+__device__ __forceinline__ void sm90_add4(float4 &a, const float4 b)
+{
+    a.x += b.x;
+    a.y += b.y;
+    a.z += b.z;
+    a.w += b.w;
+}
+#endif
+
+template <typename OutT>
+__global__ void __launch_bounds__(SM90_FIXUP_THREADS)
+sm90_splitk_fixup_kernel(const sm90_gemm_params_t p, const sm90_splitk_params_t sp)
+{
+#if CUOPS_SM90A_DEVICE
+    const int tile = blockIdx.x / SM90_FIXUP_CTAS_PER_TILE;
+    const int part = blockIdx.x - tile * SM90_FIXUP_CTAS_PER_TILE;
+    const int consumer = part / (SM90_PARTIAL_F4_PER_THREAD / SM90_FIXUP_F4);
+    const int j0 = (part % (SM90_PARTIAL_F4_PER_THREAD / SM90_FIXUP_F4)) * SM90_FIXUP_F4;
+    const int t = threadIdx.x;
+
+    const float4 *src = sp.partials + (size_t)tile * sp.splits * SM90_PARTIAL_F4_PER_UNIT +
+                        (size_t)consumer * (SM90_PARTIAL_F4_PER_THREAD * 128) + j0 * 128 + t;
+    float4 sum[SM90_FIXUP_F4];
+#pragma unroll
+    for (int j = 0; j < SM90_FIXUP_F4; j++) sum[j] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    /* Four splits' loads (16 float4 = 256 bytes per thread) are issued before
+     * their adds, so up to 32 KB per 128-thread CTA is in flight against the
+     * L2 latency; the adds stay in split order (no reassociation without
+     * fast-math), which makes the result independent of timing. */
+    int s = 0;
+    for (; s + SM90_FIXUP_BATCH <= sp.splits; s += SM90_FIXUP_BATCH) {
+        float4 v[SM90_FIXUP_BATCH][SM90_FIXUP_F4];
+#pragma unroll
+        for (int q = 0; q < SM90_FIXUP_BATCH; q++)
+#pragma unroll
+            for (int j = 0; j < SM90_FIXUP_F4; j++)
+                v[q][j] = __ldcg(src + (size_t)(s + q) * SM90_PARTIAL_F4_PER_UNIT + j * 128);
+#pragma unroll
+        for (int q = 0; q < SM90_FIXUP_BATCH; q++)
+#pragma unroll
+            for (int j = 0; j < SM90_FIXUP_F4; j++) sm90_add4(sum[j], v[q][j]);
+    }
+    for (; s < sp.splits; s++) {
+#pragma unroll
+        for (int j = 0; j < SM90_FIXUP_F4; j++)
+            sm90_add4(sum[j], __ldcg(src + (size_t)s * SM90_PARTIAL_F4_PER_UNIT + j * 128));
+    }
+
+    int tm, tn;
+    sm90_tile_coords(p, tile, &tm, &tn);
+    const int warp = t / 32, lane = t % 32;
+    const int row_a = tm * SM90_BM + consumer * 64 + warp * 16 + lane / 4;
+    const int col_a = tn * SM90_BN + 2 * (lane % 4) + 8 * j0;
+    OutT *c = (OutT *)p.c;
+    const bool read_c = (p.beta != 0.0f);
+#pragma unroll
+    for (int half = 0; half < 2; half++) {
+        const int row = row_a + 8 * half;
+        if (row >= p.m) continue;
+        OutT *c_row = c + (int64_t)row * p.ldc;
+#pragma unroll
+        for (int j = 0; j < SM90_FIXUP_F4; j++) {
+            const float v0 = half ? sum[j].z : sum[j].x;
+            const float v1 = half ? sum[j].w : sum[j].y;
+            sm90_store_c2<OutT>(p, c_row, col_a + 8 * j, p.alpha * v0, p.alpha * v1, read_c);
+        }
+    }
+#endif
 }
 
 /* ---- host side ----------------------------------------------------------- */
 
 typedef void (*sm90_kernel_fn)(const CUtensorMap, const CUtensorMap, const sm90_gemm_params_t);
+typedef void (*sm90_splitk_kernel_fn)(const CUtensorMap, const CUtensorMap,
+                                      const sm90_gemm_params_t, const sm90_splitk_params_t);
+typedef void (*sm90_fixup_kernel_fn)(const sm90_gemm_params_t, const sm90_splitk_params_t);
 
 static sm90_kernel_fn sm90_pick_kernel(cuops_dtype_t ab, cuops_dtype_t c)
 {
@@ -288,10 +500,22 @@ static sm90_kernel_fn sm90_pick_kernel(cuops_dtype_t ab, cuops_dtype_t c)
     }
 }
 
+static sm90_fixup_kernel_fn sm90_pick_fixup_kernel(cuops_dtype_t c)
+{
+    switch (c) {
+    case CUOPS_DTYPE_F16: return sm90_splitk_fixup_kernel<__half>;
+    case CUOPS_DTYPE_BF16: return sm90_splitk_fixup_kernel<__nv_bfloat16>;
+    case CUOPS_DTYPE_F32: return sm90_splitk_fixup_kernel<float>;
+    default: return NULL;
+    }
+}
+
 /* TMA coordinates and the tile arithmetic are 32-bit. */
 #define SM90_MAX_DIM ((int64_t)0x7fffffff - 1024)
 
-static int sm90_ws_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
+/* Arch, dtypes, shared memory, size limits and element alignment: what both
+ * table entries need. */
+static int sm90_ws_can_run(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 {
     if (h->sm_major != 9) return 0;
     if (d->ab_type != CUOPS_DTYPE_F16 && d->ab_type != CUOPS_DTYPE_BF16) return 0;
@@ -299,9 +523,6 @@ static int sm90_ws_supports(const struct cuops_handle *h, const cuops_gemm_desc_
         d->c_type != CUOPS_DTYPE_F32)
         return 0;
     if (h->smem_optin_bytes < SM90_SMEM_BYTES) return 0;
-    /* Decode-sized M leaves a 128-row tile mostly empty and gives too few
-     * tiles to spread a weight read over all SMs: left to other kernels. */
-    if (d->m <= 64) return 0;
     if (d->m > SM90_MAX_DIM || d->n > SM90_MAX_DIM || d->k > SM90_MAX_DIM) return 0;
     if (cuops_ceil_div(d->m, SM90_BM) * cuops_ceil_div(d->n, SM90_BN) > 0x7fffffff) return 0;
     /* Elements must at least sit at their natural alignment. */
@@ -311,20 +532,71 @@ static int sm90_ws_supports(const struct cuops_handle *h, const cuops_gemm_desc_
     return 1;
 }
 
+static int sm90_ws_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
+{
+    if (!sm90_ws_can_run(h, d)) return 0;
+    /* Decode-sized M leaves a 128-row tile mostly empty and gives too few
+     * tiles to spread a weight read over all SMs: left to other kernels. */
+    if (d->m <= 64) return 0;
+    return 1;
+}
+
+/*
+ * Split-K plan: how many ways to split K, or 0 for "do not split".
+ *
+ * Split only when the tile grid covers at most half of the SMs (otherwise a
+ * split buys less than it costs: the partials round trip and a second
+ * launch) and K holds at least 8 k-blocks. S = min(#SMs / tiles,
+ * k_blocks / 4, 16): the S units of every tile fit in one wave (tiles * S <=
+ * #SMs), each split runs >= 4 k-blocks (one full ring of stages, so the
+ * pipeline fills before the epilogue), and the partials stay a few tens of MB
+ * (S * tiles * 128 KB <= #SMs * 128 KB = 16.5 MB on 132 SMs, inside L2).
+ * On 132 SMs: 128 x 4096 x 4096 -> 16 tiles, S = 8; 1000^3 and 1024^3 ->
+ * 32 tiles, S = 4; 128 x 4096 x 1024 -> 16 tiles, S = 4.
+ */
+static int sm90_splitk_splits(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
+{
+    const int64_t sms = h->num_sms;
+    const int64_t tiles = cuops_ceil_div(d->m, SM90_BM) * cuops_ceil_div(d->n, SM90_BN);
+    const int64_t k_blocks = cuops_ceil_div(d->k, SM90_BK);
+    if (sms <= 0 || tiles <= 0 || 2 * tiles > sms || k_blocks < SM90_SPLITK_MIN_K_BLOCKS) return 0;
+    const int64_t by_k = k_blocks / SM90_SPLITK_MIN_BLOCKS_PER_SPLIT;
+    int64_t s = sms / tiles;
+    if (s > by_k) s = by_k;
+    if (s > SM90_SPLITK_MAX_SPLITS) s = SM90_SPLITK_MAX_SPLITS;
+    return s >= 2 ? (int)s : 0;
+}
+
+/* The split-K entry serves every m, m <= 64 included (with K split the few
+ * tiles still reach every SM); the decode kernels come first in the auto
+ * order and keep the NT calls of that range. */
+static int sm90_ws_splitk_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
+{
+    return sm90_ws_can_run(h, d) && sm90_splitk_splits(h, d) > 0;
+}
+
+/* Whether p lies inside the handle's current workspace. A caller inside cuops
+ * may hand the GEMM operands that live there (the W4A16 prefill path's dense
+ * chunk and packed x): the partials must not overwrite them, and growing the
+ * handle's own workspace would free them. */
+static int sm90_in_workspace(const struct cuops_handle *h, const void *p)
+{
+    const uintptr_t q = (uintptr_t)p;
+    const uintptr_t u = (uintptr_t)h->user_workspace, o = (uintptr_t)h->own_workspace;
+    if (h->user_workspace && q >= u && q - u < h->user_workspace_bytes) return 1;
+    if (h->own_workspace && q >= o && q - o < h->own_workspace_bytes) return 1;
+    return 0;
+}
+
 static size_t sm90_align256(size_t x) { return (x + 255) & ~(size_t)255; }
 
-static cuops_status_t sm90_ws_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
-                                     const cuops_options_t *opt)
+/* One GEMM on the TMA + wgmma kernel: splits >= 2 runs the split-K pair
+ * (main kernel + fixup), splits == 0 the plain kernel. Needs k > 0 and a
+ * call sm90_ws_can_run accepts. */
+static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                  const cuops_options_t *opt, int splits)
 {
-    static const char *const name = "sm90_ws_128x256";
-    if (!sm90_ws_supports(h, d))
-        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
-                          "%s: needs sm_90, f16/bf16 inputs, f16/bf16/f32 output, m > 64", name);
-    if (d->k == 0) {
-        cuops_status_t st = cuops_sm90_scale_c(h, d);
-        if (st == CUOPS_STATUS_SUCCESS) h->last_kernel = name;
-        return st;
-    }
+    const char *const name = splits > 0 ? "sm90_ws_128x256_splitk" : "sm90_ws_128x256";
     const unsigned flags = opt ? opt->flags : 0u;
 
     /* Operands as K-major [rows, k] arrays, packed where TMA cannot read them. */
@@ -335,28 +607,48 @@ static cuops_status_t sm90_ws_launch(struct cuops_handle *h, const cuops_gemm_de
     const int64_t ldp = cuops_sm90_packed_ld(d->k);
     const size_t a_bytes = pack_a ? sm90_align256((size_t)d->m * (size_t)ldp * 2u) : 0;
     const size_t b_bytes = pack_b ? sm90_align256((size_t)d->n * (size_t)ldp * 2u) : 0;
-    if (pack_a || pack_b) {
-        /* +256: a workspace given through cuops_set_workspace may start at
-         * any address; the packed arrays must be 16-byte aligned for TMA. */
+    const int64_t num_tiles = cuops_ceil_div(d->m, SM90_BM) * cuops_ceil_div(d->n, SM90_BN);
+    const size_t partial_bytes =
+        splits > 0 ? (size_t)num_tiles * (size_t)splits * SM90_PARTIAL_F4_PER_UNIT * sizeof(float4)
+                   : 0;
+
+    /* One workspace region for everything this call keeps there, carved as
+     * [packed A][packed B][partials]: a second cuops_cuda_workspace call could
+     * move the block (the handle's own grows by reallocation) and leave the
+     * first pointer dangling. +256: a workspace given through
+     * cuops_set_workspace may start at any address; the packed arrays must be
+     * 16-byte aligned for TMA, the partials for float4. */
+    void *ws = NULL;
+    if (a_bytes + b_bytes + partial_bytes > 0) {
+        const size_t need = a_bytes + b_bytes + partial_bytes + 256;
+        if (splits > 0) {
+            /* Without room for the partials the plain kernel still serves the
+             * call (cuops_last_kernel then says so). */
+            const bool too_small = h->user_workspace && h->user_workspace_bytes < need;
+            const bool operand_in_ws = sm90_in_workspace(h, d->a) || sm90_in_workspace(h, d->b) ||
+                                       sm90_in_workspace(h, d->c);
+            if (too_small || operand_in_ws) return sm90_ws_run(h, d, opt, 0);
+        }
         void *ws_raw = NULL;
-        cuops_status_t st = cuops_cuda_workspace(h, a_bytes + b_bytes + 256, &ws_raw);
+        cuops_status_t st = cuops_cuda_workspace(h, need, &ws_raw);
+        if (st == CUOPS_STATUS_ALLOC_FAILED && splits > 0) return sm90_ws_run(h, d, opt, 0);
         if (st != CUOPS_STATUS_SUCCESS) return st;
-        void *ws = (void *)(((uintptr_t)ws_raw + 255) & ~(uintptr_t)255);
-        if (pack_a) {
-            st = cuops_sm90_pack_kmajor(h, d->a, d->lda, d->trans_a == CUOPS_OP_N, d->m, d->k, ws,
-                                        ldp);
-            if (st != CUOPS_STATUS_SUCCESS) return st;
-            a = ws;
-            lda = ldp;
-        }
-        if (pack_b) {
-            void *dst = (uint8_t *)ws + a_bytes;
-            st = cuops_sm90_pack_kmajor(h, d->b, d->ldb, d->trans_b == CUOPS_OP_T, d->n, d->k, dst,
-                                        ldp);
-            if (st != CUOPS_STATUS_SUCCESS) return st;
-            b = dst;
-            ldb = ldp;
-        }
+        ws = (void *)(((uintptr_t)ws_raw + 255) & ~(uintptr_t)255);
+    }
+    if (pack_a) {
+        cuops_status_t st = cuops_sm90_pack_kmajor(h, d->a, d->lda, d->trans_a == CUOPS_OP_N,
+                                                   d->m, d->k, ws, ldp);
+        if (st != CUOPS_STATUS_SUCCESS) return st;
+        a = ws;
+        lda = ldp;
+    }
+    if (pack_b) {
+        void *dst = (uint8_t *)ws + a_bytes;
+        cuops_status_t st = cuops_sm90_pack_kmajor(h, d->b, d->ldb, d->trans_b == CUOPS_OP_T,
+                                                   d->n, d->k, dst, ldp);
+        if (st != CUOPS_STATUS_SUCCESS) return st;
+        b = dst;
+        ldb = ldp;
     }
 
     CUtensorMap tmap_a, tmap_b;
@@ -379,23 +671,80 @@ static cuops_status_t sm90_ws_launch(struct cuops_handle *h, const cuops_gemm_de
     p.num_tiles = p.tiles_m * p.tiles_n;
     p.k_blocks = (int)cuops_ceil_div(d->k, SM90_BK);
     p.group_rows = (flags & CUOPS_FLAG_NO_SWIZZLE) ? 0 : SM90_GROUP_ROWS;
-    p.stagger_k = (flags & CUOPS_FLAG_STAGGER_K) ? 1 : 0;
+    /* Stagger-K rotates a whole tile's K loop; a split is one K range. */
+    p.stagger_k = (splits == 0 && (flags & CUOPS_FLAG_STAGGER_K)) ? 1 : 0;
     const size_t esize = cuops_dtype_size(d->c_type);
     p.c_pair_ok = cuops_aligned(d->c, 2 * esize) && (d->ldc % 2 == 0);
 
-    sm90_kernel_fn fn = sm90_pick_kernel(d->ab_type, d->c_type);
-    if (!fn) return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no kernel for c_type", name);
+    if (splits == 0) {
+        sm90_kernel_fn fn = sm90_pick_kernel(d->ab_type, d->c_type);
+        if (!fn)
+            return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no kernel for c_type", name);
+        CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
+                                               cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               SM90_SMEM_BYTES));
+        const int grid = p.num_tiles < h->num_sms ? p.num_tiles : h->num_sms;
+        fn<<<grid, SM90_THREADS, SM90_SMEM_BYTES, cuops_stream(h)>>>(tmap_a, tmap_b, p);
+        return cuops_cuda_check_launch(h, name);
+    }
+
+    sm90_splitk_params_t sp;
+    sp.partials = (float4 *)((uint8_t *)ws + a_bytes + b_bytes);
+    sp.splits = splits;
+    sm90_splitk_kernel_fn fn = d->ab_type == CUOPS_DTYPE_BF16
+                                   ? sm90_ws_128x256_splitk_kernel<true>
+                                   : sm90_ws_128x256_splitk_kernel<false>;
+    sm90_fixup_kernel_fn fixup = sm90_pick_fixup_kernel(d->c_type);
+    if (!fixup) return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no fixup for c_type", name);
     CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            SM90_SMEM_BYTES));
-    const int grid = p.num_tiles < h->num_sms ? p.num_tiles : h->num_sms;
-    fn<<<grid, SM90_THREADS, SM90_SMEM_BYTES, cuops_stream(h)>>>(tmap_a, tmap_b, p);
-    return cuops_cuda_check_launch(h, name);
+    /* The plan keeps num_tiles * splits <= #SMs: one unit per CTA, one wave. */
+    const int units = p.num_tiles * splits;
+    const int grid = units < h->num_sms ? units : h->num_sms;
+    fn<<<grid, SM90_THREADS, SM90_SMEM_BYTES, cuops_stream(h)>>>(tmap_a, tmap_b, p, sp);
+    st = cuops_cuda_check_launch(h, name);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
+    fixup<<<(unsigned)(p.num_tiles * SM90_FIXUP_CTAS_PER_TILE), SM90_FIXUP_THREADS, 0,
+            cuops_stream(h)>>>(p, sp);
+    st = cuops_cuda_check_launch(h, "sm90_splitk_fixup_kernel");
+    if (st != CUOPS_STATUS_SUCCESS) return st;
+    h->last_kernel = name;
+    return CUOPS_STATUS_SUCCESS;
+}
+
+static cuops_status_t sm90_ws_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                     const cuops_options_t *opt)
+{
+    static const char *const name = "sm90_ws_128x256";
+    if (!sm90_ws_supports(h, d))
+        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
+                          "%s: needs sm_90, f16/bf16 inputs, f16/bf16/f32 output, m > 64", name);
+    if (d->k == 0) {
+        cuops_status_t st = cuops_sm90_scale_c(h, d);
+        if (st == CUOPS_STATUS_SUCCESS) h->last_kernel = name;
+        return st;
+    }
+    return sm90_ws_run(h, d, opt, 0);
+}
+
+static cuops_status_t sm90_ws_splitk_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                            const cuops_options_t *opt)
+{
+    if (!sm90_ws_splitk_supports(h, d))
+        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
+                          "sm90_ws_128x256_splitk: needs sm_90, f16/bf16 inputs, f16/bf16/f32 "
+                          "output, a tile grid of at most half the SMs and k > %d",
+                          (SM90_SPLITK_MIN_K_BLOCKS - 1) * SM90_BK);
+    return sm90_ws_run(h, d, opt, sm90_splitk_splits(h, d));
 }
 
 /* ---- table ----------------------------------------------------------------- */
 
+/* Preference order: the split-K entry first; its supports() accepts only the
+ * calls its plan splits, everything else goes on to the plain kernel. */
 static const cuops_gemm_kernel_t sm90_table[] = {
+    {"sm90_ws_128x256_splitk", sm90_ws_splitk_supports, sm90_ws_splitk_launch},
     {"sm90_ws_128x256", sm90_ws_supports, sm90_ws_launch},
 };
 

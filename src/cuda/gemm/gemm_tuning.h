@@ -95,8 +95,13 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
  *    split K so every SM streams the weight, where a 128-row tile would leave
  *    most SMs idle.
  *  F16/BF16 on sm_90: wgmma kernels (TMA, 4th-gen tensor cores) in their own
- *    order, then the mma.sync kernels (they run on Hopper at ~65% of the
- *    wgmma peak, see anchors), then the fallback.
+ *    order (gemm_sm90.cu: sm90_ws_128x256_splitk, which accepts only the
+ *    calls whose tile grid covers at most half of the SMs and k > 448, then
+ *    sm90_ws_128x256), then the mma.sync kernels (they run on Hopper at ~65%
+ *    of the wgmma peak, see anchors), then the fallback. The split-K entry
+ *    accepts m <= 64 too: the small-m calls the decode kernels decline
+ *    (transposed or unaligned operands, k % 8 != 0) reach it before the
+ *    mma.sync kernels.
  *  F16/BF16 on sm_80..sm_89 (and later arches, through compute_80 PTX):
  *    mma.sync kernels, then the fallback.
  *  F32: the paired-lane SIMT SGEMM with BK = 16 (H200, 4096^3: 47.0 TFLOP/s,
