@@ -716,6 +716,47 @@ done:
     free(x_t);
 }
 
+/* The scan auto picks by input bytes: `lookback` up to 64 MB, then
+ * `lookback_smem_64k`. On each side of the line it must run that kernel and
+ * give its bits (f32 sums group by the kernel's tile, so the bits tell). */
+static void auto_dispatch(void)
+{
+    static const size_t sizes[2] = {(size_t)1 << 24, ((size_t)1 << 24) + 1000};
+    static const char *const expect[2] = {"lookback", "lookback_smem_64k"};
+    static const char *const kernel[2] = {"scan_lookback_vec16", "scan_lookback_smem_64k_vec16"};
+    const size_t nmax = sizes[1];
+    float *h = (float *)malloc(nmax * sizeof(float));
+    float *a = (float *)malloc(nmax * sizeof(float));
+    float *b = (float *)malloc(nmax * sizeof(float));
+    float *d_in = NULL, *d_out = NULL;
+    if (h == NULL || a == NULL || b == NULL || cudaMalloc(&d_in, nmax * sizeof(float)) != cudaSuccess ||
+        cudaMalloc(&d_out, nmax * sizeof(float)) != cudaSuccess) {
+        SKIP("auto dispatch: no memory for %zu floats", nmax);
+        free(h); free(a); free(b); cudaFree(d_in); cudaFree(d_out);
+        return;
+    }
+    fill_input(h, CUOPS_DTYPE_F32, CUOPS_REDUCE_SUM, nmax);
+    cudaMemcpy(d_in, h, nmax * sizeof(float), cudaMemcpyHostToDevice);
+    for (int i = 0; i < 2; i++) {
+        const size_t n = sizes[i];
+        cudaMemset(d_out, 0xFF, n * sizeof(float));
+        CHECK_STATUS(cuops_scan(g_gpu, CUOPS_REDUCE_SUM, 0, CUOPS_DTYPE_F32, (int64_t)n, d_in, d_out),
+                     CUOPS_STATUS_SUCCESS);
+        CHECK(strcmp(cuops_last_kernel(g_gpu), kernel[i]) == 0, "auto scan f32 n=%zu ran '%s', expected '%s'",
+              n, cuops_last_kernel(g_gpu), kernel[i]);
+        cudaMemcpy(a, d_out, n * sizeof(float), cudaMemcpyDeviceToHost);
+        cuops_options_t opt = {0};
+        opt.variant = expect[i];
+        cudaMemset(d_out, 0xFF, n * sizeof(float));
+        CHECK_STATUS(cuops_scan_ex(g_gpu, CUOPS_REDUCE_SUM, 0, CUOPS_DTYPE_F32, (int64_t)n, d_in, d_out, &opt),
+                     CUOPS_STATUS_SUCCESS);
+        cudaMemcpy(b, d_out, n * sizeof(float), cudaMemcpyDeviceToHost);
+        CHECK(memcmp(a, b, n * sizeof(float)) == 0, "auto scan f32 n=%zu: bits differ from %s", n, expect[i]);
+    }
+    free(h); free(a); free(b);
+    cudaFree(d_in); cudaFree(d_out);
+}
+
 int main(void)
 {
     int count = 0;
@@ -782,6 +823,7 @@ int main(void)
             for (int oi = 0; oi < 3; oi++) reduce_case(k_types[ti], k_ops[oi], reduce_sizes[s]);
 
     reproducibility();
+    if (!quick) auto_dispatch();
     back_to_back();
     planted_stamps(0);
     planted_stamps(1);

@@ -2,15 +2,20 @@
  * scan_dispatch.cu - the scan and reduce variant tables and the CUDA
  * backend entries cuops_cuda_scan / cuops_cuda_reduce.
  *
- * "auto" is the default technique (the look-back scan with its tile staged
- * in shared memory, the interleaved one-wave vectorized single-launch
- * reduce): one kernel each for every size, type and alignment, so there is
- * no shape-dependent choice to tune. "lookback_smem" measured 1.02-1.04x CUB
- * at 2^26..2^30 against 0.90x for "lookback" (same run, H200), so it is
- * scan row 0 and "lookback" a named variant. Measured on the
+ * "auto" is the default technique: for scans, "lookback" (the tile in
+ * registers) up to 64 MB of input and "lookback_smem_64k" (64 KB tiles staged
+ * in shared memory by cp.async, 3 CTAs per SM) above: in two H200 runs of the
+ * same commit (cbc9989, a7f1cc4) the 64 KB-tile kernel read and wrote
+ * 3019-3114 GB/s at 2^26..2^30 (0.96-0.98x CUB) against 2709-2865 GB/s
+ * (0.90-0.91x) for "lookback", level with it at 2^24 (64 MB of i32) and
+ * slower below (one wave of fewer, larger CTAs). For reduce, the interleaved
+ * one-wave vectorized single-launch kernel, one kernel for every size. The
+ * 32 KB-tile "lookback_smem" (5 CTAs per SM) measured 1.03x CUB in its first
+ * run and 0.92-0.93x in the three after it, same code: a named variant.
+ * Measured on the
  * H200: the persistent, software-pipelined look-back scan ran at 1700 GB/s
- * at 2^28 (0.55x CUB) against 2840 GB/s for "lookback", so "lookback" stays
- * the default and "lookback_persistent" a named variant; the multi-wave
+ * at 2^28 (0.55x CUB) against 2840 GB/s for "lookback", so
+ * "lookback_persistent" is a named variant; the multi-wave
  * reduce measured level with or ahead of the first "vectorized" one, and the
  * one-wave interleaved reduce ahead of both at every size (1.049x CUB
  * geomean against 1.017x for multi-wave; 1.00x at 2^30 against 0.975x), so
@@ -59,11 +64,11 @@ static cuops_status_t reduce_vectorized_entry(struct cuops_handle *h, const cuop
     return cuops_reduce_vectorized_launch(h, d, mode);
 }
 
-/* Row 0 is what "auto" runs. */
+/* "auto" for scans: scan_auto below; for reduce, row 0. */
 static const scan_variant_t scan_table[] = {
+    {"lookback", 0, scan_lookback_entry},
     {"lookback_smem", 2, scan_lookback_entry},
     {"lookback_smem_64k", 3, scan_lookback_entry},
-    {"lookback", 0, scan_lookback_entry},
     {"lookback_wide", 1, scan_lookback_entry},
     {"lookback_persistent", -1, scan_persistent_entry},
     {"blelloch_smem", SCAN_ALGO_BLELLOCH, cuops_scan_textbook_launch},
@@ -71,6 +76,16 @@ static const scan_variant_t scan_table[] = {
     {"warp_shuffle", SCAN_ALGO_WARP_SHUFFLE, cuops_scan_textbook_launch},
     {"reduce_then_scan", -1, scan_rts_entry},
 };
+/* The scan "auto": input bytes decide (header comment; docs/scan.md). Both
+ * kernels give the same results for integers; float sums are grouped by the
+ * kernel's tile (32 or 64 KB), so the bits depend on n but never on timing. */
+#define SCAN_AUTO_LARGE_BYTES ((int64_t)64 << 20)
+static cuops_status_t scan_auto(struct cuops_handle *h, const cuops_scan_desc_t *d)
+{
+    const int64_t bytes = d->n * (int64_t)cuops_dtype_size(d->type);
+    return cuops_scan_lookback_launch(h, d, bytes > SCAN_AUTO_LARGE_BYTES ? 3 : 0);
+}
+
 static const reduce_variant_t reduce_table[] = {
     {"vectorized_interleaved", 2, reduce_vectorized_entry},
     {"vectorized_multiwave", 1, reduce_vectorized_entry},
@@ -110,15 +125,13 @@ extern "C" cuops_status_t cuops_cuda_scan(struct cuops_handle *h, const cuops_sc
     if (!scan_supported_type(d->type))
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "scan: dtype %s is not supported "
                           "(i32, i64, f32, f64)", cuops_dtype_name(d->type));
-    const scan_variant_t *v = &scan_table[0];
-    if (opt != NULL && !cuops_variant_is_auto(opt)) {
-        v = NULL;
-        for (int i = 0; i < SCAN_TABLE_LEN; i++)
-            if (strcmp(opt->variant, scan_table[i].name) == 0) v = &scan_table[i];
-        if (v == NULL)
-            return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "scan: no variant named '%s'",
-                              opt->variant);
-    }
+    if (opt == NULL || cuops_variant_is_auto(opt)) return scan_auto(h, d);
+    const scan_variant_t *v = NULL;
+    for (int i = 0; i < SCAN_TABLE_LEN; i++)
+        if (strcmp(opt->variant, scan_table[i].name) == 0) v = &scan_table[i];
+    if (v == NULL)
+        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "scan: no variant named '%s'",
+                          opt->variant);
     return v->launch(h, d, v->algo); /* src/api made the handle's device current */
 }
 

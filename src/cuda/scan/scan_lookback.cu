@@ -1,8 +1,9 @@
 /*
  * scan_lookback.cu - the look-back scans: "lookback" (the tile in
- * registers), "lookback_wide" (8 windows per poll) and the default,
- * "lookback_smem" (the tile staged in shared memory, 5 CTAs per SM; its
- * kernel is below the first one): one pass over the data (2n elements
+ * registers; auto up to 64 MB), "lookback_wide" (8 windows per poll),
+ * "lookback_smem" (the tile staged in shared memory, 5 CTAs per SM) and
+ * "lookback_smem_64k" (64 KB tiles, 3 CTAs per SM; auto above 64 MB; the
+ * smem kernels are below the first one): one pass over the data (2n elements
  * moved, the minimum), decoupled look-back across tiles (Merrill & Garland,
  * "Single-pass Parallel Prefix Scan with Decoupled Look-back", as in CUB),
  * and bitwise-deterministic float results, which CUB's scan does not give.
@@ -342,9 +343,9 @@ scan_lookback_smem_kernel(const T *in, T *out, int64_t n, int exclusive, tile_st
     constexpr int VEC = SCAN_VEC(T);
     constexpr int SEGMENT = 32 * VEC * NV;
     constexpr int64_t TILE = (int64_t)SCAN_BLOCK * VEC * NV;
-    /* The tile: static shared memory at 32 KB (measured 11 % faster at 2^30
-     * than the same kernel taking it as dynamic shared memory, H200; cause
-     * not profiled), dynamic at 64 KB (over the 48 KB static limit). */
+    /* The tile: static shared memory at 32 KB, dynamic at 64 KB (over the
+     * 48 KB static limit). The two forms of the 32 KB kernel measured the
+     * same (0.93x CUB at 2^30, docs/scan.md). */
     T *s_data;
     if constexpr (NV == SCAN_NV_VEC) {
         __shared__ __align__(16) T s_static[TILE];
