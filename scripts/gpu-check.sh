@@ -6,18 +6,22 @@
 # e.g. `gpu-check.sh build test` then `gpu-check.sh sanitize`, `probe bench`.
 # Logs and JSON land in $OUT (at most a few files: logs are tarred).
 #
-#   scripts/gpu-check.sh [build|test|sanitize|bench|probe|all]...   (default: all)
+#   scripts/gpu-check.sh [build|test|sanitize|bench|probe|profile|all]...   (default: all)
 #   BENCH_ARGS="gemm --quick" scripts/gpu-check.sh bench
+#   PROFILE_KERNEL=scan_lookback PROFILE_ARGS="scan --shape 268435456 --dtype i32" \
+#       scripts/gpu-check.sh profile      (not part of all: ncu of one kernel, with
+#       the per-instruction stall table of scripts/ncu_stalls.py)
 set -u
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT" "$OUT/logs"
 LOG=$OUT/logs
 steps=${*:-all}
 want() { case " $steps " in *" $1 "*|*" all "*) return 0;; esac; return 1; }
+asked() { case " $steps " in *" $1 "*) return 0;; esac; return 1; } # named, not via all
 export CUOPS_GIT_SHA=${CUOPS_GIT_SHA:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 status=0
 
-if want build || want test || want sanitize || want bench || want probe; then
+if want build || want test || want sanitize || want bench || want probe || asked profile; then
     { nvidia-smi; nvidia-smi -q -d CLOCK; } > "$LOG/nvidia-smi.txt" 2>&1
     echo "== build"
     if ! make -j"$(nproc)" all > "$LOG/build.log" 2>&1; then
@@ -75,6 +79,22 @@ if [ $status -eq 0 ] && want bench; then
     build/bin/cuops-bench ${BENCH_ARGS:-all} --json "$OUT/bench.json" > "$LOG/bench.log" 2> "$LOG/bench.err"
     echo "bench rc=$?"
     cat "$LOG/bench.log" | cut -c1-200 | tail -n 120
+fi
+
+if [ $status -eq 0 ] && asked profile; then
+    # one kernel under ncu's full set with source counters; the source page as
+    # CSV, summarised by instruction (which barrier, which load a warp waits on)
+    name=${PROFILE_NAME:-$(echo "${PROFILE_KERNEL:-kernel}" | tr -c 'A-Za-z0-9_\n' '_')}
+    echo "== profile ${PROFILE_KERNEL:-?}: cuops-bench ${PROFILE_ARGS:-}"
+    # shellcheck disable=SC2086
+    timeout "${PROFILE_TIMEOUT:-300}" ncu --clock-control none --set full --import-source yes -c 1 \
+        -k "regex:${PROFILE_KERNEL:?set PROFILE_KERNEL}" -o "$LOG/$name" \
+        build/bin/cuops-bench ${PROFILE_ARGS:?set PROFILE_ARGS} --reps 1 > "$LOG/ncu-$name-run.txt" 2>&1
+    echo "ncu rc=$?"
+    ncu -i "$LOG/$name.ncu-rep" --page details > "$LOG/ncu-$name.txt" 2>&1
+    ncu -i "$LOG/$name.ncu-rep" --page source --csv --print-source sass > "$LOG/ncu-$name-sass.csv" 2>&1
+    python3 scripts/ncu_stalls.py "$LOG/ncu-$name-sass.csv" --context 2 | tee "$LOG/ncu-$name-stalls.txt"
+    rm -f "$LOG/$name.ncu-rep"
 fi
 
 tar -C "$OUT" -czf "$OUT/logs.tgz" logs && rm -rf "$LOG"
