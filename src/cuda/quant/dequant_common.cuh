@@ -13,6 +13,8 @@
 #ifndef CUOPS_DEQUANT_COMMON_CUH
 #define CUOPS_DEQUANT_COMMON_CUH
 
+#include <string.h>
+
 #include "cuda/common/cuda_common.cuh"
 
 /* Built once on the host per call; passed by value to every kernel. */
@@ -60,6 +62,36 @@ static inline void dequant_magic_divisor(uint32_t d, uint32_t *magic, uint32_t *
     while (((uint64_t)1 << l) < (uint64_t)d) l++;
     *magic = (uint32_t)((((uint64_t)1 << (31 + l)) + d - 1) / d);
     *shift = (uint32_t)(31 + l);
+}
+
+/* The launch parameters every dequant kernel takes, from the call. vec > 0:
+ * also the chunk geometry of the vector and persistent kernels (vec outputs
+ * per chunk); vec == 0 (scalar kernels) leaves it zero. */
+static inline dequant_params_t dequant_params_from_desc(const cuops_dequant_desc_t *d, int vec)
+{
+    dequant_params_t p;
+    memset(&p, 0, sizeof p);
+    p.qweight = d->qweight;
+    p.ldq = d->ldq;
+    p.scales = d->scales;
+    p.zeros = d->zeros;
+    p.out = d->out;
+    p.ldo = d->ldo;
+    p.n = d->n;
+    p.k = d->k;
+    p.group_size = d->group_size;
+    p.num_groups = d->num_groups;
+    p.group_log2 = dequant_log2_or_minus1(d->group_size);
+    if (vec > 0) {
+        p.chunks_per_row = cuops_ceil_div(d->k, vec);
+        p.chunks_per_row_log2 = dequant_log2_or_minus1(p.chunks_per_row);
+        /* a group wider than the row holds all of it: clamp so the value fits 32 bits */
+        p.chunks_per_group = d->group_size / vec;
+        if (p.chunks_per_group > p.chunks_per_row) p.chunks_per_group = p.chunks_per_row;
+        p.chunks_per_group_log2 = dequant_log2_or_minus1(p.chunks_per_group);
+    }
+    p.order_dep = 0;
+    return p;
 }
 
 __device__ __forceinline__ uint32_t dequant_magic_div(uint32_t x, uint32_t magic, uint32_t shift)

@@ -516,28 +516,9 @@ cuops_status_t dequant_launch_persistent(struct cuops_handle *h, const cuops_deq
                                          int store, const char *kernel_name)
 {
     const int vec = 16 / (int)cuops_dtype_size(d->out_type);
-    dequant_params_t p;
-    memset(&p, 0, sizeof p);
-    p.qweight = d->qweight;
-    p.ldq = d->ldq;
-    p.scales = d->scales;
-    p.zeros = d->zeros;
-    p.out = d->out;
-    p.ldo = d->ldo;
-    p.n = d->n;
-    p.k = d->k;
-    p.group_size = d->group_size;
-    p.num_groups = d->num_groups;
-    p.group_log2 = dequant_log2_or_minus1(d->group_size);
-    p.chunks_per_row = cuops_ceil_div(d->k, vec);
-    p.chunks_per_row_log2 = dequant_log2_or_minus1(p.chunks_per_row);
-    /* a group wider than the row holds all of it: clamp so the value fits 32 bits */
-    p.chunks_per_group = d->group_size / vec;
-    if (p.chunks_per_group > p.chunks_per_row) p.chunks_per_group = p.chunks_per_row;
-    p.chunks_per_group_log2 = dequant_log2_or_minus1(p.chunks_per_group);
+    dequant_params_t p = dequant_params_from_desc(d, vec);
     dequant_magic_divisor((uint32_t)p.chunks_per_row, &p.cpr_magic, &p.cpr_shift);
     dequant_magic_divisor((uint32_t)p.chunks_per_group, &p.cpg_magic, &p.cpg_shift);
-    p.order_dep = 0;
 
     /* whole rows per launch, fewer than 2^30 chunks each (one launch below
      * 8G outputs); the caller has checked that one row fits */

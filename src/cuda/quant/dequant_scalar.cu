@@ -121,20 +121,7 @@ static int launch_scalar_out(cuops_dtype_t out_type, const dequant_params_t &p, 
 cuops_status_t dequant_launch_scalar(struct cuops_handle *h, const cuops_dequant_desc_t *d,
                                      int naive_order, const char *kernel_name)
 {
-    dequant_params_t p;
-    memset(&p, 0, sizeof p);
-    p.qweight = d->qweight;
-    p.ldq = d->ldq;
-    p.scales = d->scales;
-    p.zeros = d->zeros;
-    p.out = d->out;
-    p.ldo = d->ldo;
-    p.n = d->n;
-    p.k = d->k;
-    p.group_size = d->group_size;
-    p.num_groups = d->num_groups;
-    p.group_log2 = dequant_log2_or_minus1(d->group_size);
-    p.order_dep = 0;
+    dequant_params_t p = dequant_params_from_desc(d, 0);
 
     const size_t ss = cuops_dtype_size(d->scale_type), os = cuops_dtype_size(d->out_type);
     const int aligned = cuops_aligned(d->scales, ss) && cuops_aligned(d->out, os);

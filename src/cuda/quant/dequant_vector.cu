@@ -366,26 +366,7 @@ static int launch_vector_out(cuops_dtype_t out_type, const dequant_params_t &p, 
 cuops_status_t dequant_launch_vector(struct cuops_handle *h, const cuops_dequant_desc_t *d,
                                      int vec, int unroll, int store, const char *kernel_name)
 {
-    dequant_params_t p;
-    memset(&p, 0, sizeof p);
-    p.qweight = d->qweight;
-    p.ldq = d->ldq;
-    p.scales = d->scales;
-    p.zeros = d->zeros;
-    p.out = d->out;
-    p.ldo = d->ldo;
-    p.n = d->n;
-    p.k = d->k;
-    p.group_size = d->group_size;
-    p.num_groups = d->num_groups;
-    p.group_log2 = dequant_log2_or_minus1(d->group_size);
-    p.chunks_per_row = cuops_ceil_div(d->k, vec);
-    p.chunks_per_row_log2 = dequant_log2_or_minus1(p.chunks_per_row);
-    /* a group wider than the row holds all of it: clamp so the value fits 32 bits */
-    p.chunks_per_group = d->group_size / vec;
-    if (p.chunks_per_group > p.chunks_per_row) p.chunks_per_group = p.chunks_per_row;
-    p.chunks_per_group_log2 = dequant_log2_or_minus1(p.chunks_per_group);
-    p.order_dep = 0;
+    dequant_params_t p = dequant_params_from_desc(d, vec);
 
     /* Launches of at most 2^32-1 chunks each (whole rows), so the kernel's
      * chunk index is 32-bit. Only outputs of 32G+ elements need a second one. */
