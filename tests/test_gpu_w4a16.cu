@@ -533,6 +533,35 @@ static void run_warp_tests(cuops_handle_t h, int quick)
             }
         }
     }
+
+    /* Chunked staging: a long k on few strips, so each warp walks more
+     * tiles than one chunk holds (x and the metadata double-buffered, 8..32
+     * tiles per chunk): 128 x 16384 (256 tiles), one CTA row of strips, K not
+     * split (forced 1) and auto. Group 128 (metadata staged per tile) and 32
+     * (per lane group), m = 1 and 16, both activation types. */
+    for (int a = 0; a < 2; a++) {
+        cuops_dtype_t act = a ? CUOPS_DTYPE_BF16 : CUOPS_DTYPE_F16;
+        for (int gi = 0; gi < 2; gi++) {
+            if (quick && (a || gi)) continue;
+            host_weight_t w;
+            make_weight(&w, 128, 16384, gi ? 32 : 128, stypes[gi + a], (gi + a) % 2 == 0);
+            gpu_weight_t gw;
+            if (gpu_prepack(h, &w, act, &gw)) {
+                float *wd = dequant_reference(&w, act);
+                static const int64_t ms[] = {1, 16};
+                for (int mi = 0; mi < 2; mi++) {
+                    gemm_case_t c1 = {ms[mi], 0, 0, 0, warp, 1, 1};
+                    gpu_gemm_check(h, &w, wd, &gw, act, c1);
+                    if (quick) continue;
+                    gemm_case_t c0 = {ms[mi], 0, 0, 0, warp, 0, 1};
+                    gpu_gemm_check(h, &w, wd, &gw, act, c0);
+                }
+                free(wd);
+            }
+            cudaFree(gw.packed);
+            free_weight(&w);
+        }
+    }
 }
 
 /* ---- CPU backend round trip ------------------------------------------------ */

@@ -356,31 +356,32 @@ __global__ void __launch_bounds__(32 * NW, MIN_CTAS) w4a16_decode_stream_kernel(
             uint32_t sc = w4s_lds32(st + C::w_bytes + C::x_bytes + r * 32 + g * 4);
             uint32_t zw = w4s_lds32(st + C::w_bytes + C::x_bytes + C::sc_bytes + r * 8 + (g >> 2) * 4);
             /* low half: zero(row g), high half: zero(row g+8) */
-            uint32_t zn = (zw >> (4 * (g & 3))) & 0x000F000Fu;
+            const uint32_t zs = zw >> (4 * (g & 3));
+            const uint32_t zn = w4_nibbles<T, 0x000F000Fu>(zs); /* 1024 + z, or 128 + z */
             uint32_t words[4] = {wq.x, wq.y, wq.z, wq.w};
             if constexpr (ROWS8_X16) {
-                uint32_t z_lo = w4s_splat_lo(zn | magic);        /* 1024 + z(g)      */
-                uint32_t z_hi = w4s_splat_hi((zn << 4) | magic); /* 1024 + 16 z(g+8) */
+                uint32_t z_lo = w4s_splat_lo(zn);                              /* 1024 + z(g)      */
+                uint32_t z_hi = w4s_splat_hi(w4_nibbles<T, 0x00F000F0u>(zs << 4)); /* 1024 + 16 z(g+8) */
 #pragma unroll
                 for (int j = 0; j < 4; j++) {
                     uint32_t w = words[j], w8 = w >> 8;
                     /* nibbles i, i+4 = mma register i: rows g, g+8, g, g+8 */
-                    A[s][j][0] = w4_sub2(T(), (w & 0x000F000Fu) | magic, z_lo);
-                    A[s][j][1] = w4_sub2(T(), (w & 0x00F000F0u) | magic, z_hi);
-                    A[s][j][2] = w4_sub2(T(), (w8 & 0x000F000Fu) | magic, z_lo);
-                    A[s][j][3] = w4_sub2(T(), (w8 & 0x00F000F0u) | magic, z_hi);
+                    A[s][j][0] = w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w), z_lo);
+                    A[s][j][1] = w4_sub2(T(), w4_nibbles<T, 0x00F000F0u>(w), z_hi);
+                    A[s][j][2] = w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w8), z_lo);
+                    A[s][j][3] = w4_sub2(T(), w4_nibbles<T, 0x00F000F0u>(w8), z_hi);
                 }
                 float2 f = w4s_pair_to_float2(T(), sc);
                 sf[s] = make_float2(f.x, f.y * 0.0625f); /* rows g+8 carry 16(q - z) */
             } else {
-                uint32_t z_lo = w4s_splat_lo(zn | magic), z_hi = w4s_splat_hi(zn | magic);
+                uint32_t z_lo = w4s_splat_lo(zn), z_hi = w4s_splat_hi(zn);
                 uint32_t s_lo = w4s_splat_lo(sc), s_hi = w4s_splat_hi(sc);
 #pragma unroll
                 for (int j = 0; j < 4; j++) {
                     uint32_t w = words[j];
-                    uint32_t q0 = (w & 0x000F000Fu) | magic, q1 = ((w >> 4) & 0x000F000Fu) | magic;
-                    uint32_t q2 = ((w >> 8) & 0x000F000Fu) | magic;
-                    uint32_t q3 = ((w >> 12) & 0x000F000Fu) | magic;
+                    uint32_t q0 = w4_nibbles<T, 0x000F000Fu>(w), q1 = w4_nibbles<T, 0x000F000Fu>(w >> 4);
+                    uint32_t q2 = w4_nibbles<T, 0x000F000Fu>(w >> 8);
+                    uint32_t q3 = w4_nibbles<T, 0x000F000Fu>(w >> 12);
                     if constexpr (SCALE_F32) {
                         A[s][j][0] = w4_sub2(T(), q0, z_lo);
                         A[s][j][1] = w4_sub2(T(), q1, z_hi);

@@ -247,7 +247,6 @@ static __device__ __forceinline__ void w4w_tile(float (&acc)[M8][4], uint4 wq, u
                                                 const uint32_t (&xoff_a)[M8],
                                                 const uint32_t (&xoff_b)[M8])
 {
-    constexpr uint32_t magic = w4_type<T>::magic;
     constexpr bool ROWS8_X16 = SCALE_F32 && w4_type<T>::is_f16;
 
     /* x fragment i: rows 8i+g, the lane's 16 columns = 8 words; words 2j, 2j+1
@@ -262,12 +261,13 @@ static __device__ __forceinline__ void w4w_tile(float (&acc)[M8][4], uint4 wq, u
     }
 
     /* low half: zero(row g), high half: zero(row g+8) */
-    const uint32_t zn = (zw >> zshift) & 0x000F000Fu;
+    const uint32_t zs = zw >> zshift;
+    const uint32_t zn = w4_nibbles<T, 0x000F000Fu>(zs); /* 1024 + z, or 128 + z */
     const uint32_t words[4] = {wq.x, wq.y, wq.z, wq.w};
     if constexpr (SCALE_F32) {
-        const uint32_t z_lo = w4w_splat_lo(zn | magic);
-        const uint32_t z_hi = ROWS8_X16 ? w4w_splat_hi((zn << 4) | magic) /* 1024 + 16 z */
-                                        : w4w_splat_hi(zn | magic);
+        const uint32_t z_lo = w4w_splat_lo(zn);
+        const uint32_t z_hi = ROWS8_X16 ? w4w_splat_hi(w4_nibbles<T, 0x00F000F0u>(zs << 4)) /* 1024 + 16 z */
+                                        : w4w_splat_hi(zn);
         /* The partial starts from +0 computed as acc & chain_zero (0 at run
          * time): the mma chain of tile u+1 then waits for tile u's FFMAs.
          * Without that dependency ptxas overlaps the chains of several tiles,
@@ -282,15 +282,15 @@ static __device__ __forceinline__ void w4w_tile(float (&acc)[M8][4], uint4 wq, u
             /* nibbles i, i+4 = mma register i: rows g, g+8, g, g+8 */
             if constexpr (ROWS8_X16) {
                 const uint32_t w8 = w >> 8;
-                A[0] = w4_sub2(T(), (w & 0x000F000Fu) | magic, z_lo);
-                A[1] = w4_sub2(T(), (w & 0x00F000F0u) | magic, z_hi);
-                A[2] = w4_sub2(T(), (w8 & 0x000F000Fu) | magic, z_lo);
-                A[3] = w4_sub2(T(), (w8 & 0x00F000F0u) | magic, z_hi);
+                A[0] = w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w), z_lo);
+                A[1] = w4_sub2(T(), w4_nibbles<T, 0x00F000F0u>(w), z_hi);
+                A[2] = w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w8), z_lo);
+                A[3] = w4_sub2(T(), w4_nibbles<T, 0x00F000F0u>(w8), z_hi);
             } else {
-                A[0] = w4_sub2(T(), (w & 0x000F000Fu) | magic, z_lo);
-                A[1] = w4_sub2(T(), ((w >> 4) & 0x000F000Fu) | magic, z_hi);
-                A[2] = w4_sub2(T(), ((w >> 8) & 0x000F000Fu) | magic, z_lo);
-                A[3] = w4_sub2(T(), ((w >> 12) & 0x000F000Fu) | magic, z_hi);
+                A[0] = w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w), z_lo);
+                A[1] = w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w >> 4), z_hi);
+                A[2] = w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w >> 8), z_lo);
+                A[3] = w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w >> 12), z_hi);
             }
 #pragma unroll
             for (int i = 0; i < M8; i++) {
@@ -312,16 +312,16 @@ static __device__ __forceinline__ void w4w_tile(float (&acc)[M8][4], uint4 wq, u
             acc[i][3] = fmaf(sf.y, part[i][3], acc[i][3]);
         }
     } else {
-        const uint32_t z_lo = w4w_splat_lo(zn | magic), z_hi = w4w_splat_hi(zn | magic);
+        const uint32_t z_lo = w4w_splat_lo(zn), z_hi = w4w_splat_hi(zn);
         const uint32_t s_lo = w4w_splat_lo(sc), s_hi = w4w_splat_hi(sc);
 #pragma unroll
         for (int j = 0; j < 4; j++) {
             const uint32_t w = words[j];
             uint32_t A[4];
-            A[0] = w4_mul2(T(), w4_sub2(T(), (w & 0x000F000Fu) | magic, z_lo), s_lo);
-            A[1] = w4_mul2(T(), w4_sub2(T(), ((w >> 4) & 0x000F000Fu) | magic, z_hi), s_hi);
-            A[2] = w4_mul2(T(), w4_sub2(T(), ((w >> 8) & 0x000F000Fu) | magic, z_lo), s_lo);
-            A[3] = w4_mul2(T(), w4_sub2(T(), ((w >> 12) & 0x000F000Fu) | magic, z_hi), s_hi);
+            A[0] = w4_mul2(T(), w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w), z_lo), s_lo);
+            A[1] = w4_mul2(T(), w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w >> 4), z_hi), s_hi);
+            A[2] = w4_mul2(T(), w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w >> 8), z_lo), s_lo);
+            A[3] = w4_mul2(T(), w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w >> 12), z_hi), s_hi);
 #pragma unroll
             for (int i = 0; i < M8; i++) w4w_mma<T>::acc(acc[i], A, xr[i][2 * j], xr[i][2 * j + 1]);
         }
@@ -351,6 +351,7 @@ static __device__ __forceinline__ int w4w_chunk_group0(const w4w_args_t &a, int 
  *    [meta_groups][8 B]. They come from HBM like the weight, so they are
  *    fetched a chunk ahead instead of holding 2 registers per tile in flight.
  */
+template <bool TILE_META>
 static __device__ __forceinline__ void w4w_copy_chunk(const w4w_args_t &a, uint32_t buf, int chunk)
 {
     /* everything from the launch parameters and the thread's indices: these
@@ -388,7 +389,25 @@ static __device__ __forceinline__ void w4w_copy_chunk(const w4w_args_t &a, uint3
     const int my_begin = min((warp >> a.r_log2) * kws, cta_tiles);
     const int kw = strip < (int)a.strips ? min(my_begin + kws, cta_tiles) - my_begin : 0;
     const int t0 = chunk * xc, t1 = min(t0 + xc, kw);
-    if (t0 < t1) {
+    if (TILE_META && t0 < t1) {
+        /* one slot per tile, [xc][32 B] then [xc][8 B]: the group is the
+         * same for all lanes of a tile, so the loop reads its slot at an
+         * immediate offset instead of tracking the group (docs/w4a16.md) */
+        const int kt0 = kt_cta + my_begin;
+        const uint32_t mbase =
+            buf + (uint32_t)a.x_chunk_bytes + (uint32_t)(warp * a.warp_meta_bytes);
+        const uint32_t zbase = mbase + (uint32_t)a.meta_groups * 32u;
+        for (int q = lane; q < 3 * (t1 - t0); q += 32) {
+            const int j = q / 3, part = q - 3 * j;
+            const int grp = w4w_chunk_group0(a, kt0 + t0 + j);
+            const int64_t sg = (int64_t)strip * a.num_groups + grp;
+            if (part < 2)
+                cuops_cp_async_16_zfill(mbase + j * 32 + part * 16,
+                                        a.packed + a.scale_offset + sg * 32 + part * 16, 16);
+            else
+                w4w_cp_async_8(zbase + j * 8, a.packed + a.zero_offset + sg * 8);
+        }
+    } else if (t0 < t1) {
         const int kt0 = kt_cta + my_begin;
         const int g0 = w4w_chunk_group0(a, kt0 + t0);
         const int g1 = min(((kt0 + t1 - 1) * W4_TILE_K + 48) / a.gs_eff, a.last_group);
@@ -413,10 +432,13 @@ static __device__ __forceinline__ void w4w_copy_chunk(const w4w_args_t &a, uint3
  * chunks has the same trip count in every warp (its barriers); inside a
  * chunk each warp walks its own tiles.
  */
-template <typename T, int M8, bool SCALE_F32, int U>
+template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U>
 __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_kernel(w4w_args_t a)
 {
     extern __shared__ __align__(128) unsigned char w4w_smem[];
+    /* TILE_META (one group covers each 64-k tile, as the fp32 scale also
+     * needs): the metadata is staged per tile, read at immediate offsets */
+    static_assert(TILE_META || !SCALE_F32, "the fp32 scale needs one group per tile");
 
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
     const int g = lane >> 2, t = lane & 3;
@@ -444,7 +466,7 @@ __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_k
     const uint32_t buf_bytes = (uint32_t)a.x_chunk_bytes + W4W_WARPS * (uint32_t)a.warp_meta_bytes;
     const int nchunks = (min(kws, cta_tiles) + xc - 1) / xc; /* slice 0 is the longest */
     const uint32_t smem0 = cuops_smem_addr(w4w_smem);
-    w4w_copy_chunk(a, smem0, 0);
+    w4w_copy_chunk<TILE_META>(a, smem0, 0);
     cuops_cp_async_commit();
 
     /* ---- the weight pipeline: tiles 0 .. U-1 ---- */
@@ -490,15 +512,15 @@ __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_k
         cuops_cp_async_wait<0>();
         __syncthreads();
         if (c + 1 < nchunks)
-            w4w_copy_chunk(a, smem0 + ((c + 1) & 1) * buf_bytes, c + 1);
+            w4w_copy_chunk<TILE_META>(a, smem0 + ((c + 1) & 1) * buf_bytes, c + 1);
         cuops_cp_async_commit();
 
         const int jend = min(kw, (c + 1) * xc);
         int jb = c * xc;
         const unsigned char *buf = w4w_smem + (c & 1) * buf_bytes;
         const unsigned char *xt = buf;
-        const int gfirst = jb < jend ? w4w_chunk_group0(a, kt0 + jb) : 0;
-        /* group gc is in slot gc - gfirst */
+        const int gfirst = (!TILE_META && jb < jend) ? w4w_chunk_group0(a, kt0 + jb) : 0;
+        /* group gc is in slot gc - gfirst (TILE_META: tile c*xc + j in slot j) */
         const unsigned char *msc = buf + meta_sc;
         const unsigned char *mzw = buf + meta_zw;
         /* full blocks of U tiles: consume tile jb+u, refill its slot with
@@ -507,37 +529,45 @@ __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_k
         for (; jb + U <= jend; jb += U) {
 #pragma unroll
             for (int u = 0; u < U; u++) {
-                const int slot = min(grp, a.last_group) - gfirst;
+                const int slot = TILE_META ? u : min(grp, a.last_group) - gfirst;
                 const uint32_t sc = *(const uint32_t *)(msc + slot * 32);
                 const uint32_t zw = *(const uint32_t *)(mzw + slot * 8);
                 w4w_tile<T, M8, SCALE_F32>(acc, wv[u], sc, zw, zshift, a.chain_zero, xt + u * 128,
                                            xoff_a, xoff_b);
                 wv[u] = w4w_ldg_stream_if(wp + (u + U) * 32, jb + u + U < kw);
-                rem += r64;
-                grp += q64;
-                if (rem >= gs) {
-                    rem -= gs;
-                    grp++;
+                if (!TILE_META) {
+                    rem += r64;
+                    grp += q64;
+                    if (rem >= gs) {
+                        rem -= gs;
+                        grp++;
+                    }
                 }
             }
             wp += U * 32;
             xt += U * 128;
+            if (TILE_META) {
+                msc += U * 32;
+                mzw += U * 8;
+            }
         }
         /* the slice's last, partial block: nothing left to refill */
         if (jb < jend) {
 #pragma unroll
             for (int u = 0; u < U - 1; u++) {
                 if (jb + u < jend) {
-                    const int slot = min(grp, a.last_group) - gfirst;
+                    const int slot = TILE_META ? u : min(grp, a.last_group) - gfirst;
                     const uint32_t sc = *(const uint32_t *)(msc + slot * 32);
                     const uint32_t zw = *(const uint32_t *)(mzw + slot * 8);
                     w4w_tile<T, M8, SCALE_F32>(acc, wv[u], sc, zw, zshift, a.chain_zero,
                                                xt + u * 128, xoff_a, xoff_b);
-                    rem += r64;
-                    grp += q64;
-                    if (rem >= gs) {
-                        rem -= gs;
-                        grp++;
+                    if (!TILE_META) {
+                        rem += r64;
+                        grp += q64;
+                        if (rem >= gs) {
+                            rem -= gs;
+                            grp++;
+                        }
                     }
                 }
             }
@@ -645,7 +675,7 @@ static int64_t w4w_meta_groups(int64_t xc, int64_t gs_eff, int64_t num_groups)
  */
 static int w4w_make_plan(w4w_plan_t *p, int r_log2, int64_t m, int64_t k, int64_t strips,
                          int64_t ktiles, int64_t gs_eff, int64_t num_groups, int64_t slots,
-                         int64_t forced_splits, int64_t budget, int u)
+                         int64_t forced_splits, int64_t budget, int u, int tile_meta)
 {
     const int64_t R = (int64_t)1 << r_log2, ks = W4W_WARPS >> r_log2;
     const int64_t row_tiles = cuops_ceil_div(strips, R);
@@ -670,14 +700,14 @@ static int w4w_make_plan(w4w_plan_t *p, int r_log2, int64_t m, int64_t k, int64_
      * at most W4W_MAX_CHUNK_TILES per chunk */
     const int64_t x_per_tile = ks * m * 128;
     int64_t xc = kws, nbuf = 1;
-    int64_t groups = w4w_meta_groups(xc, gs_eff, num_groups);
+    int64_t groups = tile_meta ? xc : w4w_meta_groups(xc, gs_eff, num_groups);
     int64_t wmb = (groups * 40 + 15) / 16 * 16;
     if (xc > W4W_MAX_CHUNK_TILES || xc * x_per_tile + W4W_WARPS * wmb > budget) {
         nbuf = 2;
         xc = budget / 2 / x_per_tile / u * u;
         if (xc > W4W_MAX_CHUNK_TILES) xc = W4W_MAX_CHUNK_TILES;
         for (; xc >= u; xc -= u) {
-            groups = w4w_meta_groups(xc, gs_eff, num_groups);
+            groups = tile_meta ? xc : w4w_meta_groups(xc, gs_eff, num_groups);
             wmb = (groups * 40 + 15) / 16 * 16;
             if (2 * (xc * x_per_tile + W4W_WARPS * wmb) <= budget) break;
         }
@@ -715,13 +745,13 @@ static int w4w_make_plan(w4w_plan_t *p, int r_log2, int64_t m, int64_t k, int64_
  */
 static int w4w_choose_plan(w4w_plan_t *best, int64_t m, int64_t k, int64_t strips, int64_t ktiles,
                            int64_t gs_eff, int64_t num_groups, int64_t slots, int64_t forced_splits,
-                           int64_t budget, int u)
+                           int64_t budget, int u, int tile_meta)
 {
     w4w_plan_t plans[4];
     int ok[4], any_one_wave = 0;
     for (int i = 0; i < 4; i++) {
         ok[i] = w4w_make_plan(&plans[i], 3 - i, m, k, strips, ktiles, gs_eff, num_groups, slots,
-                              forced_splits, budget, u);
+                              forced_splits, budget, u, tile_meta);
         if (ok[i] && plans[i].row_tiles * plans[i].splits <= slots) any_one_wave = 1;
     }
     const int64_t resident_warps = slots * W4W_WARPS;
@@ -757,17 +787,17 @@ static int64_t w4w_smem_budget(const struct cuops_handle *h)
 
 /* Resident CTAs per SM of one instantiation at the full budget (cached;
  * only steers the plan, never correctness). */
-template <typename T, int M8, bool SCALE_F32, int U>
+template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U>
 static int w4w_ctas_per_sm(int64_t budget)
 {
     static int cached = 0;
     if (cached == 0) {
         int v = 0;
-        const void *fn = (const void *)w4a16_decode_warp_kernel<T, M8, SCALE_F32, U>;
+        const void *fn = (const void *)w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U>;
         if (cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)budget) !=
                 cudaSuccess ||
             cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                &v, w4a16_decode_warp_kernel<T, M8, SCALE_F32, U>, W4W_THREADS, (size_t)budget) !=
+                &v, w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U>, W4W_THREADS, (size_t)budget) !=
                 cudaSuccess ||
             v < 1) {
             (void)cudaGetLastError();
@@ -778,18 +808,18 @@ static int w4w_ctas_per_sm(int64_t budget)
     return cached;
 }
 
-template <typename T, int M8, bool SCALE_F32>
+template <typename T, int M8, bool SCALE_F32, bool TILE_META>
 static cuops_status_t w4w_launch(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                  const w4_geometry_t *geo, int64_t forced_splits, const char *name)
 {
     constexpr int U = W4W_U;
     const int64_t budget = w4w_smem_budget(h);
     const int64_t sms = h->num_sms > 0 ? h->num_sms : 132;
-    const int64_t slots = sms * w4w_ctas_per_sm<T, M8, SCALE_F32, U>(budget);
+    const int64_t slots = sms * w4w_ctas_per_sm<T, M8, SCALE_F32, TILE_META, U>(budget);
     const int64_t gs_eff = geo->num_groups == 1 ? ((int64_t)1 << 30) : geo->group_size;
     w4w_plan_t plan;
     if (!w4w_choose_plan(&plan, d->m, geo->k, geo->strips, geo->ktiles, gs_eff, geo->num_groups,
-                         slots, forced_splits, budget, U))
+                         slots, forced_splits, budget, U, TILE_META))
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
                           "w4a16 (cuda): w4a16_decode_warp cannot stage x for m %lld in %lld bytes "
                           "of shared memory",
@@ -841,7 +871,7 @@ static cuops_status_t w4w_launch(struct cuops_handle *h, const cuops_w4a16_desc_
         a.counter_base = (int)(b % W4W_COUNTER_BLOCKS) * W4W_MAX_SPLIT_TILES;
     }
 
-    const void *fn = (const void *)w4a16_decode_warp_kernel<T, M8, SCALE_F32, U>;
+    const void *fn = (const void *)w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U>;
     if (plan.smem > 48 * 1024) {
         /* per function and device; cheap next to a launch, so simply repeated */
         cudaError_t err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -849,7 +879,7 @@ static cuops_status_t w4w_launch(struct cuops_handle *h, const cuops_w4a16_desc_
         if (err != cudaSuccess) return cuops_cuda_fail(h, err, name);
     }
     dim3 grid((unsigned)plan.row_tiles, (unsigned)plan.splits, 1);
-    w4a16_decode_warp_kernel<T, M8, SCALE_F32, U>
+    w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U>
         <<<grid, W4W_THREADS, plan.smem, cuops_stream(h)>>>(a);
     return cuops_cuda_check_launch(h, name);
 }
@@ -868,31 +898,36 @@ int w4a16_decode_warp_serves(const cuops_w4a16_desc_t *d, const w4_geometry_t *g
  * when one group covers a whole 64-k tile (group_size % 64 == 0 or one group
  * per row), else ("_g16": any multiple of 16) folded into the weights per
  * lane; m <= 16 (M8 = 2) always folded: with fp32 scaling its two partial
- * sets push ptxas past 128 registers (spills at every U tried, 4..10).
+ * sets push ptxas past 128 registers (spills at every U tried, 4..10). Where
+ * one group covers each tile the metadata is staged per tile (no group
+ * tracking in the loop); "_g16" kernels track each lane's group.
  */
 cuops_status_t w4a16_launch_decode_warp(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                         const w4_geometry_t *geo, int64_t forced_splits,
                                         const char **kernel_name)
 {
-    static const char *const names[2][3] = {
-        {"w4a16_decode_warp_f16_m8", "w4a16_decode_warp_f16_m8_g16", "w4a16_decode_warp_f16_m16"},
+    static const char *const names[2][4] = {
+        {"w4a16_decode_warp_f16_m8", "w4a16_decode_warp_f16_m8_g16", "w4a16_decode_warp_f16_m16",
+         "w4a16_decode_warp_f16_m16_g16"},
         {"w4a16_decode_warp_bf16_m8", "w4a16_decode_warp_bf16_m8_g16",
-         "w4a16_decode_warp_bf16_m16"}};
+         "w4a16_decode_warp_bf16_m16", "w4a16_decode_warp_bf16_m16_g16"}};
     const int bf = d->act_type == CUOPS_DTYPE_BF16;
     const int tile_group = geo->group_size % W4_TILE_K == 0 || geo->num_groups == 1;
-    const int kind = d->m > 8 ? 2 : (tile_group ? 0 : 1);
+    const int kind = (d->m > 8 ? 2 : 0) + (tile_group ? 0 : 1);
     const char *name = names[bf][kind];
     *kernel_name = name;
     if (!bf) {
         switch (kind) {
-        case 0: return w4w_launch<__half, 1, true>(h, d, geo, forced_splits, name);
-        case 1: return w4w_launch<__half, 1, false>(h, d, geo, forced_splits, name);
-        default: return w4w_launch<__half, 2, false>(h, d, geo, forced_splits, name);
+        case 0: return w4w_launch<__half, 1, true, true>(h, d, geo, forced_splits, name);
+        case 1: return w4w_launch<__half, 1, false, false>(h, d, geo, forced_splits, name);
+        case 2: return w4w_launch<__half, 2, false, true>(h, d, geo, forced_splits, name);
+        default: return w4w_launch<__half, 2, false, false>(h, d, geo, forced_splits, name);
         }
     }
     switch (kind) {
-    case 0: return w4w_launch<__nv_bfloat16, 1, true>(h, d, geo, forced_splits, name);
-    case 1: return w4w_launch<__nv_bfloat16, 1, false>(h, d, geo, forced_splits, name);
-    default: return w4w_launch<__nv_bfloat16, 2, false>(h, d, geo, forced_splits, name);
+    case 0: return w4w_launch<__nv_bfloat16, 1, true, true>(h, d, geo, forced_splits, name);
+    case 1: return w4w_launch<__nv_bfloat16, 1, false, false>(h, d, geo, forced_splits, name);
+    case 2: return w4w_launch<__nv_bfloat16, 2, false, true>(h, d, geo, forced_splits, name);
+    default: return w4w_launch<__nv_bfloat16, 2, false, false>(h, d, geo, forced_splits, name);
     }
 }

@@ -127,7 +127,6 @@ template <typename T, int M8, int U, int MIN_BLOCKS>
 __global__ void __launch_bounds__(128, MIN_BLOCKS) w4a16_mma_splitk_kernel(w4a16_args_t a)
 {
     typedef typename w4_type<T>::pair P;
-    const uint32_t magic = w4_type<T>::magic;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int g = lane >> 2, t = lane & 3;
     const int64_t strip = (int64_t)blockIdx.x * 4 + warp;
@@ -176,17 +175,17 @@ __global__ void __launch_bounds__(128, MIN_BLOCKS) w4a16_mma_splitk_kernel(w4a16
 
                 P s2 = w4_as_pair<P>(sv[u]);
                 P s_lo = w4_splat_lo(s2), s_hi = w4_splat_hi(s2);
-                P z2 = w4_as_pair<P>(((zv[u] >> zero_shift) & 0x000F000Fu) | magic);
+                P z2 = w4_as_pair<P>(w4_nibbles<T, 0x000F000Fu>(zv[u] >> zero_shift));
                 P z_lo = w4_splat_lo(z2), z_hi = w4_splat_hi(z2);
                 uint32_t words[4] = {wv[u].x, wv[u].y, wv[u].z, wv[u].w};
 #pragma unroll
                 for (int j = 0; j < 4; j++) {
                     uint32_t w = words[j];
                     /* pair i = nibbles i and i+4: rows g, g+8, g, g+8 */
-                    uint32_t a0 = w4_dequant_pair((w & 0x000F000Fu) | magic, z_lo, s_lo);
-                    uint32_t a1 = w4_dequant_pair(((w >> 4) & 0x000F000Fu) | magic, z_hi, s_hi);
-                    uint32_t a2 = w4_dequant_pair(((w >> 8) & 0x000F000Fu) | magic, z_lo, s_lo);
-                    uint32_t a3 = w4_dequant_pair(((w >> 12) & 0x000F000Fu) | magic, z_hi, s_hi);
+                    uint32_t a0 = w4_dequant_pair(w4_nibbles<T, 0x000F000Fu>(w), z_lo, s_lo);
+                    uint32_t a1 = w4_dequant_pair(w4_nibbles<T, 0x000F000Fu>(w >> 4), z_hi, s_hi);
+                    uint32_t a2 = w4_dequant_pair(w4_nibbles<T, 0x000F000Fu>(w >> 8), z_lo, s_lo);
+                    uint32_t a3 = w4_dequant_pair(w4_nibbles<T, 0x000F000Fu>(w >> 12), z_hi, s_hi);
 #pragma unroll
                     for (int i = 0; i < M8; i++)
                         w4_mma(T(), acc[i], a0, a1, a2, a3, xr[i][2 * j], xr[i][2 * j + 1]);

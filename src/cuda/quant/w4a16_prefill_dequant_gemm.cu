@@ -80,13 +80,12 @@ static __device__ __forceinline__ void w4p_dequant_store_row(const uint32_t word
                                                              uint32_t zero, uint32_t scale, int t,
                                                              uint16_t *row_out)
 {
-    const uint32_t magic = w4_type<T>::magic;
     uint32_t vals[8];
 #pragma unroll
     for (int j = 0; j < 4; j++) {
         const uint32_t w = words[j] >> shift;
-        vals[2 * j] = w4_mul2(T(), w4_sub2(T(), (w & 0x000F000Fu) | magic, zero), scale);
-        vals[2 * j + 1] = w4_mul2(T(), w4_sub2(T(), ((w >> 8) & 0x000F000Fu) | magic, zero), scale);
+        vals[2 * j] = w4_mul2(T(), w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w), zero), scale);
+        vals[2 * j + 1] = w4_mul2(T(), w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w >> 8), zero), scale);
     }
     /* Even t sends its upper 16 bytes (cols 8..15), odd t its lower 16
      * bytes (cols 0..7); each keeps the other half. */
@@ -131,7 +130,6 @@ static __device__ __forceinline__ void w4p_dequant_store_row(const uint32_t word
 template <typename T>
 __global__ void __launch_bounds__(W4P_THREADS, W4P_MIN_BLOCKS) w4p_dequant_kernel(w4p_dequant_args_t a)
 {
-    const uint32_t magic = w4_type<T>::magic;
     const int lane = threadIdx.x & 31;
     const int g = lane >> 2, t = lane & 3;
     const int zero_shift = 4 * (g & 3);
@@ -148,7 +146,7 @@ __global__ void __launch_bounds__(W4P_THREADS, W4P_MIN_BLOCKS) w4p_dequant_kerne
         const uint32_t sv = __ldg(a.scales + meta * 8 + g);
         const uint32_t zv = __ldg(a.zeros + meta * 2 + (g >> 2));
         const uint32_t s_lo = w4p_splat_lo(sv), s_hi = w4p_splat_hi(sv);
-        const uint32_t z2 = ((zv >> zero_shift) & 0x000F000Fu) | magic;
+        const uint32_t z2 = w4_nibbles<T, 0x000F000Fu>(zv >> zero_shift);
         const uint32_t z_lo = w4p_splat_lo(z2), z_hi = w4p_splat_hi(z2);
 
         const uint32_t words[4] = {wv.x, wv.y, wv.z, wv.w};
