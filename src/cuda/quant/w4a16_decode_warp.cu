@@ -86,6 +86,9 @@
  * times. ptxas (13.0) fits U = 8 and 10 in 128 registers without spills;
  * 8 keeps a margin. */
 #define W4W_U 8
+/* m <= 16 with the fp32 scale: two partial sets; 6 tiles in flight per warp
+ * keep it within 128 registers (8 spilled) */
+#define W4W_U16F 6
 /* Shared memory per CTA at most (x and metadata chunks); w4w_smem_budget. */
 #define W4W_SMEM_BUDGET_MAX (96 * 1024)
 /* Tiles per slice in one chunk at most (a multiple of U): the first chunk's
@@ -705,7 +708,7 @@ static int w4w_make_plan(w4w_plan_t *p, int r_log2, int64_t m, int64_t k, int64_
     if (xc > W4W_MAX_CHUNK_TILES || xc * x_per_tile + W4W_WARPS * wmb > budget) {
         nbuf = 2;
         xc = budget / 2 / x_per_tile / u * u;
-        if (xc > W4W_MAX_CHUNK_TILES) xc = W4W_MAX_CHUNK_TILES;
+        if (xc > W4W_MAX_CHUNK_TILES) xc = W4W_MAX_CHUNK_TILES / u * u; /* a multiple of u */
         for (; xc >= u; xc -= u) {
             groups = tile_meta ? xc : w4w_meta_groups(xc, gs_eff, num_groups);
             wmb = (groups * 40 + 15) / 16 * 16;
@@ -808,11 +811,10 @@ static int w4w_ctas_per_sm(int64_t budget)
     return cached;
 }
 
-template <typename T, int M8, bool SCALE_F32, bool TILE_META>
+template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U>
 static cuops_status_t w4w_launch(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                  const w4_geometry_t *geo, int64_t forced_splits, const char *name)
 {
-    constexpr int U = W4W_U;
     const int64_t budget = w4w_smem_budget(h);
     const int64_t sms = h->num_sms > 0 ? h->num_sms : 132;
     const int64_t slots = sms * w4w_ctas_per_sm<T, M8, SCALE_F32, TILE_META, U>(budget);
@@ -918,16 +920,16 @@ cuops_status_t w4a16_launch_decode_warp(struct cuops_handle *h, const cuops_w4a1
     *kernel_name = name;
     if (!bf) {
         switch (kind) {
-        case 0: return w4w_launch<__half, 1, true, true>(h, d, geo, forced_splits, name);
-        case 1: return w4w_launch<__half, 1, false, false>(h, d, geo, forced_splits, name);
-        case 2: return w4w_launch<__half, 2, false, true>(h, d, geo, forced_splits, name);
-        default: return w4w_launch<__half, 2, false, false>(h, d, geo, forced_splits, name);
+        case 0: return w4w_launch<__half, 1, true, true, W4W_U>(h, d, geo, forced_splits, name);
+        case 1: return w4w_launch<__half, 1, false, false, W4W_U>(h, d, geo, forced_splits, name);
+        case 2: return w4w_launch<__half, 2, true, true, W4W_U16F>(h, d, geo, forced_splits, name);
+        default: return w4w_launch<__half, 2, false, false, W4W_U>(h, d, geo, forced_splits, name);
         }
     }
     switch (kind) {
-    case 0: return w4w_launch<__nv_bfloat16, 1, true, true>(h, d, geo, forced_splits, name);
-    case 1: return w4w_launch<__nv_bfloat16, 1, false, false>(h, d, geo, forced_splits, name);
-    case 2: return w4w_launch<__nv_bfloat16, 2, false, true>(h, d, geo, forced_splits, name);
-    default: return w4w_launch<__nv_bfloat16, 2, false, false>(h, d, geo, forced_splits, name);
+    case 0: return w4w_launch<__nv_bfloat16, 1, true, true, W4W_U>(h, d, geo, forced_splits, name);
+    case 1: return w4w_launch<__nv_bfloat16, 1, false, false, W4W_U>(h, d, geo, forced_splits, name);
+    case 2: return w4w_launch<__nv_bfloat16, 2, true, true, W4W_U16F>(h, d, geo, forced_splits, name);
+    default: return w4w_launch<__nv_bfloat16, 2, false, false, W4W_U>(h, d, geo, forced_splits, name);
     }
 }
