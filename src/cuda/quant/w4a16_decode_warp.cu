@@ -32,8 +32,8 @@
  *  - x (m rows) and the scale pairs / zero words of the groups each warp
  *    touches are copied into shared memory in chunks of xc tiles per k slice
  *    (cp.async, x zero-filled past k), double-buffered: one __syncthreads per
- *    chunk of 8..32 tiles (a single one before the loop when the warps have
- *    <= 32 tiles each). A barrier does not drain the weight stream: the U
+ *    chunk of 8..64 tiles (a single one before the loop when the warps have
+ *    <= 64 tiles each). A barrier does not drain the weight stream: the U
  *    tiles of every warp stay in flight across it. Holding the
  *    metadata in the register pipeline instead would cost 2 registers and 2
  *    loads per tile.
@@ -86,15 +86,17 @@
  * times. ptxas (13.0) fits U = 8 and 10 in 128 registers without spills;
  * 8 keeps a margin. */
 #define W4W_U 8
-/* m <= 16 with the fp32 scale: two partial sets; 6 tiles in flight per warp
- * keep it within 128 registers (8 spilled) */
-#define W4W_U16F 6
+#ifndef W4W_U_M8
+#define W4W_U_M8 8
+#endif
 /* Shared memory per CTA at most (x and metadata chunks); w4w_smem_budget. */
 #define W4W_SMEM_BUDGET_MAX (96 * 1024)
 /* Tiles per slice in one chunk at most (a multiple of U): the first chunk's
- * metadata and x gate the first barrier, so keep them small; later chunks
- * are fetched one ahead. */
-#define W4W_MAX_CHUNK_TILES 32
+ * metadata and x gate the first barrier, so not too many; later chunks are
+ * fetched one ahead. Each chunk costs every warp a few hundred instructions
+ * of copy set-up, so not too few either: 32 cost ~14 instructions per tile
+ * at m = 1 (ncu instruction counts, docs/w4a16.md). */
+#define W4W_MAX_CHUNK_TILES 64
 /* Split-K planning: a warp should have at least this many tiles... */
 #define W4W_MIN_TILES_PER_WARP 4
 /* ...and a cross-CTA split costs a fence, an atomic and the last CTA's L2
@@ -128,6 +130,7 @@ typedef struct w4w_args {
     int gs_eff;          /* group size in columns; 1 << 30 when one group spans k */
     int q64, r64;        /* 64 = q64 * gs_eff + r64: group advance per tile */
     int r_log2;          /* strips per CTA = 1 << r_log2, k slices = 8 >> r_log2 */
+    int x_wpr_log2;      /* log2 of the warps copying one x row: 8 / (slices * m), or 1 */
     int tiles_per_split; /* k tiles per CTA (the last split may have fewer) */
     int tiles_per_slice; /* k tiles per warp slice: ceil(tiles_per_split / KS) */
     int xc;              /* tiles per slice in one chunk (a multiple of U if chunked) */
@@ -366,11 +369,18 @@ static __device__ __forceinline__ void w4w_copy_chunk(const w4w_args_t &a, uint3
     const int kt_cta = (int)blockIdx.y * a.tiles_per_split;
     const int cta_tiles = min(a.tiles_per_split, (int)a.ktiles - kt_cta);
     const int rows = ks * m;
-    const int warps_per_row = rows >= W4W_WARPS ? 1 : W4W_WARPS / rows;
-    const int row_step = W4W_WARPS / warps_per_row;
-    const int piece_step = 32 * warps_per_row;
-    for (int rowid = warp / warps_per_row; rowid < rows; rowid += row_step) {
-        const int s = rowid / m, r = rowid - s * m;
+    /* 8 / rows warps per row when rows < 8 (a power of two for rows 1..8,
+     * from the host), else one; no division in here: the row's slice s and
+     * x row r = rowid - s*m are stepped, not divided */
+    const int wpr_log2 = a.x_wpr_log2;
+    const int row_step = W4W_WARPS >> wpr_log2;
+    const int piece_step = 32 << wpr_log2;
+    int rowid = warp >> wpr_log2, s = 0, r = rowid;
+    while (r >= m) {
+        r -= m;
+        s++;
+    }
+    for (; rowid < rows; rowid += row_step) {
         const int s_begin = min(s * kws, cta_tiles);
         const int s_end = min(s_begin + kws, cta_tiles);
         const int tile0 = s_begin + chunk * xc; /* CTA-relative */
@@ -379,11 +389,16 @@ static __device__ __forceinline__ void w4w_copy_chunk(const w4w_args_t &a, uint3
         const uint16_t *src_row = a.x + (int64_t)r * a.ldx + col_base;
         const uint32_t dst_row = buf + (uint32_t)rowid * (uint32_t)xc * 128u;
         const int swz = r & 7;
-        for (int q = (warp % warps_per_row) * 32 + lane; q < pieces; q += piece_step) {
+        for (int q = ((warp & ((1 << wpr_log2) - 1)) << 5) + lane; q < pieces; q += piece_step) {
             const int left = (int)a.k - (col_base + q * 8); /* columns from here to k */
             const int bytes = left >= 8 ? 16 : (left > 0 ? left * 2 : 0);
             const void *src = bytes ? (const void *)(src_row + q * 8) : (const void *)a.x;
             cuops_cp_async_16_zfill(dst_row + ((q >> 3) << 7) + (((q & 7) ^ swz) << 4), src, bytes);
+        }
+        r += row_step;
+        while (r >= m) {
+            r -= m;
+            s++;
         }
     }
 
@@ -400,15 +415,13 @@ static __device__ __forceinline__ void w4w_copy_chunk(const w4w_args_t &a, uint3
         const uint32_t mbase =
             buf + (uint32_t)a.x_chunk_bytes + (uint32_t)(warp * a.warp_meta_bytes);
         const uint32_t zbase = mbase + (uint32_t)a.meta_groups * 32u;
-        for (int q = lane; q < 3 * (t1 - t0); q += 32) {
-            const int j = q / 3, part = q - 3 * j;
+        for (int j = lane; j < t1 - t0; j += 32) { /* a lane per tile: one division */
             const int grp = w4w_chunk_group0(a, kt0 + t0 + j);
             const int64_t sg = (int64_t)strip * a.num_groups + grp;
-            if (part < 2)
-                cuops_cp_async_16_zfill(mbase + j * 32 + part * 16,
-                                        a.packed + a.scale_offset + sg * 32 + part * 16, 16);
-            else
-                w4w_cp_async_8(zbase + j * 8, a.packed + a.zero_offset + sg * 8);
+            const uint8_t *ssrc = a.packed + a.scale_offset + sg * 32;
+            cuops_cp_async_16_zfill(mbase + j * 32, ssrc, 16);
+            cuops_cp_async_16_zfill(mbase + j * 32 + 16, ssrc + 16, 16);
+            w4w_cp_async_8(zbase + j * 8, a.packed + a.zero_offset + sg * 8);
         }
     } else if (t0 < t1) {
         const int kt0 = kt_cta + my_begin;
@@ -858,6 +871,12 @@ static cuops_status_t w4w_launch(struct cuops_handle *h, const cuops_w4a16_desc_
     a.q64 = W4_TILE_K / a.gs_eff;
     a.r64 = W4_TILE_K % a.gs_eff;
     a.r_log2 = plan.r_log2;
+    {
+        const int64_t rows = (int64_t)(W4W_WARPS >> plan.r_log2) * d->m;
+        int wl = 0;
+        while (rows < W4W_WARPS && (rows << (wl + 1)) <= W4W_WARPS) wl++;
+        a.x_wpr_log2 = wl;
+    }
     a.tiles_per_split = (int)plan.tiles_per_split;
     a.tiles_per_slice = (int)plan.tiles_per_slice;
     a.xc = (int)plan.xc;
@@ -920,16 +939,16 @@ cuops_status_t w4a16_launch_decode_warp(struct cuops_handle *h, const cuops_w4a1
     *kernel_name = name;
     if (!bf) {
         switch (kind) {
-        case 0: return w4w_launch<__half, 1, true, true, W4W_U>(h, d, geo, forced_splits, name);
+        case 0: return w4w_launch<__half, 1, true, true, W4W_U_M8>(h, d, geo, forced_splits, name);
         case 1: return w4w_launch<__half, 1, false, false, W4W_U>(h, d, geo, forced_splits, name);
-        case 2: return w4w_launch<__half, 2, true, true, W4W_U16F>(h, d, geo, forced_splits, name);
+        case 2: return w4w_launch<__half, 2, false, true, W4W_U>(h, d, geo, forced_splits, name);
         default: return w4w_launch<__half, 2, false, false, W4W_U>(h, d, geo, forced_splits, name);
         }
     }
     switch (kind) {
-    case 0: return w4w_launch<__nv_bfloat16, 1, true, true, W4W_U>(h, d, geo, forced_splits, name);
+    case 0: return w4w_launch<__nv_bfloat16, 1, true, true, W4W_U_M8>(h, d, geo, forced_splits, name);
     case 1: return w4w_launch<__nv_bfloat16, 1, false, false, W4W_U>(h, d, geo, forced_splits, name);
-    case 2: return w4w_launch<__nv_bfloat16, 2, true, true, W4W_U16F>(h, d, geo, forced_splits, name);
+    case 2: return w4w_launch<__nv_bfloat16, 2, false, true, W4W_U>(h, d, geo, forced_splits, name);
     default: return w4w_launch<__nv_bfloat16, 2, false, false, W4W_U>(h, d, geo, forced_splits, name);
     }
 }
