@@ -24,6 +24,9 @@
  * bitwise identical C; a forced call the plan would not split is declined
  * with NOT_SUPPORTED and a detail; a user workspace too small for the
  * partials runs the plain kernel instead (and cuops_last_kernel says so).
+ * Every split case also runs "sm90_ws_128x256_splitk_dsmem" (the partials
+ * reduced inside a thread-block cluster through distributed shared memory):
+ * same checks, its own determinism check and declines.
  *
  * Skips (exit 0) without a CUDA device or on a device that is not sm_90.
  * CUOPS_TEST_QUICK=1 runs a reduced set (for compute-sanitizer).
@@ -34,6 +37,11 @@
 
 static const char *const VARIANT = "sm90_ws_128x256";
 static const char *const SPLITK = "sm90_ws_128x256_splitk";
+/* The same split with the partials reduced inside a thread-block cluster
+ * (distributed shared memory); it serves every shape the split-K plan splits
+ * whose tile grid is at most 32 tiles on these GPUs (its own plan lowers S
+ * until the clusters fit), which covers every split case below. */
+static const char *const DSMEM = "sm90_ws_128x256_splitk_dsmem";
 
 /* The library's split-K plan (gemm_sm90.cu, sm90_splitk_splits): the number
  * of K splits for this shape on `sms` SMs, 0 where it does not split. */
@@ -284,7 +292,7 @@ done:
 /* Two runs of the forced split-K variant on the same inputs must give the
  * same bits (fixed summation order, no atomics). */
 static void check_split_deterministic(cuops_handle_t gpu, int64_t m, int64_t n, int64_t k,
-                                      cuops_dtype_t ab, cuops_dtype_t ct)
+                                      cuops_dtype_t ab, cuops_dtype_t ct, const char *variant)
 {
     const size_t c_es = ct == CUOPS_DTYPE_F32 ? 4 : 2;
     const size_t a_elems = (size_t)(m * k), b_elems = (size_t)(n * k), c_elems = (size_t)(m * n);
@@ -301,14 +309,14 @@ static void check_split_deterministic(cuops_handle_t gpu, int64_t m, int64_t n, 
         cudaMemcpy(db, hb, b_elems * 2, cudaMemcpyHostToDevice);
         cuops_options_t opt;
         memset(&opt, 0, sizeof opt);
-        opt.variant = SPLITK;
+        opt.variant = variant;
         void *outs[2] = {h1, h2};
         int ok = 1;
         for (int run = 0; run < 2 && ok; run++) {
             cudaMemset(dc, 0xFF, c_elems * c_es); /* NaN in every dtype */
             cuops_status_t st = cuops_gemm_ex(gpu, CUOPS_OP_N, CUOPS_OP_T, m, n, k, 1.0f, da, k, db, k, 0.0f,
                                               dc, n, ab, ct, &opt);
-            CHECK(st == CUOPS_STATUS_SUCCESS, "determinism run %d: %s (%s)", run, cuops_status_string(st),
+            CHECK(st == CUOPS_STATUS_SUCCESS, "determinism %s run %d: %s (%s)", variant, run, cuops_status_string(st),
                   cuops_last_error(gpu));
             ok = st == CUOPS_STATUS_SUCCESS && cudaDeviceSynchronize() == cudaSuccess;
             if (ok) cudaMemcpy(outs[run], dc, c_elems * c_es, cudaMemcpyDeviceToHost);
@@ -326,17 +334,21 @@ static void check_split_deterministic(cuops_handle_t gpu, int64_t m, int64_t n, 
  * any variant that cannot serve a call (NOT_SUPPORTED plus a detail). */
 static void check_split_declines(cuops_handle_t gpu, void *d, int64_t m, int64_t n, int64_t k)
 {
-    cuops_options_t opt;
-    memset(&opt, 0, sizeof opt);
-    opt.variant = SPLITK;
-    const int64_t ld = k > 0 ? k : 1; /* the API asks for ld >= 1 even when k == 0 */
-    cuops_status_t st = cuops_gemm_ex(gpu, CUOPS_OP_N, CUOPS_OP_T, m, n, k, 1.0f, d, ld, d, ld, 0.0f, d, n,
-                                      CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, &opt);
-    CHECK(st == CUOPS_STATUS_NOT_SUPPORTED, "forced %s on %lldx%lldx%lld: got %s, expected NOT_SUPPORTED",
-          SPLITK, (long long)m, (long long)n, (long long)k, cuops_status_string(st));
-    CHECK(cuops_last_error(gpu)[0] != 0, "forced %s on %lldx%lldx%lld: no detail", SPLITK, (long long)m,
-          (long long)n, (long long)k);
-    fprintf(stderr, "declined as expected: %s\n", cuops_last_error(gpu));
+    const char *const variants[2] = {SPLITK, DSMEM};
+    for (int v = 0; v < 2; v++) {
+        cuops_options_t opt;
+        memset(&opt, 0, sizeof opt);
+        opt.variant = variants[v];
+        const int64_t ld = k > 0 ? k : 1; /* the API asks for ld >= 1 even when k == 0 */
+        cuops_status_t st = cuops_gemm_ex(gpu, CUOPS_OP_N, CUOPS_OP_T, m, n, k, 1.0f, d, ld, d, ld, 0.0f,
+                                          d, n, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, &opt);
+        CHECK(st == CUOPS_STATUS_NOT_SUPPORTED,
+              "forced %s on %lldx%lldx%lld: got %s, expected NOT_SUPPORTED", variants[v],
+              (long long)m, (long long)n, (long long)k, cuops_status_string(st));
+        CHECK(cuops_last_error(gpu)[0] != 0, "forced %s on %lldx%lldx%lld: no detail", variants[v],
+              (long long)m, (long long)n, (long long)k);
+        fprintf(stderr, "declined as expected: %s\n", cuops_last_error(gpu));
+    }
 }
 
 int main(void)
@@ -451,9 +463,10 @@ int main(void)
         const int sms = prop.multiProcessorCount;
 #define SPLIT_CASE(c)                                                                      \
     do {                                                                                   \
-        if (splitk_plan((c).m, (c).n, (c).k, sms) > 0)                                     \
+        if (splitk_plan((c).m, (c).n, (c).k, sms) > 0) {                                   \
             run_case(gpu, cpu, &(c), SPLITK, SPLITK);                                      \
-        else                                                                               \
+            run_case(gpu, cpu, &(c), DSMEM, DSMEM);                                        \
+        } else                                                                             \
             SKIP("%lldx%lldx%lld: not split on %d SMs", (long long)(c).m, (long long)(c).n, \
                  (long long)(c).k, sms);                                                   \
     } while (0)
@@ -520,8 +533,12 @@ int main(void)
         }
         /* e. Bitwise identical run to run. */
         if (splitk_plan(128, 1024, 2048, sms) > 0) {
-            check_split_deterministic(gpu, 128, 1024, 2048, CUOPS_DTYPE_F16, CUOPS_DTYPE_F32);
-            if (!quick) check_split_deterministic(gpu, 100, 300, 1537, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16);
+            check_split_deterministic(gpu, 128, 1024, 2048, CUOPS_DTYPE_F16, CUOPS_DTYPE_F32, SPLITK);
+            check_split_deterministic(gpu, 128, 1024, 2048, CUOPS_DTYPE_F16, CUOPS_DTYPE_F32, DSMEM);
+            if (!quick) {
+                check_split_deterministic(gpu, 100, 300, 1537, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, SPLITK);
+                check_split_deterministic(gpu, 100, 300, 1537, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, DSMEM);
+            }
         }
         /* f. Shapes the plan does not split are declined when forced. */
         {

@@ -87,6 +87,44 @@ __device__ __forceinline__ void cuops_fence_proxy_async_smem(void)
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 
+/* ---- clusters and distributed shared memory ------------------------------
+ * All threads of every CTA of the cluster arrive and wait (the .aligned
+ * forms: every thread of each warp executes them). release/acquire: shared
+ * memory written before the barrier by any CTA of the cluster is visible to
+ * ld.shared::cluster after it. */
+__device__ __forceinline__ void cuops_cluster_sync(void)
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;\n"
+                 "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+__device__ __forceinline__ uint32_t cuops_cluster_ctarank(void)
+{
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+
+/* 16 bytes at this CTA's shared address `local` as laid out in CTA `rank`
+ * of the cluster (same offset, the other CTA's shared memory). */
+__device__ __forceinline__ float4 cuops_ld_dsmem_f4(uint32_t local, uint32_t rank)
+{
+    uint32_t remote;
+    float4 v;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+    asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "r"(remote)
+                 : "memory");
+    return v;
+}
+
+/* Named barrier `id` (1..15; 0 is __syncthreads) over `threads` threads. */
+__device__ __forceinline__ void cuops_named_bar_sync(uint32_t id, uint32_t threads)
+{
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
 /* ---- TMA ------------------------------------------------------------------
  * The tensor map is a __grid_constant__ kernel parameter; its generic address
  * is what cp.async.bulk.tensor takes. Coordinates are in elements, innermost
