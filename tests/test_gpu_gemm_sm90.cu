@@ -520,11 +520,12 @@ int main(void)
             SPLIT_CASE(c2);
             gemm_case_t c3 = {N, T, 1024, 1024, 1024, CUOPS_DTYPE_F16, CUOPS_DTYPE_F32, 1.0f, 0.0f, 0, 0, 0, 1};
             SPLIT_CASE(c3);
-            /* auto takes the split path exactly where the plan splits */
+            /* auto takes the split path exactly where the plan splits, in its
+             * cluster form (these grids have <= 32 tiles: their clusters fit) */
             gemm_case_t c4 = {N, T, 128, 4096, 4096, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 1};
-            run_case(gpu, cpu, &c4, NULL, splitk_plan(128, 4096, 4096, sms) > 0 ? SPLITK : VARIANT);
+            run_case(gpu, cpu, &c4, NULL, splitk_plan(128, 4096, 4096, sms) > 0 ? DSMEM : VARIANT);
             gemm_case_t c5 = {N, T, 1000, 1000, 1000, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 1};
-            run_case(gpu, cpu, &c5, NULL, splitk_plan(1000, 1000, 1000, sms) > 0 ? SPLITK : VARIANT);
+            run_case(gpu, cpu, &c5, NULL, splitk_plan(1000, 1000, 1000, sms) > 0 ? DSMEM : VARIANT);
         }
         /* auto at a shape just outside the plan (k = 448: 7 k-blocks) */
         {

@@ -95,9 +95,11 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
  *    split K so every SM streams the weight, where a 128-row tile would leave
  *    most SMs idle.
  *  F16/BF16 on sm_90: wgmma kernels (TMA, 4th-gen tensor cores) in their own
- *    order (gemm_sm90.cu: sm90_ws_128x256_splitk, which accepts only the
- *    calls whose tile grid covers at most half of the SMs and k > 448, then
- *    sm90_ws_128x256), then the mma.sync kernels (they run on Hopper at ~65%
+ *    order (gemm_sm90.cu: sm90_ws_128x256_splitk_dsmem and
+ *    sm90_ws_128x256_splitk, which accept only the calls whose tile grid
+ *    covers at most half of the SMs and k > 448 - the cluster reduction
+ *    where the device holds every tile's cluster at once, else the fixup
+ *    kernel - then sm90_ws_128x256), then the mma.sync kernels (they run on Hopper at ~65%
  *    of the wgmma peak, see anchors), then the fallback. The split-K entry
  *    accepts m <= 64 too: the small-m calls the decode kernels decline
  *    (transposed or unaligned operands, k % 8 != 0) reach it before the
