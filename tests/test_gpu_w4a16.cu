@@ -258,8 +258,7 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
     int refused = 0;
     if (c.variant && strcmp(c.variant, "w4a16_decode_splitk") == 0) refused = m > 64;
     if (c.variant && strcmp(c.variant, "w4a16_decode_stream") == 0) refused = !serves;
-    /* w4a16_decode_warp and its deeper-pipeline ablation _u9 */
-    const int is_warp = c.variant && strncmp(c.variant, "w4a16_decode_warp", 17) == 0;
+    const int is_warp = c.variant && strcmp(c.variant, "w4a16_decode_warp") == 0;
     if (is_warp) refused = !warp_serves(m, ldx, c.x_offset);
     if (refused) {
         CHECK(st == CUOPS_STATUS_NOT_SUPPORTED,
@@ -506,10 +505,6 @@ static void run_warp_tests(cuops_handle_t h, int quick)
                          * ldy past n (the guards see any write past n) */
                         gemm_case_t c = {m, 0, 0, 0, warp, 0, 1};
                         gpu_gemm_check(h, &w, wd, &gw, act, c);
-                        if (m <= 8 && (!quick || mi == 0)) {
-                            gemm_case_t cu = {m, 0, 0, 0, "w4a16_decode_warp_u9", 0, 1};
-                            gpu_gemm_check(h, &w, wd, &gw, act, cu);
-                        }
                         if (quick) continue;
                         gemm_case_t c2 = {m, 8 + (8 - k % 8) % 8, 3, 0, warp, 0, 1};
                         gpu_gemm_check(h, &w, wd, &gw, act, c2);
@@ -557,8 +552,6 @@ static void run_warp_tests(cuops_handle_t h, int quick)
                 for (int mi = 0; mi < 2; mi++) {
                     gemm_case_t c1 = {ms[mi], 0, 0, 0, warp, 1, 1};
                     gpu_gemm_check(h, &w, wd, &gw, act, c1);
-                    gemm_case_t cu = {ms[mi], 0, 0, 0, "w4a16_decode_warp_u9", 1, 1};
-                    gpu_gemm_check(h, &w, wd, &gw, act, cu);
                     if (quick) continue;
                     gemm_case_t c0 = {ms[mi], 0, 0, 0, warp, 0, 1};
                     gpu_gemm_check(h, &w, wd, &gw, act, c0);

@@ -88,10 +88,9 @@
  * times. ptxas (13.0) fits U = 8 and 10 in 128 registers without spills;
  * 8 keeps a margin. */
 #define W4W_U 8
+#ifndef W4W_U_M8
 #define W4W_U_M8 8
-/* "w4a16_decode_warp_u9": the m <= 8 tile-group kernel at 9 tiles in flight
- * (10 spilled 4 bytes once the zero point went into the mma) */
-#define W4W_U_DEEP 9
+#endif
 /* Shared memory per CTA at most (x and metadata chunks); w4w_smem_budget. */
 #define W4W_SMEM_BUDGET_MAX (96 * 1024)
 /* Tiles per slice in one chunk at most (a multiple of U): the first chunk's
@@ -938,19 +937,17 @@ int w4a16_decode_warp_serves(const cuops_w4a16_desc_t *d, const w4_geometry_t *g
  * tracking in the loop); "_g16" kernels track each lane's group.
  */
 cuops_status_t w4a16_launch_decode_warp(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
-                                        const w4_geometry_t *geo, int64_t forced_splits, int deep,
+                                        const w4_geometry_t *geo, int64_t forced_splits,
                                         const char **kernel_name)
 {
-    static const char *const names[2][5] = {
+    static const char *const names[2][4] = {
         {"w4a16_decode_warp_f16_m8", "w4a16_decode_warp_f16_m8_g16", "w4a16_decode_warp_f16_m16",
-         "w4a16_decode_warp_f16_m16_g16", "w4a16_decode_warp_f16_m8_u9"},
+         "w4a16_decode_warp_f16_m16_g16"},
         {"w4a16_decode_warp_bf16_m8", "w4a16_decode_warp_bf16_m8_g16",
-         "w4a16_decode_warp_bf16_m16", "w4a16_decode_warp_bf16_m16_g16",
-         "w4a16_decode_warp_bf16_m8_u9"}};
+         "w4a16_decode_warp_bf16_m16", "w4a16_decode_warp_bf16_m16_g16"}};
     const int bf = d->act_type == CUOPS_DTYPE_BF16;
     const int tile_group = geo->group_size % W4_TILE_K == 0 || geo->num_groups == 1;
-    int kind = (d->m > 8 ? 2 : 0) + (tile_group ? 0 : 1);
-    if (kind == 0 && deep) kind = 4;
+    const int kind = (d->m > 8 ? 2 : 0) + (tile_group ? 0 : 1);
     const char *name = names[bf][kind];
     *kernel_name = name;
     if (!bf) {
@@ -958,16 +955,13 @@ cuops_status_t w4a16_launch_decode_warp(struct cuops_handle *h, const cuops_w4a1
         case 0: return w4w_launch<__half, 1, true, true, W4W_U_M8>(h, d, geo, forced_splits, name);
         case 1: return w4w_launch<__half, 1, false, false, W4W_U>(h, d, geo, forced_splits, name);
         case 2: return w4w_launch<__half, 2, false, true, W4W_U>(h, d, geo, forced_splits, name);
-        case 3: return w4w_launch<__half, 2, false, false, W4W_U>(h, d, geo, forced_splits, name);
-        default: return w4w_launch<__half, 1, true, true, W4W_U_DEEP>(h, d, geo, forced_splits, name);
+        default: return w4w_launch<__half, 2, false, false, W4W_U>(h, d, geo, forced_splits, name);
         }
     }
     switch (kind) {
     case 0: return w4w_launch<__nv_bfloat16, 1, true, true, W4W_U_M8>(h, d, geo, forced_splits, name);
     case 1: return w4w_launch<__nv_bfloat16, 1, false, false, W4W_U>(h, d, geo, forced_splits, name);
     case 2: return w4w_launch<__nv_bfloat16, 2, false, true, W4W_U>(h, d, geo, forced_splits, name);
-    case 3: return w4w_launch<__nv_bfloat16, 2, false, false, W4W_U>(h, d, geo, forced_splits, name);
-    default:
-        return w4w_launch<__nv_bfloat16, 1, true, true, W4W_U_DEEP>(h, d, geo, forced_splits, name);
+    default: return w4w_launch<__nv_bfloat16, 2, false, false, W4W_U>(h, d, geo, forced_splits, name);
     }
 }

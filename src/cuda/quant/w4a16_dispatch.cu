@@ -24,10 +24,6 @@
  *                        of weight tiles, x staged once per chunk, split-K
  *                        reduced in the same kernel (w4a16_decode_warp.cu);
  *                        NOT_SUPPORTED, with the reason, outside what it serves
- *   w4a16_decode_warp_u9  the same with 9 weight tiles in flight per warp
- *                        (8 in w4a16_decode_warp) where m <= 8 and one group
- *                        covers each 64-k tile; elsewhere the same kernels
- *                        (an ablation of the pipeline depth)
  * options.split_k > 0 forces the number of K splits on either variant.
  * k == 0 writes y = 0 with a 2-D memset (no weight is read).
  *
@@ -44,7 +40,7 @@
 
 static const char *const w4a16_variants[] = {"auto", "w4a16_decode_splitk", "w4a16_mma",
                                              "w4a16_dequant_gemm", "w4a16_decode_stream",
-                                             "w4a16_decode_warp", "w4a16_decode_warp_u9"};
+                                             "w4a16_decode_warp"};
 enum {
     W4A16_AUTO = 0,
     W4A16_DECODE_SPLITK = 1,
@@ -52,8 +48,7 @@ enum {
     W4A16_DEQUANT_GEMM = 3,
     W4A16_DECODE_STREAM = 4,
     W4A16_DECODE_WARP = 5,
-    W4A16_DECODE_WARP_U9 = 6, /* ablation: 9 weight tiles in flight per warp at m <= 8 */
-    W4A16_NUM_VARIANTS = 7
+    W4A16_NUM_VARIANTS = 6
 };
 
 /* ---- prefill (m >= 256): w4a16_prefill_dequant_gemm.cu --------------------
@@ -156,7 +151,7 @@ extern "C" cuops_status_t cuops_cuda_gemm_w4a16(struct cuops_handle *h,
         return w4a16_launch_decode_stream(h, d, &geo, opt && opt->split_k > 0 ? opt->split_k : 0,
                                           &kernel);
     }
-    if (variant == W4A16_DECODE_WARP || variant == W4A16_DECODE_WARP_U9) {
+    if (variant == W4A16_DECODE_WARP) {
         if (!w4a16_decode_warp_serves(d, &geo))
             return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
                               "w4a16 (cuda): w4a16_decode_warp serves m <= 16, x 16-byte aligned "
@@ -165,7 +160,7 @@ extern "C" cuops_status_t cuops_cuda_gemm_w4a16(struct cuops_handle *h,
                               (long long)d->m, (long long)d->k, (long long)d->ldx);
         const char *kernel = NULL;
         return w4a16_launch_decode_warp(h, d, &geo, opt && opt->split_k > 0 ? opt->split_k : 0,
-                                        variant == W4A16_DECODE_WARP_U9, &kernel);
+                                        &kernel);
     }
     if (variant == W4A16_DECODE_SPLITK && d->m > 64)
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,

@@ -124,11 +124,10 @@ cuops_status_t w4a16_launch_decode_stream(struct cuops_handle *h, const cuops_w4
 /* The per-warp register-pipeline decode kernel (w4a16_decode_warp.cu):
  * m <= 16, any group size of the layout, x 16-byte aligned with
  * ldx % 8 == 0, k < 2^29, n < 2^34. forced_splits > 0 forces the K split
- * across CTAs; it takes its own workspace. deep: 9 weight tiles in flight
- * per warp instead of 8 in the m <= 8 tile-group kernels (an ablation). */
+ * across CTAs; it takes its own workspace. */
 int w4a16_decode_warp_serves(const cuops_w4a16_desc_t *d, const w4_geometry_t *geo);
 cuops_status_t w4a16_launch_decode_warp(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
-                                        const w4_geometry_t *geo, int64_t forced_splits, int deep,
+                                        const w4_geometry_t *geo, int64_t forced_splits,
                                         const char **kernel_name);
 
 #endif /* CUOPS_W4A16_LAYOUT_CUH */
