@@ -40,15 +40,13 @@
  *
  * Per 512-byte strip-tile and warp, m <= 8, f16, group_size % 64 == 0 (the
  * scale applied in fp32 to the tile's mma partial, rows g+8 taken as 16 q
- * with the 0x00F000F0 mask, as in w4a16_decode_stream; the zero point
- * subtracted by a second mma; metadata staged per tile): 1 LDG.128 (weight,
- * predicated refill), 2 LDS.128 (x), 2 LDS.32 (scale pair, zero word),
- * ~6 for the zero/scale operands, 4 x (1 shift, 4 LOP3) of dequant, 8 HMMA,
- * 4 FFMA, 1 LOP3 and 3 moves (the chain below). ncu counts (docs/w4a16.md):
- * 109 per tile before the LOP3 and per-tile metadata work, 73 after, and
- * the HSUB2s this removes were 16 of those. With the scale folded into the
- * weights (m <= 8 with other group sizes, and every m <= 16 call):
- * 4 x (3 shifts, 4 LOP3, 4 sub, 4 mul), no FFMA; m <= 16 126 per tile.
+ * with the 0x00F000F0 mask, as in w4a16_decode_stream): 1 LDG.128 (weight,
+ * predicated refill), 2 LDS.128 (x), 2 LDS.32 (scale pair, zero word) with
+ * ~3 address ops, ~5 of group tracking, ~6 for the zero/scale operands,
+ * 4 x (1 shift, 4 lop3, 4 sub) of dequant, 4 HMMA, 4 FFMA, 1 LOP3 (below):
+ * ~70 instructions. With the scale folded into the weights (m <= 8 with
+ * other group sizes, and every m <= 16 call): 4 x (3 shifts, 4 lop3, 4 sub,
+ * 4 mul), no FFMA: ~85; m <= 16 adds 2 LDS.128 and 4 HMMA: ~91.
  *
  * CTA: 8 warps. R = 1 << r_log2 strips (16 rows each) x KS = 8 / R k slices;
  * warp w owns strip w % R of the CTA and slice w / R of the CTA's k range.
@@ -243,11 +241,10 @@ template <> struct w4w_mma<__nv_bfloat16> {
  * multiply it into acc with the x fragments at xt (the tile's 128-byte
  * segment of each x row in shared memory; xoff_* are the lane's swizzled
  * chunk offsets of rows min(8i+g, m-1)).
- * SCALE_F32: the mma sees 1024 + q (f16 rows g+8: 1024 + 16q, exact in f16,
- * so the 0x00F000F0 mask needs no shift) and, in a second mma per k16 step
- * over the same x, -(1024 + z) of each row; the scale multiplies the tile's
- * fp32 partial. Otherwise the weights are (q - z) * s rounded to T,
- * bit-identical to cuops_dequant_int4.
+ * SCALE_F32: the mma sees exact q - z (f16: rows g+8 as 16(q - z), since
+ * 1024 + 16q is exact in f16 and the 0x00F000F0 mask then needs no shift) and
+ * the scale multiplies the tile's fp32 partial; otherwise the weights are
+ * (q - z) * s rounded to T, bit-identical to cuops_dequant_int4.
  */
 template <typename T, int M8, bool SCALE_F32>
 static __device__ __forceinline__ void w4w_tile(float (&acc)[M8][4], uint4 wq, uint32_t sc,
@@ -271,20 +268,12 @@ static __device__ __forceinline__ void w4w_tile(float (&acc)[M8][4], uint4 wq, u
 
     /* low half: zero(row g), high half: zero(row g+8) */
     const uint32_t zs = zw >> zshift;
+    const uint32_t zn = w4_nibbles<T, 0x000F000Fu>(zs); /* 1024 + z, or 128 + z */
     const uint32_t words[4] = {wq.x, wq.y, wq.z, wq.w};
     if constexpr (SCALE_F32) {
-        /* The zero point goes through the tensor core, not through the
-         * weights: A holds 1024 + q exactly (f16 rows g+8: 1024 + 16q; bf16:
-         * 128 + q), and a second mma per k16 step, A = -(1024 + z) of each
-         * row over the same x, takes (1024 + z) * sum(x) off in the fp32
-         * accumulator: 4 HMMA per tile instead of 16 HSUB2 (docs/w4a16.md,
-         * Change 4). The two sums are ~1024 |x| per term and cancel to the
-         * sum of (q - z) x; fp32 keeps that to ~2^-10 |x| per tile, far under
-         * the f16 rounding of y. */
-        const uint32_t nz_lo = w4w_splat_lo(w4_neg_nibbles<T, 0x000F000Fu>(zs));
-        const uint32_t nz_hi = ROWS8_X16 ? w4w_splat_hi(w4_neg_nibbles<T, 0x00F000F0u>(zs << 4))
-                                         : w4w_splat_hi(w4_neg_nibbles<T, 0x000F000Fu>(zs));
-        const uint32_t AZ[4] = {nz_lo, nz_hi, nz_lo, nz_hi};
+        const uint32_t z_lo = w4w_splat_lo(zn);
+        const uint32_t z_hi = ROWS8_X16 ? w4w_splat_hi(w4_nibbles<T, 0x00F000F0u>(zs << 4)) /* 1024 + 16 z */
+                                        : w4w_splat_hi(zn);
         /* The partial starts from +0 computed as acc & chain_zero (0 at run
          * time): the mma chain of tile u+1 then waits for tile u's FFMAs.
          * Without that dependency ptxas overlaps the chains of several tiles,
@@ -299,15 +288,15 @@ static __device__ __forceinline__ void w4w_tile(float (&acc)[M8][4], uint4 wq, u
             /* nibbles i, i+4 = mma register i: rows g, g+8, g, g+8 */
             if constexpr (ROWS8_X16) {
                 const uint32_t w8 = w >> 8;
-                A[0] = w4_nibbles<T, 0x000F000Fu>(w);
-                A[1] = w4_nibbles<T, 0x00F000F0u>(w);
-                A[2] = w4_nibbles<T, 0x000F000Fu>(w8);
-                A[3] = w4_nibbles<T, 0x00F000F0u>(w8);
+                A[0] = w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w), z_lo);
+                A[1] = w4_sub2(T(), w4_nibbles<T, 0x00F000F0u>(w), z_hi);
+                A[2] = w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w8), z_lo);
+                A[3] = w4_sub2(T(), w4_nibbles<T, 0x00F000F0u>(w8), z_hi);
             } else {
-                A[0] = w4_nibbles<T, 0x000F000Fu>(w);
-                A[1] = w4_nibbles<T, 0x000F000Fu>(w >> 4);
-                A[2] = w4_nibbles<T, 0x000F000Fu>(w >> 8);
-                A[3] = w4_nibbles<T, 0x000F000Fu>(w >> 12);
+                A[0] = w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w), z_lo);
+                A[1] = w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w >> 4), z_hi);
+                A[2] = w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w >> 8), z_lo);
+                A[3] = w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w >> 12), z_hi);
             }
 #pragma unroll
             for (int i = 0; i < M8; i++) {
@@ -316,7 +305,6 @@ static __device__ __forceinline__ void w4w_tile(float (&acc)[M8][4], uint4 wq, u
                                       __uint_as_float(__float_as_uint(acc[i][0]) & chain_zero));
                 else
                     w4w_mma<T>::acc(part[i], A, xr[i][2 * j], xr[i][2 * j + 1]);
-                w4w_mma<T>::acc(part[i], AZ, xr[i][2 * j], xr[i][2 * j + 1]);
             }
         }
         float2 sf = w4w_pair_to_float2(T(), sc);
@@ -330,7 +318,6 @@ static __device__ __forceinline__ void w4w_tile(float (&acc)[M8][4], uint4 wq, u
             acc[i][3] = fmaf(sf.y, part[i][3], acc[i][3]);
         }
     } else {
-        const uint32_t zn = w4_nibbles<T, 0x000F000Fu>(zs); /* 1024 + z, or 128 + z */
         const uint32_t z_lo = w4w_splat_lo(zn), z_hi = w4w_splat_hi(zn);
         const uint32_t s_lo = w4w_splat_lo(sc), s_hi = w4w_splat_hi(sc);
 #pragma unroll

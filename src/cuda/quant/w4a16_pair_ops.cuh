@@ -56,18 +56,6 @@ template <typename T, uint32_t MASK> static __device__ __forceinline__ uint32_t 
     return r;
 }
 
-/* -((w & MASK) | magic): the same pair with both signs set, still one LOP3
- * (the OR constant carries the sign bits, which MASK never selects). */
-template <typename T, uint32_t MASK>
-static __device__ __forceinline__ uint32_t w4_neg_nibbles(uint32_t w)
-{
-    uint32_t r;
-    asm("lop3.b32 %0, %1, %2, %3, 0xea;\n"
-        : "=r"(r)
-        : "r"(w), "n"(MASK), "r"(w4_type<T>::magic ^ 0x80008000u));
-    return r;
-}
-
 /* a - b and a * b, pairwise in T (the tag argument picks the type). */
 template <typename T> static __device__ __forceinline__ uint32_t w4_sub2(T, uint32_t a, uint32_t b)
 {
