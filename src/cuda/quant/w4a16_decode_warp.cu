@@ -89,14 +89,6 @@
 #ifndef W4W_U_M8
 #define W4W_U_M8 8
 #endif
-/* Independent mma chains per tile in the fp32-scale kernels: 2 on sm_90
- * (shorter dependency chains, measured in docs/w4a16.md); 1 on sm_80, where
- * the second chain's registers spilled (24 bytes, ptxas 13.0). */
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#define W4W_CHAINS 2
-#else
-#define W4W_CHAINS 1
-#endif
 /* Shared memory per CTA at most (x and metadata chunks); w4w_smem_budget. */
 #define W4W_SMEM_BUDGET_MAX (96 * 1024)
 /* Tiles per slice in one chunk at most (a multiple of U): the first chunk's
@@ -288,12 +280,7 @@ static __device__ __forceinline__ void w4w_tile(float (&acc)[M8][4], uint4 wq, u
          * and the registers it takes for that are the ones the weight pipeline
          * needs (it spilled at U = 8). The warps hide the chain's latency:
          * at 80 % of HBM a warp needs a tile only every ~500 clocks. */
-        /* W4W_CHAINS (2 on sm_90) partial chains per tile (k16 steps 0, 2 and
-         * 1, 3): each is two dependent HMMAs instead of four. The ncu stall
-         * profile at m = 1 puts fixed-latency dependencies first
-         * (docs/w4a16.md); half the chain costs 4 more FFMA. */
-        constexpr int C = W4W_CHAINS;
-        float part[M8][C][4];
+        float part[M8][4];
 #pragma unroll
         for (int j = 0; j < 4; j++) {
             const uint32_t w = words[j];
@@ -313,25 +300,23 @@ static __device__ __forceinline__ void w4w_tile(float (&acc)[M8][4], uint4 wq, u
             }
 #pragma unroll
             for (int i = 0; i < M8; i++) {
-                if (j < C)
-                    w4w_mma<T>::first(part[i][j], A, xr[i][2 * j], xr[i][2 * j + 1],
+                if (j == 0)
+                    w4w_mma<T>::first(part[i], A, xr[i][0], xr[i][1],
                                       __uint_as_float(__float_as_uint(acc[i][0]) & chain_zero));
                 else
-                    w4w_mma<T>::acc(part[i][j % C], A, xr[i][2 * j], xr[i][2 * j + 1]);
+                    w4w_mma<T>::acc(part[i], A, xr[i][2 * j], xr[i][2 * j + 1]);
             }
         }
         float2 sf = w4w_pair_to_float2(T(), sc);
         if (ROWS8_X16) sf.y *= 0.0625f; /* rows g+8 carry 16 (q - z) */
-        /* c0, c1: weight row g; c2, c3: row g+8; chain 0 then chain 1 */
+        /* c0, c1: weight row g; c2, c3: row g+8 */
 #pragma unroll
-        for (int i = 0; i < M8; i++)
-#pragma unroll
-            for (int h = 0; h < C; h++) {
-                acc[i][0] = fmaf(sf.x, part[i][h][0], acc[i][0]);
-                acc[i][1] = fmaf(sf.x, part[i][h][1], acc[i][1]);
-                acc[i][2] = fmaf(sf.y, part[i][h][2], acc[i][2]);
-                acc[i][3] = fmaf(sf.y, part[i][h][3], acc[i][3]);
-            }
+        for (int i = 0; i < M8; i++) {
+            acc[i][0] = fmaf(sf.x, part[i][0], acc[i][0]);
+            acc[i][1] = fmaf(sf.x, part[i][1], acc[i][1]);
+            acc[i][2] = fmaf(sf.y, part[i][2], acc[i][2]);
+            acc[i][3] = fmaf(sf.y, part[i][3], acc[i][3]);
+        }
     } else {
         const uint32_t z_lo = w4w_splat_lo(zn), z_hi = w4w_splat_hi(zn);
         const uint32_t s_lo = w4w_splat_lo(sc), s_hi = w4w_splat_hi(sc);
