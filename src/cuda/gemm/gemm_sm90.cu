@@ -763,7 +763,8 @@ static int sm90_dsmem_splits(const struct cuops_handle *h, const cuops_gemm_desc
 
 static int sm90_ws_dsmem_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 {
-    return sm90_ws_can_run(h, d) && sm90_splitk_splits(h, d) > 0 && sm90_dsmem_splits(h, d) > 0;
+    /* sm90_dsmem_splits is 0 wherever the split-K plan does not split */
+    return sm90_ws_can_run(h, d) && sm90_dsmem_splits(h, d) > 0;
 }
 
 /* The split-K entry serves every m, m <= 64 included (with K split the few

@@ -86,9 +86,6 @@
  * times. ptxas (13.0) fits U = 8 and 10 in 128 registers without spills;
  * 8 keeps a margin. */
 #define W4W_U 8
-#ifndef W4W_U_M8
-#define W4W_U_M8 8
-#endif
 /* Shared memory per CTA at most (x and metadata chunks); w4w_smem_budget. */
 #define W4W_SMEM_BUDGET_MAX (96 * 1024)
 /* Tiles per slice in one chunk at most (a multiple of U): the first chunk's
@@ -130,7 +127,7 @@ typedef struct w4w_args {
     int gs_eff;          /* group size in columns; 1 << 30 when one group spans k */
     int q64, r64;        /* 64 = q64 * gs_eff + r64: group advance per tile */
     int r_log2;          /* strips per CTA = 1 << r_log2, k slices = 8 >> r_log2 */
-    int x_wpr_log2;      /* log2 of the warps copying one x row: 8 / (slices * m), or 1 */
+    int x_wpr_log2;      /* log2 of the warps copying one x row (8 / (slices * m), at least 1) */
     int tiles_per_split; /* k tiles per CTA (the last split may have fewer) */
     int tiles_per_slice; /* k tiles per warp slice: ceil(tiles_per_split / KS) */
     int xc;              /* tiles per slice in one chunk (a multiple of U if chunked) */
@@ -674,10 +671,12 @@ typedef struct w4w_plan {
     int64_t extra_bytes;  /* x copies + partials written and read + split price */
 } w4w_plan_t;
 
-/* Metadata slots one warp needs for xc tiles: its lanes' columns span at most
- * 64*xc - 16 (first lane 0 to last lane 3), so at most that / gs + 2 groups. */
-static int64_t w4w_meta_groups(int64_t xc, int64_t gs_eff, int64_t num_groups)
+/* Metadata slots one warp needs for xc tiles: one per tile where it is staged
+ * per tile (tile_meta); else one per group its lanes' columns touch, which
+ * span at most 64*xc - 16 (first lane 0 to last lane 3): that / gs + 2. */
+static int64_t w4w_meta_groups(int64_t xc, int64_t gs_eff, int64_t num_groups, int tile_meta)
 {
+    if (tile_meta) return xc;
     int64_t gcount = (W4_TILE_K * xc - 16) / gs_eff + 2;
     return gcount < num_groups ? gcount : num_groups;
 }
@@ -716,14 +715,14 @@ static int w4w_make_plan(w4w_plan_t *p, int r_log2, int64_t m, int64_t k, int64_
      * at most W4W_MAX_CHUNK_TILES per chunk */
     const int64_t x_per_tile = ks * m * 128;
     int64_t xc = kws, nbuf = 1;
-    int64_t groups = tile_meta ? xc : w4w_meta_groups(xc, gs_eff, num_groups);
+    int64_t groups = w4w_meta_groups(xc, gs_eff, num_groups, tile_meta);
     int64_t wmb = (groups * 40 + 15) / 16 * 16;
     if (xc > W4W_MAX_CHUNK_TILES || xc * x_per_tile + W4W_WARPS * wmb > budget) {
         nbuf = 2;
         xc = budget / 2 / x_per_tile / u * u;
         if (xc > W4W_MAX_CHUNK_TILES) xc = W4W_MAX_CHUNK_TILES / u * u; /* a multiple of u */
         for (; xc >= u; xc -= u) {
-            groups = tile_meta ? xc : w4w_meta_groups(xc, gs_eff, num_groups);
+            groups = w4w_meta_groups(xc, gs_eff, num_groups, tile_meta);
             wmb = (groups * 40 + 15) / 16 * 16;
             if (2 * (xc * x_per_tile + W4W_WARPS * wmb) <= budget) break;
         }
@@ -939,14 +938,14 @@ cuops_status_t w4a16_launch_decode_warp(struct cuops_handle *h, const cuops_w4a1
     *kernel_name = name;
     if (!bf) {
         switch (kind) {
-        case 0: return w4w_launch<__half, 1, true, true, W4W_U_M8>(h, d, geo, forced_splits, name);
+        case 0: return w4w_launch<__half, 1, true, true, W4W_U>(h, d, geo, forced_splits, name);
         case 1: return w4w_launch<__half, 1, false, false, W4W_U>(h, d, geo, forced_splits, name);
         case 2: return w4w_launch<__half, 2, false, true, W4W_U>(h, d, geo, forced_splits, name);
         default: return w4w_launch<__half, 2, false, false, W4W_U>(h, d, geo, forced_splits, name);
         }
     }
     switch (kind) {
-    case 0: return w4w_launch<__nv_bfloat16, 1, true, true, W4W_U_M8>(h, d, geo, forced_splits, name);
+    case 0: return w4w_launch<__nv_bfloat16, 1, true, true, W4W_U>(h, d, geo, forced_splits, name);
     case 1: return w4w_launch<__nv_bfloat16, 1, false, false, W4W_U>(h, d, geo, forced_splits, name);
     case 2: return w4w_launch<__nv_bfloat16, 2, false, true, W4W_U>(h, d, geo, forced_splits, name);
     default: return w4w_launch<__nv_bfloat16, 2, false, false, W4W_U>(h, d, geo, forced_splits, name);
