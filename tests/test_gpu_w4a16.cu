@@ -218,6 +218,8 @@ static int warp_serves(int64_t m, int64_t ldx, int x_offset)
     return m <= 16 && x_offset == 0 && ldx % 8 == 0;
 }
 
+static int g_sm_major; /* the device's compute capability (major) */
+
 static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float *wd,
                            const gpu_weight_t *gw, cuops_dtype_t act, gemm_case_t c)
 {
@@ -260,6 +262,10 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
     if (c.variant && strcmp(c.variant, "w4a16_decode_stream") == 0) refused = !serves;
     const int is_warp = c.variant && strcmp(c.variant, "w4a16_decode_warp") == 0;
     if (is_warp) refused = !warp_serves(m, ldx, c.x_offset);
+    /* the fused prefill kernel: sm_90, a group a multiple of 64 or one per row */
+    const int is_fused = c.variant && strcmp(c.variant, "w4a16_prefill_wgmma") == 0;
+    if (is_fused)
+        refused = !(g_sm_major == 9 && (w->group_size % 64 == 0 || w->group_size >= k));
     if (refused) {
         CHECK(st == CUOPS_STATUS_NOT_SUPPORTED,
               "%s with m=%lld k=%lld g=%lld ldx=%lld xoff=%d should be NOT_SUPPORTED, got %s",
@@ -289,6 +295,9 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
     if (st == CUOPS_STATUS_SUCCESS && is_warp)
         CHECK(strstr(cuops_last_kernel(h), "w4a16_decode_warp") != NULL,
               "w4a16_decode_warp m=%lld ran %s", (long long)m, cuops_last_kernel(h));
+    if (st == CUOPS_STATUS_SUCCESS && is_fused)
+        CHECK(strcmp(cuops_last_kernel(h), "w4a16_prefill_wgmma") == 0,
+              "w4a16_prefill_wgmma m=%lld ran %s", (long long)m, cuops_last_kernel(h));
     char kernel_name[64];
     snprintf(kernel_name, sizeof kernel_name, "%s", cuops_last_kernel(h));
     cudaError_t ce = cudaDeviceSynchronize();
@@ -654,6 +663,8 @@ int main(void)
     }
     CHECK(st == CUOPS_STATUS_SUCCESS, "cuops_create(0): %s", cuops_status_string(st));
     if (st == CUOPS_STATUS_SUCCESS) {
+        cudaDeviceProp prop;
+        g_sm_major = cudaGetDeviceProperties(&prop, 0) == cudaSuccess ? prop.major : 0;
         run_gpu_tests(h);
         run_warp_tests(h, g_quick);
         cuops_destroy(h);

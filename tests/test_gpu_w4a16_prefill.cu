@@ -1,12 +1,15 @@
 /*
- * test_gpu_w4a16_prefill.cu - the W4A16 GEMM's prefill path (m >= 256,
- * variant "w4a16_dequant_gemm", and what "auto" picks there) on the GPU
+ * test_gpu_w4a16_prefill.cu - the W4A16 GEMM's prefill path (m >= 256:
+ * variants "w4a16_dequant_gemm" and "w4a16_prefill_wgmma", and what "auto"
+ * picks there) on the GPU
  * against an fp64 host GEMM of the weight dequantized with the exact formula
  * ((q - z) * s in fp32 with s rounded to the activation type, the product
  * rounded to it as cuops_dequant_int4 does).
  *
  * Covers m in {256, 257, 1000}; (n, k) in {(4096, 4096), (1000, 2048),
- * (64, 128)}; group sizes 32, 64, 128 and per-channel; zeros and NULL
+ * (1088, 1000), (64, 128)} (1088 and 64 rows: a last 128-row block of the
+ * fused kernel with only 64 packed rows; k = 1000: a partial last k block
+ * and group); group sizes 32, 64, 128 and per-channel; zeros and NULL
  * (symmetric) zeros; f16 and bf16; ldy > n; ldx > k; a 2-byte-aligned x
  * with an odd ldx (x is packed for TMA); a small user workspace that forces
  * many weight chunks (ragged last chunk) and one too small to hold a chunk
@@ -14,7 +17,10 @@
  * bands around it and in the ldy padding: every element of y[0..m)[0..n)
  * must be written and nothing else. The host reference is computed on a
  * sample of rows of y (always the first and the last) to keep its cost
- * moderate; every row is checked for NaN.
+ * moderate; every row is checked for NaN. The fused kernel (sm_90 only)
+ * runs with ldy % 8 != 0 (element stores), with 16-byte-aligned x and y
+ * (vector stores) and with a 2-byte-aligned x (packed first); it refuses
+ * group sizes that are not a multiple of 64 (NOT_SUPPORTED, nothing written).
  *
  *   build/tests/test_gpu_w4a16_prefill      (CUOPS_TEST_SEED=... to replay)
  */
@@ -26,6 +32,7 @@
 #define GUARD 256       /* poisoned elements before and after y */
 #define SAMPLE_ROWS 12  /* rows of y compared with the host reference */
 #define PREFILL_VARIANT "w4a16_dequant_gemm"
+#define FUSED_VARIANT "w4a16_prefill_wgmma"
 
 static size_t scale_bytes(cuops_dtype_t t) { return t == CUOPS_DTYPE_F32 ? 4 : 2; }
 static const char *act_name(cuops_dtype_t t) { return t == CUOPS_DTYPE_F16 ? "f16" : "bf16"; }
@@ -249,10 +256,12 @@ static void run_case(cuops_handle_t h, int sm_major, const host_weight_t *w, con
     cudaMemcpy(y, dy_base, yelems * 2, cudaMemcpyDeviceToHost);
 
     if (st == CUOPS_STATUS_SUCCESS && c.expect == CUOPS_STATUS_SUCCESS && ce == cudaSuccess) {
-        /* auto must take the prefill path on Hopper from m = 256 */
+        /* auto must take the prefill path on Hopper from m = 256: the fused
+         * kernel where it serves the call */
+        const int fused_serves = w->group_size % 64 == 0 || w->group_size >= k;
+        const char *want = fused_serves ? FUSED_VARIANT : PREFILL_VARIANT;
         if (!c.variant && sm_major == 9 && m >= 256)
-            CHECK(strcmp(kernel, PREFILL_VARIANT) == 0, "%s: auto ran '%s', expected %s", what,
-                  kernel, PREFILL_VARIANT);
+            CHECK(strcmp(kernel, want) == 0, "%s: auto ran '%s', expected %s", what, kernel, want);
         if (c.variant) CHECK(strcmp(kernel, c.variant) == 0, "%s: ran '%s'", what, kernel);
         const uint16_t *yv = y + GUARD;
         int64_t nans = 0;
@@ -321,6 +330,8 @@ static void run_gpu_tests(cuops_handle_t h, int sm_major)
         {1000, 2048, 64, 0, CUOPS_DTYPE_F32},
         {1000, 2048, 128, 1, CUOPS_DTYPE_BF16},
         {1000, 2048, 2048, 0, CUOPS_DTYPE_F16}, /* per-channel */
+        {1088, 1000, 128, 1, CUOPS_DTYPE_BF16},
+        {1088, 1000, 64, 0, CUOPS_DTYPE_F16},
         {64, 128, 32, 0, CUOPS_DTYPE_F16},
         {64, 128, 64, 1, CUOPS_DTYPE_BF16},
         {64, 128, 128, 0, CUOPS_DTYPE_F32},     /* per-channel (group_size == k) */
@@ -359,6 +370,17 @@ static void run_gpu_tests(cuops_handle_t h, int sm_major)
                                                  CUOPS_STATUS_NOT_SUPPORTED};
                     run_case(h, sm_major, &w, packed, &a, act, plain);
                     run_case(h, sm_major, &w, packed, &a, act, autoc);
+                    if (sm_major == 9) {
+                        const int serves = w.group_size % 64 == 0 || w.group_size >= w.k;
+                        const cuops_status_t fe =
+                            serves ? CUOPS_STATUS_SUCCESS : CUOPS_STATUS_NOT_SUPPORTED;
+                        const call_case_t fused_scalar = {FUSED_VARIANT, 0, 3, 0, 0, fe};
+                        const call_case_t fused_vec = {FUSED_VARIANT, 8, 8, 0, 0, fe};
+                        const call_case_t fused_packed_x = {FUSED_VARIANT, 5, 1, 1, 0, fe};
+                        run_case(h, sm_major, &w, packed, &a, act, fused_scalar);
+                        run_case(h, sm_major, &w, packed, &a, act, fused_vec);
+                        if (mi != 1) run_case(h, sm_major, &w, packed, &a, act, fused_packed_x);
+                    }
                     run_case(h, sm_major, &w, packed, &a, act, unaligned);
                     if (mi != 1) run_case(h, sm_major, &w, packed, &a, act, chunked);
                     if (mi == 0) run_case(h, sm_major, &w, packed, &a, act, refused);
@@ -384,6 +406,8 @@ static void run_gpu_tests(cuops_handle_t h, int sm_major)
                 make_activation(&a, small_m[mi], &w, wd, CUOPS_DTYPE_F16);
                 const call_case_t c = {PREFILL_VARIANT, 1, 1, 0, 0, CUOPS_STATUS_SUCCESS};
                 run_case(h, sm_major, &w, packed, &a, CUOPS_DTYPE_F16, c);
+                const call_case_t f = {FUSED_VARIANT, 0, 0, 0, 0, CUOPS_STATUS_SUCCESS};
+                if (sm_major == 9) run_case(h, sm_major, &w, packed, &a, CUOPS_DTYPE_F16, f);
                 free_activation(&a);
             }
             free(wd);
@@ -397,8 +421,13 @@ static void run_gpu_tests(cuops_handle_t h, int sm_major)
     int count = 0;
     CHECK_STATUS(cuops_variant_names("w4a16", &names, &count), CUOPS_STATUS_SUCCESS);
     int listed = 0;
-    for (int i = 0; i < count; i++) listed |= strcmp(names[i], PREFILL_VARIANT) == 0;
+    int listed_fused = 0;
+    for (int i = 0; i < count; i++) {
+        listed |= strcmp(names[i], PREFILL_VARIANT) == 0;
+        listed_fused |= strcmp(names[i], FUSED_VARIANT) == 0;
+    }
     CHECK(listed, "cuops_variant_names(\"w4a16\") does not list %s", PREFILL_VARIANT);
+    CHECK(listed_fused, "cuops_variant_names(\"w4a16\") does not list %s", FUSED_VARIANT);
 }
 
 int main(void)

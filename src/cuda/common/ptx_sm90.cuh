@@ -314,6 +314,86 @@ __device__ __forceinline__ void cuops_wgmma_m64n256k16_bf16(float (&acc)[128], u
         : "memory");
 }
 
+
+/* ---- bulk copies and matrix stores ------------------------------------------ */
+
+/* `bytes` (a multiple of 16, both addresses 16-byte aligned) from global to
+ * this CTA's shared memory, completing as transaction bytes on `bar`. */
+__device__ __forceinline__ void cuops_bulk_load(uint32_t smem_dst, const void *src, uint32_t bytes,
+                                                uint32_t bar)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(smem_dst), "l"(src), "r"(bytes), "r"(bar)
+                 : "memory");
+}
+
+/* Four 8x8 16-bit matrices from mma-fragment registers (thread 4r + c holds
+ * row r, columns 2c, 2c+1 of each) to shared memory transposed: row i of the
+ * stored matrix q is column i of the fragment matrix q, 16 bytes at the
+ * address thread 8q + i gives. */
+__device__ __forceinline__ void cuops_stmatrix_x4_trans(uint32_t addr, uint32_t r0, uint32_t r1,
+                                                        uint32_t r2, uint32_t r3)
+{
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};"
+                 ::"r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+                 : "memory");
+}
+
+/* m64n256k16, fp32 accumulate, A from registers (the four mma.sync-style
+ * fragment words of this thread: rows 16w + l/4 (+8), k 2(l%4) (+1) and
+ * +8, for warp w of the warpgroup and lane l), B from shared memory through
+ * a descriptor, K-major. The A registers are read asynchronously: they must
+ * not change until a wgmma wait retires this instruction's group. */
+#define CUOPS_WGMMA_RS_M64N256K16(NAME, TYPE)                                                      \
+    __device__ __forceinline__ void NAME(float (&acc)[128], const uint32_t (&a)[4],             \
+                                         uint64_t desc_b, int accumulate)                       \
+    {                                                                                           \
+        asm volatile(                                                                           \
+            "{\n"                                                                               \
+            ".reg .pred p;\n"                                                                   \
+            "setp.ne.b32 p, %133, 0;\n"                                                         \
+            "wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPE "." TYPE " {"                    \
+            CUOPS_WGMMA_ACC_OPERANDS                                                            \
+            "}, {%128, %129, %130, %131}, %132, p, 1, 1, 0;\n"                                  \
+            "}\n"                                                                               \
+            : CUOPS_WGMMA_ACC_OUTPUTS                                                           \
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate)          \
+            : "memory");                                                                        \
+    }
+
+/* %0 .. %127 of the accumulator operands, and their constraints */
+#define CUOPS_WGMMA_ACC_OPERANDS \
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+
+#define CUOPS_WGMMA_ACC_OUTPUTS \
+          "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]), \
+          "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]), \
+          "+f"(acc[16]), "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]), \
+          "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]), "+f"(acc[30]), "+f"(acc[31]), \
+          "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]), "+f"(acc[36]), "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]), \
+          "+f"(acc[40]), "+f"(acc[41]), "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]), "+f"(acc[47]), \
+          "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]), "+f"(acc[52]), "+f"(acc[53]), "+f"(acc[54]), "+f"(acc[55]), \
+          "+f"(acc[56]), "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]), "+f"(acc[60]), "+f"(acc[61]), "+f"(acc[62]), "+f"(acc[63]), \
+          "+f"(acc[64]), "+f"(acc[65]), "+f"(acc[66]), "+f"(acc[67]), "+f"(acc[68]), "+f"(acc[69]), "+f"(acc[70]), "+f"(acc[71]), \
+          "+f"(acc[72]), "+f"(acc[73]), "+f"(acc[74]), "+f"(acc[75]), "+f"(acc[76]), "+f"(acc[77]), "+f"(acc[78]), "+f"(acc[79]), \
+          "+f"(acc[80]), "+f"(acc[81]), "+f"(acc[82]), "+f"(acc[83]), "+f"(acc[84]), "+f"(acc[85]), "+f"(acc[86]), "+f"(acc[87]), \
+          "+f"(acc[88]), "+f"(acc[89]), "+f"(acc[90]), "+f"(acc[91]), "+f"(acc[92]), "+f"(acc[93]), "+f"(acc[94]), "+f"(acc[95]), \
+          "+f"(acc[96]), "+f"(acc[97]), "+f"(acc[98]), "+f"(acc[99]), "+f"(acc[100]), "+f"(acc[101]), "+f"(acc[102]), "+f"(acc[103]), \
+          "+f"(acc[104]), "+f"(acc[105]), "+f"(acc[106]), "+f"(acc[107]), "+f"(acc[108]), "+f"(acc[109]), "+f"(acc[110]), "+f"(acc[111]), \
+          "+f"(acc[112]), "+f"(acc[113]), "+f"(acc[114]), "+f"(acc[115]), "+f"(acc[116]), "+f"(acc[117]), "+f"(acc[118]), "+f"(acc[119]), \
+          "+f"(acc[120]), "+f"(acc[121]), "+f"(acc[122]), "+f"(acc[123]), "+f"(acc[124]), "+f"(acc[125]), "+f"(acc[126]), "+f"(acc[127])
+
+CUOPS_WGMMA_RS_M64N256K16(cuops_wgmma_m64n256k16_rs_f16, "f16")
+CUOPS_WGMMA_RS_M64N256K16(cuops_wgmma_m64n256k16_rs_bf16, "bf16")
+#undef CUOPS_WGMMA_RS_M64N256K16
+
 #endif /* CUOPS_SM90A_DEVICE */
 
 #endif /* CUOPS_PTX_SM90_CUH */

@@ -7,7 +7,9 @@
  *                        m <= 64: w4a16_decode_stream where it serves the call
  *                        (group_size % 64 == 0 or one group, x 16-byte aligned,
  *                        ldx % 8 == 0), else w4a16_decode_splitk;
- *                        w4a16_dequant_gemm for m >= 256 on sm_90, else w4a16_mma
+ *                        m >= 256 on sm_90: w4a16_prefill_wgmma where it
+ *                        serves the call, else w4a16_dequant_gemm;
+ *                        otherwise w4a16_mma
  *   w4a16_decode_stream  m <= 64: cp.async ring, x shared per CTA, split-K
  *                        reduced in the same kernel (w4a16_decode_stream.cu);
  *                        NOT_SUPPORTED, with the reason, outside what it serves
@@ -24,6 +26,10 @@
  *                        of weight tiles, x staged once per chunk, split-K
  *                        reduced in the same kernel (w4a16_decode_warp.cu);
  *                        NOT_SUPPORTED, with the reason, outside what it serves
+ *   w4a16_prefill_wgmma  sm_90, any m (auto: m >= 256), group_size % 64 == 0
+ *                        or one group per row: the weight dequantized in
+ *                        registers as wgmma's A operand, x by TMA
+ *                        (w4a16_prefill_wgmma.cu); NOT_SUPPORTED elsewhere
  * options.split_k > 0 forces the number of K splits on either variant.
  * k == 0 writes y = 0 with a 2-D memset (no weight is read).
  *
@@ -40,7 +46,7 @@
 
 static const char *const w4a16_variants[] = {"auto", "w4a16_decode_splitk", "w4a16_mma",
                                              "w4a16_dequant_gemm", "w4a16_decode_stream",
-                                             "w4a16_decode_warp"};
+                                             "w4a16_decode_warp", "w4a16_prefill_wgmma"};
 enum {
     W4A16_AUTO = 0,
     W4A16_DECODE_SPLITK = 1,
@@ -48,7 +54,8 @@ enum {
     W4A16_DEQUANT_GEMM = 3,
     W4A16_DECODE_STREAM = 4,
     W4A16_DECODE_WARP = 5,
-    W4A16_NUM_VARIANTS = 6
+    W4A16_PREFILL_WGMMA = 6,
+    W4A16_NUM_VARIANTS = 7
 };
 
 /* ---- prefill (m >= 256): w4a16_prefill_dequant_gemm.cu --------------------
@@ -132,9 +139,14 @@ extern "C" cuops_status_t cuops_cuda_gemm_w4a16(struct cuops_handle *h,
         else
             variant = W4A16_MMA;
     }
-    /* prefill: chosen in auto on sm_90 only; forced, it serves any shape */
+    /* prefill: chosen in auto on sm_90 only, the fused kernel where it serves
+     * the call; forced, w4a16_dequant_gemm serves any shape */
     if (cuops_variant_is_auto(opt) && d->m >= W4A16_PREFILL_MIN_M && h->sm_major == 9)
-        variant = W4A16_DEQUANT_GEMM;
+        variant = w4a16_prefill_wgmma_serves(h, d, &geo) ? W4A16_PREFILL_WGMMA : W4A16_DEQUANT_GEMM;
+    if (variant == W4A16_PREFILL_WGMMA) {
+        const char *kernel = NULL;
+        return w4a16_launch_prefill_wgmma(h, d, &geo, &kernel);
+    }
     if (variant == W4A16_DEQUANT_GEMM) {
         const char *kernel = NULL;
         return w4a16_launch_prefill_dequant_gemm(h, d, &geo, &kernel);

@@ -1,0 +1,406 @@
+/*
+ * w4a16_prefill_wgmma.cu - the fused W4A16 GEMM for prefill on sm_90a: the
+ * int4 weight is dequantized in registers straight into the A operand of
+ * wgmma, so the dense weight never exists, not even in shared memory.
+ *
+ * y^T = W x^T. The weight rows are the wgmma M (64 per consumer warpgroup),
+ * the x rows its N (256), k the K. wgmma takes A from registers in the
+ * mma.sync fragment layout (lane l of warp w: rows 16w + l/4 (+8), k
+ * 2(l%4) (+1) and +8), which is what the prepacked layout hands a lane
+ * (w4a16_layout.cuh) - except that the layout lets lane t's four words hold
+ * the physical columns 16t..16t+15 of the 64-wide tile and treats them as
+ * that lane's k positions of all four k16 steps. The decode kernels feed x
+ * with the same permutation; here x comes from TMA in natural order, so each
+ * lane reads, for k16 step j, words t/2 and 2 + t/2 of lane (g, j)'s 16-byte
+ * chunk (physical columns 16j + 2t + {0,1} and 16j + 8 + 2t + {0,1}) from the
+ * tile in shared memory. Column 16j + c sits in word c/4 of lane j at nibble
+ * (c&1)*4 + ((c>>1)&1)*2 + row_sel, so for lane t the pair (2t, 2t+1) is the
+ * nibble pair at bit 8*(t&1) (row g) and 8*(t&1) + 4 (row g+8): one shift,
+ * then the usual one-LOP3 magic-number conversion.
+ *
+ * CTA: 384 threads. Warpgroup 0 is the producer (one warp: lane 0 issues the
+ * TMA of the x tile, lanes 0-7 one 512-byte bulk copy each of the 8 strips'
+ * int4 tile); warpgroups 1 and 2 each own 64 weight rows (4 strips) and run
+ * per 64-k block: 8 LDS.32 of nibble words, 16 dequantized A registers
+ * (LOP3, HSUB2, HMUL2 each: (q - z) * s rounded to the activation type, bit
+ * for bit what cuops_dequant_int4 writes), four wgmma.m64n256k16 with A from
+ * registers, commit, wait for the previous block's group, release its stage.
+ * Persistent grid; tile t -> (weight block t / tiles_x, x block t %
+ * tiles_x), so the CTAs of a wave share weight blocks and x stays in L2.
+ *
+ * Shared memory (1024-aligned): STAGES x [x tile 256 x 64 (32 KB, 128B
+ * swizzle, as the GEMM's B)], STAGES x [int4 tile 8 x 512 B], per consumer
+ * an epilogue buffer [256 x rows][64 weight rows] of the activation type
+ * (32 KB), the mbarriers.
+ *
+ * Epilogue: the accumulator tile is y^T; stmatrix .trans writes it to the
+ * consumer's buffer as [x row][64 weight rows] (the 16-byte chunk c of row r
+ * at c ^ (r & 7): conflict-free), then each warp stores 4 rows x 128
+ * contiguous bytes of y per instruction. Edges: x rows past m are TMA zeros
+ * and never stored, weight rows past n are never stored; a y that is not
+ * 16-byte aligned with ldy % 8 == 0 takes element stores.
+ *
+ * Serves (w4a16_prefill_wgmma_serves): sm_90, group_size a multiple of 64 or
+ * one group per row (a 64-k block then has one scale and zero per row), m,
+ * k < 2^31, x and y 2-byte aligned; x that TMA cannot read in place (base
+ * not 16-byte aligned, ldx % 8 != 0) is packed into the workspace first.
+ */
+#include <string.h>
+
+#include "cuda/common/ptx_sm90.cuh"
+#include "cuda/gemm/gemm_sm90.h"
+#include "cuda/quant/w4a16_layout.cuh"
+#include "cuda/quant/w4a16_pair_ops.cuh"
+
+#define W4F_WROWS 128 /* weight rows per tile: 2 consumers x 64 */
+#define W4F_XROWS 256 /* x rows per tile: the wgmma N */
+#define W4F_BK 64
+#define W4F_STAGES 4
+#define W4F_THREADS 384
+#define W4F_STRIPS (W4F_WROWS / W4_STRIP_ROWS) /* 8 */
+#define W4F_X_STAGE_BYTES (W4F_XROWS * W4F_BK * 2)          /* 32 KB */
+#define W4F_Q_STAGE_BYTES (W4F_STRIPS * W4_TILE_BYTES)       /* 4 KB */
+#define W4F_EPI_BYTES (W4F_XROWS * 64 * 2)                   /* 32 KB per consumer */
+#define W4F_SMEM_BYTES                                                                        \
+    (W4F_STAGES * (W4F_X_STAGE_BYTES + W4F_Q_STAGE_BYTES) + 2 * W4F_EPI_BYTES +               \
+     2 * W4F_STAGES * 8 + 1024)
+#define W4F_PRODUCER_REGS 40
+#define W4F_CONSUMER_REGS 232
+
+typedef struct w4f_params {
+    const uint8_t *tiles;    /* the packed weight region: [strips][ktiles][512 B] */
+    const uint32_t *scales;  /* [strips][groups][8] scale pairs */
+    const uint32_t *zeros;   /* [strips][groups][2] zero words */
+    uint16_t *y;
+    int64_t ldy;
+    int m, n;
+    int ktiles;
+    int strips;              /* packed strips, a multiple of 4 */
+    int num_groups;
+    int tiles_per_group;     /* group_size / 64 (any value >= 1 when one group) */
+    int tiles_x, num_tiles;
+    int y_vec_ok;            /* y 16-byte aligned and ldy % 8 == 0 */
+} w4f_params_t;
+
+#if CUOPS_SM90A_DEVICE
+
+/* (q - z) * s for the nibble pair at bits 0 and 16 of w (z already in magic
+ * form, both in both halves). */
+template <typename T>
+static __device__ __forceinline__ uint32_t w4f_dequant(uint32_t w, uint32_t z, uint32_t s)
+{
+    return w4_mul2(T(), w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w), z), s);
+}
+
+static __device__ __forceinline__ uint32_t w4f_pack(__half, float a, float b)
+{
+    __half2 h = __floats2half2_rn(a, b);
+    uint32_t u;
+    memcpy(&u, &h, 4);
+    return u;
+}
+static __device__ __forceinline__ uint32_t w4f_pack(__nv_bfloat16, float a, float b)
+{
+    __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+    uint32_t u;
+    memcpy(&u, &h, 4);
+    return u;
+}
+
+static __device__ __forceinline__ uint32_t w4f_lds32(uint32_t addr)
+{
+    uint32_t v;
+    asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(addr));
+    return v;
+}
+
+static __device__ __forceinline__ uint4 w4f_lds128(uint32_t addr)
+{
+    uint4 v;
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "r"(addr));
+    return v;
+}
+
+/* This consumer's 64 x 256 accumulator tile (weight rows x x rows) into y
+ * (x rows x weight rows), through the consumer's shared buffer `buf`.
+ * w0: first weight row (y column) of the consumer, x0: first x row. */
+template <typename T>
+static __device__ __forceinline__ void w4f_epilogue(const w4f_params_t &p, const float (&acc)[128],
+                                                    uint32_t buf, int barrier_id, int w0, int x0)
+{
+    const int t = threadIdx.x % 128;
+    const int warp = t / 32, lane = t % 32;
+    /* the previous tile's reads of the buffer are done */
+    cuops_named_bar_sync((uint32_t)barrier_id, 128);
+    /* stmatrix x4: matrices (j, h), (j, h+1), (j+1, h), (j+1, h+1) for the
+     * x-row blocks j, j+1 and the two 8-row halves h of the warp's 16 weight
+     * rows; this lane addresses matrix q = lane / 8, row i = lane % 8. */
+    const int q = lane / 8, i = lane % 8;
+#pragma unroll
+    for (int j = 0; j < 32; j += 2) {
+        const int xr = 8 * (j + (q >> 1)) + i;           /* stored row: x row */
+        const int chunk = 2 * warp + (q & 1);            /* 8 weight rows = 16 bytes */
+        const uint32_t addr = buf + (uint32_t)(xr * 128 + ((chunk ^ (xr & 7)) * 16));
+        cuops_stmatrix_x4_trans(addr, w4f_pack(T(), acc[4 * j + 0], acc[4 * j + 1]),
+                                w4f_pack(T(), acc[4 * j + 2], acc[4 * j + 3]),
+                                w4f_pack(T(), acc[4 * j + 4], acc[4 * j + 5]),
+                                w4f_pack(T(), acc[4 * j + 6], acc[4 * j + 7]));
+    }
+    cuops_named_bar_sync((uint32_t)barrier_id, 128);
+    /* 256 rows x 8 chunks: thread t takes chunk t % 8 of rows t / 8 + 16 it */
+    const int c = t % 8;
+    const int col = w0 + 8 * c;
+#pragma unroll 4
+    for (int it = 0; it < 16; it++) {
+        const int r = t / 8 + 16 * it;
+        const int row = x0 + r;
+        if (row >= p.m || col >= p.n) continue;
+        const uint4 v = w4f_lds128(buf + (uint32_t)(r * 128 + ((c ^ (r & 7)) * 16)));
+        uint16_t *dst = p.y + (int64_t)row * p.ldy + col;
+        if (p.y_vec_ok && col + 8 <= p.n) {
+            *(uint4 *)dst = v;
+        } else {
+            const uint32_t words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+            for (int e = 0; e < 8; e++)
+                if (col + e < p.n) dst[e] = (uint16_t)(words[e / 2] >> (16 * (e % 2)));
+        }
+    }
+}
+
+template <typename T>
+static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const w4f_params_t &p)
+{
+    extern __shared__ uint8_t smem_raw[];
+    const uint32_t base = (cuops_smem_addr(smem_raw) + 1023u) & ~1023u;
+    const uint32_t x_smem = base;
+    const uint32_t q_smem = x_smem + W4F_STAGES * W4F_X_STAGE_BYTES;
+    const uint32_t e_smem = q_smem + W4F_STAGES * W4F_Q_STAGE_BYTES;
+    const uint32_t bars = e_smem + 2 * W4F_EPI_BYTES;
+#define W4F_FULL_BAR(s) (bars + 8u * (uint32_t)(s))
+#define W4F_EMPTY_BAR(s) (bars + 8u * (uint32_t)(W4F_STAGES + (s)))
+
+    const int warpgroup = threadIdx.x / 128;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < W4F_STAGES; s++) {
+            cuops_mbar_init(W4F_FULL_BAR(s), 1);    /* producer's expect_tx + bytes */
+            cuops_mbar_init(W4F_EMPTY_BAR(s), 256); /* every consumer thread */
+        }
+        cuops_mbar_init_fence();
+    }
+    __syncthreads();
+
+    if (warpgroup == 0) {
+        /* ---------------- producer ---------------- */
+        cuops_setmaxnreg_dec<W4F_PRODUCER_REGS>();
+        if (threadIdx.x < 32) {
+            const int lane = threadIdx.x;
+            uint32_t phase = 0;
+            int stage = 0;
+            for (int t = blockIdx.x; t < p.num_tiles; t += gridDim.x) {
+                const int wb = t / p.tiles_x, xb = t - wb * p.tiles_x;
+                /* strips past the packed ones (the last block of a weight
+                 * whose strip count is 4 mod 8) re-read the last strip: every
+                 * stage always receives the same bytes, and those rows are
+                 * never stored */
+                const int strip = min(wb * W4F_STRIPS + (lane & 7), p.strips - 1);
+                const uint8_t *src = p.tiles + (int64_t)strip * p.ktiles * W4_TILE_BYTES;
+                for (int kb = 0; kb < p.ktiles; kb++) {
+                    if (lane == 0) {
+                        cuops_mbar_wait(W4F_EMPTY_BAR(stage), phase ^ 1u);
+                        cuops_mbar_arrive_expect_tx(W4F_FULL_BAR(stage),
+                                                    W4F_X_STAGE_BYTES + W4F_Q_STAGE_BYTES);
+                        cuops_tma_load_2d(x_smem + stage * W4F_X_STAGE_BYTES, &tmap_x,
+                                          W4F_FULL_BAR(stage), kb * W4F_BK, xb * W4F_XROWS);
+                    }
+                    __syncwarp();
+                    if (lane < W4F_STRIPS)
+                        cuops_bulk_load(q_smem + stage * W4F_Q_STAGE_BYTES + lane * W4_TILE_BYTES,
+                                        src + (int64_t)kb * W4_TILE_BYTES, W4_TILE_BYTES,
+                                        W4F_FULL_BAR(stage));
+                    if (++stage == W4F_STAGES) {
+                        stage = 0;
+                        phase ^= 1u;
+                    }
+                }
+            }
+        }
+    } else {
+        /* ---------------- consumers ---------------- */
+        cuops_setmaxnreg_inc<W4F_CONSUMER_REGS>();
+        const int consumer = warpgroup - 1;
+        const int ct = threadIdx.x - 128 * warpgroup;
+        const int warp = ct / 32, lane = ct % 32;
+        const int g = lane >> 2, tq = lane & 3;
+        const uint32_t pair_shift = 8u * (uint32_t)(tq & 1);
+        const uint32_t zero_shift = 4u * (uint32_t)(g & 3);
+        /* this lane's words of lane (g, j): word t/2 (columns 16j + 2t ..)
+         * and word 2 + t/2 (columns 16j + 8 + 2t ..) */
+        const uint32_t q_lane = (uint32_t)((consumer * 4 + warp) * W4_TILE_BYTES + g * 64 + 4 * (tq >> 1));
+        float acc[128];
+#pragma unroll
+        for (int i = 0; i < 128; i++) acc[i] = 0.0f;
+
+        int stage = 0;
+        uint32_t phase = 0;
+        for (int t = blockIdx.x; t < p.num_tiles; t += gridDim.x) {
+            const int wb = t / p.tiles_x, xb = t - wb * p.tiles_x;
+            const int strip = min(wb * W4F_STRIPS + consumer * 4 + warp, p.strips - 1);
+            const uint32_t *sc = p.scales + (int64_t)strip * p.num_groups * 8 + g;
+            const uint32_t *zr = p.zeros + (int64_t)strip * p.num_groups * 2 + (g >> 2);
+            uint32_t sv = __ldg(sc), zv = __ldg(zr);
+            int prev_stage = 0;
+            for (int kb = 0; kb < p.ktiles; kb++) {
+                /* the next block's metadata, a block ahead (L2 latency) */
+                const int next_group = min((kb + 1) / p.tiles_per_group, p.num_groups - 1);
+                const uint32_t sv_next = __ldg(sc + next_group * 8);
+                const uint32_t zv_next = __ldg(zr + next_group * 2);
+
+                const uint32_t z2 = w4_nibbles<T, 0x000F000Fu>(zv >> zero_shift);
+                const uint32_t z_lo = __byte_perm(z2, 0, 0x1010), z_hi = __byte_perm(z2, 0, 0x3232);
+                const uint32_t s_lo = __byte_perm(sv, 0, 0x1010), s_hi = __byte_perm(sv, 0, 0x3232);
+
+                cuops_mbar_wait(W4F_FULL_BAR(stage), phase);
+                const uint32_t qt = q_smem + stage * W4F_Q_STAGE_BYTES + q_lane;
+                uint32_t a[4][4];
+#pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    const uint32_t lo = w4f_lds32(qt + 16 * j) >> pair_shift;
+                    const uint32_t hi = w4f_lds32(qt + 16 * j + 8) >> pair_shift;
+                    a[j][0] = w4f_dequant<T>(lo, z_lo, s_lo);
+                    a[j][1] = w4f_dequant<T>(lo >> 4, z_hi, s_hi);
+                    a[j][2] = w4f_dequant<T>(hi, z_lo, s_lo);
+                    a[j][3] = w4f_dequant<T>(hi >> 4, z_hi, s_hi);
+                }
+                const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + stage * W4F_X_STAGE_BYTES);
+#pragma unroll
+                for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
+                cuops_wgmma_fence();
+#pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    if (w4_type<T>::is_f16)
+                        cuops_wgmma_m64n256k16_rs_f16(acc, a[j], desc_x + 2 * j, (kb > 0 || j > 0) ? 1 : 0);
+                    else
+                        cuops_wgmma_m64n256k16_rs_bf16(acc, a[j], desc_x + 2 * j, (kb > 0 || j > 0) ? 1 : 0);
+                }
+                cuops_wgmma_commit();
+                cuops_wgmma_wait<1>();
+#pragma unroll
+                for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
+                if (kb > 0) cuops_mbar_arrive(W4F_EMPTY_BAR(prev_stage));
+                prev_stage = stage;
+                if (++stage == W4F_STAGES) {
+                    stage = 0;
+                    phase ^= 1u;
+                }
+                sv = sv_next;
+                zv = zv_next;
+            }
+            cuops_wgmma_wait<0>();
+#pragma unroll
+            for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
+            cuops_mbar_arrive(W4F_EMPTY_BAR(prev_stage));
+            w4f_epilogue<T>(p, acc, e_smem + consumer * W4F_EPI_BYTES, 1 + consumer,
+                            wb * W4F_WROWS + consumer * 64, xb * W4F_XROWS);
+        }
+    }
+#undef W4F_FULL_BAR
+#undef W4F_EMPTY_BAR
+}
+
+#endif /* CUOPS_SM90A_DEVICE */
+
+template <typename T>
+__global__ void __launch_bounds__(W4F_THREADS, 1)
+w4a16_prefill_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_x, const w4f_params_t p)
+{
+#if CUOPS_SM90A_DEVICE
+    w4f_cta<T>(tmap_x, p);
+#endif
+}
+
+/* ---- host ------------------------------------------------------------------- */
+
+typedef void (*w4f_kernel_fn)(const CUtensorMap, const w4f_params_t);
+
+int w4a16_prefill_wgmma_serves(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
+                               const w4_geometry_t *geo)
+{
+    if (h->sm_major != 9) return 0;
+    if (geo->group_size % W4F_BK != 0 && geo->num_groups != 1) return 0;
+    if (d->m < 1 || d->m > 0x7fffff00 || d->k > 0x7fffff00 || geo->ktiles > 0x7fffffff) return 0;
+    if (geo->strips > 0x7fffffff - W4F_STRIPS || d->n > 0x7fffff00) return 0;
+    /* tiles must fit an int */
+    if (cuops_ceil_div(d->m, W4F_XROWS) * cuops_ceil_div(geo->strips, W4F_STRIPS) > 0x7fffffff)
+        return 0;
+    return cuops_aligned(d->x, 2) && cuops_aligned(d->y, 2);
+}
+
+cuops_status_t w4a16_launch_prefill_wgmma(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
+                                          const w4_geometry_t *geo, const char **kernel_name)
+{
+    static const char *const name = "w4a16_prefill_wgmma";
+    *kernel_name = name;
+    if (!w4a16_prefill_wgmma_serves(h, d, geo))
+        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
+                          "%s: serves sm_90 with group_size a multiple of 64 or one group per "
+                          "row, m and k < 2^31, x and y 2-byte aligned (sm_%d%d, group_size %lld, "
+                          "k %lld)",
+                          name, h->sm_major, h->sm_minor, (long long)d->group_size,
+                          (long long)d->k);
+
+    /* x as TMA reads it: in place when it can, else packed K-major once */
+    const void *x = d->x;
+    int64_t ldx = d->ldx;
+    if (!cuops_sm90_tma_ok(d->x, d->ldx)) {
+        const int64_t ldp = cuops_sm90_packed_ld(d->k);
+        if (d->m > (int64_t)(SIZE_MAX / 4) / ldp)
+            return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "%s: m %lld too large to pack x", name,
+                              (long long)d->m);
+        void *ws_raw = NULL;
+        cuops_status_t st = cuops_cuda_workspace(h, (size_t)d->m * (size_t)ldp * 2u + 256, &ws_raw);
+        if (st != CUOPS_STATUS_SUCCESS) return st;
+        void *ws = (void *)(((uintptr_t)ws_raw + 255) & ~(uintptr_t)255);
+        st = cuops_sm90_pack_kmajor(h, d->x, d->ldx, 1, d->m, d->k, ws, ldp);
+        if (st != CUOPS_STATUS_SUCCESS) return st;
+        x = ws;
+        ldx = ldp;
+    }
+    CUtensorMap tmap_x;
+    cuops_status_t st =
+        cuops_sm90_encode_kmajor(h, &tmap_x, x, d->act_type, d->m, d->k, ldx, W4F_XROWS);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
+
+    w4f_params_t p;
+    memset(&p, 0, sizeof p);
+    const uint8_t *packed = (const uint8_t *)d->packed;
+    p.tiles = packed;
+    p.scales = (const uint32_t *)(packed + geo->scale_offset);
+    p.zeros = (const uint32_t *)(packed + geo->zero_offset);
+    p.y = (uint16_t *)d->y;
+    p.ldy = d->ldy;
+    p.m = (int)d->m;
+    p.n = (int)d->n;
+    p.ktiles = (int)geo->ktiles;
+    p.strips = (int)geo->strips;
+    p.num_groups = (int)geo->num_groups;
+    p.tiles_per_group = geo->num_groups == 1 ? p.ktiles : (int)(geo->group_size / W4F_BK);
+    p.tiles_x = (int)cuops_ceil_div(d->m, W4F_XROWS);
+    p.num_tiles = p.tiles_x * (int)cuops_ceil_div(geo->strips, W4F_STRIPS);
+    p.y_vec_ok = cuops_aligned(d->y, 16) && d->ldy % 8 == 0;
+
+    w4f_kernel_fn fn = d->act_type == CUOPS_DTYPE_BF16 ? w4a16_prefill_wgmma_kernel<__nv_bfloat16>
+                                        : w4a16_prefill_wgmma_kernel<__half>;
+    CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           W4F_SMEM_BYTES));
+    const int sms = h->num_sms > 0 ? h->num_sms : 132;
+    const int grid = p.num_tiles < sms ? p.num_tiles : sms;
+    fn<<<grid, W4F_THREADS, W4F_SMEM_BYTES, cuops_stream(h)>>>(tmap_x, p);
+    st = cuops_cuda_check_launch(h, name);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
+    h->last_kernel = name;
+    return CUOPS_STATUS_SUCCESS;
+}
