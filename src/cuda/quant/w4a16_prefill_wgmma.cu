@@ -107,6 +107,15 @@ static __device__ __forceinline__ uint32_t w4f_pack(__nv_bfloat16, float a, floa
     return u;
 }
 
+/* A use the compiler cannot see through: keeps a register value alive (its
+ * register not reused) up to this point. A use, not a redefinition: ptxas
+ * serialises the wgmma pipeline (C7513) when non-wgmma instructions define a
+ * wgmma input register while its group may be in flight. */
+static __device__ __forceinline__ void w4f_keep_alive(uint32_t r)
+{
+    asm volatile("" ::"r"(r) : "memory");
+}
+
 static __device__ __forceinline__ uint32_t w4f_lds32(uint32_t addr)
 {
     uint32_t v;
@@ -242,6 +251,18 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
         float acc[128];
 #pragma unroll
         for (int i = 0; i < 128; i++) acc[i] = 0.0f;
+        /* wgmma reads A from registers asynchronously, but ptxas treats them
+         * as consumed at issue: with one set of A registers it handed them to
+         * the next block's shared loads while the previous group still ran
+         * (measured: NaN and run-to-run differences; clean under
+         * compute-sanitizer, which slows the issue). So two sets, used in
+         * turn by even and odd blocks, and each set is kept alive until the
+         * wait that retires its group. */
+        uint32_t a_even[4][4], a_odd[4][4];
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+#pragma unroll
+            for (int r = 0; r < 4; r++) a_even[j][r] = a_odd[j][r] = 0u;
 
         int stage = 0;
         uint32_t phase = 0;
@@ -252,7 +273,10 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
             const uint32_t *zr = p.zeros + (int64_t)strip * p.num_groups * 2 + (g >> 2);
             uint32_t sv = __ldg(sc), zv = __ldg(zr);
             int prev_stage = 0;
-            for (int kb = 0; kb < p.ktiles; kb++) {
+
+            /* one 64-k block into the A set `a`; `other` is the set of the
+             * block before, whose group the wait below retires */
+            auto block = [&](int kb, uint32_t (&a)[4][4], uint32_t (&other)[4][4]) {
                 /* the next block's metadata, a block ahead (L2 latency) */
                 const int next_group = min((kb + 1) / p.tiles_per_group, p.num_groups - 1);
                 const uint32_t sv_next = __ldg(sc + next_group * 8);
@@ -264,7 +288,6 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
 
                 cuops_mbar_wait(W4F_FULL_BAR(stage), phase);
                 const uint32_t qt = q_smem + stage * W4F_Q_STAGE_BYTES + q_lane;
-                uint32_t a[4][4];
 #pragma unroll
                 for (int j = 0; j < 4; j++) {
                     const uint32_t lo = w4f_lds32(qt + 16 * j) >> pair_shift;
@@ -289,6 +312,11 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
                 cuops_wgmma_wait<1>();
 #pragma unroll
                 for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
+                /* the previous block's group is retired: its A set is free */
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+#pragma unroll
+                    for (int r = 0; r < 4; r++) w4f_keep_alive(other[j][r]);
                 if (kb > 0) cuops_mbar_arrive(W4F_EMPTY_BAR(prev_stage));
                 prev_stage = stage;
                 if (++stage == W4F_STAGES) {
@@ -297,10 +325,24 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
                 }
                 sv = sv_next;
                 zv = zv_next;
+            };
+#pragma unroll 1
+            for (int kb = 0; kb < p.ktiles; kb++) {
+                if ((kb & 1) == 0)
+                    block(kb, a_even, a_odd);
+                else
+                    block(kb, a_odd, a_even);
             }
             cuops_wgmma_wait<0>();
 #pragma unroll
             for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+#pragma unroll
+                for (int r = 0; r < 4; r++) {
+                    w4f_keep_alive(a_even[j][r]);
+                    w4f_keep_alive(a_odd[j][r]);
+                }
             cuops_mbar_arrive(W4F_EMPTY_BAR(prev_stage));
             w4f_epilogue<T>(p, acc, e_smem + consumer * W4F_EPI_BYTES, 1 + consumer,
                             wb * W4F_WROWS + consumer * 64, xb * W4F_XROWS);
