@@ -351,9 +351,10 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
         for (int s = 0; s < SM90_STAGES; s++) {
             /* full: the producer's one arrive.expect_tx + the TMA bytes. */
             cuops_mbar_init(SM90_FULL_BAR(s), 1);
-            /* empty: every consumer thread arrives once it no longer reads
-             * the stage (256 arrivals; cheap next to 1024 clocks of MMA). */
-            cuops_mbar_init(SM90_EMPTY_BAR(s), 256);
+            /* empty: lane 0 of each of the 8 consumer warps arrives once the
+             * warp's wgmma group that read the stage is retired (8 arrivals,
+             * not one per thread: fewer shared-memory atomics per stage). */
+            cuops_mbar_init(SM90_EMPTY_BAR(s), 8);
         }
         cuops_mbar_init_fence();
     }
@@ -441,7 +442,7 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                 cuops_wgmma_wait<1>();
 #pragma unroll
                 for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
-                if (i > 0) cuops_mbar_arrive(SM90_EMPTY_BAR(prev_stage));
+                if (i > 0 && threadIdx.x % 32 == 0) cuops_mbar_arrive(SM90_EMPTY_BAR(prev_stage));
                 prev_stage = stage;
                 if (++stage == SM90_STAGES) {
                     stage = 0;
@@ -451,7 +452,7 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
             cuops_wgmma_wait<0>();
 #pragma unroll
             for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
-            cuops_mbar_arrive(SM90_EMPTY_BAR(prev_stage));
+            if (threadIdx.x % 32 == 0) cuops_mbar_arrive(SM90_EMPTY_BAR(prev_stage));
 
             if (SPLIT && DSMEM) {
                 /* both consumers done with the ring (their wgmma reads have

@@ -195,7 +195,7 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
     if (threadIdx.x == 0) {
         for (int s = 0; s < W4F_STAGES; s++) {
             cuops_mbar_init(W4F_FULL_BAR(s), 1);    /* producer's expect_tx + bytes */
-            cuops_mbar_init(W4F_EMPTY_BAR(s), 256); /* every consumer thread */
+            cuops_mbar_init(W4F_EMPTY_BAR(s), 8);   /* lane 0 of each consumer warp */
         }
         cuops_mbar_init_fence();
     }
@@ -273,14 +273,21 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
             const uint32_t *zr = p.zeros + (int64_t)strip * p.num_groups * 2 + (g >> 2);
             uint32_t sv = __ldg(sc), zv = __ldg(zr);
             int prev_stage = 0;
+            /* group of the next block, and that block's position in it (no
+             * division per block) */
+            int next_group = 0, next_pos = 0;
 
             /* one 64-k block into the A set `a`; `other` is the set of the
              * block before, whose group the wait below retires */
             auto block = [&](int kb, uint32_t (&a)[4][4], uint32_t (&other)[4][4]) {
                 /* the next block's metadata, a block ahead (L2 latency) */
-                const int next_group = min((kb + 1) / p.tiles_per_group, p.num_groups - 1);
-                const uint32_t sv_next = __ldg(sc + next_group * 8);
-                const uint32_t zv_next = __ldg(zr + next_group * 2);
+                if (++next_pos == p.tiles_per_group) {
+                    next_pos = 0;
+                    next_group++;
+                }
+                const int ng = min(next_group, p.num_groups - 1);
+                const uint32_t sv_next = __ldg(sc + ng * 8);
+                const uint32_t zv_next = __ldg(zr + ng * 2);
 
                 const uint32_t z2 = w4_nibbles<T, 0x000F000Fu>(zv >> zero_shift);
                 const uint32_t z_lo = __byte_perm(z2, 0, 0x1010), z_hi = __byte_perm(z2, 0, 0x3232);
@@ -317,7 +324,10 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
                 for (int j = 0; j < 4; j++)
 #pragma unroll
                     for (int r = 0; r < 4; r++) w4f_keep_alive(other[j][r]);
-                if (kb > 0) cuops_mbar_arrive(W4F_EMPTY_BAR(prev_stage));
+                /* the warp's reads of the previous block's stage are done
+                 * (its LDS fed that block's A, its wgmma group is retired) */
+                __syncwarp();
+                if (kb > 0 && lane == 0) cuops_mbar_arrive(W4F_EMPTY_BAR(prev_stage));
                 prev_stage = stage;
                 if (++stage == W4F_STAGES) {
                     stage = 0;
@@ -343,7 +353,8 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
                     w4f_keep_alive(a_even[j][r]);
                     w4f_keep_alive(a_odd[j][r]);
                 }
-            cuops_mbar_arrive(W4F_EMPTY_BAR(prev_stage));
+            __syncwarp();
+            if (lane == 0) cuops_mbar_arrive(W4F_EMPTY_BAR(prev_stage));
             w4f_epilogue<T>(p, acc, e_smem + consumer * W4F_EPI_BYTES, 1 + consumer,
                             wb * W4F_WROWS + consumer * 64, xb * W4F_XROWS);
         }
