@@ -163,6 +163,13 @@ __device__ __forceinline__ void cuops_tma_store_wait_read_all(void)
     asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
 }
 
+/* Wait until at most N committed bulk store groups of this thread still read
+ * their shared source. */
+template <int N> __device__ __forceinline__ void cuops_tma_store_wait_read(void)
+{
+    asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+}
+
 __device__ __forceinline__ void cuops_tma_store_wait_all(void)
 {
     asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
@@ -335,6 +342,15 @@ __device__ __forceinline__ void cuops_stmatrix_x4_trans(uint32_t addr, uint32_t 
                                                         uint32_t r2, uint32_t r3)
 {
     asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};"
+                 ::"r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+                 : "memory");
+}
+
+/* The same, not transposed: row i of matrix q is row i of the fragment. */
+__device__ __forceinline__ void cuops_stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2,
+                                                  uint32_t r3)
+{
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};"
                  ::"r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3)
                  : "memory");
 }

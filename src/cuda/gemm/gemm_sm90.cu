@@ -74,9 +74,14 @@
 #define SM90_A_STAGE_BYTES (SM90_BM * SM90_BK * 2) /* 16 KB */
 #define SM90_B_STAGE_BYTES (SM90_BN * SM90_BK * 2) /* 32 KB */
 #define SM90_STAGE_BYTES (SM90_A_STAGE_BYTES + SM90_B_STAGE_BYTES)
-/* stages + 2 mbarriers per stage + slack to align the base to 1024 bytes
- * (the 128B-swizzle atom: 8 rows x 128 bytes) */
-#define SM90_SMEM_BYTES (SM90_STAGES * SM90_STAGE_BYTES + 2 * SM90_STAGES * 8 + 1024)
+/* Epilogue through TMA stores: per consumer two buffers of one 64 x 64
+ * 16-bit box (8 KB, 128B swizzle), filled and stored in turn. */
+#define SM90_EPI_BUF_BYTES (64 * 64 * 2)
+#define SM90_EPI_BYTES (2 * 2 * SM90_EPI_BUF_BYTES)
+/* stages + epilogue buffers + 2 mbarriers per stage + slack to align the
+ * base to 1024 bytes (the 128B-swizzle atom: 8 rows x 128 bytes) */
+#define SM90_SMEM_BYTES \
+    (SM90_STAGES * SM90_STAGE_BYTES + SM90_EPI_BYTES + 2 * SM90_STAGES * 8 + 1024)
 #define SM90_GROUP_ROWS 16
 #define SM90_PRODUCER_REGS 40
 #define SM90_CONSUMER_REGS 232
@@ -107,6 +112,7 @@ typedef struct sm90_gemm_params {
     int group_rows;   /* 0: row-major tile order */
     int stagger_k;
     int c_pair_ok;    /* two adjacent C elements can be stored as one word */
+    int c_tma;        /* 16-bit C, beta == 0, TMA-addressable: epilogue by TMA stores */
 } sm90_gemm_params_t;
 
 /* What only the split-K kernels need. A separate argument, so that the
@@ -153,6 +159,20 @@ __device__ __forceinline__ void sm90_store_pair(__nv_bfloat16 *p, float a, float
 __device__ __forceinline__ void sm90_store_pair(float *p, float a, float b)
 {
     *(float2 *)p = make_float2(a, b);
+}
+
+/* Two values as the 32-bit word of a 16-bit output pair (RN). */
+template <typename OutT> __device__ __forceinline__ uint32_t sm90_pack2(float a, float b)
+{
+    uint32_t u;
+    if constexpr (sizeof(OutT) == 2 && std::is_same<OutT, __half>::value) {
+        __half2 h = __floats2half2_rn(a, b);
+        memcpy(&u, &h, 4);
+    } else {
+        __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+        memcpy(&u, &h, 4);
+    }
+    return u;
 }
 
 /* C[row, col..col+1] = (v0, v1) + beta * C (read only when read_c), masked
@@ -215,6 +235,49 @@ __device__ __forceinline__ void sm90_epilogue(const sm90_gemm_params_t &p, const
                 if (read_c) v0 += p.beta * cuops_to_float(c_row[col]);
                 c_row[col] = cuops_from_float<OutT>(v0);
             }
+        }
+    }
+}
+
+/* The same tile through shared memory and TMA stores (p.c_tma: 16-bit C,
+ * beta == 0). Per 64-column chunk: stmatrix the 64 x 64 box into one of the
+ * consumer's two buffers in TMA's 128-byte swizzle (16-byte chunk c of row r
+ * at c ^ (r & 7): conflict-free), then thread 0 issues the bulk tensor
+ * store, clipped at m and n by the hardware, and the warps go on; a buffer
+ * is refilled once the store that last read it is done reading. */
+template <typename OutT>
+__device__ __forceinline__ void sm90_epilogue_tma(const sm90_gemm_params_t &p,
+                                                  const CUtensorMap *tmap_c,
+                                                  const float (&acc)[128], uint32_t bufs,
+                                                  int consumer, int row0, int col0)
+{
+    const int t = threadIdx.x % 128;
+    const int warp = t / 32, lane = t % 32;
+    const int q = lane / 8, i = lane % 8;
+    const uint32_t bar_id = 2u + (uint32_t)consumer;
+    /* stmatrix x4 of matrices (j, h), (j, h+1), (j+1, h), (j+1, h+1): this
+     * lane gives row i of matrix q, i.e. tile row 16 warp + 8 (q & 1) + i */
+    const int r = 16 * warp + 8 * (q & 1) + i;
+#pragma unroll
+    for (int cc = 0; cc < 4; cc++) {
+        const uint32_t buf = bufs + (uint32_t)((cc & 1) * SM90_EPI_BUF_BYTES);
+        if (t == 0) cuops_tma_store_wait_read<1>();
+        cuops_named_bar_sync(bar_id, 128);
+#pragma unroll
+        for (int jj = 0; jj < 8; jj += 2) {
+            const int j = 8 * cc + jj;
+            const int chunk = jj + (q >> 1);
+            const uint32_t addr = buf + (uint32_t)(r * 128 + ((chunk ^ (r & 7)) * 16));
+            cuops_stmatrix_x4(addr, sm90_pack2<OutT>(p.alpha * acc[4 * j + 0], p.alpha * acc[4 * j + 1]),
+                              sm90_pack2<OutT>(p.alpha * acc[4 * j + 2], p.alpha * acc[4 * j + 3]),
+                              sm90_pack2<OutT>(p.alpha * acc[4 * j + 4], p.alpha * acc[4 * j + 5]),
+                              sm90_pack2<OutT>(p.alpha * acc[4 * j + 6], p.alpha * acc[4 * j + 7]));
+        }
+        cuops_fence_proxy_async_smem();
+        cuops_named_bar_sync(bar_id, 128);
+        if (t == 0) {
+            cuops_tma_store_2d(tmap_c, buf, col0 + 64 * cc, row0);
+            cuops_tma_store_commit();
         }
     }
 }
@@ -333,6 +396,7 @@ __device__ __forceinline__ void sm90_cluster_reduce_store(const sm90_gemm_params
  * at the producer's reduced register count. */
 template <bool AB_BF16, typename OutT, bool SPLIT, bool DSMEM = false>
 __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUtensorMap &tmap_b,
+                                            const CUtensorMap *tmap_c,
                                             const sm90_gemm_params_t &p, float4 *partials,
                                             int splits)
 {
@@ -340,7 +404,8 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
     const uint32_t smem_base = (cuops_smem_addr(smem_raw) + 1023u) & ~1023u;
     const uint32_t a_smem = smem_base;
     const uint32_t b_smem = smem_base + SM90_STAGES * SM90_A_STAGE_BYTES;
-    const uint32_t bars = b_smem + SM90_STAGES * SM90_B_STAGE_BYTES;
+    const uint32_t epi_smem = b_smem + SM90_STAGES * SM90_B_STAGE_BYTES;
+    const uint32_t bars = epi_smem + SM90_EPI_BYTES;
 #define SM90_FULL_BAR(s) (bars + 8u * (uint32_t)(s))
 #define SM90_EMPTY_BAR(s) (bars + 8u * (uint32_t)(SM90_STAGES + (s)))
 
@@ -462,10 +527,17 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                 sm90_store_partials_smem(smem_base, consumer, acc);
             } else if (SPLIT) {
                 sm90_store_partials(partials, u, consumer, acc);
+            } else if (sizeof(OutT) == 2 && p.c_tma) {
+                sm90_epilogue_tma<OutT>(p, tmap_c, acc,
+                                        epi_smem + (uint32_t)(consumer * 2 * SM90_EPI_BUF_BYTES),
+                                        consumer, tm * SM90_BM + consumer * 64, tn * SM90_BN);
             } else {
                 sm90_epilogue<OutT>(p, acc, tm * SM90_BM + consumer * 64, tn * SM90_BN);
             }
         }
+        /* the epilogue buffers must outlive the last TMA store's reads */
+        if (!SPLIT && sizeof(OutT) == 2 && p.c_tma && threadIdx.x % 128 == 0)
+            cuops_tma_store_wait_all();
         if (DSMEM) {
             cuops_cluster_sync();
             sm90_cluster_reduce_store<OutT>(p, splits, smem_base);
@@ -481,10 +553,11 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
 template <bool AB_BF16, typename OutT>
 __global__ void __launch_bounds__(SM90_THREADS, 1)
 sm90_ws_128x256_kernel(const __grid_constant__ CUtensorMap tmap_a,
-                       const __grid_constant__ CUtensorMap tmap_b, const sm90_gemm_params_t p)
+                       const __grid_constant__ CUtensorMap tmap_b,
+                       const __grid_constant__ CUtensorMap tmap_c, const sm90_gemm_params_t p)
 {
 #if CUOPS_SM90A_DEVICE
-    sm90_ws_cta<AB_BF16, OutT, false>(tmap_a, tmap_b, p, NULL, 1);
+    sm90_ws_cta<AB_BF16, OutT, false>(tmap_a, tmap_b, &tmap_c, p, NULL, 1);
 #endif
 }
 
@@ -496,7 +569,7 @@ sm90_ws_128x256_splitk_kernel(const __grid_constant__ CUtensorMap tmap_a,
                               const sm90_gemm_params_t p, const sm90_splitk_params_t sp)
 {
 #if CUOPS_SM90A_DEVICE
-    sm90_ws_cta<AB_BF16, float, true>(tmap_a, tmap_b, p, sp.partials, sp.splits);
+    sm90_ws_cta<AB_BF16, float, true>(tmap_a, tmap_b, NULL, p, sp.partials, sp.splits);
 #endif
 }
 
@@ -509,7 +582,7 @@ sm90_ws_128x256_splitk_dsmem_kernel(const __grid_constant__ CUtensorMap tmap_a,
                                     const sm90_gemm_params_t p, const int splits)
 {
 #if CUOPS_SM90A_DEVICE
-    sm90_ws_cta<AB_BF16, OutT, true, true>(tmap_a, tmap_b, p, NULL, splits);
+    sm90_ws_cta<AB_BF16, OutT, true, true>(tmap_a, tmap_b, NULL, p, NULL, splits);
 #endif
 }
 
@@ -596,7 +669,8 @@ sm90_splitk_fixup_kernel(const sm90_gemm_params_t p, const sm90_splitk_params_t 
 
 /* ---- host side ----------------------------------------------------------- */
 
-typedef void (*sm90_kernel_fn)(const CUtensorMap, const CUtensorMap, const sm90_gemm_params_t);
+typedef void (*sm90_kernel_fn)(const CUtensorMap, const CUtensorMap, const CUtensorMap,
+                               const sm90_gemm_params_t);
 typedef void (*sm90_splitk_kernel_fn)(const CUtensorMap, const CUtensorMap,
                                       const sm90_gemm_params_t, const sm90_splitk_params_t);
 typedef void (*sm90_fixup_kernel_fn)(const sm90_gemm_params_t, const sm90_splitk_params_t);
@@ -882,6 +956,15 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     p.stagger_k = (splits == 0 && (flags & CUOPS_FLAG_STAGGER_K)) ? 1 : 0;
     const size_t esize = cuops_dtype_size(d->c_type);
     p.c_pair_ok = cuops_aligned(d->c, 2 * esize) && (d->ldc % 2 == 0);
+    /* the unsplit kernel's epilogue by TMA stores: 16-bit C that TMA can
+     * address, and no C to read (beta == 0) */
+    CUtensorMap tmap_c;
+    memset(&tmap_c, 0, sizeof tmap_c);
+    p.c_tma = splits == 0 && esize == 2 && d->beta == 0.0f && cuops_sm90_tma_ok(d->c, d->ldc);
+    if (p.c_tma) {
+        st = cuops_sm90_encode_kmajor(h, &tmap_c, d->c, d->c_type, d->m, d->n, d->ldc, 64);
+        if (st != CUOPS_STATUS_SUCCESS) return st;
+    }
 
     if (splits == 0) {
         sm90_kernel_fn fn = sm90_pick_kernel(d->ab_type, d->c_type);
@@ -891,7 +974,7 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
                                                cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                SM90_SMEM_BYTES));
         const int grid = p.num_tiles < h->num_sms ? p.num_tiles : h->num_sms;
-        fn<<<grid, SM90_THREADS, SM90_SMEM_BYTES, cuops_stream(h)>>>(tmap_a, tmap_b, p);
+        fn<<<grid, SM90_THREADS, SM90_SMEM_BYTES, cuops_stream(h)>>>(tmap_a, tmap_b, tmap_c, p);
         return cuops_cuda_check_launch(h, name);
     }
 

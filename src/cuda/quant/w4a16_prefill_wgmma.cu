@@ -80,6 +80,7 @@ typedef struct w4f_params {
     int tiles_per_group;     /* group_size / 64 (any value >= 1 when one group) */
     int tiles_x, num_tiles;
     int y_vec_ok;            /* y 16-byte aligned and ldy % 8 == 0 */
+    int y_tma;               /* y written by TMA stores (tmap_y valid): y_vec_ok */
 } w4f_params_t;
 
 #if CUOPS_SM90A_DEVICE
@@ -136,12 +137,15 @@ static __device__ __forceinline__ uint4 w4f_lds128(uint32_t addr)
  * (x rows x weight rows), through the consumer's shared buffer `buf`.
  * w0: first weight row (y column) of the consumer, x0: first x row. */
 template <typename T>
-static __device__ __forceinline__ void w4f_epilogue(const w4f_params_t &p, const float (&acc)[128],
-                                                    uint32_t buf, int barrier_id, int w0, int x0)
+static __device__ __forceinline__ void w4f_epilogue(const w4f_params_t &p, const CUtensorMap &tmap_y,
+                                                    const float (&acc)[128], uint32_t buf,
+                                                    int barrier_id, int w0, int x0)
 {
     const int t = threadIdx.x % 128;
     const int warp = t / 32, lane = t % 32;
-    /* the previous tile's reads of the buffer are done */
+    /* the previous tile's reads of the buffer are done: its TMA store (issued
+     * by thread 0) has read the buffer, or every thread its own loads */
+    if (p.y_tma && t == 0) cuops_tma_store_wait_read_all();
     cuops_named_bar_sync((uint32_t)barrier_id, 128);
     /* stmatrix x4: matrices (j, h), (j, h+1), (j+1, h), (j+1, h+1) for the
      * x-row blocks j, j+1 and the two 8-row halves h of the warp's 16 weight
@@ -156,6 +160,19 @@ static __device__ __forceinline__ void w4f_epilogue(const w4f_params_t &p, const
                                 w4f_pack(T(), acc[4 * j + 2], acc[4 * j + 3]),
                                 w4f_pack(T(), acc[4 * j + 4], acc[4 * j + 5]),
                                 w4f_pack(T(), acc[4 * j + 6], acc[4 * j + 7]));
+    }
+    if (p.y_tma) {
+        /* The buffer is laid out as TMA's 128-byte swizzle wants it (chunk c
+         * of row r at c ^ (r & 7), 1024-byte aligned): one bulk tensor store
+         * of the 256 x 64 box, clipped by the hardware at m and n; it runs
+         * while the consumers go on to the next tile. */
+        cuops_fence_proxy_async_smem();
+        cuops_named_bar_sync((uint32_t)barrier_id, 128);
+        if (t == 0) {
+            cuops_tma_store_2d(&tmap_y, buf, w0, x0);
+            cuops_tma_store_commit();
+        }
+        return;
     }
     cuops_named_bar_sync((uint32_t)barrier_id, 128);
     /* 256 rows x 8 chunks: thread t takes chunk t % 8 of rows t / 8 + 16 it */
@@ -180,7 +197,8 @@ static __device__ __forceinline__ void w4f_epilogue(const w4f_params_t &p, const
 }
 
 template <typename T>
-static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const w4f_params_t &p)
+static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const CUtensorMap &tmap_y,
+                                               const w4f_params_t &p)
 {
     extern __shared__ uint8_t smem_raw[];
     const uint32_t base = (cuops_smem_addr(smem_raw) + 1023u) & ~1023u;
@@ -355,9 +373,11 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
                 }
             __syncwarp();
             if (lane == 0) cuops_mbar_arrive(W4F_EMPTY_BAR(prev_stage));
-            w4f_epilogue<T>(p, acc, e_smem + consumer * W4F_EPI_BYTES, 1 + consumer,
+            w4f_epilogue<T>(p, tmap_y, acc, e_smem + consumer * W4F_EPI_BYTES, 1 + consumer,
                             wb * W4F_WROWS + consumer * 64, xb * W4F_XROWS);
         }
+        /* the shared buffer must outlive the last TMA store's reads */
+        if (p.y_tma && ct == 0) cuops_tma_store_wait_all();
     }
 #undef W4F_FULL_BAR
 #undef W4F_EMPTY_BAR
@@ -367,16 +387,17 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
 
 template <typename T>
 __global__ void __launch_bounds__(W4F_THREADS, 1)
-w4a16_prefill_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_x, const w4f_params_t p)
+w4a16_prefill_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_x,
+                           const __grid_constant__ CUtensorMap tmap_y, const w4f_params_t p)
 {
 #if CUOPS_SM90A_DEVICE
-    w4f_cta<T>(tmap_x, p);
+    w4f_cta<T>(tmap_x, tmap_y, p);
 #endif
 }
 
 /* ---- host ------------------------------------------------------------------- */
 
-typedef void (*w4f_kernel_fn)(const CUtensorMap, const w4f_params_t);
+typedef void (*w4f_kernel_fn)(const CUtensorMap, const CUtensorMap, const w4f_params_t);
 
 int w4a16_prefill_wgmma_serves(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                const w4_geometry_t *geo)
@@ -443,6 +464,15 @@ cuops_status_t w4a16_launch_prefill_wgmma(struct cuops_handle *h, const cuops_w4
     p.tiles_x = (int)cuops_ceil_div(d->m, W4F_XROWS);
     p.num_tiles = p.tiles_x * (int)cuops_ceil_div(geo->strips, W4F_STRIPS);
     p.y_vec_ok = cuops_aligned(d->y, 16) && d->ldy % 8 == 0;
+    /* y through TMA stores where TMA can address it (the same conditions as
+     * for x); otherwise the map stays unused and zero */
+    CUtensorMap tmap_y;
+    memset(&tmap_y, 0, sizeof tmap_y);
+    p.y_tma = cuops_sm90_tma_ok(d->y, d->ldy);
+    if (p.y_tma) {
+        st = cuops_sm90_encode_kmajor(h, &tmap_y, d->y, d->act_type, d->m, d->n, d->ldy, W4F_XROWS);
+        if (st != CUOPS_STATUS_SUCCESS) return st;
+    }
 
     w4f_kernel_fn fn = d->act_type == CUOPS_DTYPE_BF16 ? w4a16_prefill_wgmma_kernel<__nv_bfloat16>
                                         : w4a16_prefill_wgmma_kernel<__half>;
@@ -451,7 +481,7 @@ cuops_status_t w4a16_launch_prefill_wgmma(struct cuops_handle *h, const cuops_w4
                                            W4F_SMEM_BYTES));
     const int sms = h->num_sms > 0 ? h->num_sms : 132;
     const int grid = p.num_tiles < sms ? p.num_tiles : sms;
-    fn<<<grid, W4F_THREADS, W4F_SMEM_BYTES, cuops_stream(h)>>>(tmap_x, p);
+    fn<<<grid, W4F_THREADS, W4F_SMEM_BYTES, cuops_stream(h)>>>(tmap_x, tmap_y, p);
     st = cuops_cuda_check_launch(h, name);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     h->last_kernel = name;
