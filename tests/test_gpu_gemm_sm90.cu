@@ -406,6 +406,20 @@ int main(void)
         }
         gemm_case_t c = {N, T, 1100, 2100, 136, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.25f, -0.5f, 8, 0, 0, 0};
         if (!quick) run_case(gpu, cpu, &c, VARIANT, VARIANT);
+        /* The epilogue by TMA stores (16-bit C, beta == 0, ldc % 8 == 0, n % 8
+         * == 0): several tiles per CTA (its two buffers reused across tiles),
+         * boxes clipped at m and n inside a tile, the ldc padding untouched;
+         * and n % 8 != 0 with the same ldc (the register epilogue). */
+        const gemm_case_t tma_cases[] = {
+            {N, T, 1537, 4352, 136, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, 0.75f, 0.0f, 8, 0, 0, 0},
+            {N, T, 300, 200, 136, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 8, 0, 0, 0},
+            {N, T, 300, 65, 136, CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 7, 0, 0, 0},
+        };
+        for (int i = 0; i < 3; i++) {
+            if (quick && i == 0) continue;
+            gemm_case_t t = tma_cases[i];
+            run_case(gpu, cpu, &t, VARIANT, VARIANT);
+        }
     }
     /* 3. Every transpose pair, ragged sizes, padded leading dimensions,
      *    misaligned bases (packing path), beta != 0. */

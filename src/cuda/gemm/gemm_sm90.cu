@@ -957,10 +957,12 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     const size_t esize = cuops_dtype_size(d->c_type);
     p.c_pair_ok = cuops_aligned(d->c, 2 * esize) && (d->ldc % 2 == 0);
     /* the unsplit kernel's epilogue by TMA stores: 16-bit C that TMA can
-     * address, and no C to read (beta == 0) */
+     * address, n whole 16-byte units (the store clips at n in 16-byte units:
+     * n = 7 wrote column 7 in the W4A16 kernel), no C to read (beta == 0) */
     CUtensorMap tmap_c;
     memset(&tmap_c, 0, sizeof tmap_c);
-    p.c_tma = splits == 0 && esize == 2 && d->beta == 0.0f && cuops_sm90_tma_ok(d->c, d->ldc);
+    p.c_tma = splits == 0 && esize == 2 && d->beta == 0.0f && d->n % 8 == 0 &&
+              cuops_sm90_tma_ok(d->c, d->ldc);
     if (p.c_tma) {
         st = cuops_sm90_encode_kmajor(h, &tmap_c, d->c, d->c_type, d->m, d->n, d->ldc, 64);
         if (st != CUOPS_STATUS_SUCCESS) return st;

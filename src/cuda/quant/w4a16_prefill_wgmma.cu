@@ -213,7 +213,7 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
     if (threadIdx.x == 0) {
         for (int s = 0; s < W4F_STAGES; s++) {
             cuops_mbar_init(W4F_FULL_BAR(s), 1);    /* producer's expect_tx + bytes */
-            cuops_mbar_init(W4F_EMPTY_BAR(s), 8);   /* lane 0 of each consumer warp */
+            cuops_mbar_init(W4F_EMPTY_BAR(s), 256); /* every consumer thread */
         }
         cuops_mbar_init_fence();
     }
@@ -342,10 +342,11 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
                 for (int j = 0; j < 4; j++)
 #pragma unroll
                     for (int r = 0; r < 4; r++) w4f_keep_alive(other[j][r]);
-                /* the warp's reads of the previous block's stage are done
-                 * (its LDS fed that block's A, its wgmma group is retired) */
-                __syncwarp();
-                if (kb > 0 && lane == 0) cuops_mbar_arrive(W4F_EMPTY_BAR(prev_stage));
+                /* this thread's reads of the previous block's stage are done
+                 * (its LDS fed that block's A, its wgmma group is retired).
+                 * Every thread arrives: one elected lane per warp measured the
+                 * same and leaves the other lanes' LDS unordered for racecheck */
+                if (kb > 0) cuops_mbar_arrive(W4F_EMPTY_BAR(prev_stage));
                 prev_stage = stage;
                 if (++stage == W4F_STAGES) {
                     stage = 0;
@@ -371,8 +372,7 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
                     w4f_keep_alive(a_even[j][r]);
                     w4f_keep_alive(a_odd[j][r]);
                 }
-            __syncwarp();
-            if (lane == 0) cuops_mbar_arrive(W4F_EMPTY_BAR(prev_stage));
+            cuops_mbar_arrive(W4F_EMPTY_BAR(prev_stage));
             w4f_epilogue<T>(p, tmap_y, acc, e_smem + consumer * W4F_EPI_BYTES, 1 + consumer,
                             wb * W4F_WROWS + consumer * 64, xb * W4F_XROWS);
         }
@@ -465,10 +465,11 @@ cuops_status_t w4a16_launch_prefill_wgmma(struct cuops_handle *h, const cuops_w4
     p.num_tiles = p.tiles_x * (int)cuops_ceil_div(geo->strips, W4F_STRIPS);
     p.y_vec_ok = cuops_aligned(d->y, 16) && d->ldy % 8 == 0;
     /* y through TMA stores where TMA can address it (the same conditions as
-     * for x); otherwise the map stays unused and zero */
+     * for x) and n is whole 16-byte units: the store clips at n in 16-byte
+     * units (measured: n = 7 wrote y[.][7]); otherwise the map stays unused */
     CUtensorMap tmap_y;
     memset(&tmap_y, 0, sizeof tmap_y);
-    p.y_tma = cuops_sm90_tma_ok(d->y, d->ldy);
+    p.y_tma = cuops_sm90_tma_ok(d->y, d->ldy) && d->n % 8 == 0;
     if (p.y_tma) {
         st = cuops_sm90_encode_kmajor(h, &tmap_y, d->y, d->act_type, d->m, d->n, d->ldy, W4F_XROWS);
         if (st != CUOPS_STATUS_SUCCESS) return st;
