@@ -273,18 +273,16 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
          * as consumed at issue: with one set of A registers it handed them to
          * the next block's shared loads while the previous group still ran
          * (measured: NaN and run-to-run differences; clean under
-         * compute-sanitizer, which slows the issue). Three sets, used in turn:
-         * while the groups of blocks kb-1 and kb run, block kb+1 is loaded
-         * and dequantized into the third, so the next group is ready to issue
-         * the moment kb-1 retires. Each set is kept alive until the wait that
-         * retires its group. */
-        uint32_t a0[4][4], a1[4][4], a2[4][4];
+         * compute-sanitizer, which slows the issue). So two sets, used in
+         * turn by even and odd blocks, and each set is kept alive until the
+         * wait that retires its group. */
+        uint32_t a_even[4][4], a_odd[4][4];
 #pragma unroll
         for (int j = 0; j < 4; j++)
 #pragma unroll
-            for (int r = 0; r < 4; r++) a0[j][r] = a1[j][r] = a2[j][r] = 0u;
+            for (int r = 0; r < 4; r++) a_even[j][r] = a_odd[j][r] = 0u;
 
-        int stage = 0; /* stage and phase of the next block to load */
+        int stage = 0;
         uint32_t phase = 0;
         for (int t = blockIdx.x; t < p.num_tiles; t += gridDim.x) {
             const int wb = t / p.tiles_x, xb = t - wb * p.tiles_x;
@@ -292,15 +290,15 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
             const uint32_t *sc = p.scales + (int64_t)strip * p.num_groups * 8 + g;
             const uint32_t *zr = p.zeros + (int64_t)strip * p.num_groups * 2 + (g >> 2);
             uint32_t sv = __ldg(sc), zv = __ldg(zr);
-            /* group of the block after the next one to load, and that block's
-             * position in it (no division per block) */
+            int prev_stage = 0;
+            /* group of the next block, and that block's position in it (no
+             * division per block) */
             int next_group = 0, next_pos = 0;
-            int ready_stage = 0, prev_stage = 0;
 
-            /* the next block: wait for its stage, LDS its nibble words,
-             * dequantize them into the A set `a` */
-            auto load = [&](uint32_t (&a)[4][4]) {
-                /* the metadata of the block after it, a block ahead (L2 latency) */
+            /* one 64-k block into the A set `a`; `other` is the set of the
+             * block before, whose group the wait below retires */
+            auto block = [&](int kb, uint32_t (&a)[4][4], uint32_t (&other)[4][4]) {
+                /* the next block's metadata, a block ahead (L2 latency) */
                 if (++next_pos == p.tiles_per_group) {
                     next_pos = 0;
                     next_group++;
@@ -324,7 +322,32 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
                     a[j][2] = w4f_dequant<T>(hi, z_lo, s_lo);
                     a[j][3] = w4f_dequant<T>(hi >> 4, z_hi, s_hi);
                 }
-                ready_stage = stage;
+                const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + stage * W4F_X_STAGE_BYTES);
+#pragma unroll
+                for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
+                cuops_wgmma_fence();
+#pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    if (w4_type<T>::is_f16)
+                        cuops_wgmma_m64n256k16_rs_f16(acc, a[j], desc_x + 2 * j, (kb > 0 || j > 0) ? 1 : 0);
+                    else
+                        cuops_wgmma_m64n256k16_rs_bf16(acc, a[j], desc_x + 2 * j, (kb > 0 || j > 0) ? 1 : 0);
+                }
+                cuops_wgmma_commit();
+                cuops_wgmma_wait<1>();
+#pragma unroll
+                for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
+                /* the previous block's group is retired: its A set is free */
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+#pragma unroll
+                    for (int r = 0; r < 4; r++) w4f_keep_alive(other[j][r]);
+                /* this thread's reads of the previous block's stage are done
+                 * (its LDS fed that block's A, its wgmma group is retired).
+                 * Every thread arrives: one elected lane per warp measured the
+                 * same and leaves the other lanes' LDS unordered for racecheck */
+                if (kb > 0) cuops_mbar_arrive(W4F_EMPTY_BAR(prev_stage));
+                prev_stage = stage;
                 if (++stage == W4F_STAGES) {
                     stage = 0;
                     phase ^= 1u;
@@ -332,50 +355,12 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
                 sv = sv_next;
                 zv = zv_next;
             };
-            /* block kb: issue its group from `cur`, load block kb+1 into
-             * `next`, then retire the group of kb-1 (A set `prev`) */
-            auto step = [&](int kb, uint32_t (&cur)[4][4], uint32_t (&next)[4][4],
-                            uint32_t (&prev)[4][4]) {
-                const int cur_stage = ready_stage;
-                const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + cur_stage * W4F_X_STAGE_BYTES);
-#pragma unroll
-                for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
-                cuops_wgmma_fence();
-#pragma unroll
-                for (int j = 0; j < 4; j++) {
-                    if (w4_type<T>::is_f16)
-                        cuops_wgmma_m64n256k16_rs_f16(acc, cur[j], desc_x + 2 * j, (kb > 0 || j > 0) ? 1 : 0);
-                    else
-                        cuops_wgmma_m64n256k16_rs_bf16(acc, cur[j], desc_x + 2 * j, (kb > 0 || j > 0) ? 1 : 0);
-                }
-                cuops_wgmma_commit();
-                if (kb + 1 < p.ktiles) load(next);
-                cuops_wgmma_wait<1>();
-#pragma unroll
-                for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
-                /* the group of kb-1 is retired: its A set is free */
-#pragma unroll
-                for (int j = 0; j < 4; j++)
-#pragma unroll
-                    for (int r = 0; r < 4; r++) w4f_keep_alive(prev[j][r]);
-                /* this thread's reads of kb-1's stage are done (its LDS fed
-                 * that block's A, its wgmma group is retired). Every thread
-                 * arrives: one elected lane per warp measured the same and
-                 * leaves the other lanes' LDS unordered for racecheck */
-                if (kb > 0) cuops_mbar_arrive(W4F_EMPTY_BAR(prev_stage));
-                prev_stage = cur_stage;
-            };
-            load(a0);
-            int set = 0;
 #pragma unroll 1
             for (int kb = 0; kb < p.ktiles; kb++) {
-                if (set == 0)
-                    step(kb, a0, a1, a2);
-                else if (set == 1)
-                    step(kb, a1, a2, a0);
+                if ((kb & 1) == 0)
+                    block(kb, a_even, a_odd);
                 else
-                    step(kb, a2, a0, a1);
-                if (++set == 3) set = 0;
+                    block(kb, a_odd, a_even);
             }
             cuops_wgmma_wait<0>();
 #pragma unroll
@@ -384,9 +369,8 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
             for (int j = 0; j < 4; j++)
 #pragma unroll
                 for (int r = 0; r < 4; r++) {
-                    w4f_keep_alive(a0[j][r]);
-                    w4f_keep_alive(a1[j][r]);
-                    w4f_keep_alive(a2[j][r]);
+                    w4f_keep_alive(a_even[j][r]);
+                    w4f_keep_alive(a_odd[j][r]);
                 }
             cuops_mbar_arrive(W4F_EMPTY_BAR(prev_stage));
             w4f_epilogue<T>(p, tmap_y, acc, e_smem + consumer * W4F_EPI_BYTES, 1 + consumer,
