@@ -290,33 +290,15 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
             const uint32_t *sc = p.scales + (int64_t)strip * p.num_groups * 8 + g;
             const uint32_t *zr = p.zeros + (int64_t)strip * p.num_groups * 2 + (g >> 2);
             uint32_t sv = __ldg(sc), zv = __ldg(zr);
-            int prev_stage = 0, load_stage = 0;
-            /* group of the block after the next one to dequantize, and that
-             * block's position in it (no division per block) */
+            int prev_stage = 0;
+            /* group of the next block, and that block's position in it (no
+             * division per block) */
             int next_group = 0, next_pos = 0;
-            /* the nibble words of the next block, loaded from its stage while
-             * the wgmma groups run (ncu: waiting for these loads right before
-             * their use was the consumers' largest stall) */
-            uint32_t words[8];
 
-            /* wait for the next block's stage and issue its shared loads */
-            auto load_words = [&]() {
-                cuops_mbar_wait(W4F_FULL_BAR(stage), phase);
-                const uint32_t qt = q_smem + stage * W4F_Q_STAGE_BYTES + q_lane;
-#pragma unroll
-                for (int j = 0; j < 4; j++) {
-                    words[2 * j] = w4f_lds32(qt + 16 * j);
-                    words[2 * j + 1] = w4f_lds32(qt + 16 * j + 8);
-                }
-                load_stage = stage;
-                if (++stage == W4F_STAGES) {
-                    stage = 0;
-                    phase ^= 1u;
-                }
-            };
-            /* dequantize the loaded words into the A set `a` (sv, zv: this
-             * block's metadata; the next block's is fetched a block ahead) */
-            auto dequant = [&](uint32_t (&a)[4][4]) {
+            /* one 64-k block into the A set `a`; `other` is the set of the
+             * block before, whose group the wait below retires */
+            auto block = [&](int kb, uint32_t (&a)[4][4], uint32_t (&other)[4][4]) {
+                /* the next block's metadata, a block ahead (L2 latency) */
                 if (++next_pos == p.tiles_per_group) {
                     next_pos = 0;
                     next_group++;
@@ -324,64 +306,61 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
                 const int ng = min(next_group, p.num_groups - 1);
                 const uint32_t sv_next = __ldg(sc + ng * 8);
                 const uint32_t zv_next = __ldg(zr + ng * 2);
+
                 const uint32_t z2 = w4_nibbles<T, 0x000F000Fu>(zv >> zero_shift);
                 const uint32_t z_lo = __byte_perm(z2, 0, 0x1010), z_hi = __byte_perm(z2, 0, 0x3232);
                 const uint32_t s_lo = __byte_perm(sv, 0, 0x1010), s_hi = __byte_perm(sv, 0, 0x3232);
+
+                cuops_mbar_wait(W4F_FULL_BAR(stage), phase);
+                const uint32_t qt = q_smem + stage * W4F_Q_STAGE_BYTES + q_lane;
 #pragma unroll
                 for (int j = 0; j < 4; j++) {
-                    const uint32_t lo = words[2 * j] >> pair_shift;
-                    const uint32_t hi = words[2 * j + 1] >> pair_shift;
+                    const uint32_t lo = w4f_lds32(qt + 16 * j) >> pair_shift;
+                    const uint32_t hi = w4f_lds32(qt + 16 * j + 8) >> pair_shift;
                     a[j][0] = w4f_dequant<T>(lo, z_lo, s_lo);
                     a[j][1] = w4f_dequant<T>(lo >> 4, z_hi, s_hi);
                     a[j][2] = w4f_dequant<T>(hi, z_lo, s_lo);
                     a[j][3] = w4f_dequant<T>(hi >> 4, z_hi, s_hi);
                 }
-                sv = sv_next;
-                zv = zv_next;
-            };
-            /* block kb: issue its group from `cur`; load block kb+1's words;
-             * retire the group of kb-1 (A set `other`) and release its stage;
-             * dequantize kb+1 into the freed set */
-            auto step = [&](int kb, uint32_t (&cur)[4][4], uint32_t (&other)[4][4]) {
-                const int cur_stage = load_stage;
-                const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + cur_stage * W4F_X_STAGE_BYTES);
+                const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + stage * W4F_X_STAGE_BYTES);
 #pragma unroll
                 for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
                 cuops_wgmma_fence();
 #pragma unroll
                 for (int j = 0; j < 4; j++) {
                     if (w4_type<T>::is_f16)
-                        cuops_wgmma_m64n256k16_rs_f16(acc, cur[j], desc_x + 2 * j, (kb > 0 || j > 0) ? 1 : 0);
+                        cuops_wgmma_m64n256k16_rs_f16(acc, a[j], desc_x + 2 * j, (kb > 0 || j > 0) ? 1 : 0);
                     else
-                        cuops_wgmma_m64n256k16_rs_bf16(acc, cur[j], desc_x + 2 * j, (kb > 0 || j > 0) ? 1 : 0);
+                        cuops_wgmma_m64n256k16_rs_bf16(acc, a[j], desc_x + 2 * j, (kb > 0 || j > 0) ? 1 : 0);
                 }
                 cuops_wgmma_commit();
-                const bool more = kb + 1 < p.ktiles;
-                if (more) load_words();
                 cuops_wgmma_wait<1>();
 #pragma unroll
                 for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
-                /* the group of kb-1 is retired: its A set is free */
+                /* the previous block's group is retired: its A set is free */
 #pragma unroll
                 for (int j = 0; j < 4; j++)
 #pragma unroll
                     for (int r = 0; r < 4; r++) w4f_keep_alive(other[j][r]);
-                /* this thread's reads of kb-1's stage are done (its LDS fed
-                 * that block's A, its wgmma group is retired). Every thread
-                 * arrives: one elected lane per warp measured the same and
-                 * leaves the other lanes' LDS unordered for racecheck */
+                /* this thread's reads of the previous block's stage are done
+                 * (its LDS fed that block's A, its wgmma group is retired).
+                 * Every thread arrives: one elected lane per warp measured the
+                 * same and leaves the other lanes' LDS unordered for racecheck */
                 if (kb > 0) cuops_mbar_arrive(W4F_EMPTY_BAR(prev_stage));
-                prev_stage = cur_stage;
-                if (more) dequant(other);
+                prev_stage = stage;
+                if (++stage == W4F_STAGES) {
+                    stage = 0;
+                    phase ^= 1u;
+                }
+                sv = sv_next;
+                zv = zv_next;
             };
-            load_words();
-            dequant(a_even);
 #pragma unroll 1
             for (int kb = 0; kb < p.ktiles; kb++) {
                 if ((kb & 1) == 0)
-                    step(kb, a_even, a_odd);
+                    block(kb, a_even, a_odd);
                 else
-                    step(kb, a_odd, a_even);
+                    block(kb, a_odd, a_even);
             }
             cuops_wgmma_wait<0>();
 #pragma unroll
