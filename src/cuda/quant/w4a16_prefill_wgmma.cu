@@ -117,6 +117,15 @@ static __device__ __forceinline__ void w4f_keep_alive(uint32_t r)
     asm volatile("" ::"r"(r) : "memory");
 }
 
+/* The same for a whole A register set. */
+static __device__ __forceinline__ void w4f_keep_alive_set(const uint32_t (&a)[4][4])
+{
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+#pragma unroll
+        for (int r = 0; r < 4; r++) w4f_keep_alive(a[j][r]);
+}
+
 static __device__ __forceinline__ uint32_t w4f_lds32(uint32_t addr)
 {
     uint32_t v;
@@ -338,10 +347,7 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
 #pragma unroll
                 for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
                 /* the previous block's group is retired: its A set is free */
-#pragma unroll
-                for (int j = 0; j < 4; j++)
-#pragma unroll
-                    for (int r = 0; r < 4; r++) w4f_keep_alive(other[j][r]);
+                w4f_keep_alive_set(other);
                 /* this thread's reads of the previous block's stage are done
                  * (its LDS fed that block's A, its wgmma group is retired).
                  * Every thread arrives: one elected lane per warp measured the
