@@ -35,10 +35,13 @@
  *
  * Epilogue: the accumulator tile is y^T; stmatrix .trans writes it to the
  * consumer's buffer as [x row][64 weight rows] (the 16-byte chunk c of row r
- * at c ^ (r & 7): conflict-free), then each warp stores 4 rows x 128
- * contiguous bytes of y per instruction. Edges: x rows past m are TMA zeros
- * and never stored, weight rows past n are never stored; a y that is not
- * 16-byte aligned with ldy % 8 == 0 takes element stores.
+ * at c ^ (r & 7): conflict-free, and the layout of TMA's 128-byte swizzle).
+ * Where TMA can address y and n % 8 == 0, one thread stores the 256 x 64 box
+ * with a bulk tensor store (clipped at m and n; it clips n in 16-byte units,
+ * hence n % 8 == 0) and the consumers go on to the next tile; otherwise each
+ * warp stores 4 rows x 128 contiguous bytes of y per instruction, or element
+ * by element when y is not 16-byte aligned with ldy % 8 == 0. Edges: x rows
+ * past m are TMA zeros and never stored, weight rows past n never stored.
  *
  * Serves (w4a16_prefill_wgmma_serves): sm_90, group_size a multiple of 64 or
  * one group per row (a 64-k block then has one scale and zero per row), m,
