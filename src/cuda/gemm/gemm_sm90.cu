@@ -21,8 +21,12 @@
  *     order. CUOPS_FLAG_STAGGER_K: each tile starts its K loop at k-block
  *     (tile index mod #k-blocks), seed 000's StaggerU (the fp32 sum is taken
  *     in a rotated order, so results may differ in the last bits).
- *   - Epilogue: straight from the accumulator registers to global memory,
- *     masked at the ragged M/N edges; beta == 0 never reads C.
+ *   - Epilogue: for 16-bit C, beta == 0, n % 8 == 0 and a C that TMA can
+ *     address, stmatrix into two 8 KB shared buffers per consumer (64 x 64
+ *     boxes, 128-byte swizzle) and TMA stores, which the warps do not wait
+ *     for (sm90_epilogue_tma; 4-24 % faster, docs/gemm.md); otherwise
+ *     straight from the accumulator registers to global memory, masked at
+ *     the ragged M/N edges; beta == 0 never reads C.
  *
  * Kernel "sm90_ws_128x256_splitk" (its own table entry, listed before
  * "sm90_ws_128x256"): the same main loop (one CTA body, sm90_ws_cta, with
