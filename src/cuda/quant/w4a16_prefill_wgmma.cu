@@ -412,6 +412,9 @@ int w4a16_prefill_wgmma_serves(const struct cuops_handle *h, const cuops_w4a16_d
                                const w4_geometry_t *geo)
 {
     if (h->sm_major != 9) return 0;
+    /* 4 stages of 36 KB and two 32 KB epilogue buffers (every sm_90 part
+     * offers 227 KB per block) */
+    if (h->smem_optin_bytes < W4F_SMEM_BYTES) return 0;
     if (geo->group_size % W4F_BK != 0 && geo->num_groups != 1) return 0;
     if (d->m < 1 || d->m > 0x7fffff00 || d->k > 0x7fffff00 || geo->ktiles > 0x7fffffff) return 0;
     if (geo->strips > 0x7fffffff - W4F_STRIPS || d->n > 0x7fffff00) return 0;
@@ -428,11 +431,11 @@ cuops_status_t w4a16_launch_prefill_wgmma(struct cuops_handle *h, const cuops_w4
     *kernel_name = name;
     if (!w4a16_prefill_wgmma_serves(h, d, geo))
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
-                          "%s: serves sm_90 with group_size a multiple of 64 or one group per "
-                          "row, m and k < 2^31, x and y 2-byte aligned (sm_%d%d, group_size %lld, "
-                          "k %lld)",
-                          name, h->sm_major, h->sm_minor, (long long)d->group_size,
-                          (long long)d->k);
+                          "%s: serves sm_90 (%d bytes of shared memory per block) with "
+                          "group_size a multiple of 64 or one group per row, m and k < 2^31, x and "
+                          "y 2-byte aligned (sm_%d%d, group_size %lld, k %lld)",
+                          name, (int)W4F_SMEM_BYTES, h->sm_major, h->sm_minor,
+                          (long long)d->group_size, (long long)d->k);
 
     /* x as TMA reads it: in place when it can, else packed K-major once */
     const void *x = d->x;
