@@ -56,6 +56,20 @@ template <> struct cuops_elem<float> {
 template <typename T> __device__ __forceinline__ float cuops_to_float(T v) { return cuops_elem<T>::to_float(v); }
 template <typename T> __device__ __forceinline__ T cuops_from_float(float v) { return cuops_elem<T>::from_float(v); }
 
+/* Two floats as the 32-bit word of a 16-bit output pair, each rounded to
+ * nearest even, the first at the lower address. */
+template <typename T> __device__ __forceinline__ uint32_t cuops_pack2(float lo, float hi);
+template <> __device__ __forceinline__ uint32_t cuops_pack2<__half>(float lo, float hi)
+{
+    __half2 v = __floats2half2_rn(lo, hi);
+    return *(uint32_t *)&v;
+}
+template <> __device__ __forceinline__ uint32_t cuops_pack2<__nv_bfloat16>(float lo, float hi)
+{
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *(uint32_t *)&v;
+}
+
 /* True when p is aligned to `bytes`. */
 static inline int cuops_aligned(const void *p, size_t bytes) { return ((uintptr_t)p % bytes) == 0; }
 

@@ -133,20 +133,6 @@ template <> __device__ __forceinline__ float dequant_load_scale<float>(const flo
     return __ldg(p);
 }
 
-/* Two floats -> the 32-bit word holding them as two outputs (first at the
- * lower address); f32 outputs use one word each instead. */
-template <typename O> __device__ __forceinline__ uint32_t dequant_pack2(float lo, float hi);
-template <> __device__ __forceinline__ uint32_t dequant_pack2<__half>(float lo, float hi)
-{
-    __half2 v = __floats2half2_rn(lo, hi);
-    return *(uint32_t *)&v;
-}
-template <> __device__ __forceinline__ uint32_t dequant_pack2<__nv_bfloat16>(float lo, float hi)
-{
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *(uint32_t *)&v;
-}
-
 /* ---- launchers (each returns the status of its launch) ------------------ */
 
 /* One output per thread, any alignment, any even group size.

@@ -206,7 +206,7 @@ __device__ __forceinline__ uint4 persist_convert_f32(uint32_t packed, uint32_t s
             res[j] = __float_as_uint(v0);
             res[j + 1] = __float_as_uint(v1);
         } else {
-            res[j / 2] = dequant_pack2<O>(v0, v1);
+            res[j / 2] = cuops_pack2<O>(v0, v1);
         }
     }
     return make_uint4(res[0], res[1], res[2], res[3]);
@@ -336,7 +336,7 @@ __device__ __forceinline__ void persist_unit_store(const dequant_params_t &p, co
                     const float v = (dequant_magic(q) - zm) * s;
                     O *e = (O *)p.out + (int64_t)r * p.ldo + col;
                     if constexpr (sizeof(O) == 4) *(float *)e = v;
-                    else *(unsigned short *)e = (unsigned short)(dequant_pack2<O>(v, 0.0f) & 0xFFFFu);
+                    else *(unsigned short *)e = (unsigned short)(cuops_pack2<O>(v, 0.0f) & 0xFFFFu);
                 }
             }
         }

@@ -53,7 +53,7 @@ __device__ __forceinline__ void scalar_store(void *out, int64_t idx, float v)
 {
     uint32_t bits;
     if constexpr (sizeof(O) == 4) bits = __float_as_uint(v);
-    else bits = dequant_pack2<O>(v, 0.0f) & 0xFFFFu;
+    else bits = cuops_pack2<O>(v, 0.0f) & 0xFFFFu;
     if constexpr (ALIGNED) {
         if constexpr (sizeof(O) == 4) ((uint32_t *)out)[idx] = bits;
         else ((unsigned short *)out)[idx] = (unsigned short)bits;

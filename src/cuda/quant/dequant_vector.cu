@@ -91,7 +91,7 @@ template <bool STREAM> __device__ __forceinline__ void vector_store8(void *p, ui
 template <typename O> __device__ __forceinline__ void vector_store_one(O *p, float v)
 {
     if constexpr (sizeof(O) == 4) *(float *)p = v;
-    else *(unsigned short *)p = (unsigned short)(dequant_pack2<O>(v, 0.0f) & 0xFFFFu);
+    else *(unsigned short *)p = (unsigned short)(cuops_pack2<O>(v, 0.0f) & 0xFFFFu);
 }
 
 /* The VEC outputs of one full chunk, as the 32-bit words to store. */
@@ -110,7 +110,7 @@ __device__ __forceinline__ void vector_convert(const uint32_t (&packed)[vec_trai
             res[j] = __float_as_uint(v0);
             res[j + 1] = __float_as_uint(v1);
         } else {
-            res[j / 2] = dequant_pack2<O>(v0, v1);
+            res[j / 2] = cuops_pack2<O>(v0, v1);
         }
     }
 }

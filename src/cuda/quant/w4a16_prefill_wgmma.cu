@@ -96,21 +96,6 @@ static __device__ __forceinline__ uint32_t w4f_dequant(uint32_t w, uint32_t z, u
     return w4_mul2(T(), w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w), z), s);
 }
 
-static __device__ __forceinline__ uint32_t w4f_pack(__half, float a, float b)
-{
-    __half2 h = __floats2half2_rn(a, b);
-    uint32_t u;
-    memcpy(&u, &h, 4);
-    return u;
-}
-static __device__ __forceinline__ uint32_t w4f_pack(__nv_bfloat16, float a, float b)
-{
-    __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
-    uint32_t u;
-    memcpy(&u, &h, 4);
-    return u;
-}
-
 /* A use the compiler cannot see through: keeps a register value alive (its
  * register not reused) up to this point. A use, not a redefinition: ptxas
  * serialises the wgmma pipeline (C7513) when non-wgmma instructions define a
@@ -168,10 +153,10 @@ static __device__ __forceinline__ void w4f_epilogue(const w4f_params_t &p, const
         const int xr = 8 * (j + (q >> 1)) + i;           /* stored row: x row */
         const int chunk = 2 * warp + (q & 1);            /* 8 weight rows = 16 bytes */
         const uint32_t addr = buf + (uint32_t)(xr * 128 + ((chunk ^ (xr & 7)) * 16));
-        cuops_stmatrix_x4_trans(addr, w4f_pack(T(), acc[4 * j + 0], acc[4 * j + 1]),
-                                w4f_pack(T(), acc[4 * j + 2], acc[4 * j + 3]),
-                                w4f_pack(T(), acc[4 * j + 4], acc[4 * j + 5]),
-                                w4f_pack(T(), acc[4 * j + 6], acc[4 * j + 7]));
+        cuops_stmatrix_x4_trans(addr, cuops_pack2<T>(acc[4 * j + 0], acc[4 * j + 1]),
+                                cuops_pack2<T>(acc[4 * j + 2], acc[4 * j + 3]),
+                                cuops_pack2<T>(acc[4 * j + 4], acc[4 * j + 5]),
+                                cuops_pack2<T>(acc[4 * j + 6], acc[4 * j + 7]));
     }
     if (p.y_tma) {
         /* The buffer is laid out as TMA's 128-byte swizzle wants it (chunk c
