@@ -266,6 +266,10 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
     const int is_fused = c.variant && strcmp(c.variant, "w4a16_prefill_wgmma") == 0;
     if (is_fused)
         refused = !(g_sm_major == 9 && (w->group_size % 64 == 0 || w->group_size >= k));
+    /* the decode kernel on wgmma: the same, and m <= 64 */
+    const int is_dwgmma = c.variant && strcmp(c.variant, "w4a16_decode_wgmma") == 0;
+    if (is_dwgmma)
+        refused = !(g_sm_major == 9 && m <= 64 && (w->group_size % 64 == 0 || w->group_size >= k));
     if (refused) {
         CHECK(st == CUOPS_STATUS_NOT_SUPPORTED,
               "%s with m=%lld k=%lld g=%lld ldx=%lld xoff=%d should be NOT_SUPPORTED, got %s",
@@ -298,6 +302,9 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
     if (st == CUOPS_STATUS_SUCCESS && is_fused)
         CHECK(strcmp(cuops_last_kernel(h), "w4a16_prefill_wgmma") == 0,
               "w4a16_prefill_wgmma m=%lld ran %s", (long long)m, cuops_last_kernel(h));
+    if (st == CUOPS_STATUS_SUCCESS && is_dwgmma)
+        CHECK(strcmp(cuops_last_kernel(h), "w4a16_decode_wgmma") == 0,
+              "w4a16_decode_wgmma m=%lld ran %s", (long long)m, cuops_last_kernel(h));
     char kernel_name[64];
     snprintf(kernel_name, sizeof kernel_name, "%s", cuops_last_kernel(h));
     cudaError_t ce = cudaDeviceSynchronize();
@@ -422,6 +429,16 @@ static void run_gpu_tests(cuops_handle_t h)
                     gpu_gemm_check(h, &w, wd, &gw, act, s6);
                     gemm_case_t s7 = {m, pad8, 0, 0, "w4a16_decode_stream", 1000, 1};
                     gpu_gemm_check(h, &w, wd, &gw, act, s7);
+                    /* the cluster split-K of the wgmma decode kernel: 2, 3 and
+                     * 8 CTAs (capped at the 64-k blocks), twice each, and a
+                     * misaligned x (packed for TMA) with a padded y */
+                    static const int dw_splits[] = {2, 3, 8};
+                    for (int si = 0; si < 3; si++) {
+                        gemm_case_t s8 = {m, 0, 0, 0, "w4a16_decode_wgmma", dw_splits[si], 1};
+                        gpu_gemm_check(h, &w, wd, &gw, act, s8);
+                    }
+                    gemm_case_t s9 = {m, 5, 3, 1, "w4a16_decode_wgmma", 0, 1};
+                    gpu_gemm_check(h, &w, wd, &gw, act, s9);
                 }
                 free(wd);
             }

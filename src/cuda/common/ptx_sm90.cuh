@@ -410,6 +410,82 @@ CUOPS_WGMMA_RS_M64N256K16(cuops_wgmma_m64n256k16_rs_f16, "f16")
 CUOPS_WGMMA_RS_M64N256K16(cuops_wgmma_m64n256k16_rs_bf16, "bf16")
 #undef CUOPS_WGMMA_RS_M64N256K16
 
+/* m64nNk16 (N = 8, 16, 32, 64), fp32 accumulate, A from registers (as for
+ * the m64n256k16 form above), B K-major from shared memory through a
+ * descriptor; `accumulate` != 0 adds (D += A*B), 0 overwrites. Accumulator
+ * layout per thread t (warp w = t/32, lane l): acc[4j + 0..1] -> row 16w +
+ * l/4, cols 8j + 2(l%4) + 0..1; acc[4j + 2..3] -> row 16w + l/4 + 8
+ * (j < N/8). The A registers must not change until a wgmma wait retires the
+ * group. */
+#define CUOPS_WGMMA_RS_M64N8K16(NAME, TYPE)                                                     \
+    __device__ __forceinline__ void NAME(float (&acc)[4], const uint32_t (&a)[4],               \
+                                         uint64_t desc_b, int accumulate)                       \
+    {                                                                                           \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %9, 0;\n"                                \
+                     "wgmma.mma_async.sync.aligned.m64n8k16.f32." TYPE "." TYPE " {"            \
+                     "%0, %1, %2, %3"                                                           \
+                     "}, {%4, %5, %6, %7}, %8, p, 1, 1, 0;\n}\n"                                \
+                     : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])                   \
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate) \
+                     : "memory");                                                               \
+    }
+CUOPS_WGMMA_RS_M64N8K16(cuops_wgmma_m64n8k16_rs_f16, "f16")
+CUOPS_WGMMA_RS_M64N8K16(cuops_wgmma_m64n8k16_rs_bf16, "bf16")
+#undef CUOPS_WGMMA_RS_M64N8K16
+
+#define CUOPS_WGMMA_RS_M64N16K16(NAME, TYPE)                                                                                          \
+    __device__ __forceinline__ void NAME(float (&acc)[8], const uint32_t (&a)[4],                                                     \
+                                         uint64_t desc_b, int accumulate)                                                             \
+    {                                                                                                                                 \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %13, 0;\n"                                                                     \
+                     "wgmma.mma_async.sync.aligned.m64n16k16.f32." TYPE "." TYPE " {"                                                 \
+                     "%0, %1, %2, %3, %4, %5, %6, %7"                                                                                 \
+                     "}, {%8, %9, %10, %11}, %12, p, 1, 1, 0;\n}\n"                                                                   \
+                     : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]) \
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate)                                       \
+                     : "memory");                                                                                                     \
+    }
+CUOPS_WGMMA_RS_M64N16K16(cuops_wgmma_m64n16k16_rs_f16, "f16")
+CUOPS_WGMMA_RS_M64N16K16(cuops_wgmma_m64n16k16_rs_bf16, "bf16")
+#undef CUOPS_WGMMA_RS_M64N16K16
+
+#define CUOPS_WGMMA_RS_M64N32K16(NAME, TYPE)                                                                                                \
+    __device__ __forceinline__ void NAME(float (&acc)[16], const uint32_t (&a)[4],                                                          \
+                                         uint64_t desc_b, int accumulate)                                                                   \
+    {                                                                                                                                       \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"                                                                           \
+                     "wgmma.mma_async.sync.aligned.m64n32k16.f32." TYPE "." TYPE " {"                                                       \
+                     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"                                                 \
+                     "}, {%16, %17, %18, %19}, %20, p, 1, 1, 0;\n}\n"                                                                       \
+                     : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),      \
+                       "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]) \
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate)                                             \
+                     : "memory");                                                                                                           \
+    }
+CUOPS_WGMMA_RS_M64N32K16(cuops_wgmma_m64n32k16_rs_f16, "f16")
+CUOPS_WGMMA_RS_M64N32K16(cuops_wgmma_m64n32k16_rs_bf16, "bf16")
+#undef CUOPS_WGMMA_RS_M64N32K16
+
+#define CUOPS_WGMMA_RS_M64N64K16(NAME, TYPE)                                                                                                   \
+    __device__ __forceinline__ void NAME(float (&acc)[32], const uint32_t (&a)[4],                                                             \
+                                         uint64_t desc_b, int accumulate)                                                                      \
+    {                                                                                                                                          \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"                                                                              \
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " {"                                                          \
+                     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                                                  \
+                     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"                                          \
+                     "}, {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"                                                                          \
+                     : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),         \
+                       "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]),   \
+                       "+f"(acc[16]), "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]), \
+                       "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]), "+f"(acc[30]), "+f"(acc[31])  \
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate)                                                \
+                     : "memory");                                                                                                              \
+    }
+CUOPS_WGMMA_RS_M64N64K16(cuops_wgmma_m64n64k16_rs_f16, "f16")
+CUOPS_WGMMA_RS_M64N64K16(cuops_wgmma_m64n64k16_rs_bf16, "bf16")
+#undef CUOPS_WGMMA_RS_M64N64K16
+
 #endif /* CUOPS_SM90A_DEVICE */
 
 #endif /* CUOPS_PTX_SM90_CUH */

@@ -30,6 +30,11 @@
  *                        or one group per row: the weight dequantized in
  *                        registers as wgmma's A operand, x by TMA
  *                        (w4a16_prefill_wgmma.cu); NOT_SUPPORTED elsewhere
+ *   w4a16_decode_wgmma   sm_90, m <= 64, group_size % 64 == 0 or one group
+ *                        per row: the same in-register dequantization with
+ *                        the x tile cut to m and K split across a cluster,
+ *                        reduced in distributed shared memory
+ *                        (w4a16_decode_wgmma.cu); NOT_SUPPORTED elsewhere
  * options.split_k > 0 forces the number of K splits on either variant.
  * k == 0 writes y = 0 with a 2-D memset (no weight is read).
  *
@@ -46,7 +51,8 @@
 
 static const char *const w4a16_variants[] = {"auto", "w4a16_decode_splitk", "w4a16_mma",
                                              "w4a16_dequant_gemm", "w4a16_decode_stream",
-                                             "w4a16_decode_warp", "w4a16_prefill_wgmma"};
+                                             "w4a16_decode_warp", "w4a16_prefill_wgmma",
+                                             "w4a16_decode_wgmma"};
 enum {
     W4A16_AUTO = 0,
     W4A16_DECODE_SPLITK = 1,
@@ -55,7 +61,8 @@ enum {
     W4A16_DECODE_STREAM = 4,
     W4A16_DECODE_WARP = 5,
     W4A16_PREFILL_WGMMA = 6,
-    W4A16_NUM_VARIANTS = 7
+    W4A16_DECODE_WGMMA = 7,
+    W4A16_NUM_VARIANTS = 8
 };
 
 /* ---- prefill (m >= 256): w4a16_prefill_dequant_gemm.cu --------------------
@@ -146,6 +153,11 @@ extern "C" cuops_status_t cuops_cuda_gemm_w4a16(struct cuops_handle *h,
     if (variant == W4A16_PREFILL_WGMMA) {
         const char *kernel = NULL;
         return w4a16_launch_prefill_wgmma(h, d, &geo, &kernel);
+    }
+    if (variant == W4A16_DECODE_WGMMA) {
+        const char *kernel = NULL;
+        return w4a16_launch_decode_wgmma(h, d, &geo, opt && opt->split_k > 0 ? opt->split_k : 0,
+                                         &kernel);
     }
     if (variant == W4A16_DEQUANT_GEMM) {
         const char *kernel = NULL;

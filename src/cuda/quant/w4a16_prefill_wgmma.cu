@@ -50,10 +50,8 @@
  */
 #include <string.h>
 
-#include "cuda/common/ptx_sm90.cuh"
 #include "cuda/gemm/gemm_sm90.h"
-#include "cuda/quant/w4a16_layout.cuh"
-#include "cuda/quant/w4a16_pair_ops.cuh"
+#include "cuda/quant/w4a16_wgmma.cuh"
 
 #define W4F_WROWS 128 /* weight rows per tile: 2 consumers x 64 */
 #define W4F_XROWS 256 /* x rows per tile: the wgmma N */
@@ -87,39 +85,6 @@ typedef struct w4f_params {
 } w4f_params_t;
 
 #if CUOPS_SM90A_DEVICE
-
-/* (q - z) * s for the nibble pair at bits 0 and 16 of w (z already in magic
- * form, both in both halves). */
-template <typename T>
-static __device__ __forceinline__ uint32_t w4f_dequant(uint32_t w, uint32_t z, uint32_t s)
-{
-    return w4_mul2(T(), w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w), z), s);
-}
-
-/* A use the compiler cannot see through: keeps a register value alive (its
- * register not reused) up to this point. A use, not a redefinition: ptxas
- * serialises the wgmma pipeline (C7513) when non-wgmma instructions define a
- * wgmma input register while its group may be in flight. */
-static __device__ __forceinline__ void w4f_keep_alive(uint32_t r)
-{
-    asm volatile("" ::"r"(r) : "memory");
-}
-
-/* The same for a whole A register set. */
-static __device__ __forceinline__ void w4f_keep_alive_set(const uint32_t (&a)[4][4])
-{
-#pragma unroll
-    for (int j = 0; j < 4; j++)
-#pragma unroll
-        for (int r = 0; r < 4; r++) w4f_keep_alive(a[j][r]);
-}
-
-static __device__ __forceinline__ uint32_t w4f_lds32(uint32_t addr)
-{
-    uint32_t v;
-    asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(addr));
-    return v;
-}
 
 static __device__ __forceinline__ uint4 w4f_lds128(uint32_t addr)
 {
@@ -310,15 +275,7 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
 
                 cuops_mbar_wait(W4F_FULL_BAR(stage), phase);
                 const uint32_t qt = q_smem + stage * W4F_Q_STAGE_BYTES + q_lane;
-#pragma unroll
-                for (int j = 0; j < 4; j++) {
-                    const uint32_t lo = w4f_lds32(qt + 16 * j) >> pair_shift;
-                    const uint32_t hi = w4f_lds32(qt + 16 * j + 8) >> pair_shift;
-                    a[j][0] = w4f_dequant<T>(lo, z_lo, s_lo);
-                    a[j][1] = w4f_dequant<T>(lo >> 4, z_hi, s_hi);
-                    a[j][2] = w4f_dequant<T>(hi, z_lo, s_lo);
-                    a[j][3] = w4f_dequant<T>(hi >> 4, z_hi, s_hi);
-                }
+                w4f_load_a<T>(a, qt, pair_shift, z_lo, z_hi, s_lo, s_hi);
                 const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + stage * W4F_X_STAGE_BYTES);
 #pragma unroll
                 for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);

@@ -1,0 +1,485 @@
+/*
+ * w4a16_decode_wgmma.cu - the W4A16 GEMM for small m (decode, m <= 64) on
+ * sm_90a: the fused prefill kernel's idea (the int4 weight dequantized in
+ * registers straight into wgmma's A operand, x through TMA) with the x tile
+ * cut to the m of the call and the K loop split across a thread-block
+ * cluster whose CTAs add their partial sums through distributed shared
+ * memory.
+ *
+ * y^T = W x^T: weight rows are the wgmma M, x rows its N. N = XN, the
+ * smallest of 8, 16, 32, 64 that holds m (x rows past m are TMA zeros and
+ * never stored). At m = 64 a weight element feeds 64 products, so the tensor
+ * time per weight byte is close to the HBM time per byte (at 3.5 TB/s the
+ * weight takes ~8.5 us for 14336 x 4096, the 7.5 GFLOP ~8 us at the wgmma
+ * rate): the kernel must stream and multiply at once. Below m = 32 it is a
+ * pure stream of the weight.
+ *
+ * CTA: 384 threads, one unit = 256 weight rows x a K range. Warpgroup 0 is
+ * the producer (one warp: lane 0 issues the x tile's TMA, lanes 0-15 one
+ * 512-byte bulk copy each of the 16 strips' int4 tile, per 64-k block);
+ * warpgroups 1 and 2 each own 128 weight rows as two 64-row blocks and per
+ * 64-k block run 16 LDS.32, 32 dequantized A registers, eight
+ * wgmma.m64nXNk16 with A from registers, commit, wait for the previous
+ * block's group, release its stage. Two A register sets used in turn, as in
+ * the prefill kernel (ptxas does not keep in-flight A registers alive).
+ * 256 rows per CTA, not 128, halve the x bytes each weight byte brings from
+ * L2 (at m = 64 an x block is as large as the CTA's int4 block).
+ *
+ * Split-K: the S CTAs of a weight block form one cluster (S <= 8), CTA rank
+ * r takes 64-k blocks [r*K/S, (r+1)*K/S). After its loop each consumer
+ * thread writes its accumulators to its own shared memory (the stage ring,
+ * free by then), the cluster synchronises, CTA r adds the float4 columns
+ * [r*XN/(4S), (r+1)*XN/(4S)) of every thread's fragment over s = 0..S-1 in
+ * that order (ld.shared::cluster; bitwise reproducible) and stores them to
+ * y, and the cluster synchronises again before any CTA exits. S = 1 takes the
+ * same path without a partner. Splits: as many as fill the SMs once (one
+ * CTA per SM), at most 8, at most one per 64-k block, and lowered until all
+ * clusters are resident at once.
+ *
+ * Serves (w4a16_decode_wgmma_serves): sm_90, m <= 64, group_size a multiple
+ * of 64 or one group per row, k < 2^31, x and y 2-byte aligned (x that TMA
+ * cannot read in place is packed into the workspace first).
+ */
+#include <string.h>
+
+#include "cuda/gemm/gemm_sm90.h"
+#include "cuda/quant/w4a16_wgmma.cuh"
+
+#define W4D_WROWS 256 /* weight rows per CTA: 2 consumers x 2 blocks x 64 */
+#define W4D_BK 64
+#define W4D_STAGES 12
+#define W4D_THREADS 384
+#define W4D_STRIPS (W4D_WROWS / W4_STRIP_ROWS)         /* 16 */
+#define W4D_Q_STAGE_BYTES (W4D_STRIPS * W4_TILE_BYTES) /* 8 KB */
+#define W4D_X_STAGE_BYTES(XN) ((XN) * W4D_BK * 2)      /* XN rows of 128 B */
+#define W4D_SMEM_BYTES(XN)                                                                    \
+    (W4D_STAGES * (W4D_X_STAGE_BYTES(XN) + W4D_Q_STAGE_BYTES) + 2 * W4D_STAGES * 8 + 1024)
+#define W4D_MAX_SPLITS 8
+#define W4D_PRODUCER_REGS 40
+#define W4D_CONSUMER_REGS 232
+
+typedef struct w4d_params {
+    const uint8_t *tiles;    /* the packed weight region: [strips][ktiles][512 B] */
+    const uint32_t *scales;  /* [strips][groups][8] scale pairs */
+    const uint32_t *zeros;   /* [strips][groups][2] zero words */
+    uint16_t *y;
+    int64_t ldy;
+    int m, n;
+    int ktiles;
+    int strips;              /* packed strips, a multiple of 4 */
+    int num_groups;
+    int tiles_per_group;     /* group_size / 64 (ktiles when one group) */
+    int splits;              /* cluster size: CTAs per weight block */
+} w4d_params_t;
+
+#if CUOPS_SM90A_DEVICE
+
+/* One wgmma m64nXNk16 with A from registers, D += A*B. */
+template <typename T, int XN>
+static __device__ __forceinline__ void w4d_wgmma(float (&acc)[XN / 2], const uint32_t (&a)[4],
+                                                 uint64_t desc_x)
+{
+    constexpr bool f16 = w4_type<T>::is_f16;
+    if constexpr (XN == 8) {
+        if (f16) cuops_wgmma_m64n8k16_rs_f16(acc, a, desc_x, 1);
+        else cuops_wgmma_m64n8k16_rs_bf16(acc, a, desc_x, 1);
+    } else if constexpr (XN == 16) {
+        if (f16) cuops_wgmma_m64n16k16_rs_f16(acc, a, desc_x, 1);
+        else cuops_wgmma_m64n16k16_rs_bf16(acc, a, desc_x, 1);
+    } else if constexpr (XN == 32) {
+        if (f16) cuops_wgmma_m64n32k16_rs_f16(acc, a, desc_x, 1);
+        else cuops_wgmma_m64n32k16_rs_bf16(acc, a, desc_x, 1);
+    } else {
+        static_assert(XN == 64, "XN is 8, 16, 32 or 64");
+        if (f16) cuops_wgmma_m64n64k16_rs_f16(acc, a, desc_x, 1);
+        else cuops_wgmma_m64n64k16_rs_bf16(acc, a, desc_x, 1);
+    }
+}
+
+template <typename T, int XN>
+static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const w4d_params_t &p)
+{
+    constexpr int ACC = XN / 2;              /* accumulators per block and thread */
+    constexpr int F4 = 2 * ACC / 4;          /* float4s of both blocks per thread */
+    constexpr uint32_t XBYTES = W4D_X_STAGE_BYTES(XN);
+    extern __shared__ uint8_t smem_raw[];
+    const uint32_t base = (cuops_smem_addr(smem_raw) + 1023u) & ~1023u;
+    const uint32_t x_smem = base;
+    const uint32_t q_smem = x_smem + W4D_STAGES * XBYTES;
+    const uint32_t bars = q_smem + W4D_STAGES * W4D_Q_STAGE_BYTES;
+#define W4D_FULL_BAR(s) (bars + 8u * (uint32_t)(s))
+#define W4D_EMPTY_BAR(s) (bars + 8u * (uint32_t)(W4D_STAGES + (s)))
+
+    const int split = (int)cuops_cluster_ctarank();
+    const int wb = (int)blockIdx.x / p.splits;
+    const int kt0 = (int)((int64_t)split * p.ktiles / p.splits);
+    const int kt1 = (int)((int64_t)(split + 1) * p.ktiles / p.splits);
+
+    const int warpgroup = threadIdx.x / 128;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < W4D_STAGES; s++) {
+            cuops_mbar_init(W4D_FULL_BAR(s), 1);    /* producer's expect_tx + bytes */
+            cuops_mbar_init(W4D_EMPTY_BAR(s), 256); /* every consumer thread */
+        }
+        cuops_mbar_init_fence();
+    }
+    __syncthreads();
+
+    if (warpgroup == 0) {
+        /* ---------------- producer ---------------- */
+        cuops_setmaxnreg_dec<W4D_PRODUCER_REGS>();
+        if (threadIdx.x < 32) {
+            const int lane = threadIdx.x;
+            /* strips past the packed ones (a last block that ends inside the
+             * 256 rows) re-read the last strip; those rows are never stored */
+            const int strip = min(wb * W4D_STRIPS + (lane & 15), p.strips - 1);
+            const uint8_t *src = p.tiles + (int64_t)strip * p.ktiles * W4_TILE_BYTES;
+            uint32_t phase = 0;
+            int stage = 0;
+            for (int kb = kt0; kb < kt1; kb++) {
+                if (lane == 0) {
+                    cuops_mbar_wait(W4D_EMPTY_BAR(stage), phase ^ 1u);
+                    cuops_mbar_arrive_expect_tx(W4D_FULL_BAR(stage), XBYTES + W4D_Q_STAGE_BYTES);
+                    cuops_tma_load_2d(x_smem + stage * XBYTES, &tmap_x, W4D_FULL_BAR(stage),
+                                      kb * W4D_BK, 0);
+                }
+                __syncwarp();
+                if (lane < W4D_STRIPS)
+                    cuops_bulk_load(q_smem + stage * W4D_Q_STAGE_BYTES + lane * W4_TILE_BYTES,
+                                    src + (int64_t)kb * W4_TILE_BYTES, W4_TILE_BYTES,
+                                    W4D_FULL_BAR(stage));
+                if (++stage == W4D_STAGES) {
+                    stage = 0;
+                    phase ^= 1u;
+                }
+            }
+        }
+        /* the consumers' two cluster barriers (every thread of every CTA
+         * takes part) */
+        cuops_cluster_sync();
+        cuops_cluster_sync();
+    } else {
+        /* ---------------- consumers ---------------- */
+        cuops_setmaxnreg_inc<W4D_CONSUMER_REGS>();
+        const int consumer = warpgroup - 1;
+        const int ct = threadIdx.x - 128 * warpgroup;
+        const int warp = ct / 32, lane = ct % 32;
+        const int g = lane >> 2, tq = lane & 3;
+        const uint32_t pair_shift = 8u * (uint32_t)(tq & 1);
+        const uint32_t zero_shift = 4u * (uint32_t)(g & 3);
+        /* block b of this consumer: strip consumer*8 + b*4 + warp of the CTA */
+        const int local0 = consumer * 8 + warp, local1 = local0 + 4;
+        const uint32_t q_lane0 = (uint32_t)(local0 * W4_TILE_BYTES + g * 64 + 4 * (tq >> 1));
+        const uint32_t q_lane1 = q_lane0 + 4 * W4_TILE_BYTES;
+        const int strip0 = min(wb * W4D_STRIPS + local0, p.strips - 1);
+        const int strip1 = min(wb * W4D_STRIPS + local1, p.strips - 1);
+        const uint32_t *sc0 = p.scales + (int64_t)strip0 * p.num_groups * 8 + g;
+        const uint32_t *sc1 = p.scales + (int64_t)strip1 * p.num_groups * 8 + g;
+        const uint32_t *zr0 = p.zeros + (int64_t)strip0 * p.num_groups * 2 + (g >> 2);
+        const uint32_t *zr1 = p.zeros + (int64_t)strip1 * p.num_groups * 2 + (g >> 2);
+
+        float acc0[ACC], acc1[ACC];
+#pragma unroll
+        for (int i = 0; i < ACC; i++) acc0[i] = acc1[i] = 0.0f;
+        uint32_t a_even[2][4][4], a_odd[2][4][4];
+#pragma unroll
+        for (int b = 0; b < 2; b++)
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+#pragma unroll
+                for (int r = 0; r < 4; r++) a_even[b][j][r] = a_odd[b][j][r] = 0u;
+
+        /* group of the current block and its position in it */
+        int group = kt0 / p.tiles_per_group;
+        int pos = kt0 - group * p.tiles_per_group;
+        uint32_t sv0 = __ldg(sc0 + group * 8), sv1 = __ldg(sc1 + group * 8);
+        uint32_t zv0 = __ldg(zr0 + group * 2), zv1 = __ldg(zr1 + group * 2);
+        int stage = 0, prev_stage = 0;
+        uint32_t phase = 0;
+
+        auto block = [&](int kb, uint32_t (&a)[2][4][4], uint32_t (&other)[2][4][4]) {
+            /* the next block's metadata, a block ahead (L2 latency) */
+            if (++pos == p.tiles_per_group) {
+                pos = 0;
+                group++;
+            }
+            const int ng = min(group, p.num_groups - 1);
+            const uint32_t sv0_next = __ldg(sc0 + ng * 8), sv1_next = __ldg(sc1 + ng * 8);
+            const uint32_t zv0_next = __ldg(zr0 + ng * 2), zv1_next = __ldg(zr1 + ng * 2);
+
+            const uint32_t z0 = w4_nibbles<T, 0x000F000Fu>(zv0 >> zero_shift);
+            const uint32_t z1 = w4_nibbles<T, 0x000F000Fu>(zv1 >> zero_shift);
+
+            cuops_mbar_wait(W4D_FULL_BAR(stage), phase);
+            const uint32_t qt = q_smem + stage * W4D_Q_STAGE_BYTES;
+            w4f_load_a<T>(a[0], qt + q_lane0, pair_shift, __byte_perm(z0, 0, 0x1010),
+                          __byte_perm(z0, 0, 0x3232), __byte_perm(sv0, 0, 0x1010),
+                          __byte_perm(sv0, 0, 0x3232));
+            w4f_load_a<T>(a[1], qt + q_lane1, pair_shift, __byte_perm(z1, 0, 0x1010),
+                          __byte_perm(z1, 0, 0x3232), __byte_perm(sv1, 0, 0x1010),
+                          __byte_perm(sv1, 0, 0x3232));
+            const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + stage * XBYTES);
+#pragma unroll
+            for (int r = 0; r < ACC; r++) {
+                cuops_reg_fence(acc0[r]);
+                cuops_reg_fence(acc1[r]);
+            }
+            cuops_wgmma_fence();
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                w4d_wgmma<T, XN>(acc0, a[0][j], desc_x + 2 * j);
+                w4d_wgmma<T, XN>(acc1, a[1][j], desc_x + 2 * j);
+            }
+            cuops_wgmma_commit();
+            cuops_wgmma_wait<1>();
+#pragma unroll
+            for (int r = 0; r < ACC; r++) {
+                cuops_reg_fence(acc0[r]);
+                cuops_reg_fence(acc1[r]);
+            }
+            /* the previous block's group is retired: its A set is free, and
+             * this thread's reads of its stage are done */
+            w4f_keep_alive_set(other[0]);
+            w4f_keep_alive_set(other[1]);
+            if (kb > kt0) cuops_mbar_arrive(W4D_EMPTY_BAR(prev_stage));
+            prev_stage = stage;
+            if (++stage == W4D_STAGES) {
+                stage = 0;
+                phase ^= 1u;
+            }
+            sv0 = sv0_next;
+            sv1 = sv1_next;
+            zv0 = zv0_next;
+            zv1 = zv1_next;
+        };
+#pragma unroll 1
+        for (int kb = kt0; kb < kt1; kb++) {
+            if (((kb - kt0) & 1) == 0)
+                block(kb, a_even, a_odd);
+            else
+                block(kb, a_odd, a_even);
+        }
+        cuops_wgmma_wait<0>();
+#pragma unroll
+        for (int r = 0; r < ACC; r++) {
+            cuops_reg_fence(acc0[r]);
+            cuops_reg_fence(acc1[r]);
+        }
+#pragma unroll
+        for (int b = 0; b < 2; b++) {
+            w4f_keep_alive_set(a_even[b]);
+            w4f_keep_alive_set(a_odd[b]);
+        }
+
+        /* Partials to this CTA's shared memory, [consumer][float4 j][thread]:
+         * the ring is free once both consumers are past their last wgmma
+         * (every load of the range has landed and been consumed). */
+        cuops_named_bar_sync(1, 256);
+        const uint32_t part = base + (uint32_t)((consumer * F4 * 128 + ct) * 16);
+#pragma unroll
+        for (int j = 0; j < F4; j++) {
+            const float *src = j < F4 / 2 ? &acc0[4 * j] : &acc1[4 * (j - F4 / 2)];
+            asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(part + (uint32_t)(j * 128 * 16)),
+                         "f"(src[0]), "f"(src[1]), "f"(src[2]), "f"(src[3])
+                         : "memory");
+        }
+        cuops_cluster_sync(); /* every CTA's partials in its shared memory */
+
+        /* CTA `split` adds float4s [j0, j1) of every thread over the cluster
+         * in rank order and stores them */
+        const int j0 = split * F4 / p.splits, j1 = (split + 1) * F4 / p.splits;
+        for (int j = j0; j < j1; j++) {
+            float4 v[W4D_MAX_SPLITS];
+#pragma unroll
+            for (int q = 0; q < W4D_MAX_SPLITS; q++)
+                if (q < p.splits) v[q] = cuops_ld_dsmem_f4(part + (uint32_t)(j * 128 * 16), (uint32_t)q);
+            float4 sum = v[0];
+#pragma unroll
+            for (int q = 1; q < W4D_MAX_SPLITS; q++) {
+                if (q < p.splits) {
+                    sum.x += v[q].x;
+                    sum.y += v[q].y;
+                    sum.z += v[q].z;
+                    sum.w += v[q].w;
+                }
+            }
+            /* float4 j: block b = j / (F4/2), x rows 8i + 2(l%4) + {0,1}
+             * (i = j % (F4/2)), weight rows 16w + l/4 and + 8 of the block */
+            const int b = j / (F4 / 2), i = j - b * (F4 / 2);
+            const int xrow = 8 * i + 2 * tq;
+            const int wrow = wb * W4D_WROWS + consumer * 128 + b * 64 + warp * 16 + g;
+            const uint32_t pk[2] = {cuops_pack2<T>(sum.x, sum.y), cuops_pack2<T>(sum.z, sum.w)};
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int row = xrow + (e & 1), col = wrow + 8 * (e >> 1);
+                if (row < p.m && col < p.n)
+                    p.y[(int64_t)row * p.ldy + col] = (uint16_t)(pk[e >> 1] >> (16 * (e & 1)));
+            }
+        }
+        cuops_cluster_sync(); /* no CTA leaves while its partials are read */
+    }
+#undef W4D_FULL_BAR
+#undef W4D_EMPTY_BAR
+}
+
+#endif /* CUOPS_SM90A_DEVICE */
+
+template <typename T, int XN>
+__global__ void __launch_bounds__(W4D_THREADS, 1)
+w4a16_decode_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_x, const w4d_params_t p)
+{
+#if CUOPS_SM90A_DEVICE
+    w4d_cta<T, XN>(tmap_x, p);
+#endif
+}
+
+/* ---- host ------------------------------------------------------------------- */
+
+typedef void (*w4d_kernel_fn)(const CUtensorMap, const w4d_params_t);
+
+/* x rows per tile for m rows of x */
+static int w4d_xn(int64_t m) { return m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : 64; }
+
+static w4d_kernel_fn w4d_pick(cuops_dtype_t act, int xn)
+{
+    const int bf = act == CUOPS_DTYPE_BF16;
+    switch (xn) {
+    case 8: return bf ? w4a16_decode_wgmma_kernel<__nv_bfloat16, 8> : w4a16_decode_wgmma_kernel<__half, 8>;
+    case 16: return bf ? w4a16_decode_wgmma_kernel<__nv_bfloat16, 16> : w4a16_decode_wgmma_kernel<__half, 16>;
+    case 32: return bf ? w4a16_decode_wgmma_kernel<__nv_bfloat16, 32> : w4a16_decode_wgmma_kernel<__half, 32>;
+    default: return bf ? w4a16_decode_wgmma_kernel<__nv_bfloat16, 64> : w4a16_decode_wgmma_kernel<__half, 64>;
+    }
+}
+
+static int w4d_smem_bytes(int xn) { return W4D_SMEM_BYTES(xn); }
+
+static void w4d_launch_config(cudaLaunchConfig_t *cfg, cudaLaunchAttribute *attr, int grid,
+                              int cluster, int smem, cudaStream_t stream)
+{
+    *cfg = cudaLaunchConfig_t{};
+    cfg->gridDim = dim3((unsigned)grid, 1, 1);
+    cfg->blockDim = dim3(W4D_THREADS, 1, 1);
+    cfg->dynamicSmemBytes = (size_t)smem;
+    cfg->stream = stream;
+    *attr = cudaLaunchAttribute{};
+    attr->id = cudaLaunchAttributeClusterDimension;
+    attr->val.clusterDim.x = (unsigned)cluster;
+    attr->val.clusterDim.y = 1;
+    attr->val.clusterDim.z = 1;
+    cfg->attrs = attr;
+    cfg->numAttrs = 1;
+}
+
+/* Clusters of `size` CTAs of the XN kernel that device `dev` holds at once
+ * (cudaOccupancyMaxActiveClusters; f16 and bf16 instances use the same
+ * resources). -1 when the query fails. */
+static int w4d_max_clusters(int dev, int xn, int size)
+{
+    static int cache[16][4][W4D_MAX_SPLITS + 1];
+    const int xi = xn == 8 ? 0 : xn == 16 ? 1 : xn == 32 ? 2 : 3;
+    if (dev < 0 || dev >= 16 || size < 1 || size > W4D_MAX_SPLITS) return -1;
+    int *slot = &cache[dev][xi][size];
+    if (__atomic_load_n(slot, __ATOMIC_RELAXED) == 0) {
+        const void *fn = (const void *)w4d_pick(CUOPS_DTYPE_F16, xn);
+        cudaLaunchConfig_t cfg;
+        cudaLaunchAttribute attr;
+        w4d_launch_config(&cfg, &attr, size, size, w4d_smem_bytes(xn), 0);
+        int n = 0;
+        if (cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 w4d_smem_bytes(xn)) != cudaSuccess ||
+            cudaOccupancyMaxActiveClusters(&n, fn, &cfg) != cudaSuccess || n < 1) {
+            (void)cudaGetLastError();
+            n = -1;
+        }
+        __atomic_store_n(slot, n, __ATOMIC_RELAXED);
+    }
+    return __atomic_load_n(slot, __ATOMIC_RELAXED);
+}
+
+int w4a16_decode_wgmma_serves(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
+                              const w4_geometry_t *geo)
+{
+    if (h->sm_major != 9) return 0;
+    if (d->m < 1 || d->m > 64) return 0;
+    if (h->smem_optin_bytes < w4d_smem_bytes(w4d_xn(d->m))) return 0;
+    if (geo->group_size % W4D_BK != 0 && geo->num_groups != 1) return 0;
+    if (d->k > 0x7fffff00 || geo->ktiles > 0x7fffffff || d->n > 0x7fffff00) return 0;
+    /* grid = weight blocks x splits must fit an int */
+    if (cuops_ceil_div(geo->strips, W4D_STRIPS) > 0x7fffffff / W4D_MAX_SPLITS) return 0;
+    return cuops_aligned(d->x, 2) && cuops_aligned(d->y, 2);
+}
+
+cuops_status_t w4a16_launch_decode_wgmma(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
+                                         const w4_geometry_t *geo, int64_t forced_splits,
+                                         const char **kernel_name)
+{
+    static const char *const name = "w4a16_decode_wgmma";
+    *kernel_name = name;
+    const int xn = w4d_xn(d->m);
+    const int smem = w4d_smem_bytes(xn);
+    if (!w4a16_decode_wgmma_serves(h, d, geo))
+        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
+                          "%s: serves sm_90 (%d bytes of shared memory per block) with m <= 64, "
+                          "group_size a multiple of 64 or one group per row, k < 2^31, x and y "
+                          "2-byte aligned (sm_%d%d, m %lld, group_size %lld, k %lld)",
+                          name, smem, h->sm_major, h->sm_minor, (long long)d->m,
+                          (long long)d->group_size, (long long)d->k);
+
+    /* x as TMA reads it: in place when it can, else packed K-major once */
+    const void *x = d->x;
+    int64_t ldx = d->ldx;
+    if (!cuops_sm90_tma_ok(d->x, d->ldx)) {
+        const int64_t ldp = cuops_sm90_packed_ld(d->k);
+        void *ws_raw = NULL;
+        cuops_status_t st = cuops_cuda_workspace(h, (size_t)d->m * (size_t)ldp * 2u + 256, &ws_raw);
+        if (st != CUOPS_STATUS_SUCCESS) return st;
+        void *ws = (void *)(((uintptr_t)ws_raw + 255) & ~(uintptr_t)255);
+        st = cuops_sm90_pack_kmajor(h, d->x, d->ldx, 1, d->m, d->k, ws, ldp);
+        if (st != CUOPS_STATUS_SUCCESS) return st;
+        x = ws;
+        ldx = ldp;
+    }
+    CUtensorMap tmap_x;
+    cuops_status_t st =
+        cuops_sm90_encode_kmajor(h, &tmap_x, x, d->act_type, d->m, d->k, ldx, (uint32_t)xn);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
+
+    w4d_params_t p;
+    memset(&p, 0, sizeof p);
+    const uint8_t *packed = (const uint8_t *)d->packed;
+    p.tiles = packed;
+    p.scales = (const uint32_t *)(packed + geo->scale_offset);
+    p.zeros = (const uint32_t *)(packed + geo->zero_offset);
+    p.y = (uint16_t *)d->y;
+    p.ldy = d->ldy;
+    p.m = (int)d->m;
+    p.n = (int)d->n;
+    p.ktiles = (int)geo->ktiles;
+    p.strips = (int)geo->strips;
+    p.num_groups = (int)geo->num_groups;
+    p.tiles_per_group = geo->num_groups == 1 ? p.ktiles : (int)(geo->group_size / W4D_BK);
+
+    /* splits: fill the SMs once (one CTA each), at most 8 and one per
+     * 64-k block, all clusters resident at once (else fewer) */
+    const int64_t blocks = cuops_ceil_div(geo->strips, W4D_STRIPS);
+    const int sms = h->num_sms > 0 ? h->num_sms : 132;
+    int64_t s = forced_splits > 0 ? forced_splits : (blocks < sms ? sms / blocks : 1);
+    if (s > W4D_MAX_SPLITS) s = W4D_MAX_SPLITS;
+    if (s > geo->ktiles) s = geo->ktiles;
+    if (s < 1) s = 1;
+    /* auto: every cluster resident at once; forced: at least one fits */
+    while (s > 1 && (forced_splits > 0 ? 1 : blocks) > w4d_max_clusters(h->device, xn, (int)s)) s--;
+    p.splits = (int)s;
+
+    w4d_kernel_fn fn = w4d_pick(d->act_type, xn);
+    CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    cudaLaunchConfig_t cfg;
+    cudaLaunchAttribute attr;
+    w4d_launch_config(&cfg, &attr, (int)(blocks * s), (int)s, smem, cuops_stream(h));
+    CUOPS_CUDA_TRY(h, cudaLaunchKernelEx(&cfg, fn, tmap_x, p));
+    st = cuops_cuda_check_launch(h, name);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
+    h->last_kernel = name;
+    return CUOPS_STATUS_SUCCESS;
+}

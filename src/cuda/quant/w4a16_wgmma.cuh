@@ -1,0 +1,82 @@
+/*
+ * w4a16_wgmma.cuh - what the W4A16 kernels that feed wgmma from registers
+ * share (w4a16_prefill_wgmma.cu, w4a16_decode_wgmma.cu): one 64-row x 64-k
+ * block of the packed int4 weight, read from shared memory and dequantized
+ * into the four A register sets of its four k16 steps, and the register
+ * keep-alive that makes those sets safe to reuse.
+ *
+ * The packed layout (w4a16_layout.cuh) lets lane t's four words hold the
+ * physical columns 16t..16t+15 of the 64-wide tile and treats them as that
+ * lane's k positions of all four k16 steps. wgmma reads x in natural order,
+ * so each lane reads, for k16 step j, words t/2 and 2 + t/2 of lane (g, j)'s
+ * 16-byte chunk (physical columns 16j + 2t + {0,1} and 16j + 8 + 2t +
+ * {0,1}). Column 16j + c sits in word c/4 of lane j at nibble (c&1)*4 +
+ * ((c>>1)&1)*2 + row_sel, so for lane t the pair (2t, 2t+1) is the nibble
+ * pair at bit 8*(t&1) (row g) and 8*(t&1) + 4 (row g+8): one shift, then the
+ * usual one-LOP3 magic-number conversion.
+ */
+#ifndef CUOPS_W4A16_WGMMA_CUH
+#define CUOPS_W4A16_WGMMA_CUH
+
+#include "cuda/common/ptx_sm90.cuh"
+#include "cuda/quant/w4a16_layout.cuh"
+#include "cuda/quant/w4a16_pair_ops.cuh"
+
+#if CUOPS_SM90A_DEVICE
+
+/* (q - z) * s for the nibble pair at bits 0 and 16 of w (z already in magic
+ * form, both in both halves). */
+template <typename T>
+static __device__ __forceinline__ uint32_t w4f_dequant(uint32_t w, uint32_t z, uint32_t s)
+{
+    return w4_mul2(T(), w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w), z), s);
+}
+
+/* A use the compiler cannot see through: keeps a register value alive (its
+ * register not reused) up to this point. A use, not a redefinition: ptxas
+ * serialises the wgmma pipeline (C7513) when non-wgmma instructions define a
+ * wgmma input register while its group may be in flight. */
+static __device__ __forceinline__ void w4f_keep_alive(uint32_t r)
+{
+    asm volatile("" ::"r"(r) : "memory");
+}
+
+/* The same for a whole A register set. */
+static __device__ __forceinline__ void w4f_keep_alive_set(const uint32_t (&a)[4][4])
+{
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+#pragma unroll
+        for (int r = 0; r < 4; r++) w4f_keep_alive(a[j][r]);
+}
+
+static __device__ __forceinline__ uint32_t w4f_lds32(uint32_t addr)
+{
+    uint32_t v;
+    asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(addr));
+    return v;
+}
+
+/* The A registers of the four k16 steps of one 64 x 64 block: `qt` is this
+ * lane's address in the block's strip tile (strip base + g*64 + 4*(t/2)),
+ * pair_shift = 8*(t&1); z_lo/z_hi and s_lo/s_hi the zero (magic form) and
+ * scale of rows g and g+8, each in both halves. */
+template <typename T>
+static __device__ __forceinline__ void w4f_load_a(uint32_t (&a)[4][4], uint32_t qt,
+                                                  uint32_t pair_shift, uint32_t z_lo,
+                                                  uint32_t z_hi, uint32_t s_lo, uint32_t s_hi)
+{
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        const uint32_t lo = w4f_lds32(qt + 16 * j) >> pair_shift;
+        const uint32_t hi = w4f_lds32(qt + 16 * j + 8) >> pair_shift;
+        a[j][0] = w4f_dequant<T>(lo, z_lo, s_lo);
+        a[j][1] = w4f_dequant<T>(lo >> 4, z_hi, s_hi);
+        a[j][2] = w4f_dequant<T>(hi, z_lo, s_lo);
+        a[j][3] = w4f_dequant<T>(hi >> 4, z_hi, s_hi);
+    }
+}
+
+#endif /* CUOPS_SM90A_DEVICE */
+
+#endif /* CUOPS_W4A16_WGMMA_CUH */
