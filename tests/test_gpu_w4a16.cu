@@ -267,7 +267,7 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
     if (is_fused)
         refused = !(g_sm_major == 9 && (w->group_size % 64 == 0 || w->group_size >= k));
     /* the decode kernel on wgmma: the same, and m <= 64 */
-    const int is_dwgmma = c.variant && strcmp(c.variant, "w4a16_decode_wgmma") == 0;
+    const int is_dwgmma = c.variant && strncmp(c.variant, "w4a16_decode_wgmma", 18) == 0;
     if (is_dwgmma)
         refused = !(g_sm_major == 9 && m <= 64 && (w->group_size % 64 == 0 || w->group_size >= k));
     if (refused) {
@@ -303,8 +303,8 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
         CHECK(strcmp(cuops_last_kernel(h), "w4a16_prefill_wgmma") == 0,
               "w4a16_prefill_wgmma m=%lld ran %s", (long long)m, cuops_last_kernel(h));
     if (st == CUOPS_STATUS_SUCCESS && is_dwgmma)
-        CHECK(strcmp(cuops_last_kernel(h), "w4a16_decode_wgmma") == 0,
-              "w4a16_decode_wgmma m=%lld ran %s", (long long)m, cuops_last_kernel(h));
+        CHECK(strcmp(cuops_last_kernel(h), c.variant) == 0, "%s m=%lld ran %s", c.variant,
+              (long long)m, cuops_last_kernel(h));
     char kernel_name[64];
     snprintf(kernel_name, sizeof kernel_name, "%s", cuops_last_kernel(h));
     cudaError_t ce = cudaDeviceSynchronize();
@@ -435,6 +435,8 @@ static void run_gpu_tests(cuops_handle_t h)
                     static const int dw_splits[] = {2, 3, 8};
                     for (int si = 0; si < 3; si++) {
                         gemm_case_t s8 = {m, 0, 0, 0, "w4a16_decode_wgmma", dw_splits[si], 1};
+                        gpu_gemm_check(h, &w, wd, &gw, act, s8);
+                        s8.variant = "w4a16_decode_wgmma_kt1";
                         gpu_gemm_check(h, &w, wd, &gw, act, s8);
                     }
                     gemm_case_t s9 = {m, 5, 3, 1, "w4a16_decode_wgmma", 0, 1};

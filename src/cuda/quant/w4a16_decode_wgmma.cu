@@ -47,14 +47,19 @@
 
 #define W4D_WROWS 256 /* weight rows per CTA: 2 consumers x 2 blocks x 64 */
 #define W4D_BK 64
-#define W4D_STAGES 12
+#define W4D_RING_BYTES (200 * 1024) /* stage ring: one CTA per SM */
 #define W4D_THREADS 384
 #define W4D_STRIPS (W4D_WROWS / W4_STRIP_ROWS)         /* 16 */
-#define W4D_Q_STAGE_BYTES (W4D_STRIPS * W4_TILE_BYTES) /* 8 KB */
-#define W4D_X_STAGE_BYTES(XN) ((XN) * W4D_BK * 2)      /* XN rows of 128 B */
-#define W4D_SMEM_BYTES(XN)                                                                    \
-    (W4D_STAGES * (W4D_X_STAGE_BYTES(XN) + W4D_Q_STAGE_BYTES) + 2 * W4D_STAGES * 8 + 1024)
+#define W4D_Q_TILE_BYTES (W4D_STRIPS * W4_TILE_BYTES) /* 8 KB of int4 per 64-k block */
+#define W4D_X_TILE_BYTES(XN) ((XN) * W4D_BK * 2)      /* XN rows of 128 B per 64-k block */
+/* a stage holds KT 64-k blocks; as many stages (at most 12) as fit the ring */
+#define W4D_STAGE_BYTES(XN, KT) ((KT) * (W4D_X_TILE_BYTES(XN) + W4D_Q_TILE_BYTES))
+#define W4D_STAGES(XN, KT)                                                                    \
+    (W4D_RING_BYTES / W4D_STAGE_BYTES(XN, KT) < 12 ? W4D_RING_BYTES / W4D_STAGE_BYTES(XN, KT) : 12)
+#define W4D_SMEM_BYTES(XN, KT)                                                                \
+    (W4D_STAGES(XN, KT) * W4D_STAGE_BYTES(XN, KT) + 2 * W4D_STAGES(XN, KT) * 8 + 1024)
 #define W4D_MAX_SPLITS 8
+#define W4D_KT 4 /* 64-k blocks per stage of the default variant (the study's: 1) */
 #define W4D_PRODUCER_REGS 40
 #define W4D_CONSUMER_REGS 232
 
@@ -96,19 +101,23 @@ static __device__ __forceinline__ void w4d_wgmma(float (&acc)[XN / 2], const uin
     }
 }
 
-template <typename T, int XN>
+template <typename T, int XN, int KT>
 static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const w4d_params_t &p)
 {
     constexpr int ACC = XN / 2;              /* accumulators per block and thread */
     constexpr int F4 = 2 * ACC / 4;          /* float4s of both blocks per thread */
-    constexpr uint32_t XBYTES = W4D_X_STAGE_BYTES(XN);
+    constexpr int STAGES = W4D_STAGES(XN, KT);
+    constexpr uint32_t XBYTES = W4D_X_TILE_BYTES(XN);
+    constexpr uint32_t STRIP_BYTES = KT * W4_TILE_BYTES; /* one strip's KT blocks in a stage */
     extern __shared__ uint8_t smem_raw[];
     const uint32_t base = (cuops_smem_addr(smem_raw) + 1023u) & ~1023u;
+    /* stage s: x tiles at x_smem + (s*KT + t)*XBYTES (each 1024-aligned),
+     * int4 at q_smem + s*KT*8K as [strip][KT][512 B] */
     const uint32_t x_smem = base;
-    const uint32_t q_smem = x_smem + W4D_STAGES * XBYTES;
-    const uint32_t bars = q_smem + W4D_STAGES * W4D_Q_STAGE_BYTES;
+    const uint32_t q_smem = x_smem + STAGES * KT * XBYTES;
+    const uint32_t bars = q_smem + STAGES * KT * W4D_Q_TILE_BYTES;
 #define W4D_FULL_BAR(s) (bars + 8u * (uint32_t)(s))
-#define W4D_EMPTY_BAR(s) (bars + 8u * (uint32_t)(W4D_STAGES + (s)))
+#define W4D_EMPTY_BAR(s) (bars + 8u * (uint32_t)(STAGES + (s)))
 
     const int split = (int)cuops_cluster_ctarank();
     const int wb = (int)blockIdx.x / p.splits;
@@ -117,7 +126,7 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
 
     const int warpgroup = threadIdx.x / 128;
     if (threadIdx.x == 0) {
-        for (int s = 0; s < W4D_STAGES; s++) {
+        for (int s = 0; s < STAGES; s++) {
             cuops_mbar_init(W4D_FULL_BAR(s), 1);    /* producer's expect_tx + bytes */
             cuops_mbar_init(W4D_EMPTY_BAR(s), 256); /* every consumer thread */
         }
@@ -136,19 +145,23 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
             const uint8_t *src = p.tiles + (int64_t)strip * p.ktiles * W4_TILE_BYTES;
             uint32_t phase = 0;
             int stage = 0;
-            for (int kb = kt0; kb < kt1; kb++) {
+            for (int kb = kt0; kb < kt1; kb += KT) {
+                const int nt = min(KT, kt1 - kb); /* 64-k blocks in this stage */
                 if (lane == 0) {
                     cuops_mbar_wait(W4D_EMPTY_BAR(stage), phase ^ 1u);
-                    cuops_mbar_arrive_expect_tx(W4D_FULL_BAR(stage), XBYTES + W4D_Q_STAGE_BYTES);
-                    cuops_tma_load_2d(x_smem + stage * XBYTES, &tmap_x, W4D_FULL_BAR(stage),
-                                      kb * W4D_BK, 0);
+                    cuops_mbar_arrive_expect_tx(W4D_FULL_BAR(stage),
+                                                (uint32_t)nt * (XBYTES + W4D_Q_TILE_BYTES));
+                    for (int t = 0; t < nt; t++)
+                        cuops_tma_load_2d(x_smem + (stage * KT + t) * XBYTES, &tmap_x,
+                                          W4D_FULL_BAR(stage), (kb + t) * W4D_BK, 0);
                 }
                 __syncwarp();
+                /* the strip's nt blocks are contiguous in the packed layout */
                 if (lane < W4D_STRIPS)
-                    cuops_bulk_load(q_smem + stage * W4D_Q_STAGE_BYTES + lane * W4_TILE_BYTES,
-                                    src + (int64_t)kb * W4_TILE_BYTES, W4_TILE_BYTES,
+                    cuops_bulk_load(q_smem + stage * KT * W4D_Q_TILE_BYTES + lane * STRIP_BYTES,
+                                    src + (int64_t)kb * W4_TILE_BYTES, (uint32_t)nt * W4_TILE_BYTES,
                                     W4D_FULL_BAR(stage));
-                if (++stage == W4D_STAGES) {
+                if (++stage == STAGES) {
                     stage = 0;
                     phase ^= 1u;
                 }
@@ -169,8 +182,8 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
         const uint32_t zero_shift = 4u * (uint32_t)(g & 3);
         /* block b of this consumer: strip consumer*8 + b*4 + warp of the CTA */
         const int local0 = consumer * 8 + warp, local1 = local0 + 4;
-        const uint32_t q_lane0 = (uint32_t)(local0 * W4_TILE_BYTES + g * 64 + 4 * (tq >> 1));
-        const uint32_t q_lane1 = q_lane0 + 4 * W4_TILE_BYTES;
+        const uint32_t q_lane0 = (uint32_t)(local0 * STRIP_BYTES + g * 64 + 4 * (tq >> 1));
+        const uint32_t q_lane1 = q_lane0 + 4 * STRIP_BYTES;
         const int strip0 = min(wb * W4D_STRIPS + local0, p.strips - 1);
         const int strip1 = min(wb * W4D_STRIPS + local1, p.strips - 1);
         const uint32_t *sc0 = p.scales + (int64_t)strip0 * p.num_groups * 8 + g;
@@ -197,7 +210,10 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
         int stage = 0, prev_stage = 0;
         uint32_t phase = 0;
 
-        auto block = [&](int kb, uint32_t (&a)[2][4][4], uint32_t (&other)[2][4][4]) {
+        /* block t of the current stage into the A set `a`; `other` is the
+         * set of the block before, whose group the wait below retires. The
+         * first block of a stage then releases the stage before. */
+        auto block = [&](int kb, int t, uint32_t (&a)[2][4][4], uint32_t (&other)[2][4][4]) {
             /* the next block's metadata, a block ahead (L2 latency) */
             if (++pos == p.tiles_per_group) {
                 pos = 0;
@@ -210,15 +226,14 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
             const uint32_t z0 = w4_nibbles<T, 0x000F000Fu>(zv0 >> zero_shift);
             const uint32_t z1 = w4_nibbles<T, 0x000F000Fu>(zv1 >> zero_shift);
 
-            cuops_mbar_wait(W4D_FULL_BAR(stage), phase);
-            const uint32_t qt = q_smem + stage * W4D_Q_STAGE_BYTES;
+            const uint32_t qt = q_smem + stage * KT * W4D_Q_TILE_BYTES + t * W4_TILE_BYTES;
             w4f_load_a<T>(a[0], qt + q_lane0, pair_shift, __byte_perm(z0, 0, 0x1010),
                           __byte_perm(z0, 0, 0x3232), __byte_perm(sv0, 0, 0x1010),
                           __byte_perm(sv0, 0, 0x3232));
             w4f_load_a<T>(a[1], qt + q_lane1, pair_shift, __byte_perm(z1, 0, 0x1010),
                           __byte_perm(z1, 0, 0x3232), __byte_perm(sv1, 0, 0x1010),
                           __byte_perm(sv1, 0, 0x3232));
-            const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + stage * XBYTES);
+            const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + (stage * KT + t) * XBYTES);
 #pragma unroll
             for (int r = 0; r < ACC; r++) {
                 cuops_reg_fence(acc0[r]);
@@ -238,26 +253,32 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
                 cuops_reg_fence(acc1[r]);
             }
             /* the previous block's group is retired: its A set is free, and
-             * this thread's reads of its stage are done */
+             * when it was the last block of the previous stage, this
+             * thread's reads of that stage are done */
             w4f_keep_alive_set(other[0]);
             w4f_keep_alive_set(other[1]);
-            if (kb > kt0) cuops_mbar_arrive(W4D_EMPTY_BAR(prev_stage));
-            prev_stage = stage;
-            if (++stage == W4D_STAGES) {
-                stage = 0;
-                phase ^= 1u;
-            }
+            if (t == 0 && kb > kt0) cuops_mbar_arrive(W4D_EMPTY_BAR(prev_stage));
             sv0 = sv0_next;
             sv1 = sv1_next;
             zv0 = zv0_next;
             zv1 = zv1_next;
         };
 #pragma unroll 1
-        for (int kb = kt0; kb < kt1; kb++) {
-            if (((kb - kt0) & 1) == 0)
-                block(kb, a_even, a_odd);
-            else
-                block(kb, a_odd, a_even);
+        for (int kb = kt0; kb < kt1; kb += KT) {
+            const int nt = min(KT, kt1 - kb);
+            cuops_mbar_wait(W4D_FULL_BAR(stage), phase);
+#pragma unroll 1
+            for (int t = 0; t < nt; t++) {
+                if (((kb + t - kt0) & 1) == 0)
+                    block(kb, t, a_even, a_odd);
+                else
+                    block(kb, t, a_odd, a_even);
+            }
+            prev_stage = stage;
+            if (++stage == STAGES) {
+                stage = 0;
+                phase ^= 1u;
+            }
         }
         cuops_wgmma_wait<0>();
 #pragma unroll
@@ -324,12 +345,12 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
 
 #endif /* CUOPS_SM90A_DEVICE */
 
-template <typename T, int XN>
+template <typename T, int XN, int KT>
 __global__ void __launch_bounds__(W4D_THREADS, 1)
 w4a16_decode_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_x, const w4d_params_t p)
 {
 #if CUOPS_SM90A_DEVICE
-    w4d_cta<T, XN>(tmap_x, p);
+    w4d_cta<T, XN, KT>(tmap_x, p);
 #endif
 }
 
@@ -340,18 +361,32 @@ typedef void (*w4d_kernel_fn)(const CUtensorMap, const w4d_params_t);
 /* x rows per tile for m rows of x */
 static int w4d_xn(int64_t m) { return m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : 64; }
 
-static w4d_kernel_fn w4d_pick(cuops_dtype_t act, int xn)
+template <int KT> static w4d_kernel_fn w4d_pick_kt(int bf, int xn)
 {
-    const int bf = act == CUOPS_DTYPE_BF16;
     switch (xn) {
-    case 8: return bf ? w4a16_decode_wgmma_kernel<__nv_bfloat16, 8> : w4a16_decode_wgmma_kernel<__half, 8>;
-    case 16: return bf ? w4a16_decode_wgmma_kernel<__nv_bfloat16, 16> : w4a16_decode_wgmma_kernel<__half, 16>;
-    case 32: return bf ? w4a16_decode_wgmma_kernel<__nv_bfloat16, 32> : w4a16_decode_wgmma_kernel<__half, 32>;
-    default: return bf ? w4a16_decode_wgmma_kernel<__nv_bfloat16, 64> : w4a16_decode_wgmma_kernel<__half, 64>;
+    case 8: return bf ? w4a16_decode_wgmma_kernel<__nv_bfloat16, 8, KT> : w4a16_decode_wgmma_kernel<__half, 8, KT>;
+    case 16: return bf ? w4a16_decode_wgmma_kernel<__nv_bfloat16, 16, KT> : w4a16_decode_wgmma_kernel<__half, 16, KT>;
+    case 32: return bf ? w4a16_decode_wgmma_kernel<__nv_bfloat16, 32, KT> : w4a16_decode_wgmma_kernel<__half, 32, KT>;
+    default: return bf ? w4a16_decode_wgmma_kernel<__nv_bfloat16, 64, KT> : w4a16_decode_wgmma_kernel<__half, 64, KT>;
     }
 }
 
-static int w4d_smem_bytes(int xn) { return W4D_SMEM_BYTES(xn); }
+/* kt: 64-k blocks per stage, 1 or W4D_KT */
+static w4d_kernel_fn w4d_pick(cuops_dtype_t act, int xn, int kt)
+{
+    const int bf = act == CUOPS_DTYPE_BF16;
+    return kt == 1 ? w4d_pick_kt<1>(bf, xn) : w4d_pick_kt<W4D_KT>(bf, xn);
+}
+
+static int w4d_smem_bytes(int xn, int kt)
+{
+    switch (xn) {
+    case 8: return kt == 1 ? W4D_SMEM_BYTES(8, 1) : W4D_SMEM_BYTES(8, W4D_KT);
+    case 16: return kt == 1 ? W4D_SMEM_BYTES(16, 1) : W4D_SMEM_BYTES(16, W4D_KT);
+    case 32: return kt == 1 ? W4D_SMEM_BYTES(32, 1) : W4D_SMEM_BYTES(32, W4D_KT);
+    default: return kt == 1 ? W4D_SMEM_BYTES(64, 1) : W4D_SMEM_BYTES(64, W4D_KT);
+    }
+}
 
 static void w4d_launch_config(cudaLaunchConfig_t *cfg, cudaLaunchAttribute *attr, int grid,
                               int cluster, int smem, cudaStream_t stream)
@@ -373,20 +408,20 @@ static void w4d_launch_config(cudaLaunchConfig_t *cfg, cudaLaunchAttribute *attr
 /* Clusters of `size` CTAs of the XN kernel that device `dev` holds at once
  * (cudaOccupancyMaxActiveClusters; f16 and bf16 instances use the same
  * resources). -1 when the query fails. */
-static int w4d_max_clusters(int dev, int xn, int size)
+static int w4d_max_clusters(int dev, int xn, int kt, int size)
 {
-    static int cache[16][4][W4D_MAX_SPLITS + 1];
+    static int cache[16][2][4][W4D_MAX_SPLITS + 1];
     const int xi = xn == 8 ? 0 : xn == 16 ? 1 : xn == 32 ? 2 : 3;
     if (dev < 0 || dev >= 16 || size < 1 || size > W4D_MAX_SPLITS) return -1;
-    int *slot = &cache[dev][xi][size];
+    int *slot = &cache[dev][kt == 1 ? 0 : 1][xi][size];
     if (__atomic_load_n(slot, __ATOMIC_RELAXED) == 0) {
-        const void *fn = (const void *)w4d_pick(CUOPS_DTYPE_F16, xn);
+        const void *fn = (const void *)w4d_pick(CUOPS_DTYPE_F16, xn, kt);
         cudaLaunchConfig_t cfg;
         cudaLaunchAttribute attr;
-        w4d_launch_config(&cfg, &attr, size, size, w4d_smem_bytes(xn), 0);
+        w4d_launch_config(&cfg, &attr, size, size, w4d_smem_bytes(xn, kt), 0);
         int n = 0;
         if (cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 w4d_smem_bytes(xn)) != cudaSuccess ||
+                                 w4d_smem_bytes(xn, kt)) != cudaSuccess ||
             cudaOccupancyMaxActiveClusters(&n, fn, &cfg) != cudaSuccess || n < 1) {
             (void)cudaGetLastError();
             n = -1;
@@ -401,7 +436,8 @@ int w4a16_decode_wgmma_serves(const struct cuops_handle *h, const cuops_w4a16_de
 {
     if (h->sm_major != 9) return 0;
     if (d->m < 1 || d->m > 64) return 0;
-    if (h->smem_optin_bytes < w4d_smem_bytes(w4d_xn(d->m))) return 0;
+    /* both stage depths use at most this much */
+    if (h->smem_optin_bytes < W4D_RING_BYTES + 2 * 12 * 8 + 1024) return 0;
     if (geo->group_size % W4D_BK != 0 && geo->num_groups != 1) return 0;
     if (d->k > 0x7fffff00 || geo->ktiles > 0x7fffffff || d->n > 0x7fffff00) return 0;
     /* grid = weight blocks x splits must fit an int */
@@ -410,13 +446,14 @@ int w4a16_decode_wgmma_serves(const struct cuops_handle *h, const cuops_w4a16_de
 }
 
 cuops_status_t w4a16_launch_decode_wgmma(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
-                                         const w4_geometry_t *geo, int64_t forced_splits,
+                                         const w4_geometry_t *geo, int kt, int64_t forced_splits,
                                          const char **kernel_name)
 {
-    static const char *const name = "w4a16_decode_wgmma";
+    const char *const name = kt == 1 ? "w4a16_decode_wgmma_kt1" : "w4a16_decode_wgmma";
     *kernel_name = name;
+    kt = kt == 1 ? 1 : W4D_KT;
     const int xn = w4d_xn(d->m);
-    const int smem = w4d_smem_bytes(xn);
+    const int smem = w4d_smem_bytes(xn, kt);
     if (!w4a16_decode_wgmma_serves(h, d, geo))
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
                           "%s: serves sm_90 (%d bytes of shared memory per block) with m <= 64, "
@@ -468,10 +505,11 @@ cuops_status_t w4a16_launch_decode_wgmma(struct cuops_handle *h, const cuops_w4a
     if (s > geo->ktiles) s = geo->ktiles;
     if (s < 1) s = 1;
     /* auto: every cluster resident at once; forced: at least one fits */
-    while (s > 1 && (forced_splits > 0 ? 1 : blocks) > w4d_max_clusters(h->device, xn, (int)s)) s--;
+    while (s > 1 && (forced_splits > 0 ? 1 : blocks) > w4d_max_clusters(h->device, xn, kt, (int)s))
+        s--;
     p.splits = (int)s;
 
-    w4d_kernel_fn fn = w4d_pick(d->act_type, xn);
+    w4d_kernel_fn fn = w4d_pick(d->act_type, xn, kt);
     CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     cudaLaunchConfig_t cfg;

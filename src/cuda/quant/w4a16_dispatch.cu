@@ -35,6 +35,8 @@
  *                        the x tile cut to m and K split across a cluster,
  *                        reduced in distributed shared memory
  *                        (w4a16_decode_wgmma.cu); NOT_SUPPORTED elsewhere
+ *   w4a16_decode_wgmma_kt1  the same with one 64-k block per pipeline stage
+ *                        (the default takes 4: fewer, larger bulk copies)
  * options.split_k > 0 forces the number of K splits on either variant.
  * k == 0 writes y = 0 with a 2-D memset (no weight is read).
  *
@@ -52,7 +54,7 @@
 static const char *const w4a16_variants[] = {"auto", "w4a16_decode_splitk", "w4a16_mma",
                                              "w4a16_dequant_gemm", "w4a16_decode_stream",
                                              "w4a16_decode_warp", "w4a16_prefill_wgmma",
-                                             "w4a16_decode_wgmma"};
+                                             "w4a16_decode_wgmma", "w4a16_decode_wgmma_kt1"};
 enum {
     W4A16_AUTO = 0,
     W4A16_DECODE_SPLITK = 1,
@@ -62,7 +64,8 @@ enum {
     W4A16_DECODE_WARP = 5,
     W4A16_PREFILL_WGMMA = 6,
     W4A16_DECODE_WGMMA = 7,
-    W4A16_NUM_VARIANTS = 8
+    W4A16_DECODE_WGMMA_KT1 = 8,
+    W4A16_NUM_VARIANTS = 9
 };
 
 /* ---- prefill (m >= 256): w4a16_prefill_dequant_gemm.cu --------------------
@@ -154,10 +157,10 @@ extern "C" cuops_status_t cuops_cuda_gemm_w4a16(struct cuops_handle *h,
         const char *kernel = NULL;
         return w4a16_launch_prefill_wgmma(h, d, &geo, &kernel);
     }
-    if (variant == W4A16_DECODE_WGMMA) {
+    if (variant == W4A16_DECODE_WGMMA || variant == W4A16_DECODE_WGMMA_KT1) {
         const char *kernel = NULL;
-        return w4a16_launch_decode_wgmma(h, d, &geo, opt && opt->split_k > 0 ? opt->split_k : 0,
-                                         &kernel);
+        return w4a16_launch_decode_wgmma(h, d, &geo, variant == W4A16_DECODE_WGMMA_KT1 ? 1 : 0,
+                                         opt && opt->split_k > 0 ? opt->split_k : 0, &kernel);
     }
     if (variant == W4A16_DEQUANT_GEMM) {
         const char *kernel = NULL;

@@ -143,11 +143,13 @@ cuops_status_t w4a16_launch_prefill_wgmma(struct cuops_handle *h, const cuops_w4
  * weight dequantized in registers as wgmma's A operand, x through TMA, K
  * split across a cluster and reduced in distributed shared memory. Serves
  * sm_90, group_size a multiple of 64 or one group per row, k < 2^31, x and y
- * 2-byte aligned. forced_splits > 0 forces the split count (at most 8). */
+ * 2-byte aligned. kt: 64-k blocks per pipeline stage (1: the variant
+ * w4a16_decode_wgmma_kt1; else the default). forced_splits > 0 forces the
+ * split count (at most 8). */
 int w4a16_decode_wgmma_serves(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                               const w4_geometry_t *geo);
 cuops_status_t w4a16_launch_decode_wgmma(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
-                                         const w4_geometry_t *geo, int64_t forced_splits,
+                                         const w4_geometry_t *geo, int kt, int64_t forced_splits,
                                          const char **kernel_name);
 
 #endif /* CUOPS_W4A16_LAYOUT_CUH */
