@@ -289,8 +289,16 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
               "%s m=%lld k=%lld g=%lld ldx=%lld ran %s, expected w4a16_decode_warp_*", vname,
               (long long)m, (long long)k, (long long)w->group_size, (long long)ldx,
               cuops_last_kernel(h));
+    /* auto for the other m <= 64: the wgmma decode kernel on sm_90 where it
+     * serves the call */
+    const int dwgmma_serves =
+        g_sm_major == 9 && m <= 64 && (w->group_size % 64 == 0 || w->group_size >= k);
+    if (st == CUOPS_STATUS_SUCCESS && is_auto && !auto_warp && dwgmma_serves)
+        CHECK(strcmp(cuops_last_kernel(h), "w4a16_decode_wgmma") == 0,
+              "auto m=%lld k=%lld g=%lld ran %s, expected w4a16_decode_wgmma", (long long)m,
+              (long long)k, (long long)w->group_size, cuops_last_kernel(h));
     if (st == CUOPS_STATUS_SUCCESS && serves && !auto_warp &&
-        (is_auto || strcmp(c.variant, "w4a16_decode_stream") == 0))
+        ((is_auto && !dwgmma_serves) || (c.variant && strcmp(c.variant, "w4a16_decode_stream") == 0)))
         CHECK(strncmp(cuops_last_kernel(h), "w4a16_stream_", 13) == 0,
               "%s m=%lld k=%lld g=%lld ldx=%lld ran %s, expected w4a16_stream_*", vname,
               (long long)m, (long long)k, (long long)w->group_size, (long long)ldx,

@@ -14,22 +14,25 @@
  * rate): the kernel must stream and multiply at once. Below m = 32 it is a
  * pure stream of the weight.
  *
- * CTA: 384 threads, one unit = 256 weight rows x a K range. Warpgroup 0 is
- * the producer (one warp: lane 0 issues the x tile's TMA, lanes 0-15 one
- * 512-byte bulk copy each of the 16 strips' int4 tile, per 64-k block);
- * warpgroups 1 and 2 each own 128 weight rows as two 64-row blocks and per
- * 64-k block run 16 LDS.32, 32 dequantized A registers, eight
- * wgmma.m64nXNk16 with A from registers, commit, wait for the previous
- * block's group, release its stage. Two A register sets used in turn, as in
- * the prefill kernel (ptxas does not keep in-flight A registers alive).
- * 256 rows per CTA, not 128, halve the x bytes each weight byte brings from
- * L2 (at m = 64 an x block is as large as the CTA's int4 block).
+ * CTA: 640 threads, one unit = 256 weight rows x a K range. Warpgroup 0 is
+ * the producer (one warp: per stage of KT = 4 64-k blocks, lane 0 issues the
+ * KT TMA loads of the x tiles, lanes 0-15 one bulk copy each of a strip's
+ * KT int4 tiles, 2 KB contiguous in the packed layout); warpgroups 1-4 each
+ * own 64 weight rows and per 64-k block run 8 LDS.32, 16 dequantized A
+ * registers, four wgmma.m64nXNk16 with A from registers, commit, wait for
+ * the previous block's group; the first block of a stage releases the stage
+ * before. Two A register sets used in turn, as in the prefill kernel (ptxas
+ * does not keep in-flight A registers alive). 256 rows per CTA, not 128,
+ * halve the x bytes each weight byte brings from L2 (at m = 64 an x block is
+ * as large as the CTA's int4 block); four consumer warpgroups, not two, give
+ * each scheduler four warps to hide the dequantization's latencies (with two
+ * it issued 0.37 instructions per cycle, ncu, a72522a).
  *
  * Split-K: the S CTAs of a weight block form one cluster (S <= 8), CTA rank
  * r takes 64-k blocks [r*K/S, (r+1)*K/S). After its loop each consumer
  * thread writes its accumulators to its own shared memory (the stage ring,
  * free by then), the cluster synchronises, CTA r adds the float4 columns
- * [r*XN/(4S), (r+1)*XN/(4S)) of every thread's fragment over s = 0..S-1 in
+ * [r*XN/(8S), (r+1)*XN/(8S)) of every thread's fragment over s = 0..S-1 in
  * that order (ld.shared::cluster; bitwise reproducible) and stores them to
  * y, and the cluster synchronises again before any CTA exits. S = 1 takes the
  * same path without a partner. Splits: as many as fill the SMs once (one
@@ -45,10 +48,11 @@
 #include "cuda/gemm/gemm_sm90.h"
 #include "cuda/quant/w4a16_wgmma.cuh"
 
-#define W4D_WROWS 256 /* weight rows per CTA: 2 consumers x 2 blocks x 64 */
+#define W4D_WROWS 256 /* weight rows per CTA: 4 consumers x 64 */
 #define W4D_BK 64
 #define W4D_RING_BYTES (200 * 1024) /* stage ring: one CTA per SM */
-#define W4D_THREADS 384
+#define W4D_CONSUMERS 4 /* warpgroups of 64 weight rows each */
+#define W4D_THREADS (128 * (1 + W4D_CONSUMERS))
 #define W4D_STRIPS (W4D_WROWS / W4_STRIP_ROWS)         /* 16 */
 #define W4D_Q_TILE_BYTES (W4D_STRIPS * W4_TILE_BYTES) /* 8 KB of int4 per 64-k block */
 #define W4D_X_TILE_BYTES(XN) ((XN) * W4D_BK * 2)      /* XN rows of 128 B per 64-k block */
@@ -60,8 +64,11 @@
     (W4D_STAGES(XN, KT) * W4D_STAGE_BYTES(XN, KT) + 2 * W4D_STAGES(XN, KT) * 8 + 1024)
 #define W4D_MAX_SPLITS 8
 #define W4D_KT 4 /* 64-k blocks per stage of the default variant (the study's: 1) */
-#define W4D_PRODUCER_REGS 40
-#define W4D_CONSUMER_REGS 232
+/* 640 threads start at 96 registers (65536 / 640, rounded down to 8); the
+ * producer gives back 64 each, the consumers take 16: 128*32 + 512*112 =
+ * 61440 = 640*96 */
+#define W4D_PRODUCER_REGS 32
+#define W4D_CONSUMER_REGS 112
 
 typedef struct w4d_params {
     const uint8_t *tiles;    /* the packed weight region: [strips][ktiles][512 B] */
@@ -105,7 +112,7 @@ template <typename T, int XN, int KT>
 static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const w4d_params_t &p)
 {
     constexpr int ACC = XN / 2;              /* accumulators per block and thread */
-    constexpr int F4 = 2 * ACC / 4;          /* float4s of both blocks per thread */
+    constexpr int F4 = ACC / 4;              /* float4s of the accumulators per thread */
     constexpr int STAGES = W4D_STAGES(XN, KT);
     constexpr uint32_t XBYTES = W4D_X_TILE_BYTES(XN);
     constexpr uint32_t STRIP_BYTES = KT * W4_TILE_BYTES; /* one strip's KT blocks in a stage */
@@ -128,7 +135,7 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; s++) {
             cuops_mbar_init(W4D_FULL_BAR(s), 1);    /* producer's expect_tx + bytes */
-            cuops_mbar_init(W4D_EMPTY_BAR(s), 256); /* every consumer thread */
+            cuops_mbar_init(W4D_EMPTY_BAR(s), 128 * W4D_CONSUMERS); /* every consumer thread */
         }
         cuops_mbar_init_fence();
     }
@@ -180,88 +187,63 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
         const int g = lane >> 2, tq = lane & 3;
         const uint32_t pair_shift = 8u * (uint32_t)(tq & 1);
         const uint32_t zero_shift = 4u * (uint32_t)(g & 3);
-        /* block b of this consumer: strip consumer*8 + b*4 + warp of the CTA */
-        const int local0 = consumer * 8 + warp, local1 = local0 + 4;
-        const uint32_t q_lane0 = (uint32_t)(local0 * STRIP_BYTES + g * 64 + 4 * (tq >> 1));
-        const uint32_t q_lane1 = q_lane0 + 4 * STRIP_BYTES;
-        const int strip0 = min(wb * W4D_STRIPS + local0, p.strips - 1);
-        const int strip1 = min(wb * W4D_STRIPS + local1, p.strips - 1);
-        const uint32_t *sc0 = p.scales + (int64_t)strip0 * p.num_groups * 8 + g;
-        const uint32_t *sc1 = p.scales + (int64_t)strip1 * p.num_groups * 8 + g;
-        const uint32_t *zr0 = p.zeros + (int64_t)strip0 * p.num_groups * 2 + (g >> 2);
-        const uint32_t *zr1 = p.zeros + (int64_t)strip1 * p.num_groups * 2 + (g >> 2);
+        /* this warp's strip: consumer*4 + warp of the CTA's 16 */
+        const int local = consumer * 4 + warp;
+        const uint32_t q_lane = (uint32_t)(local * STRIP_BYTES + g * 64 + 4 * (tq >> 1));
+        const int strip = min(wb * W4D_STRIPS + local, p.strips - 1);
+        const uint32_t *sc = p.scales + (int64_t)strip * p.num_groups * 8 + g;
+        const uint32_t *zr = p.zeros + (int64_t)strip * p.num_groups * 2 + (g >> 2);
 
-        float acc0[ACC], acc1[ACC];
+        float acc[ACC];
 #pragma unroll
-        for (int i = 0; i < ACC; i++) acc0[i] = acc1[i] = 0.0f;
-        uint32_t a_even[2][4][4], a_odd[2][4][4];
+        for (int i = 0; i < ACC; i++) acc[i] = 0.0f;
+        uint32_t a_even[4][4], a_odd[4][4];
 #pragma unroll
-        for (int b = 0; b < 2; b++)
+        for (int j = 0; j < 4; j++)
 #pragma unroll
-            for (int j = 0; j < 4; j++)
-#pragma unroll
-                for (int r = 0; r < 4; r++) a_even[b][j][r] = a_odd[b][j][r] = 0u;
+            for (int r = 0; r < 4; r++) a_even[j][r] = a_odd[j][r] = 0u;
 
         /* group of the current block and its position in it */
         int group = kt0 / p.tiles_per_group;
         int pos = kt0 - group * p.tiles_per_group;
-        uint32_t sv0 = __ldg(sc0 + group * 8), sv1 = __ldg(sc1 + group * 8);
-        uint32_t zv0 = __ldg(zr0 + group * 2), zv1 = __ldg(zr1 + group * 2);
+        uint32_t sv = __ldg(sc + group * 8), zv = __ldg(zr + group * 2);
         int stage = 0, prev_stage = 0;
         uint32_t phase = 0;
 
         /* block t of the current stage into the A set `a`; `other` is the
          * set of the block before, whose group the wait below retires. The
          * first block of a stage then releases the stage before. */
-        auto block = [&](int kb, int t, uint32_t (&a)[2][4][4], uint32_t (&other)[2][4][4]) {
+        auto block = [&](int kb, int t, uint32_t (&a)[4][4], uint32_t (&other)[4][4]) {
             /* the next block's metadata, a block ahead (L2 latency) */
             if (++pos == p.tiles_per_group) {
                 pos = 0;
                 group++;
             }
             const int ng = min(group, p.num_groups - 1);
-            const uint32_t sv0_next = __ldg(sc0 + ng * 8), sv1_next = __ldg(sc1 + ng * 8);
-            const uint32_t zv0_next = __ldg(zr0 + ng * 2), zv1_next = __ldg(zr1 + ng * 2);
+            const uint32_t sv_next = __ldg(sc + ng * 8), zv_next = __ldg(zr + ng * 2);
 
-            const uint32_t z0 = w4_nibbles<T, 0x000F000Fu>(zv0 >> zero_shift);
-            const uint32_t z1 = w4_nibbles<T, 0x000F000Fu>(zv1 >> zero_shift);
-
+            const uint32_t z2 = w4_nibbles<T, 0x000F000Fu>(zv >> zero_shift);
             const uint32_t qt = q_smem + stage * KT * W4D_Q_TILE_BYTES + t * W4_TILE_BYTES;
-            w4f_load_a<T>(a[0], qt + q_lane0, pair_shift, __byte_perm(z0, 0, 0x1010),
-                          __byte_perm(z0, 0, 0x3232), __byte_perm(sv0, 0, 0x1010),
-                          __byte_perm(sv0, 0, 0x3232));
-            w4f_load_a<T>(a[1], qt + q_lane1, pair_shift, __byte_perm(z1, 0, 0x1010),
-                          __byte_perm(z1, 0, 0x3232), __byte_perm(sv1, 0, 0x1010),
-                          __byte_perm(sv1, 0, 0x3232));
+            w4f_load_a<T>(a, qt + q_lane, pair_shift, __byte_perm(z2, 0, 0x1010),
+                          __byte_perm(z2, 0, 0x3232), __byte_perm(sv, 0, 0x1010),
+                          __byte_perm(sv, 0, 0x3232));
             const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + (stage * KT + t) * XBYTES);
 #pragma unroll
-            for (int r = 0; r < ACC; r++) {
-                cuops_reg_fence(acc0[r]);
-                cuops_reg_fence(acc1[r]);
-            }
+            for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
             cuops_wgmma_fence();
 #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                w4d_wgmma<T, XN>(acc0, a[0][j], desc_x + 2 * j);
-                w4d_wgmma<T, XN>(acc1, a[1][j], desc_x + 2 * j);
-            }
+            for (int j = 0; j < 4; j++) w4d_wgmma<T, XN>(acc, a[j], desc_x + 2 * j);
             cuops_wgmma_commit();
             cuops_wgmma_wait<1>();
 #pragma unroll
-            for (int r = 0; r < ACC; r++) {
-                cuops_reg_fence(acc0[r]);
-                cuops_reg_fence(acc1[r]);
-            }
+            for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
             /* the previous block's group is retired: its A set is free, and
              * when it was the last block of the previous stage, this
              * thread's reads of that stage are done */
-            w4f_keep_alive_set(other[0]);
-            w4f_keep_alive_set(other[1]);
+            w4f_keep_alive_set(other);
             if (t == 0 && kb > kt0) cuops_mbar_arrive(W4D_EMPTY_BAR(prev_stage));
-            sv0 = sv0_next;
-            sv1 = sv1_next;
-            zv0 = zv0_next;
-            zv1 = zv1_next;
+            sv = sv_next;
+            zv = zv_next;
         };
 #pragma unroll 1
         for (int kb = kt0; kb < kt1; kb += KT) {
@@ -282,28 +264,20 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
         }
         cuops_wgmma_wait<0>();
 #pragma unroll
-        for (int r = 0; r < ACC; r++) {
-            cuops_reg_fence(acc0[r]);
-            cuops_reg_fence(acc1[r]);
-        }
-#pragma unroll
-        for (int b = 0; b < 2; b++) {
-            w4f_keep_alive_set(a_even[b]);
-            w4f_keep_alive_set(a_odd[b]);
-        }
+        for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
+        w4f_keep_alive_set(a_even);
+        w4f_keep_alive_set(a_odd);
 
         /* Partials to this CTA's shared memory, [consumer][float4 j][thread]:
-         * the ring is free once both consumers are past their last wgmma
+         * the ring is free once every consumer is past its last wgmma
          * (every load of the range has landed and been consumed). */
-        cuops_named_bar_sync(1, 256);
+        cuops_named_bar_sync(1, 128 * W4D_CONSUMERS);
         const uint32_t part = base + (uint32_t)((consumer * F4 * 128 + ct) * 16);
 #pragma unroll
-        for (int j = 0; j < F4; j++) {
-            const float *src = j < F4 / 2 ? &acc0[4 * j] : &acc1[4 * (j - F4 / 2)];
+        for (int j = 0; j < F4; j++)
             asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(part + (uint32_t)(j * 128 * 16)),
-                         "f"(src[0]), "f"(src[1]), "f"(src[2]), "f"(src[3])
+                         "f"(acc[4 * j]), "f"(acc[4 * j + 1]), "f"(acc[4 * j + 2]), "f"(acc[4 * j + 3])
                          : "memory");
-        }
         cuops_cluster_sync(); /* every CTA's partials in its shared memory */
 
         /* CTA `split` adds float4s [j0, j1) of every thread over the cluster
@@ -324,11 +298,10 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
                     sum.w += v[q].w;
                 }
             }
-            /* float4 j: block b = j / (F4/2), x rows 8i + 2(l%4) + {0,1}
-             * (i = j % (F4/2)), weight rows 16w + l/4 and + 8 of the block */
-            const int b = j / (F4 / 2), i = j - b * (F4 / 2);
-            const int xrow = 8 * i + 2 * tq;
-            const int wrow = wb * W4D_WROWS + consumer * 128 + b * 64 + warp * 16 + g;
+            /* float4 j: x rows 8j + 2(l%4) + {0,1}, weight rows 16w + l/4
+             * and + 8 of the consumer's 64 */
+            const int xrow = 8 * j + 2 * tq;
+            const int wrow = wb * W4D_WROWS + consumer * 64 + warp * 16 + g;
             const uint32_t pk[2] = {cuops_pack2<T>(sum.x, sum.y), cuops_pack2<T>(sum.z, sum.w)};
 #pragma unroll
             for (int e = 0; e < 4; e++) {

@@ -4,7 +4,8 @@
  *
  * Variants (cuops_options_t.variant, cuops_variant_names("w4a16")):
  *   auto                 m <= 16: w4a16_decode_warp where it serves the call;
- *                        m <= 64: w4a16_decode_stream where it serves the call
+ *                        m <= 64: on sm_90 w4a16_decode_wgmma where it serves
+ *                        the call, else w4a16_decode_stream where it serves it
  *                        (group_size % 64 == 0 or one group, x 16-byte aligned,
  *                        ldx % 8 == 0), else w4a16_decode_splitk;
  *                        m >= 256 on sm_90: w4a16_prefill_wgmma where it
@@ -144,6 +145,8 @@ extern "C" cuops_status_t cuops_cuda_gemm_w4a16(struct cuops_handle *h,
          * faster on 15 of 16 rows (docs/w4a16.md) */
         if (d->m <= 16 && w4a16_decode_warp_serves(d, &geo))
             variant = W4A16_DECODE_WARP;
+        else if (d->m <= 64 && w4a16_decode_wgmma_serves(h, d, &geo))
+            variant = W4A16_DECODE_WGMMA;
         else if (d->m <= 64)
             variant = w4a16_decode_stream_serves(d, &geo) ? W4A16_DECODE_STREAM : W4A16_DECODE_SPLITK;
         else
