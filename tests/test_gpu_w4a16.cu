@@ -219,10 +219,14 @@ static int warp_serves(int64_t m, int64_t ldx, int x_offset)
 }
 
 static int g_sm_major; /* the device's compute capability (major) */
+/* CUOPS_TEST_VARIANT=name: only the calls that force that variant (a
+ * sanitizer run of one kernel) */
+static const char *g_only_variant;
 
 static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float *wd,
                            const gpu_weight_t *gw, cuops_dtype_t act, gemm_case_t c)
 {
+    if (g_only_variant && (!c.variant || strcmp(c.variant, g_only_variant) != 0)) return;
     int64_t m = c.m, n = w->n, k = w->k;
     int64_t ldx = k + c.ldx_pad, ldy = n + c.ldy_pad;
     size_t xelems = (size_t)(m * ldx);
@@ -672,6 +676,7 @@ static void run_cpu_tests(void)
 int main(void)
 {
     g_quick = getenv("CUOPS_TEST_QUICK") != NULL;
+    g_only_variant = getenv("CUOPS_TEST_VARIANT");
     tu_seed_from_env();
     run_cpu_tests();
 

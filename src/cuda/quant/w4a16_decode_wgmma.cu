@@ -203,10 +203,12 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
 #pragma unroll
             for (int r = 0; r < 4; r++) a_even[j][r] = a_odd[j][r] = 0u;
 
-        /* group of the current block and its position in it */
+        /* group of the current block, its position in it, and the metadata
+         * of the group of the next block */
         int group = kt0 / p.tiles_per_group;
         int pos = kt0 - group * p.tiles_per_group;
-        uint32_t sv = __ldg(sc + group * 8), zv = __ldg(zr + group * 2);
+        const uint32_t *sc_next = sc + group * 8, *zr_next = zr + group * 2;
+        uint32_t sv = __ldg(sc_next), zv = __ldg(zr_next);
         int stage = 0, prev_stage = 0;
         uint32_t phase = 0;
 
@@ -214,13 +216,18 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
          * set of the block before, whose group the wait below retires. The
          * first block of a stage then releases the stage before. */
         auto block = [&](int kb, int t, uint32_t (&a)[4][4], uint32_t (&other)[4][4]) {
-            /* the next block's metadata, a block ahead (L2 latency) */
+            /* the next block's metadata, a block ahead (L2 latency); loaded
+             * only where the next block starts a group (uniform branch) */
+            uint32_t sv_next = sv, zv_next = zv;
             if (++pos == p.tiles_per_group) {
                 pos = 0;
-                group++;
+                if (++group < p.num_groups) {
+                    sc_next += 8;
+                    zr_next += 2;
+                }
+                sv_next = __ldg(sc_next);
+                zv_next = __ldg(zr_next);
             }
-            const int ng = min(group, p.num_groups - 1);
-            const uint32_t sv_next = __ldg(sc + ng * 8), zv_next = __ldg(zr + ng * 2);
 
             const uint32_t z2 = w4_nibbles<T, 0x000F000Fu>(zv >> zero_shift);
             const uint32_t qt = q_smem + stage * KT * W4D_Q_TILE_BYTES + t * W4_TILE_BYTES;
