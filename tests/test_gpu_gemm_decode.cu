@@ -50,7 +50,13 @@
 #define AUTO_SLOT NUM_VARIANTS /* index of auto in the per-variant counters */
 
 static cuops_handle_t g_gpu, g_cpu;
-static int g_device_dead, g_quick, g_num_sms;
+static int g_device_dead, g_quick, g_num_sms, g_sm_major;
+/* the Hopper decode kernel (gemm_sm90_decode.cu): forced on every case on
+ * sm_90, where it must serve every case with k >= 1 (the cases keep lda, ldb
+ * multiples of 8 and the operands 16-byte aligned) */
+static const char *const k_wgmma = "sm90_decode_wgmma";
+#define WGMMA_SLOT (NUM_VARIANTS + 1)
+static int g_wgmma_ran, g_wgmma_split; /* cases it served; of those, with a forced split >= 2 */
 
 static const char *const k_variants[NUM_VARIANTS] = {"decode_splitk_m8", "decode_splitk_m16",
                                                      "decode_splitk_m32", "decode_splitk_m64"};
@@ -262,8 +268,8 @@ static cuops_status_t gpu_call(const decode_case_t *c, const case_buffers_t *b, 
     const size_t es_c = esize(c->ct);
     cuops_options_t opt;
     memset(&opt, 0, sizeof opt);
-    opt.variant = v < NUM_VARIANTS ? k_variants[v] : "auto";
-    opt.split_k = v < NUM_VARIANTS ? c->split_k : 0;
+    opt.variant = v < NUM_VARIANTS ? k_variants[v] : v == WGMMA_SLOT ? k_wgmma : "auto";
+    opt.split_k = v < NUM_VARIANTS || v == WGMMA_SLOT ? c->split_k : 0;
     cudaMemcpy(b->dc, b->hc0, b->count_c * es_c, cudaMemcpyHostToDevice);
     ws_poison();
     cuops_status_t st = cuops_gemm_ex(g_gpu, CUOPS_OP_N, CUOPS_OP_T, c->m, c->n, c->k, c->alpha,
@@ -314,6 +320,28 @@ static void run_variants(const decode_case_t *c, const case_buffers_t *b, const 
             CHECK(memcmp(b->hout, b->hout2, b->count_c * es_c) == 0 && ws1 == ws2,
                   "%s: two runs differ for %s", who, what);
     }
+    if (g_sm_major != 9 || g_device_dead) return;
+    /* the Hopper kernel: serves k >= 1, declines k == 0; no workspace (its
+     * split-K meets in distributed shared memory); the same bytes twice */
+    unsigned long long ws1 = 0, ws2 = 0;
+    cuops_status_t st = gpu_call(c, b, WGMMA_SLOT, b->hout, &ws1);
+    if (c->k == 0) {
+        CHECK(st == CUOPS_STATUS_NOT_SUPPORTED, "%s must decline k = 0, got %s", k_wgmma,
+              cuops_status_string(st));
+        return;
+    }
+    CHECK(st == CUOPS_STATUS_SUCCESS, "%s: %s (%s) for %s", k_wgmma, cuops_status_string(st),
+          cuops_last_error(g_gpu), what);
+    if (st != CUOPS_STATUS_SUCCESS) return;
+    CHECK(!strcmp(cuops_last_kernel(g_gpu), k_wgmma), "%s ran kernel '%s'", k_wgmma,
+          cuops_last_kernel(g_gpu));
+    CHECK(ws1 == 0, "%s wrote %llu workspace words for %s", k_wgmma, ws1, what);
+    g_wgmma_ran++;
+    if (c->split_k >= 2 && c->k > 64) g_wgmma_split++;
+    check_output(k_wgmma, what, c, b, b->hout);
+    st = gpu_call(c, b, WGMMA_SLOT, b->hout2, &ws2);
+    CHECK(st == CUOPS_STATUS_SUCCESS && memcmp(b->hout, b->hout2, b->count_c * es_c) == 0,
+          "%s: two runs differ for %s", k_wgmma, what);
 }
 
 static void run_case(const decode_case_t *c)
@@ -805,6 +833,7 @@ int main(void)
     memset(&prop, 0, sizeof prop);
     CHECK(cudaGetDeviceProperties(&prop, 0) == cudaSuccess, "cudaGetDeviceProperties failed");
     g_num_sms = prop.multiProcessorCount;
+    g_sm_major = prop.major;
     if (prop.major < 8) {
         SKIP("device is sm_%d%d; the decode kernels need sm_80", prop.major, prop.minor);
         cuops_destroy(g_gpu);
@@ -836,6 +865,12 @@ int main(void)
                     g_ws_used[v]);
             CHECK(g_ran[v] > 0, "%s ran no case", who);
             CHECK(g_ws_used[v] > 0, "%s never split K across CTAs", who);
+        }
+        if (g_sm_major == 9) {
+            fprintf(stderr, "%-20s ran %4d case(s), %4d with a forced cluster split\n", k_wgmma,
+                    g_wgmma_ran, g_wgmma_split);
+            CHECK(g_wgmma_ran > 0 && g_wgmma_split > 0, "%s ran %d cases, %d split", k_wgmma,
+                  g_wgmma_ran, g_wgmma_split);
         }
         fprintf(stderr, "automatic plans that split a tile: %d\n", g_auto_plan_split);
         CHECK(g_auto_plan_split > 0, "no automatic plan split K (split-K or stream-K)");

@@ -486,6 +486,78 @@ CUOPS_WGMMA_RS_M64N64K16(cuops_wgmma_m64n64k16_rs_f16, "f16")
 CUOPS_WGMMA_RS_M64N64K16(cuops_wgmma_m64n64k16_rs_bf16, "bf16")
 #undef CUOPS_WGMMA_RS_M64N64K16
 
+/* m64nNk16 (N = 8, 16, 32, 64), fp32 accumulate, A and B from shared memory
+ * through descriptors, both K-major; `accumulate` != 0 adds, 0 overwrites.
+ * Accumulator layout as for the register-A forms above. */
+#define CUOPS_WGMMA_SS_M64N8K16(NAME, TYPE)                                                 \
+    __device__ __forceinline__ void NAME(float (&acc)[4], uint64_t desc_a, uint64_t desc_b, \
+                                         int accumulate)                                    \
+    {                                                                                       \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"                            \
+                     "wgmma.mma_async.sync.aligned.m64n8k16.f32." TYPE "." TYPE " {"        \
+                     "%0, %1, %2, %3"                                                       \
+                     "}, %4, %5, p, 1, 1, 0, 0;\n}\n"                                       \
+                     : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])               \
+                     : "l"(desc_a), "l"(desc_b), "r"(accumulate)                            \
+                     : "memory");                                                           \
+    }
+CUOPS_WGMMA_SS_M64N8K16(cuops_wgmma_m64n8k16_ss_f16, "f16")
+CUOPS_WGMMA_SS_M64N8K16(cuops_wgmma_m64n8k16_ss_bf16, "bf16")
+#undef CUOPS_WGMMA_SS_M64N8K16
+
+#define CUOPS_WGMMA_SS_M64N16K16(NAME, TYPE)                                                                                          \
+    __device__ __forceinline__ void NAME(float (&acc)[8], uint64_t desc_a, uint64_t desc_b,                                           \
+                                         int accumulate)                                                                              \
+    {                                                                                                                                 \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"                                                                     \
+                     "wgmma.mma_async.sync.aligned.m64n16k16.f32." TYPE "." TYPE " {"                                                 \
+                     "%0, %1, %2, %3, %4, %5, %6, %7"                                                                                 \
+                     "}, %8, %9, p, 1, 1, 0, 0;\n}\n"                                                                                 \
+                     : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]) \
+                     : "l"(desc_a), "l"(desc_b), "r"(accumulate)                                                                      \
+                     : "memory");                                                                                                     \
+    }
+CUOPS_WGMMA_SS_M64N16K16(cuops_wgmma_m64n16k16_ss_f16, "f16")
+CUOPS_WGMMA_SS_M64N16K16(cuops_wgmma_m64n16k16_ss_bf16, "bf16")
+#undef CUOPS_WGMMA_SS_M64N16K16
+
+#define CUOPS_WGMMA_SS_M64N32K16(NAME, TYPE)                                                                                                \
+    __device__ __forceinline__ void NAME(float (&acc)[16], uint64_t desc_a, uint64_t desc_b,                                                \
+                                         int accumulate)                                                                                    \
+    {                                                                                                                                       \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"                                                                           \
+                     "wgmma.mma_async.sync.aligned.m64n32k16.f32." TYPE "." TYPE " {"                                                       \
+                     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"                                                 \
+                     "}, %16, %17, p, 1, 1, 0, 0;\n}\n"                                                                                     \
+                     : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),      \
+                       "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]) \
+                     : "l"(desc_a), "l"(desc_b), "r"(accumulate)                                                                            \
+                     : "memory");                                                                                                           \
+    }
+CUOPS_WGMMA_SS_M64N32K16(cuops_wgmma_m64n32k16_ss_f16, "f16")
+CUOPS_WGMMA_SS_M64N32K16(cuops_wgmma_m64n32k16_ss_bf16, "bf16")
+#undef CUOPS_WGMMA_SS_M64N32K16
+
+#define CUOPS_WGMMA_SS_M64N64K16(NAME, TYPE)                                                                                                   \
+    __device__ __forceinline__ void NAME(float (&acc)[32], uint64_t desc_a, uint64_t desc_b,                                                   \
+                                         int accumulate)                                                                                       \
+    {                                                                                                                                          \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                                                              \
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " {"                                                          \
+                     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                                                  \
+                     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"                                          \
+                     "}, %32, %33, p, 1, 1, 0, 0;\n}\n"                                                                                        \
+                     : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),         \
+                       "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]),   \
+                       "+f"(acc[16]), "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]), \
+                       "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]), "+f"(acc[30]), "+f"(acc[31])  \
+                     : "l"(desc_a), "l"(desc_b), "r"(accumulate)                                                                               \
+                     : "memory");                                                                                                              \
+    }
+CUOPS_WGMMA_SS_M64N64K16(cuops_wgmma_m64n64k16_ss_f16, "f16")
+CUOPS_WGMMA_SS_M64N64K16(cuops_wgmma_m64n64k16_ss_bf16, "bf16")
+#undef CUOPS_WGMMA_SS_M64N64K16
+
 #endif /* CUOPS_SM90A_DEVICE */
 
 #endif /* CUOPS_PTX_SM90_CUH */

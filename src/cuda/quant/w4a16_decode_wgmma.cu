@@ -45,6 +45,7 @@
  */
 #include <string.h>
 
+#include "cuda/common/cluster_splitk.cuh"
 #include "cuda/gemm/gemm_sm90.h"
 #include "cuda/quant/w4a16_wgmma.cuh"
 
@@ -62,7 +63,7 @@
     (W4D_RING_BYTES / W4D_STAGE_BYTES(XN, KT) < 12 ? W4D_RING_BYTES / W4D_STAGE_BYTES(XN, KT) : 12)
 #define W4D_SMEM_BYTES(XN, KT)                                                                \
     (W4D_STAGES(XN, KT) * W4D_STAGE_BYTES(XN, KT) + 2 * W4D_STAGES(XN, KT) * 8 + 1024)
-#define W4D_MAX_SPLITS 8
+#define W4D_MAX_SPLITS CUOPS_CLUSTER_MAX_SPLITS
 #define W4D_KT 4 /* 64-k blocks per stage of the default variant (the study's: 1) */
 /* 640 threads start at 96 registers (65536 / 640, rounded down to 8); the
  * producer gives back 64 each, the consumers take 16: 128*32 + 512*112 =
@@ -282,29 +283,15 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
         const uint32_t part = base + (uint32_t)((consumer * F4 * 128 + ct) * 16);
 #pragma unroll
         for (int j = 0; j < F4; j++)
-            asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(part + (uint32_t)(j * 128 * 16)),
-                         "f"(acc[4 * j]), "f"(acc[4 * j + 1]), "f"(acc[4 * j + 2]), "f"(acc[4 * j + 3])
-                         : "memory");
+            cuops_st_shared_f4(part + (uint32_t)(j * 128 * 16), acc[4 * j], acc[4 * j + 1],
+                               acc[4 * j + 2], acc[4 * j + 3]);
         cuops_cluster_sync(); /* every CTA's partials in its shared memory */
 
         /* CTA `split` adds float4s [j0, j1) of every thread over the cluster
          * in rank order and stores them */
         const int j0 = split * F4 / p.splits, j1 = (split + 1) * F4 / p.splits;
         for (int j = j0; j < j1; j++) {
-            float4 v[W4D_MAX_SPLITS];
-#pragma unroll
-            for (int q = 0; q < W4D_MAX_SPLITS; q++)
-                if (q < p.splits) v[q] = cuops_ld_dsmem_f4(part + (uint32_t)(j * 128 * 16), (uint32_t)q);
-            float4 sum = v[0];
-#pragma unroll
-            for (int q = 1; q < W4D_MAX_SPLITS; q++) {
-                if (q < p.splits) {
-                    sum.x += v[q].x;
-                    sum.y += v[q].y;
-                    sum.z += v[q].z;
-                    sum.w += v[q].w;
-                }
-            }
+            const float4 sum = cuops_cluster_sum_f4(part + (uint32_t)(j * 128 * 16), p.splits);
             /* float4 j: x rows 8j + 2(l%4) + {0,1}, weight rows 16w + l/4
              * and + 8 of the consumer's 64 */
             const int xrow = 8 * j + 2 * tq;
@@ -368,23 +355,6 @@ static int w4d_smem_bytes(int xn, int kt)
     }
 }
 
-static void w4d_launch_config(cudaLaunchConfig_t *cfg, cudaLaunchAttribute *attr, int grid,
-                              int cluster, int smem, cudaStream_t stream)
-{
-    *cfg = cudaLaunchConfig_t{};
-    cfg->gridDim = dim3((unsigned)grid, 1, 1);
-    cfg->blockDim = dim3(W4D_THREADS, 1, 1);
-    cfg->dynamicSmemBytes = (size_t)smem;
-    cfg->stream = stream;
-    *attr = cudaLaunchAttribute{};
-    attr->id = cudaLaunchAttributeClusterDimension;
-    attr->val.clusterDim.x = (unsigned)cluster;
-    attr->val.clusterDim.y = 1;
-    attr->val.clusterDim.z = 1;
-    cfg->attrs = attr;
-    cfg->numAttrs = 1;
-}
-
 /* Clusters of `size` CTAs of the XN kernel that device `dev` holds at once
  * (cudaOccupancyMaxActiveClusters; f16 and bf16 instances use the same
  * resources). -1 when the query fails. */
@@ -394,20 +364,11 @@ static int w4d_max_clusters(int dev, int xn, int kt, int size)
     const int xi = xn == 8 ? 0 : xn == 16 ? 1 : xn == 32 ? 2 : 3;
     if (dev < 0 || dev >= 16 || size < 1 || size > W4D_MAX_SPLITS) return -1;
     int *slot = &cache[dev][kt == 1 ? 0 : 1][xi][size];
-    if (__atomic_load_n(slot, __ATOMIC_RELAXED) == 0) {
-        const void *fn = (const void *)w4d_pick(CUOPS_DTYPE_F16, xn, kt);
-        cudaLaunchConfig_t cfg;
-        cudaLaunchAttribute attr;
-        w4d_launch_config(&cfg, &attr, size, size, w4d_smem_bytes(xn, kt), 0);
-        int n = 0;
-        if (cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 w4d_smem_bytes(xn, kt)) != cudaSuccess ||
-            cudaOccupancyMaxActiveClusters(&n, fn, &cfg) != cudaSuccess || n < 1) {
-            (void)cudaGetLastError();
-            n = -1;
-        }
-        __atomic_store_n(slot, n, __ATOMIC_RELAXED);
-    }
+    if (__atomic_load_n(slot, __ATOMIC_RELAXED) == 0)
+        __atomic_store_n(slot,
+                         cuops_cluster_max_active((const void *)w4d_pick(CUOPS_DTYPE_F16, xn, kt),
+                                                  W4D_THREADS, size, w4d_smem_bytes(xn, kt)),
+                         __ATOMIC_RELAXED);
     return __atomic_load_n(slot, __ATOMIC_RELAXED);
 }
 
@@ -494,7 +455,8 @@ cuops_status_t w4a16_launch_decode_wgmma(struct cuops_handle *h, const cuops_w4a
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     cudaLaunchConfig_t cfg;
     cudaLaunchAttribute attr;
-    w4d_launch_config(&cfg, &attr, (int)(blocks * s), (int)s, smem, cuops_stream(h));
+    cuops_cluster_launch_config(&cfg, &attr, (int)(blocks * s), W4D_THREADS, (int)s, smem,
+                                cuops_stream(h));
     CUOPS_CUDA_TRY(h, cudaLaunchKernelEx(&cfg, fn, tmap_x, p));
     st = cuops_cuda_check_launch(h, name);
     if (st != CUOPS_STATUS_SUCCESS) return st;

@@ -1,0 +1,91 @@
+/*
+ * cluster_splitk.cuh - split-K across the CTAs of a thread-block cluster,
+ * reduced through distributed shared memory: what the wgmma decode kernels
+ * (w4a16_decode_wgmma.cu, gemm_sm90_decode.cu) share.
+ *
+ * The S CTAs of one output tile form a cluster along x; each writes its fp32
+ * accumulator fragments to its own shared memory as [float4 j][thread], the
+ * cluster synchronises, and CTA rank r adds the float4s [r*F/S, (r+1)*F/S)
+ * of every thread over ranks 0..S-1 in that order (bitwise reproducible),
+ * then stores them; a second cluster barrier keeps every CTA alive until its
+ * partials are read.
+ */
+#ifndef CUOPS_CLUSTER_SPLITK_CUH
+#define CUOPS_CLUSTER_SPLITK_CUH
+
+#include "cuda/common/ptx_sm90.cuh"
+
+#define CUOPS_CLUSTER_MAX_SPLITS 8 /* the portable cluster size */
+
+#if CUOPS_SM90A_DEVICE
+
+/* The sum over ranks 0..splits-1, in that order, of the float4 at this CTA's
+ * shared address `addr` as laid out in each rank (all loads first: they
+ * cross the cluster network). */
+__device__ __forceinline__ float4 cuops_cluster_sum_f4(uint32_t addr, int splits)
+{
+    float4 v[CUOPS_CLUSTER_MAX_SPLITS];
+#pragma unroll
+    for (int q = 0; q < CUOPS_CLUSTER_MAX_SPLITS; q++)
+        if (q < splits) v[q] = cuops_ld_dsmem_f4(addr, (uint32_t)q);
+    float4 sum = v[0];
+#pragma unroll
+    for (int q = 1; q < CUOPS_CLUSTER_MAX_SPLITS; q++) {
+        if (q < splits) {
+            sum.x += v[q].x;
+            sum.y += v[q].y;
+            sum.z += v[q].z;
+            sum.w += v[q].w;
+        }
+    }
+    return sum;
+}
+
+/* This thread's float4 j of its fragment to shared memory at `addr`. */
+__device__ __forceinline__ void cuops_st_shared_f4(uint32_t addr, float x, float y, float z, float w)
+{
+    asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "f"(x), "f"(y), "f"(z),
+                 "f"(w)
+                 : "memory");
+}
+
+#endif /* CUOPS_SM90A_DEVICE */
+
+/* A launch of `grid` CTAs of `threads` in clusters of `cluster` along x, with
+ * `smem` bytes of dynamic shared memory. cfg->attrs points at *attr. */
+static inline void cuops_cluster_launch_config(cudaLaunchConfig_t *cfg, cudaLaunchAttribute *attr,
+                                               int grid, int threads, int cluster, int smem,
+                                               cudaStream_t stream)
+{
+    *cfg = cudaLaunchConfig_t{};
+    cfg->gridDim = dim3((unsigned)grid, 1, 1);
+    cfg->blockDim = dim3((unsigned)threads, 1, 1);
+    cfg->dynamicSmemBytes = (size_t)smem;
+    cfg->stream = stream;
+    *attr = cudaLaunchAttribute{};
+    attr->id = cudaLaunchAttributeClusterDimension;
+    attr->val.clusterDim.x = (unsigned)cluster;
+    attr->val.clusterDim.y = 1;
+    attr->val.clusterDim.z = 1;
+    cfg->attrs = attr;
+    cfg->numAttrs = 1;
+}
+
+/* How many clusters of `size` CTAs of `fn` (launched with `threads` threads
+ * and `smem` bytes) the current device holds at once; -1 when the query
+ * fails. Not cached: callers cache per device and configuration. */
+static inline int cuops_cluster_max_active(const void *fn, int threads, int size, int smem)
+{
+    cudaLaunchConfig_t cfg;
+    cudaLaunchAttribute attr;
+    cuops_cluster_launch_config(&cfg, &attr, size, threads, size, smem, 0);
+    int n = 0;
+    if (cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess ||
+        cudaOccupancyMaxActiveClusters(&n, fn, &cfg) != cudaSuccess || n < 1) {
+        (void)cudaGetLastError();
+        return -1;
+    }
+    return n;
+}
+
+#endif /* CUOPS_CLUSTER_SPLITK_CUH */

@@ -1,0 +1,363 @@
+/*
+ * gemm_sm90_decode.cu - the decode-shaped GEMM (m <= 64, C = A * B^T with B
+ * the weight stored [n, k]) on sm_90a: the weight streamed by TMA into a
+ * shared-memory ring and multiplied by wgmma straight from there, K split
+ * across a thread-block cluster and reduced in distributed shared memory.
+ * Kernel "sm90_decode_wgmma".
+ *
+ * Why. At m <= 64 the GEMM is a stream of the weight (28672 x 8192 is 470 MB
+ * against 1 MB of activations); the mma.sync decode kernels (gemm_decode.cu)
+ * load it into registers lane by lane and reach 0.41-0.59x cuBLAS at m = 64,
+ * where each weight element also feeds 64 products. Here the weight never
+ * passes through registers: one TMA per stage brings a 256-row x 64-k tile
+ * (32 KB), the tensor cores read it from shared memory, and the SM's warps
+ * only issue the copies and the wgmma.
+ *
+ * C^T = B A^T: weight rows are the wgmma M, activation rows its N = XN, the
+ * smallest of 8, 16, 32, 64 that holds m (rows past m are TMA zeros and
+ * never stored; columns past k are TMA zeros for both operands).
+ *
+ * CTA: 640 threads, one unit = 256 weight rows x a K range. Warpgroup 0 is
+ * the producer (one thread issues per stage the TMA of the weight tile and of
+ * the XN x 64 activation tile); warpgroups 1-4 each own 64 weight rows and
+ * per 64-k block issue four wgmma.m64nXNk16 (A: rows 64c.. of the weight
+ * tile, B: the activation tile), commit, wait for the previous block's
+ * group and release its stage. The same CTA shape, split and reduction as
+ * w4a16_decode_wgmma.cu (there the weight is int4 and dequantized in
+ * registers), so one CTA per SM and as many stages of 32 KB + the activation
+ * tile as fit ~200 KB (5 at XN = 64, 6 at XN = 8): 160-192 KB of weight in
+ * flight per SM.
+ *
+ * Split-K (cluster_splitk.cuh): the S CTAs of a 256-row block form a cluster
+ * (S <= 8), rank r takes 64-k blocks [r*K/S, (r+1)*K/S), the partials meet
+ * in distributed shared memory and rank r sums its share of the fragments in
+ * rank order (bitwise reproducible) and stores C = alpha * sum + beta * C.
+ * S: as many as fill the SMs once, at most 8 and one per 64-k block, lowered
+ * until every cluster is resident at once; options.split_k forces it.
+ *
+ * supports(): sm_90 with the shared memory, ab F16/BF16, c F16/BF16/F32,
+ * trans_a = N, trans_b = T, 1 <= m <= 64, k >= 1, A and B readable by TMA in
+ * place (16-byte aligned, lda and ldb multiples of 8), c aligned to its
+ * element, k and n < 2^31.
+ */
+#include <string.h>
+
+#include "cuda/common/cluster_splitk.cuh"
+#include "cuda/common/ptx_sm90.cuh"
+#include "cuda/gemm/gemm_kernels.h"
+#include "cuda/gemm/gemm_sm90.h"
+
+#define SDW_WROWS 256 /* weight rows per CTA: 4 consumers x 64 */
+#define SDW_BK 64
+#define SDW_CONSUMERS 4
+#define SDW_THREADS (128 * (1 + SDW_CONSUMERS))
+#define SDW_RING_BYTES (200 * 1024)
+#define SDW_W_TILE_BYTES (SDW_WROWS * SDW_BK * 2) /* 32 KB */
+#define SDW_X_TILE_BYTES(XN) ((XN) * SDW_BK * 2)
+#define SDW_STAGES(XN) (SDW_RING_BYTES / (SDW_W_TILE_BYTES + SDW_X_TILE_BYTES(XN)))
+#define SDW_SMEM_BYTES(XN)                                                                    \
+    (SDW_STAGES(XN) * (SDW_W_TILE_BYTES + SDW_X_TILE_BYTES(XN)) + 2 * SDW_STAGES(XN) * 8 + 1024)
+/* 640 threads start at 96 registers; the producer gives back 64 each, the
+ * consumers take 16 (as in w4a16_decode_wgmma.cu) */
+#define SDW_PRODUCER_REGS 32
+#define SDW_CONSUMER_REGS 112
+
+typedef struct sdw_params {
+    void *c;
+    int64_t ldc;
+    float alpha, beta;
+    int c_type;   /* cuops_dtype_t */
+    int m, n;
+    int kblocks;  /* ceil(k / 64) */
+    int splits;   /* cluster size: CTAs per weight block */
+} sdw_params_t;
+
+#if CUOPS_SM90A_DEVICE
+
+template <typename T> struct sdw_is_f16 { static constexpr bool value = false; };
+template <> struct sdw_is_f16<__half> { static constexpr bool value = true; };
+
+template <typename T, int XN>
+static __device__ __forceinline__ void sdw_wgmma(float (&acc)[XN / 2], uint64_t desc_w,
+                                                 uint64_t desc_x)
+{
+    constexpr bool f16 = sdw_is_f16<T>::value;
+    if constexpr (XN == 8) {
+        if (f16) cuops_wgmma_m64n8k16_ss_f16(acc, desc_w, desc_x, 1);
+        else cuops_wgmma_m64n8k16_ss_bf16(acc, desc_w, desc_x, 1);
+    } else if constexpr (XN == 16) {
+        if (f16) cuops_wgmma_m64n16k16_ss_f16(acc, desc_w, desc_x, 1);
+        else cuops_wgmma_m64n16k16_ss_bf16(acc, desc_w, desc_x, 1);
+    } else if constexpr (XN == 32) {
+        if (f16) cuops_wgmma_m64n32k16_ss_f16(acc, desc_w, desc_x, 1);
+        else cuops_wgmma_m64n32k16_ss_bf16(acc, desc_w, desc_x, 1);
+    } else {
+        static_assert(XN == 64, "XN is 8, 16, 32 or 64");
+        if (f16) cuops_wgmma_m64n64k16_ss_f16(acc, desc_w, desc_x, 1);
+        else cuops_wgmma_m64n64k16_ss_bf16(acc, desc_w, desc_x, 1);
+    }
+}
+
+/* C[row][col] = alpha * v + beta * C[row][col] (C not read when beta == 0) */
+static __device__ __forceinline__ void sdw_store(const sdw_params_t &p, int row, int col, float v)
+{
+    const int64_t off = (int64_t)row * p.ldc + col;
+    if (p.c_type == CUOPS_DTYPE_F32) {
+        float *c = (float *)p.c + off;
+        *c = p.beta != 0.0f ? p.alpha * v + p.beta * *c : p.alpha * v;
+    } else if (p.c_type == CUOPS_DTYPE_F16) {
+        __half *c = (__half *)p.c + off;
+        *c = __float2half_rn(p.beta != 0.0f ? p.alpha * v + p.beta * __half2float(*c) : p.alpha * v);
+    } else {
+        __nv_bfloat16 *c = (__nv_bfloat16 *)p.c + off;
+        *c = __float2bfloat16_rn(p.beta != 0.0f ? p.alpha * v + p.beta * __bfloat162float(*c)
+                                                : p.alpha * v);
+    }
+}
+
+template <typename T, int XN>
+static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const CUtensorMap &tmap_x,
+                                               const sdw_params_t &p)
+{
+    constexpr int ACC = XN / 2;
+    constexpr int F4 = ACC / 4;
+    constexpr int STAGES = SDW_STAGES(XN);
+    constexpr uint32_t XBYTES = SDW_X_TILE_BYTES(XN);
+    extern __shared__ uint8_t smem_raw[];
+    const uint32_t base = (cuops_smem_addr(smem_raw) + 1023u) & ~1023u;
+    const uint32_t w_smem = base;                              /* STAGES x 32 KB */
+    const uint32_t x_smem = w_smem + STAGES * SDW_W_TILE_BYTES; /* STAGES x XBYTES */
+    const uint32_t bars = x_smem + STAGES * XBYTES;
+#define SDW_FULL_BAR(s) (bars + 8u * (uint32_t)(s))
+#define SDW_EMPTY_BAR(s) (bars + 8u * (uint32_t)(STAGES + (s)))
+
+    const int split = (int)cuops_cluster_ctarank();
+    const int wb = (int)blockIdx.x / p.splits;
+    const int kb0 = (int)((int64_t)split * p.kblocks / p.splits);
+    const int kb1 = (int)((int64_t)(split + 1) * p.kblocks / p.splits);
+
+    const int warpgroup = threadIdx.x / 128;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; s++) {
+            cuops_mbar_init(SDW_FULL_BAR(s), 1);
+            cuops_mbar_init(SDW_EMPTY_BAR(s), 128 * SDW_CONSUMERS);
+        }
+        cuops_mbar_init_fence();
+    }
+    __syncthreads();
+
+    if (warpgroup == 0) {
+        /* ---------------- producer ---------------- */
+        cuops_setmaxnreg_dec<SDW_PRODUCER_REGS>();
+        if (threadIdx.x == 0) {
+            uint32_t phase = 0;
+            int stage = 0;
+            for (int kb = kb0; kb < kb1; kb++) {
+                cuops_mbar_wait(SDW_EMPTY_BAR(stage), phase ^ 1u);
+                cuops_mbar_arrive_expect_tx(SDW_FULL_BAR(stage), SDW_W_TILE_BYTES + XBYTES);
+                cuops_tma_load_2d(w_smem + stage * SDW_W_TILE_BYTES, &tmap_w, SDW_FULL_BAR(stage),
+                                  kb * SDW_BK, wb * SDW_WROWS);
+                cuops_tma_load_2d(x_smem + stage * XBYTES, &tmap_x, SDW_FULL_BAR(stage),
+                                  kb * SDW_BK, 0);
+                if (++stage == STAGES) {
+                    stage = 0;
+                    phase ^= 1u;
+                }
+            }
+        }
+        cuops_cluster_sync();
+        cuops_cluster_sync();
+    } else {
+        /* ---------------- consumers ---------------- */
+        cuops_setmaxnreg_inc<SDW_CONSUMER_REGS>();
+        const int consumer = warpgroup - 1;
+        const int ct = threadIdx.x - 128 * warpgroup;
+        const int warp = ct / 32, lane = ct % 32;
+        float acc[ACC];
+#pragma unroll
+        for (int i = 0; i < ACC; i++) acc[i] = 0.0f;
+        int stage = 0, prev_stage = 0;
+        uint32_t phase = 0;
+#pragma unroll 1
+        for (int kb = kb0; kb < kb1; kb++) {
+            cuops_mbar_wait(SDW_FULL_BAR(stage), phase);
+            /* this consumer's 64 rows: 8 KB into the 1024-aligned tile */
+            const uint64_t desc_w =
+                cuops_wgmma_desc_k_sw128(w_smem + stage * SDW_W_TILE_BYTES + consumer * 64 * 128);
+            const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + stage * XBYTES);
+#pragma unroll
+            for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
+            cuops_wgmma_fence();
+#pragma unroll
+            for (int j = 0; j < 4; j++) sdw_wgmma<T, XN>(acc, desc_w + 2 * j, desc_x + 2 * j);
+            cuops_wgmma_commit();
+            cuops_wgmma_wait<1>();
+#pragma unroll
+            for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
+            /* the previous block's group is retired: its stage is free */
+            if (kb > kb0) cuops_mbar_arrive(SDW_EMPTY_BAR(prev_stage));
+            prev_stage = stage;
+            if (++stage == STAGES) {
+                stage = 0;
+                phase ^= 1u;
+            }
+        }
+        cuops_wgmma_wait<0>();
+#pragma unroll
+        for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
+
+        /* partials to this CTA's shared memory once every consumer is past
+         * its last wgmma: [consumer][float4 j][thread] */
+        cuops_named_bar_sync(1, 128 * SDW_CONSUMERS);
+        const uint32_t part = base + (uint32_t)((consumer * F4 * 128 + ct) * 16);
+#pragma unroll
+        for (int j = 0; j < F4; j++)
+            cuops_st_shared_f4(part + (uint32_t)(j * 128 * 16), acc[4 * j], acc[4 * j + 1],
+                               acc[4 * j + 2], acc[4 * j + 3]);
+        cuops_cluster_sync();
+        const int g = lane >> 2, tq = lane & 3;
+        const int j0 = split * F4 / p.splits, j1 = (split + 1) * F4 / p.splits;
+        for (int j = j0; j < j1; j++) {
+            const float4 sum = cuops_cluster_sum_f4(part + (uint32_t)(j * 128 * 16), p.splits);
+            /* float4 j: activation rows 8j + 2(l%4) + {0,1}, weight rows
+             * 16w + l/4 and + 8 of the consumer's 64 */
+            const int row = 8 * j + 2 * tq;
+            const int col = wb * SDW_WROWS + consumer * 64 + warp * 16 + g;
+            const float vals[4] = {sum.x, sum.y, sum.z, sum.w};
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int r = row + (e & 1), cc = col + 8 * (e >> 1);
+                if (r < p.m && cc < p.n) sdw_store(p, r, cc, vals[e]);
+            }
+        }
+        cuops_cluster_sync();
+    }
+#undef SDW_FULL_BAR
+#undef SDW_EMPTY_BAR
+}
+
+#endif /* CUOPS_SM90A_DEVICE */
+
+template <typename T, int XN>
+__global__ void __launch_bounds__(SDW_THREADS, 1)
+sm90_decode_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_w,
+                         const __grid_constant__ CUtensorMap tmap_x, const sdw_params_t p)
+{
+#if CUOPS_SM90A_DEVICE
+    sdw_cta<T, XN>(tmap_w, tmap_x, p);
+#endif
+}
+
+/* ---- host ------------------------------------------------------------------- */
+
+typedef void (*sdw_kernel_fn)(const CUtensorMap, const CUtensorMap, const sdw_params_t);
+
+static int sdw_xn(int64_t m) { return m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : 64; }
+
+static sdw_kernel_fn sdw_pick(cuops_dtype_t ab, int xn)
+{
+    const int bf = ab == CUOPS_DTYPE_BF16;
+    switch (xn) {
+    case 8: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 8> : sm90_decode_wgmma_kernel<__half, 8>;
+    case 16: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 16> : sm90_decode_wgmma_kernel<__half, 16>;
+    case 32: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 32> : sm90_decode_wgmma_kernel<__half, 32>;
+    default: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 64> : sm90_decode_wgmma_kernel<__half, 64>;
+    }
+}
+
+static int sdw_smem_bytes(int xn)
+{
+    switch (xn) {
+    case 8: return SDW_SMEM_BYTES(8);
+    case 16: return SDW_SMEM_BYTES(16);
+    case 32: return SDW_SMEM_BYTES(32);
+    default: return SDW_SMEM_BYTES(64);
+    }
+}
+
+/* Resident clusters of `size` CTAs of the XN kernel on device `dev` (cached;
+ * f16 and bf16 instances use the same resources). */
+static int sdw_max_clusters(int dev, int xn, int size)
+{
+    static int cache[16][4][CUOPS_CLUSTER_MAX_SPLITS + 1];
+    const int xi = xn == 8 ? 0 : xn == 16 ? 1 : xn == 32 ? 2 : 3;
+    if (dev < 0 || dev >= 16 || size < 1 || size > CUOPS_CLUSTER_MAX_SPLITS) return -1;
+    int *slot = &cache[dev][xi][size];
+    if (__atomic_load_n(slot, __ATOMIC_RELAXED) == 0)
+        __atomic_store_n(slot,
+                         cuops_cluster_max_active((const void *)sdw_pick(CUOPS_DTYPE_F16, xn),
+                                                  SDW_THREADS, size, sdw_smem_bytes(xn)),
+                         __ATOMIC_RELAXED);
+    return __atomic_load_n(slot, __ATOMIC_RELAXED);
+}
+
+static int sdw_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
+{
+    if (h->sm_major != 9) return 0;
+    if (h->smem_optin_bytes < SDW_RING_BYTES + 1024 + 2 * 8 * 8) return 0;
+    if (d->ab_type != CUOPS_DTYPE_F16 && d->ab_type != CUOPS_DTYPE_BF16) return 0;
+    if (d->c_type != CUOPS_DTYPE_F16 && d->c_type != CUOPS_DTYPE_BF16 &&
+        d->c_type != CUOPS_DTYPE_F32)
+        return 0;
+    if (d->trans_a != CUOPS_OP_N || d->trans_b != CUOPS_OP_T) return 0;
+    if (d->m < 1 || d->m > 64 || d->n < 1 || d->k < 1) return 0;
+    if (d->k > 0x7fffff00 || d->n > 0x7fffff00) return 0;
+    if (!cuops_sm90_tma_ok(d->a, d->lda) || !cuops_sm90_tma_ok(d->b, d->ldb)) return 0;
+    return cuops_aligned(d->c, cuops_dtype_size(d->c_type));
+}
+
+static cuops_status_t sdw_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                 const cuops_options_t *opt)
+{
+    static const char *const name = "sm90_decode_wgmma";
+    const int xn = sdw_xn(d->m);
+    const int smem = sdw_smem_bytes(xn);
+    CUtensorMap tmap_w, tmap_x;
+    cuops_status_t st =
+        cuops_sm90_encode_kmajor(h, &tmap_w, d->b, d->ab_type, d->n, d->k, d->ldb, SDW_WROWS);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
+    st = cuops_sm90_encode_kmajor(h, &tmap_x, d->a, d->ab_type, d->m, d->k, d->lda, (uint32_t)xn);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
+
+    sdw_params_t p;
+    memset(&p, 0, sizeof p);
+    p.c = d->c;
+    p.ldc = d->ldc;
+    p.alpha = d->alpha;
+    p.beta = d->beta;
+    p.c_type = (int)d->c_type;
+    p.m = (int)d->m;
+    p.n = (int)d->n;
+    p.kblocks = (int)cuops_ceil_div(d->k, SDW_BK);
+
+    /* splits: fill the SMs once (one CTA each), at most 8 and one per 64-k
+     * block; auto: every cluster resident at once; forced: one fits */
+    const int64_t blocks = cuops_ceil_div(d->n, SDW_WROWS);
+    const int sms = h->num_sms > 0 ? h->num_sms : 132;
+    const int64_t forced = opt && opt->split_k > 0 ? opt->split_k : 0;
+    int64_t s = forced > 0 ? forced : (blocks < sms ? sms / blocks : 1);
+    if (s > CUOPS_CLUSTER_MAX_SPLITS) s = CUOPS_CLUSTER_MAX_SPLITS;
+    if (s > p.kblocks) s = p.kblocks;
+    if (s < 1) s = 1;
+    while (s > 1 && (forced > 0 ? 1 : blocks) > sdw_max_clusters(h->device, xn, (int)s)) s--;
+    if (blocks * s > 0x7fffffff)
+        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "%s: n %lld too large", name,
+                          (long long)d->n);
+    p.splits = (int)s;
+
+    sdw_kernel_fn fn = sdw_pick(d->ab_type, xn);
+    CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    cudaLaunchConfig_t cfg;
+    cudaLaunchAttribute attr;
+    cuops_cluster_launch_config(&cfg, &attr, (int)(blocks * s), SDW_THREADS, (int)s, smem,
+                                cuops_stream(h));
+    CUOPS_CUDA_TRY(h, cudaLaunchKernelEx(&cfg, fn, tmap_w, tmap_x, p));
+    st = cuops_cuda_check_launch(h, name);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
+    h->last_kernel = name;
+    return CUOPS_STATUS_SUCCESS;
+}
+
+extern "C" const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma = {"sm90_decode_wgmma",
+                                                                     sdw_supports, sdw_launch};
