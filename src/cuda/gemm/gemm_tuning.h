@@ -94,6 +94,9 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
  * The candidates for the automatic choice, best first. The fallback is always
  * last, so the list is never empty.
  *
+ *  F16/BF16, small M on sm_90 (m <= 64, NT, operands TMA can read, k >= 1;
+ *    m > 8 or n*k > 2^24): sm90_decode_wgmma (weight by TMA, wgmma from
+ *    shared memory, cluster split-K), ahead of the decode kernels.
  *  F16/BF16, small M (decode: m <= 64, NT, aligned) on sm_80 and newer: the
  *    decode kernels first (their supports() accepts only those calls): they
  *    split K so every SM streams the weight, where a 128-row tile would leave
@@ -120,6 +123,13 @@ static inline int cuops_gemm_auto_candidates(const struct cuops_handle *h,
 {
     int n = 0, count = 0;
     if (d->ab_type == CUOPS_DTYPE_F16 || d->ab_type == CUOPS_DTYPE_BF16) {
+        /* sm90_decode_wgmma measured 0.77-1.01x cuBLAS on the decode suite
+         * against 0.41-0.97x for the mma.sync decode kernels (H200, 5c8d568),
+         * faster or equal on every row but m = 1 at 4096 x 4096 (0.95x
+         * against 0.97x): first for m > 8, or for a weight past 4096^2 */
+        if (h->sm_major == 9 && &cuops_gemm_sm90_decode_wgmma &&
+            (d->m > 8 || d->n * d->k > ((int64_t)1 << 24)))
+            out[n++] = &cuops_gemm_sm90_decode_wgmma;
         if (h->sm_major >= 8) {
             const cuops_gemm_kernel_t *t =
                 cuops_gemm_family_table(cuops_gemm_decode_kernel_table, &count);
