@@ -380,41 +380,13 @@ cuops_status_t w4a16_launch_prefill_wgmma(struct cuops_handle *h, const cuops_w4
                           (long long)d->group_size, (long long)d->k);
 
     /* x as TMA reads it: in place when it can, else packed K-major once */
-    const void *x = d->x;
-    int64_t ldx = d->ldx;
-    if (!cuops_sm90_tma_ok(d->x, d->ldx)) {
-        const int64_t ldp = cuops_sm90_packed_ld(d->k);
-        if (d->m > (int64_t)(SIZE_MAX / 4) / ldp)
-            return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "%s: m %lld too large to pack x", name,
-                              (long long)d->m);
-        void *ws_raw = NULL;
-        cuops_status_t st = cuops_cuda_workspace(h, (size_t)d->m * (size_t)ldp * 2u + 256, &ws_raw);
-        if (st != CUOPS_STATUS_SUCCESS) return st;
-        void *ws = (void *)(((uintptr_t)ws_raw + 255) & ~(uintptr_t)255);
-        st = cuops_sm90_pack_kmajor(h, d->x, d->ldx, 1, d->m, d->k, ws, ldp);
-        if (st != CUOPS_STATUS_SUCCESS) return st;
-        x = ws;
-        ldx = ldp;
-    }
     CUtensorMap tmap_x;
-    cuops_status_t st =
-        cuops_sm90_encode_kmajor(h, &tmap_x, x, d->act_type, d->m, d->k, ldx, W4F_XROWS);
+    cuops_status_t st = w4_wgmma_x_map(h, d, W4F_XROWS, name, &tmap_x);
     if (st != CUOPS_STATUS_SUCCESS) return st;
 
     w4f_params_t p;
     memset(&p, 0, sizeof p);
-    const uint8_t *packed = (const uint8_t *)d->packed;
-    p.tiles = packed;
-    p.scales = (const uint32_t *)(packed + geo->scale_offset);
-    p.zeros = (const uint32_t *)(packed + geo->zero_offset);
-    p.y = (uint16_t *)d->y;
-    p.ldy = d->ldy;
-    p.m = (int)d->m;
-    p.n = (int)d->n;
-    p.ktiles = (int)geo->ktiles;
-    p.strips = (int)geo->strips;
-    p.num_groups = (int)geo->num_groups;
-    p.tiles_per_group = geo->num_groups == 1 ? p.ktiles : (int)(geo->group_size / W4F_BK);
+    w4_wgmma_common_params(&p, d, geo);
     p.tiles_x = (int)cuops_ceil_div(d->m, W4F_XROWS);
     p.num_tiles = p.tiles_x * (int)cuops_ceil_div(geo->strips, W4F_STRIPS);
     p.y_vec_ok = cuops_aligned(d->y, 16) && d->ldy % 8 == 0;

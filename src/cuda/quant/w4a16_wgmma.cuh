@@ -19,6 +19,7 @@
 #define CUOPS_W4A16_WGMMA_CUH
 
 #include "cuda/common/ptx_sm90.cuh"
+#include "cuda/gemm/gemm_sm90.h"
 #include "cuda/quant/w4a16_layout.cuh"
 #include "cuda/quant/w4a16_pair_ops.cuh"
 
@@ -78,5 +79,53 @@ static __device__ __forceinline__ void w4f_load_a(uint32_t (&a)[4][4], uint32_t 
 }
 
 #endif /* CUOPS_SM90A_DEVICE */
+
+/* ---- host ------------------------------------------------------------------- */
+
+/* The TMA map of x (K-major, 64 x box_rows boxes, 128-byte swizzle): over x
+ * itself when TMA can read it in place, else over a K-major copy packed into
+ * the workspace first. `name` heads the error message. */
+static inline cuops_status_t w4_wgmma_x_map(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
+                                            uint32_t box_rows, const char *name, CUtensorMap *map)
+{
+    const void *x = d->x;
+    int64_t ldx = d->ldx;
+    if (!cuops_sm90_tma_ok(d->x, d->ldx)) {
+        const int64_t ldp = cuops_sm90_packed_ld(d->k);
+        if (d->m > (int64_t)(SIZE_MAX / 4) / ldp)
+            return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "%s: m %lld too large to pack x", name,
+                              (long long)d->m);
+        void *ws_raw = NULL;
+        cuops_status_t st = cuops_cuda_workspace(h, (size_t)d->m * (size_t)ldp * 2u + 256, &ws_raw);
+        if (st != CUOPS_STATUS_SUCCESS) return st;
+        void *ws = (void *)(((uintptr_t)ws_raw + 255) & ~(uintptr_t)255);
+        st = cuops_sm90_pack_kmajor(h, d->x, d->ldx, 1, d->m, d->k, ws, ldp);
+        if (st != CUOPS_STATUS_SUCCESS) return st;
+        x = ws;
+        ldx = ldp;
+    }
+    return cuops_sm90_encode_kmajor(h, map, x, d->act_type, d->m, d->k, ldx, box_rows);
+}
+
+/* The kernel parameters both wgmma kernels share (P: w4f_params_t or
+ * w4d_params_t, zeroed by the caller): the packed regions, y, the sizes and
+ * the 64-k blocks per quantization group. */
+template <typename P>
+static inline void w4_wgmma_common_params(P *p, const cuops_w4a16_desc_t *d,
+                                          const w4_geometry_t *geo)
+{
+    const uint8_t *packed = (const uint8_t *)d->packed;
+    p->tiles = packed;
+    p->scales = (const uint32_t *)(packed + geo->scale_offset);
+    p->zeros = (const uint32_t *)(packed + geo->zero_offset);
+    p->y = (uint16_t *)d->y;
+    p->ldy = d->ldy;
+    p->m = (int)d->m;
+    p->n = (int)d->n;
+    p->ktiles = (int)geo->ktiles;
+    p->strips = (int)geo->strips;
+    p->num_groups = (int)geo->num_groups;
+    p->tiles_per_group = geo->num_groups == 1 ? p->ktiles : (int)(geo->group_size / W4_TILE_K);
+}
 
 #endif /* CUOPS_W4A16_WGMMA_CUH */
