@@ -66,6 +66,7 @@
  * Build: the body exists only in the sm_90a pass (CUOPS_SM90A_DEVICE); the
  * sm_80 pass compiles empty kernels that the dispatch never launches.
  */
+#include "cuda/common/cluster_splitk.cuh"
 #include "cuda/common/ptx_sm90.cuh"
 #include "cuda/gemm/gemm_kernels.h"
 #include "cuda/gemm/gemm_sm90.h"
@@ -105,7 +106,7 @@
 #define SM90_FIXUP_CTAS_PER_TILE (2 * SM90_PARTIAL_F4_PER_THREAD / SM90_FIXUP_F4)
 #define SM90_FIXUP_BATCH 4 /* splits whose loads are issued together */
 /* Cluster split-K: the S CTAs of a tile in one cluster (portable size). */
-#define SM90_DSMEM_MAX_SPLITS 8
+#define SM90_DSMEM_MAX_SPLITS CUOPS_CLUSTER_MAX_SPLITS
 
 typedef struct sm90_gemm_params {
     void *c;
@@ -343,22 +344,8 @@ __device__ __forceinline__ void sm90_cluster_reduce_store(const sm90_gemm_params
     const bool read_c = (p.beta != 0.0f);
     const uint32_t src = base + (uint32_t)((consumer * SM90_PARTIAL_F4_PER_THREAD * 128 + t) * 16);
     for (int j = j0; j < j1; j++) {
-        /* all S loads first (they cross the cluster network), then the adds
-         * in split order */
-        float4 v[SM90_DSMEM_MAX_SPLITS];
-#pragma unroll
-        for (int q = 0; q < SM90_DSMEM_MAX_SPLITS; q++)
-            if (q < splits) v[q] = cuops_ld_dsmem_f4(src + (uint32_t)(j * 128 * 16), (uint32_t)q);
-        float4 sum = v[0];
-#pragma unroll
-        for (int q = 1; q < SM90_DSMEM_MAX_SPLITS; q++) {
-            if (q < splits) {
-                sum.x += v[q].x;
-                sum.y += v[q].y;
-                sum.z += v[q].z;
-                sum.w += v[q].w;
-            }
-        }
+        /* the S partials in split order (cluster_splitk.cuh) */
+        const float4 sum = cuops_cluster_sum_f4(src + (uint32_t)(j * 128 * 16), splits);
 #pragma unroll
         for (int half = 0; half < 2; half++) {
             const int row = row_a + 8 * half;
