@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Checks on the built library that need no GPU: it needs neither libcuda nor
-# a shared CUDA runtime (it must load without a driver); the Hopper GEMM's PTX
-# holds wgmma/TMA/setmaxnreg and the seed-style GEMM's mma.sync/ldmatrix/
-# cp.async. Where cuobjdump exists (GPU machines): the fat binary holds sm_90a
+# a shared CUDA runtime (it must load without a driver); the PTX of the Hopper
+# GEMM and of the other wgmma kernels holds wgmma/TMA/setmaxnreg (and, for the
+# decode kernels, the cluster barrier and distributed shared-memory loads of
+# their split-K), the seed-style GEMM's mma.sync/ldmatrix/cp.async. Where cuobjdump exists (GPU machines): the fat binary holds sm_90a
 # and sm_80 code plus compute_80 PTX, and the SASS shows HGMMA and HMMA.
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -36,6 +37,23 @@ if [ -f "$root/src/cuda/gemm/gemm_sm90.cu" ]; then
 else
     fail "src/cuda/gemm/gemm_sm90.cu missing"
 fi
+# the other wgmma kernels: the W4A16 prefill and decode kernels (A from registers) and the
+# dense decode GEMM (both operands from shared memory); the decode ones split K over a cluster
+for rel in src/cuda/quant/w4a16_prefill_wgmma.cu src/cuda/quant/w4a16_decode_wgmma.cu \
+           src/cuda/gemm/gemm_sm90_decode.cu; do
+    [ -f "$root/$rel" ] || { fail "$rel missing"; continue; }
+    fw=$(ptx_of "$rel" compute_90a)
+    check "[ -n '$fw' ]" "$rel does not compile to compute_90a PTX"
+    for ins in wgmma.mma_async cp.async.bulk.tensor setmaxnreg mbarrier.try_wait; do
+        check "grep -q '$ins' '$fw'" "$rel PTX has no $ins"
+    done
+    case $rel in
+    *decode*)
+        for ins in barrier.cluster.arrive ld.shared::cluster; do
+            check "grep -q '$ins' '$fw'" "$rel PTX has no $ins (cluster split-K)"
+        done ;;
+    esac
+done
 for src80 in "$root"/src/cuda/gemm/gemm_sm80_*.cu; do
     [ -f "$src80" ] || { fail "no src/cuda/gemm/gemm_sm80_*.cu"; break; }
     rel=${src80#"$root"/}
