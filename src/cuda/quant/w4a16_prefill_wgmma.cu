@@ -7,16 +7,9 @@
  * the x rows its N (256), k the K. wgmma takes A from registers in the
  * mma.sync fragment layout (lane l of warp w: rows 16w + l/4 (+8), k
  * 2(l%4) (+1) and +8), which is what the prepacked layout hands a lane
- * (w4a16_layout.cuh) - except that the layout lets lane t's four words hold
- * the physical columns 16t..16t+15 of the 64-wide tile and treats them as
- * that lane's k positions of all four k16 steps. The decode kernels feed x
- * with the same permutation; here x comes from TMA in natural order, so each
- * lane reads, for k16 step j, words t/2 and 2 + t/2 of lane (g, j)'s 16-byte
- * chunk (physical columns 16j + 2t + {0,1} and 16j + 8 + 2t + {0,1}) from the
- * tile in shared memory. Column 16j + c sits in word c/4 of lane j at nibble
- * (c&1)*4 + ((c>>1)&1)*2 + row_sel, so for lane t the pair (2t, 2t+1) is the
- * nibble pair at bit 8*(t&1) (row g) and 8*(t&1) + 4 (row g+8): one shift,
- * then the usual one-LOP3 magic-number conversion.
+ * (w4a16_layout.cuh) up to a k permutation inside each 64-wide tile, which
+ * the lanes undo as they read the tile from shared memory (w4a16_wgmma.cuh:
+ * the A loader this kernel shares with w4a16_decode_wgmma.cu).
  *
  * CTA: 384 threads. Warpgroup 0 is the producer (one warp: lane 0 issues the
  * TMA of the x tile, lanes 0-7 one 512-byte bulk copy each of the 8 strips'
