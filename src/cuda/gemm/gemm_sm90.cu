@@ -758,25 +758,6 @@ static int sm90_splitk_splits(const struct cuops_handle *h, const cuops_gemm_des
     return s >= 2 ? (int)s : 0;
 }
 
-/* A launch of the DSMEM kernel: `grid` CTAs in clusters of `size` along x.
- * cfg->attrs points at *attr. */
-static void sm90_dsmem_launch_config(cudaLaunchConfig_t *cfg, cudaLaunchAttribute *attr, int grid,
-                                     int size, cudaStream_t stream)
-{
-    *cfg = cudaLaunchConfig_t{};
-    cfg->gridDim = dim3((unsigned)grid, 1, 1);
-    cfg->blockDim = dim3(SM90_THREADS, 1, 1);
-    cfg->dynamicSmemBytes = SM90_SMEM_BYTES;
-    cfg->stream = stream;
-    *attr = cudaLaunchAttribute{};
-    attr->id = cudaLaunchAttributeClusterDimension;
-    attr->val.clusterDim.x = (unsigned)size;
-    attr->val.clusterDim.y = 1;
-    attr->val.clusterDim.z = 1;
-    cfg->attrs = attr;
-    cfg->numAttrs = 1;
-}
-
 /* Clusters of `size` CTAs of the DSMEM kernel that device `dev` holds at
  * once (cudaOccupancyMaxActiveClusters; every instantiation has the same
  * block, shared memory and registers, so one answer per size and device).
@@ -786,20 +767,12 @@ static int sm90_dsmem_max_clusters(int dev, int size)
     static int cache[16][SM90_DSMEM_MAX_SPLITS + 1];
     if (dev < 0 || dev >= 16 || size < 2 || size > SM90_DSMEM_MAX_SPLITS) return -1;
     int *slot = &cache[dev][size];
-    if (__atomic_load_n(slot, __ATOMIC_RELAXED) == 0) {
-        const void *fn = (const void *)sm90_ws_128x256_splitk_dsmem_kernel<false, __half>;
-        cudaLaunchConfig_t cfg;
-        cudaLaunchAttribute attr;
-        sm90_dsmem_launch_config(&cfg, &attr, size, size, 0);
-        int n = 0;
-        if (cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 SM90_SMEM_BYTES) != cudaSuccess ||
-            cudaOccupancyMaxActiveClusters(&n, fn, &cfg) != cudaSuccess || n < 1) {
-            (void)cudaGetLastError();
-            n = -1;
-        }
-        __atomic_store_n(slot, n, __ATOMIC_RELAXED);
-    }
+    if (__atomic_load_n(slot, __ATOMIC_RELAXED) == 0)
+        __atomic_store_n(slot,
+                         cuops_cluster_max_active(
+                             (const void *)sm90_ws_128x256_splitk_dsmem_kernel<false, __half>,
+                             SM90_THREADS, size, SM90_SMEM_BYTES),
+                         __ATOMIC_RELAXED);
     return __atomic_load_n(slot, __ATOMIC_RELAXED);
 }
 
@@ -970,7 +943,8 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
         cudaLaunchConfig_t cfg;
         cudaLaunchAttribute attr;
         /* one unit per CTA */
-        sm90_dsmem_launch_config(&cfg, &attr, p.num_tiles * splits, splits, cuops_stream(h));
+        cuops_cluster_launch_config(&cfg, &attr, p.num_tiles * splits, SM90_THREADS, splits,
+                                    SM90_SMEM_BYTES, cuops_stream(h));
         CUOPS_CUDA_TRY(h, cudaLaunchKernelEx(&cfg, fn, tmap_a, tmap_b, p, splits));
         return cuops_cuda_check_launch(h, name);
     }
