@@ -49,6 +49,79 @@ __device__ __forceinline__ void cuops_st_shared_f4(uint32_t addr, float x, float
                  : "memory");
 }
 
+/* ---- stream-K hand-offs through global memory -------------------------------
+ * The CTAs of a stream-K launch cut the flat sequence of (tile, k-block)
+ * units into equal contiguous ranges. A range's segment that lacks its
+ * tile's last unit publishes its fp32 fragments ([float4 j][thread], in the
+ * workspace slot of its CTA) and stamps the CTA's flag with the launch's
+ * epoch; the CTA holding the tile's last unit waits for the stamps of the
+ * lower-ranked contributors and adds their partials in rank order (bitwise
+ * reproducible). Only lower ranks are ever waited for, so with CTAs
+ * dispatched in index order no CTA waits on one that cannot run. */
+
+/* Stamp this CTA's flag once every thread of the `threads` that take part in
+ * named barrier `bar_id` has written its partials. */
+__device__ __forceinline__ void cuops_splitk_publish(uint32_t *flag, uint32_t epoch,
+                                                     uint32_t bar_id, uint32_t threads,
+                                                     bool leader)
+{
+    cuops_named_bar_sync(bar_id, threads);
+    if (leader) {
+        __threadfence();
+        asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flag), "r"(epoch) : "memory");
+    }
+}
+
+/* Wait until flags[lo..hi) all carry `epoch` or a later one (a later stamp
+ * only appears when the handle's calls overlap, which they must not; waiting
+ * for "at least" keeps that misuse from hanging), then release the threads
+ * of named barrier `bar_id`. */
+__device__ __forceinline__ void cuops_splitk_wait(const uint32_t *flags, int lo, int hi,
+                                                  uint32_t epoch, uint32_t bar_id,
+                                                  uint32_t threads, bool leader)
+{
+    if (leader) {
+        for (int r = lo; r < hi; r++) {
+            uint32_t v;
+            do {
+                asm volatile("ld.acquire.gpu.global.u32 %0, [%1];"
+                             : "=r"(v)
+                             : "l"(flags + r)
+                             : "memory");
+            } while ((int32_t)(v - epoch) < 0);
+        }
+    }
+    cuops_named_bar_sync(bar_id, threads);
+}
+
+/* sum over ranks lo..hi-1 of the float4 at `part + rank * slot_f4` (L2, in
+ * rank order, eight loads in flight) */
+__device__ __forceinline__ float4 cuops_splitk_sum_f4(const float4 *part, int64_t slot_f4, int lo,
+                                                      int hi)
+{
+    float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int r0 = lo; r0 < hi; r0 += 8) {
+        float4 v[8];
+#pragma unroll
+        for (int q = 0; q < 8; q++)
+            if (r0 + q < hi) v[q] = __ldcg(part + (int64_t)(r0 + q) * slot_f4);
+#pragma unroll
+        for (int q = 0; q < 8; q++) {
+            if (r0 + q < hi) {
+                if (r0 + q == lo) {
+                    sum = v[q];
+                } else {
+                    sum.x += v[q].x;
+                    sum.y += v[q].y;
+                    sum.z += v[q].z;
+                    sum.w += v[q].w;
+                }
+            }
+        }
+    }
+    return sum;
+}
+
 #endif /* CUOPS_SM90A_DEVICE */
 
 /* A launch of `grid` CTAs of `threads` in clusters of `cluster` along x, with
