@@ -42,11 +42,6 @@ struct cuops_handle {
      * memset; zeroed when allocated, capacity in tiles (scan_state.h) */
     void *scan_state;
     int64_t scan_state_tiles;
-    /* src/cuda/common/backend.cu: the flags stream-K kernels stamp when they
-     * hand a partial tile to another CTA (zeroed when allocated), and the
-     * stamp of the latest launch */
-    void *splitk_flags;
-    uint32_t splitk_epoch;
     char last_error[CUOPS_ERROR_LEN];
 };
 

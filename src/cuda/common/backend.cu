@@ -43,15 +43,6 @@ extern "C" cuops_status_t cuops_cuda_init(struct cuops_handle *h, char *why)
 extern "C" void cuops_cuda_fini(struct cuops_handle *h)
 {
     cuops_cuda_scan_state_release(h);
-    if (h->splitk_flags) {
-        int prev = 0;
-        cudaGetDevice(&prev);
-        cudaSetDevice(h->device);
-        cudaStreamSynchronize(cuops_stream(h));
-        cudaFree(h->splitk_flags);
-        cudaSetDevice(prev);
-        h->splitk_flags = NULL;
-    }
     if (h->own_workspace) {
         int prev = 0;
         cudaGetDevice(&prev);
@@ -105,47 +96,6 @@ cuops_status_t cuops_cuda_workspace(struct cuops_handle *h, size_t bytes, void *
         h->own_workspace_bytes = grow;
     }
     *ptr = h->own_workspace;
-    return CUOPS_STATUS_SUCCESS;
-}
-
-cuops_status_t cuops_cuda_splitk_sync(struct cuops_handle *h, int ctas, size_t partial_bytes,
-                                      void **partials, uint32_t **flags, uint32_t *epoch)
-{
-    const size_t flag_bytes = (size_t)CUOPS_SPLITK_MAX_FLAGS * 4;
-    if (ctas < 1 || ctas > CUOPS_SPLITK_MAX_FLAGS)
-        return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "stream-K: %d CTAs", ctas);
-    cudaStream_t stream = cuops_stream(h);
-    if (h->user_workspace) {
-        void *ws = NULL;
-        cuops_status_t st = cuops_cuda_workspace(h, flag_bytes + partial_bytes, &ws);
-        if (st != CUOPS_STATUS_SUCCESS) return st;
-        CUOPS_CUDA_TRY(h, cudaMemsetAsync(ws, 0, (size_t)ctas * 4, stream));
-        *flags = (uint32_t *)ws;
-        *partials = (char *)ws + flag_bytes;
-        *epoch = 1;
-        return CUOPS_STATUS_SUCCESS;
-    }
-    cuops_status_t st = cuops_cuda_workspace(h, partial_bytes, partials);
-    if (st != CUOPS_STATUS_SUCCESS) return st;
-    if (!h->splitk_flags) {
-        void *p = NULL;
-        cudaError_t err = cudaMalloc(&p, flag_bytes);
-        if (err != cudaSuccess) return cuops_cuda_fail(h, err, "cudaMalloc(stream-K flags)");
-        err = cudaMemsetAsync(p, 0, flag_bytes, stream);
-        if (err != cudaSuccess) {
-            cudaFree(p);
-            return cuops_cuda_fail(h, err, "cudaMemsetAsync(stream-K flags)");
-        }
-        h->splitk_flags = p;
-        h->splitk_epoch = 0;
-    }
-    /* stamps grow by one per launch; when they wrap, start again from zeroed flags */
-    if (++h->splitk_epoch == 0x80000000u) {
-        CUOPS_CUDA_TRY(h, cudaMemsetAsync(h->splitk_flags, 0, flag_bytes, stream));
-        h->splitk_epoch = 1;
-    }
-    *flags = (uint32_t *)h->splitk_flags;
-    *epoch = h->splitk_epoch;
     return CUOPS_STATUS_SUCCESS;
 }
 

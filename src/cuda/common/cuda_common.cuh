@@ -21,16 +21,6 @@ static inline cudaStream_t cuops_stream(const struct cuops_handle *h)
 /* A device workspace of at least `bytes` for this call: the user's, or the
  * handle's own (grown with cudaMalloc after synchronizing the stream). */
 cuops_status_t cuops_cuda_workspace(struct cuops_handle *h, size_t bytes, void **ptr);
-/* Most CTAs a stream-K launch may hand partials between (flags per launch). */
-#define CUOPS_SPLITK_MAX_FLAGS 4096
-/* For a stream-K launch of `ctas` CTAs (<= CUOPS_SPLITK_MAX_FLAGS) that
- * needs `partial_bytes` of workspace: the workspace, the flags and the stamp
- * this launch writes into them. Flags live in their own zeroed buffer with
- * stamps that grow launch by launch (no memset per call); with a workspace
- * set by cuops_set_workspace they take its first 16 KB instead and are
- * cleared by one memset per call. */
-cuops_status_t cuops_cuda_splitk_sync(struct cuops_handle *h, int ctas, size_t partial_bytes,
-                                      void **partials, uint32_t **flags, uint32_t *epoch);
 
 /* After a launch: CUDA_ERROR with the runtime's message if it failed. */
 cuops_status_t cuops_cuda_check_launch(struct cuops_handle *h, const char *kernel);

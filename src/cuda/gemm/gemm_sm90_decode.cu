@@ -69,12 +69,7 @@ typedef struct sdw_params {
     int c_type;   /* cuops_dtype_t */
     int m, n;
     int kblocks;  /* ceil(k / 64) */
-    int blocks;   /* ceil(n / 256) */
-    int splits;   /* cluster form: cluster size, CTAs per weight block */
-    int grid;     /* stream-K form: CTAs, each taking blocks * kblocks / grid units */
-    uint32_t epoch;     /* stream-K: this launch's stamp */
-    uint32_t *flags;    /* stream-K: [grid] stamps */
-    float *partials;    /* stream-K: [grid][4 consumers][XN/8][128 threads] float4 */
+    int splits;   /* cluster size: CTAs per weight block */
 } sdw_params_t;
 
 #if CUOPS_SM90A_DEVICE
@@ -84,22 +79,22 @@ template <> struct sdw_is_f16<__half> { static constexpr bool value = true; };
 
 template <typename T, int XN>
 static __device__ __forceinline__ void sdw_wgmma(float (&acc)[XN / 2], uint64_t desc_w,
-                                                 uint64_t desc_x, int accumulate)
+                                                 uint64_t desc_x)
 {
     constexpr bool f16 = sdw_is_f16<T>::value;
     if constexpr (XN == 8) {
-        if (f16) cuops_wgmma_m64n8k16_ss_f16(acc, desc_w, desc_x, accumulate);
-        else cuops_wgmma_m64n8k16_ss_bf16(acc, desc_w, desc_x, accumulate);
+        if (f16) cuops_wgmma_m64n8k16_ss_f16(acc, desc_w, desc_x, 1);
+        else cuops_wgmma_m64n8k16_ss_bf16(acc, desc_w, desc_x, 1);
     } else if constexpr (XN == 16) {
-        if (f16) cuops_wgmma_m64n16k16_ss_f16(acc, desc_w, desc_x, accumulate);
-        else cuops_wgmma_m64n16k16_ss_bf16(acc, desc_w, desc_x, accumulate);
+        if (f16) cuops_wgmma_m64n16k16_ss_f16(acc, desc_w, desc_x, 1);
+        else cuops_wgmma_m64n16k16_ss_bf16(acc, desc_w, desc_x, 1);
     } else if constexpr (XN == 32) {
-        if (f16) cuops_wgmma_m64n32k16_ss_f16(acc, desc_w, desc_x, accumulate);
-        else cuops_wgmma_m64n32k16_ss_bf16(acc, desc_w, desc_x, accumulate);
+        if (f16) cuops_wgmma_m64n32k16_ss_f16(acc, desc_w, desc_x, 1);
+        else cuops_wgmma_m64n32k16_ss_bf16(acc, desc_w, desc_x, 1);
     } else {
         static_assert(XN == 64, "XN is 8, 16, 32 or 64");
-        if (f16) cuops_wgmma_m64n64k16_ss_f16(acc, desc_w, desc_x, accumulate);
-        else cuops_wgmma_m64n64k16_ss_bf16(acc, desc_w, desc_x, accumulate);
+        if (f16) cuops_wgmma_m64n64k16_ss_f16(acc, desc_w, desc_x, 1);
+        else cuops_wgmma_m64n64k16_ss_bf16(acc, desc_w, desc_x, 1);
     }
 }
 
@@ -120,64 +115,7 @@ static __device__ __forceinline__ void sdw_store(const sdw_params_t &p, int row,
     }
 }
 
-/* The units of one CTA: the flat (256-row block, 64-k block) units
- * [u0, u1), walked from `first` to u1 and then from u0 to `first` (stream-K
- * starts after the head of a block it shares with lower ranks, so that head
- * is finished last, when those ranks have published their part). */
-struct sdw_walk {
-    int i, len, wrap_i;     /* position in the walk, its length, where it wraps to u0 */
-    int b, kb;              /* the unit at position i */
-    int b_u0, kb_u0;        /* the unit u0 */
-    int kblocks;
-
-    __device__ __forceinline__ void init(int64_t u0, int64_t u1, int64_t first, int kblocks_)
-    {
-        kblocks = kblocks_;
-        i = 0;
-        len = (int)(u1 - u0);
-        wrap_i = (int)(u1 - first);
-        b = (int)(first / kblocks);
-        kb = (int)(first - (int64_t)b * kblocks);
-        b_u0 = (int)(u0 / kblocks);
-        kb_u0 = (int)(u0 - (int64_t)b_u0 * kblocks);
-    }
-    /* the last unit of a segment: its block ends, or the walk wraps or ends */
-    __device__ __forceinline__ bool segment_ends() const
-    {
-        return kb == kblocks - 1 || i + 1 == wrap_i || i + 1 == len;
-    }
-    __device__ __forceinline__ void next()
-    {
-        if (++i == wrap_i) {
-            b = b_u0;
-            kb = kb_u0;
-        } else if (++kb == kblocks) {
-            kb = 0;
-            b++;
-        }
-    }
-};
-
-/* C[col][row-block rows]: this thread's fragment values `v` (float4 j: activation
- * rows 8j + 2(l%4) + {0,1}, weight rows 16w + l/4 and + 8 of the consumer's 64) */
-static __device__ __forceinline__ void sdw_store_f4(const sdw_params_t &p, int wb, int consumer,
-                                                    int warp, int lane, int j, float4 sum)
-{
-    const int g = lane >> 2, tq = lane & 3;
-    const int row = 8 * j + 2 * tq;
-    const int col = wb * SDW_WROWS + consumer * 64 + warp * 16 + g;
-    const float vals[4] = {sum.x, sum.y, sum.z, sum.w};
-#pragma unroll
-    for (int e = 0; e < 4; e++) {
-        const int r = row + (e & 1), cc = col + 8 * (e >> 1);
-        if (r < p.m && cc < p.n) sdw_store(p, r, cc, vals[e]);
-    }
-}
-
-/* STREAMK false: the S CTAs of a cluster split one block's K and reduce in
- * distributed shared memory. STREAMK true: p.grid CTAs cut all units evenly
- * and hand partial blocks over through the workspace (cluster_splitk.cuh). */
-template <typename T, int XN, bool STREAMK>
+template <typename T, int XN>
 static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const CUtensorMap &tmap_x,
                                                const sdw_params_t &p)
 {
@@ -185,7 +123,6 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
     constexpr int F4 = ACC / 4;
     constexpr int STAGES = SDW_STAGES(XN);
     constexpr uint32_t XBYTES = SDW_X_TILE_BYTES(XN);
-    constexpr uint32_t CONSUMER_THREADS = 128 * SDW_CONSUMERS;
     extern __shared__ uint8_t smem_raw[];
     const uint32_t base = (cuops_smem_addr(smem_raw) + 1023u) & ~1023u;
     const uint32_t w_smem = base;                              /* STAGES x 32 KB */
@@ -194,22 +131,10 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
 #define SDW_FULL_BAR(s) (bars + 8u * (uint32_t)(s))
 #define SDW_EMPTY_BAR(s) (bars + 8u * (uint32_t)(STAGES + (s)))
 
-    int64_t u0, u1, first;
-    int split = 0;
-    if constexpr (STREAMK) {
-        const int64_t units = (int64_t)p.blocks * p.kblocks;
-        u0 = (int64_t)blockIdx.x * units / p.grid;
-        u1 = (int64_t)(blockIdx.x + 1) * units / p.grid;
-        /* the head of a block shared with lower ranks goes last */
-        const int64_t next_block = (u0 + p.kblocks - 1) / p.kblocks * p.kblocks;
-        first = next_block < u1 ? next_block : u0;
-    } else {
-        split = (int)cuops_cluster_ctarank();
-        const int64_t wb = (int)blockIdx.x / p.splits;
-        u0 = wb * p.kblocks + (int64_t)split * p.kblocks / p.splits;
-        u1 = wb * p.kblocks + (int64_t)(split + 1) * p.kblocks / p.splits;
-        first = u0;
-    }
+    const int split = (int)cuops_cluster_ctarank();
+    const int wb = (int)blockIdx.x / p.splits;
+    const int kb0 = (int)((int64_t)split * p.kblocks / p.splits);
+    const int kb1 = (int)((int64_t)(split + 1) * p.kblocks / p.splits);
 
     const int warpgroup = threadIdx.x / 128;
     if (threadIdx.x == 0) {
@@ -221,49 +146,40 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
     }
     __syncthreads();
 
-    sdw_walk walk;
-    walk.init(u0, u1, first, p.kblocks);
     if (warpgroup == 0) {
         /* ---------------- producer ---------------- */
         cuops_setmaxnreg_dec<SDW_PRODUCER_REGS>();
         if (threadIdx.x == 0) {
             uint32_t phase = 0;
             int stage = 0;
-            for (; walk.i < walk.len; walk.next()) {
+            for (int kb = kb0; kb < kb1; kb++) {
                 cuops_mbar_wait(SDW_EMPTY_BAR(stage), phase ^ 1u);
                 cuops_mbar_arrive_expect_tx(SDW_FULL_BAR(stage), SDW_W_TILE_BYTES + XBYTES);
                 cuops_tma_load_2d(w_smem + stage * SDW_W_TILE_BYTES, &tmap_w, SDW_FULL_BAR(stage),
-                                  walk.kb * SDW_BK, walk.b * SDW_WROWS);
+                                  kb * SDW_BK, wb * SDW_WROWS);
                 cuops_tma_load_2d(x_smem + stage * XBYTES, &tmap_x, SDW_FULL_BAR(stage),
-                                  walk.kb * SDW_BK, 0);
+                                  kb * SDW_BK, 0);
                 if (++stage == STAGES) {
                     stage = 0;
                     phase ^= 1u;
                 }
             }
         }
-        if constexpr (!STREAMK) {
-            cuops_cluster_sync();
-            cuops_cluster_sync();
-        }
+        cuops_cluster_sync();
+        cuops_cluster_sync();
     } else {
         /* ---------------- consumers ---------------- */
         cuops_setmaxnreg_inc<SDW_CONSUMER_REGS>();
         const int consumer = warpgroup - 1;
         const int ct = threadIdx.x - 128 * warpgroup;
         const int warp = ct / 32, lane = ct % 32;
-        const bool leader = consumer == 0 && ct == 0;
         float acc[ACC];
 #pragma unroll
         for (int i = 0; i < ACC; i++) acc[i] = 0.0f;
-        /* a segment's first unit overwrites the accumulators (wgmma scale-d
-         * 0) rather than zeroing them: no other instruction may write them
-         * while a group is in flight across the loop's back edge */
-        bool seg_first_unit = true;
-        int stage = 0, prev_stage = 0, seg_kb0 = walk.kb;
+        int stage = 0, prev_stage = 0;
         uint32_t phase = 0;
 #pragma unroll 1
-        for (; walk.i < walk.len; walk.next()) {
+        for (int kb = kb0; kb < kb1; kb++) {
             cuops_mbar_wait(SDW_FULL_BAR(stage), phase);
             /* this consumer's 64 rows: 8 KB into the 1024-aligned tile */
             const uint64_t desc_w =
@@ -273,92 +189,48 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
             for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
             cuops_wgmma_fence();
 #pragma unroll
-            for (int j = 0; j < 4; j++)
-                sdw_wgmma<T, XN>(acc, desc_w + 2 * j, desc_x + 2 * j, j > 0 || !seg_first_unit);
-            seg_first_unit = false;
+            for (int j = 0; j < 4; j++) sdw_wgmma<T, XN>(acc, desc_w + 2 * j, desc_x + 2 * j);
             cuops_wgmma_commit();
             cuops_wgmma_wait<1>();
 #pragma unroll
             for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
             /* the previous block's group is retired: its stage is free */
-            if (walk.i > 0) cuops_mbar_arrive(SDW_EMPTY_BAR(prev_stage));
+            if (kb > kb0) cuops_mbar_arrive(SDW_EMPTY_BAR(prev_stage));
             prev_stage = stage;
             if (++stage == STAGES) {
                 stage = 0;
                 phase ^= 1u;
             }
-            if (!walk.segment_ends()) continue;
-
-            /* ---- the end of a segment (uniform over the consumers) ---- */
-            cuops_wgmma_wait<0>();
-#pragma unroll
-            for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
-            if constexpr (STREAMK) {
-                const bool has_head = seg_kb0 == 0, has_tail = walk.kb == p.kblocks - 1;
-                const int64_t slot_f4 = (int64_t)SDW_CONSUMERS * F4 * 128;
-                float4 *mine = (float4 *)p.partials + (int64_t)blockIdx.x * slot_f4 +
-                               (consumer * F4) * 128 + ct;
-                if (!has_tail) {
-                    /* publish: the CTA holding the block's last unit adds it */
-#pragma unroll
-                    for (int j = 0; j < F4; j++)
-                        __stcg(mine + j * 128, make_float4(acc[4 * j], acc[4 * j + 1],
-                                                           acc[4 * j + 2], acc[4 * j + 3]));
-                    cuops_splitk_publish(p.flags + blockIdx.x, p.epoch, 1, CONSUMER_THREADS,
-                                         leader);
-                } else {
-                    int lo = (int)blockIdx.x;
-                    if (!has_head) {
-                        /* lower ranks down to the one holding the block's
-                         * first unit published their parts of it */
-                        const int64_t head = (int64_t)walk.b * p.kblocks;
-                        const int64_t units = (int64_t)p.blocks * p.kblocks;
-                        do {
-                            lo--;
-                        } while (lo > 0 && (int64_t)lo * units / p.grid > head);
-                        cuops_splitk_wait(p.flags, lo, (int)blockIdx.x, p.epoch, 1,
-                                          CONSUMER_THREADS, leader);
-                    }
-#pragma unroll
-                    for (int j = 0; j < F4; j++) {
-                        float4 sum = make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2],
-                                                 acc[4 * j + 3]);
-                        if (!has_head) {
-                            const float4 before = cuops_splitk_sum_f4(
-                                mine + j * 128 - (int64_t)blockIdx.x * slot_f4, slot_f4, lo,
-                                (int)blockIdx.x);
-                            sum.x = before.x + sum.x;
-                            sum.y = before.y + sum.y;
-                            sum.z = before.z + sum.z;
-                            sum.w = before.w + sum.w;
-                        }
-                        sdw_store_f4(p, walk.b, consumer, warp, lane, j, sum);
-                    }
-                }
-            } else {
-                /* partials to this CTA's shared memory once every consumer
-                 * is past its last wgmma: [consumer][float4 j][thread] */
-                cuops_named_bar_sync(1, CONSUMER_THREADS);
-                const uint32_t part = base + (uint32_t)((consumer * F4 * 128 + ct) * 16);
-#pragma unroll
-                for (int j = 0; j < F4; j++)
-                    cuops_st_shared_f4(part + (uint32_t)(j * 128 * 16), acc[4 * j],
-                                       acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
-                cuops_cluster_sync();
-                const int j0 = split * F4 / p.splits, j1 = (split + 1) * F4 / p.splits;
-                for (int j = j0; j < j1; j++)
-                    sdw_store_f4(p, walk.b, consumer, warp, lane, j,
-                                 cuops_cluster_sum_f4(part + (uint32_t)(j * 128 * 16), p.splits));
-                cuops_cluster_sync();
-            }
-            /* the next unit starts a segment */
-            seg_first_unit = true;
-            seg_kb0 = walk.i + 1 == walk.wrap_i ? walk.kb_u0
-                                                 : (walk.kb + 1 == p.kblocks ? 0 : walk.kb + 1);
         }
-        /* the last unit ended a segment, so nothing is in flight; said for
-         * ptxas, which cannot see it and would add a wait of its own */
         cuops_wgmma_wait<0>();
+#pragma unroll
+        for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
+
+        /* partials to this CTA's shared memory once every consumer is past
+         * its last wgmma: [consumer][float4 j][thread] */
+        cuops_named_bar_sync(1, 128 * SDW_CONSUMERS);
+        const uint32_t part = base + (uint32_t)((consumer * F4 * 128 + ct) * 16);
+#pragma unroll
+        for (int j = 0; j < F4; j++)
+            cuops_st_shared_f4(part + (uint32_t)(j * 128 * 16), acc[4 * j], acc[4 * j + 1],
+                               acc[4 * j + 2], acc[4 * j + 3]);
+        cuops_cluster_sync();
+        const int g = lane >> 2, tq = lane & 3;
+        const int j0 = split * F4 / p.splits, j1 = (split + 1) * F4 / p.splits;
+        for (int j = j0; j < j1; j++) {
+            const float4 sum = cuops_cluster_sum_f4(part + (uint32_t)(j * 128 * 16), p.splits);
+            /* float4 j: activation rows 8j + 2(l%4) + {0,1}, weight rows
+             * 16w + l/4 and + 8 of the consumer's 64 */
+            const int row = 8 * j + 2 * tq;
+            const int col = wb * SDW_WROWS + consumer * 64 + warp * 16 + g;
+            const float vals[4] = {sum.x, sum.y, sum.z, sum.w};
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int r = row + (e & 1), cc = col + 8 * (e >> 1);
+                if (r < p.m && cc < p.n) sdw_store(p, r, cc, vals[e]);
+            }
+        }
+        cuops_cluster_sync();
     }
 #undef SDW_FULL_BAR
 #undef SDW_EMPTY_BAR
@@ -366,13 +238,13 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
 
 #endif /* CUOPS_SM90A_DEVICE */
 
-template <typename T, int XN, bool STREAMK>
+template <typename T, int XN>
 __global__ void __launch_bounds__(SDW_THREADS, 1)
 sm90_decode_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_w,
                          const __grid_constant__ CUtensorMap tmap_x, const sdw_params_t p)
 {
 #if CUOPS_SM90A_DEVICE
-    sdw_cta<T, XN, STREAMK>(tmap_w, tmap_x, p);
+    sdw_cta<T, XN>(tmap_w, tmap_x, p);
 #endif
 }
 
@@ -382,24 +254,15 @@ typedef void (*sdw_kernel_fn)(const CUtensorMap, const CUtensorMap, const sdw_pa
 
 static int sdw_xn(int64_t m) { return m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : 64; }
 
-template <bool STREAMK> static sdw_kernel_fn sdw_pick_form(cuops_dtype_t ab, int xn)
+static sdw_kernel_fn sdw_pick(cuops_dtype_t ab, int xn)
 {
     const int bf = ab == CUOPS_DTYPE_BF16;
     switch (xn) {
-    case 8: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 8, STREAMK>
-                      : sm90_decode_wgmma_kernel<__half, 8, STREAMK>;
-    case 16: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 16, STREAMK>
-                       : sm90_decode_wgmma_kernel<__half, 16, STREAMK>;
-    case 32: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 32, STREAMK>
-                       : sm90_decode_wgmma_kernel<__half, 32, STREAMK>;
-    default: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 64, STREAMK>
-                       : sm90_decode_wgmma_kernel<__half, 64, STREAMK>;
+    case 8: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 8> : sm90_decode_wgmma_kernel<__half, 8>;
+    case 16: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 16> : sm90_decode_wgmma_kernel<__half, 16>;
+    case 32: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 32> : sm90_decode_wgmma_kernel<__half, 32>;
+    default: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 64> : sm90_decode_wgmma_kernel<__half, 64>;
     }
-}
-
-static sdw_kernel_fn sdw_pick(cuops_dtype_t ab, int xn, int streamk)
-{
-    return streamk ? sdw_pick_form<true>(ab, xn) : sdw_pick_form<false>(ab, xn);
 }
 
 static int sdw_smem_bytes(int xn)
@@ -422,7 +285,7 @@ static int sdw_max_clusters(int dev, int xn, int size)
     int *slot = &cache[dev][xi][size];
     if (__atomic_load_n(slot, __ATOMIC_RELAXED) == 0)
         __atomic_store_n(slot,
-                         cuops_cluster_max_active((const void *)sdw_pick(CUOPS_DTYPE_F16, xn, 0),
+                         cuops_cluster_max_active((const void *)sdw_pick(CUOPS_DTYPE_F16, xn),
                                                   SDW_THREADS, size, sdw_smem_bytes(xn)),
                          __ATOMIC_RELAXED);
     return __atomic_load_n(slot, __ATOMIC_RELAXED);
@@ -443,28 +306,6 @@ static int sdw_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d
     return cuops_aligned(d->c, cuops_dtype_size(d->c_type));
 }
 
-/* The tensor maps and the parameters both forms share. */
-static cuops_status_t sdw_prepare(struct cuops_handle *h, const cuops_gemm_desc_t *d, int xn,
-                                  CUtensorMap *tmap_w, CUtensorMap *tmap_x, sdw_params_t *p)
-{
-    cuops_status_t st =
-        cuops_sm90_encode_kmajor(h, tmap_w, d->b, d->ab_type, d->n, d->k, d->ldb, SDW_WROWS);
-    if (st != CUOPS_STATUS_SUCCESS) return st;
-    st = cuops_sm90_encode_kmajor(h, tmap_x, d->a, d->ab_type, d->m, d->k, d->lda, (uint32_t)xn);
-    if (st != CUOPS_STATUS_SUCCESS) return st;
-    memset(p, 0, sizeof *p);
-    p->c = d->c;
-    p->ldc = d->ldc;
-    p->alpha = d->alpha;
-    p->beta = d->beta;
-    p->c_type = (int)d->c_type;
-    p->m = (int)d->m;
-    p->n = (int)d->n;
-    p->kblocks = (int)cuops_ceil_div(d->k, SDW_BK);
-    p->blocks = (int)cuops_ceil_div(d->n, SDW_WROWS);
-    return CUOPS_STATUS_SUCCESS;
-}
-
 static cuops_status_t sdw_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                  const cuops_options_t *opt)
 {
@@ -472,13 +313,26 @@ static cuops_status_t sdw_launch(struct cuops_handle *h, const cuops_gemm_desc_t
     const int xn = sdw_xn(d->m);
     const int smem = sdw_smem_bytes(xn);
     CUtensorMap tmap_w, tmap_x;
-    sdw_params_t p;
-    cuops_status_t st = sdw_prepare(h, d, xn, &tmap_w, &tmap_x, &p);
+    cuops_status_t st =
+        cuops_sm90_encode_kmajor(h, &tmap_w, d->b, d->ab_type, d->n, d->k, d->ldb, SDW_WROWS);
     if (st != CUOPS_STATUS_SUCCESS) return st;
+    st = cuops_sm90_encode_kmajor(h, &tmap_x, d->a, d->ab_type, d->m, d->k, d->lda, (uint32_t)xn);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
+
+    sdw_params_t p;
+    memset(&p, 0, sizeof p);
+    p.c = d->c;
+    p.ldc = d->ldc;
+    p.alpha = d->alpha;
+    p.beta = d->beta;
+    p.c_type = (int)d->c_type;
+    p.m = (int)d->m;
+    p.n = (int)d->n;
+    p.kblocks = (int)cuops_ceil_div(d->k, SDW_BK);
 
     /* splits: fill the SMs once (one CTA each), at most 8 and one per 64-k
      * block; auto: every cluster resident at once; forced: one fits */
-    const int64_t blocks = p.blocks;
+    const int64_t blocks = cuops_ceil_div(d->n, SDW_WROWS);
     const int sms = h->num_sms > 0 ? h->num_sms : 132;
     const int64_t forced = opt && opt->split_k > 0 ? opt->split_k : 0;
     int64_t s = forced > 0 ? forced : (blocks < sms ? sms / blocks : 1);
@@ -491,7 +345,7 @@ static cuops_status_t sdw_launch(struct cuops_handle *h, const cuops_gemm_desc_t
                           (long long)d->n);
     p.splits = (int)s;
 
-    sdw_kernel_fn fn = sdw_pick(d->ab_type, xn, 0);
+    sdw_kernel_fn fn = sdw_pick(d->ab_type, xn);
     CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     cudaLaunchConfig_t cfg;
@@ -499,64 +353,11 @@ static cuops_status_t sdw_launch(struct cuops_handle *h, const cuops_gemm_desc_t
     cuops_cluster_launch_config(&cfg, &attr, (int)(blocks * s), SDW_THREADS, (int)s, smem,
                                 cuops_stream(h));
     CUOPS_CUDA_TRY(h, cudaLaunchKernelEx(&cfg, fn, tmap_w, tmap_x, p));
-    return cuops_cuda_check_launch(h, name);
-}
-
-/* Stream-K: one CTA per SM (or per unit, when there are fewer units), each
- * taking blocks * kblocks / grid consecutive units; options.split_k > 0
- * forces the grid (clamped to the units and the flag count). */
-static int64_t sdw_streamk_grid(const struct cuops_handle *h, const cuops_gemm_desc_t *d,
-                                const cuops_options_t *opt)
-{
-    const int64_t units = cuops_ceil_div(d->n, SDW_WROWS) * cuops_ceil_div(d->k, SDW_BK);
-    int64_t g = opt && opt->split_k > 0 ? opt->split_k : (h->num_sms > 0 ? h->num_sms : 132);
-    if (g > units) g = units;
-    if (g > CUOPS_SPLITK_MAX_FLAGS) g = CUOPS_SPLITK_MAX_FLAGS;
-    return g;
-}
-
-static size_t sdw_streamk_partial_bytes(int64_t grid, int xn)
-{
-    return (size_t)grid * SDW_WROWS * (size_t)xn * 4u;
-}
-
-static int sdw_streamk_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
-{
-    if (!sdw_supports(h, d)) return 0;
-    /* a workspace set by the caller must hold the flags and the partials */
-    if (h->user_workspace &&
-        h->user_workspace_bytes < (size_t)CUOPS_SPLITK_MAX_FLAGS * 4 +
-                                      sdw_streamk_partial_bytes(sdw_streamk_grid(h, d, NULL),
-                                                                sdw_xn(d->m)))
-        return 0;
-    return 1;
-}
-
-static cuops_status_t sdw_streamk_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
-                                         const cuops_options_t *opt)
-{
-    static const char *const name = "sm90_decode_streamk";
-    const int xn = sdw_xn(d->m);
-    const int smem = sdw_smem_bytes(xn);
-    CUtensorMap tmap_w, tmap_x;
-    sdw_params_t p;
-    cuops_status_t st = sdw_prepare(h, d, xn, &tmap_w, &tmap_x, &p);
+    st = cuops_cuda_check_launch(h, name);
     if (st != CUOPS_STATUS_SUCCESS) return st;
-    p.grid = (int)sdw_streamk_grid(h, d, opt);
-    void *partials = NULL;
-    st = cuops_cuda_splitk_sync(h, p.grid, sdw_streamk_partial_bytes(p.grid, xn), &partials,
-                                &p.flags, &p.epoch);
-    if (st != CUOPS_STATUS_SUCCESS) return st;
-    p.partials = (float *)partials;
-
-    sdw_kernel_fn fn = sdw_pick(d->ab_type, xn, 1);
-    CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    fn<<<p.grid, SDW_THREADS, smem, cuops_stream(h)>>>(tmap_w, tmap_x, p);
-    return cuops_cuda_check_launch(h, name);
+    h->last_kernel = name;
+    return CUOPS_STATUS_SUCCESS;
 }
 
 extern "C" const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma = {"sm90_decode_wgmma",
                                                                      sdw_supports, sdw_launch};
-extern "C" const cuops_gemm_kernel_t cuops_gemm_sm90_decode_streamk = {
-    "sm90_decode_streamk", sdw_streamk_supports, sdw_streamk_launch};

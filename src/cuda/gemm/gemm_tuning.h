@@ -46,8 +46,6 @@ const cuops_gemm_kernel_t *cuops_gemm_sm80_kernel_table(int *count);
 /* gemm_sm90_decode.cu: the decode GEMM on TMA + wgmma with cluster split-K */
 __attribute__((weak, visibility("hidden")))
 extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma;
-__attribute__((weak, visibility("hidden")))
-extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_streamk;
 /* gemm_decode.cu: small-M (decode) kernels that stream the weight with split-K */
 __attribute__((weak, visibility("hidden")))
 const cuops_gemm_kernel_t *cuops_gemm_decode_kernel_table(int *count);
@@ -82,7 +80,6 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
     t = cuops_gemm_family_table(cuops_gemm_sm90_kernel_table, &count);
     for (int i = 0; i < count && n < max; i++) out[n++] = &t[i];
     if (&cuops_gemm_sm90_decode_wgmma && n < max) out[n++] = &cuops_gemm_sm90_decode_wgmma;
-    if (&cuops_gemm_sm90_decode_streamk && n < max) out[n++] = &cuops_gemm_sm90_decode_streamk;
     t = cuops_gemm_family_table(cuops_gemm_sm80_kernel_table, &count);
     for (int i = 0; i < count && n < max; i++) out[n++] = &t[i];
     if (n < max) out[n++] = &cuops_gemm_sgemm_simt_128x128;
