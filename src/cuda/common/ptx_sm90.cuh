@@ -142,6 +142,13 @@ __device__ __forceinline__ void cuops_tma_load_2d(uint32_t smem_dst, const void 
         : "memory");
 }
 
+/* Fetch a tensor map's descriptor ahead of its first TMA (the kernel
+ * parameter's generic address), so that the fetch overlaps the set-up. */
+__device__ __forceinline__ void cuops_tma_prefetch_map(const void *tensor_map)
+{
+    asm volatile("prefetch.tensormap [%0];" ::"l"(tensor_map) : "memory");
+}
+
 /* Store a box from shared memory to global; rows/cols outside the tensor are
  * skipped by the hardware. Complete with commit + wait_read before the
  * shared buffer is reused. */

@@ -115,6 +115,22 @@ static __device__ __forceinline__ void sdw_store(const sdw_params_t &p, int row,
     }
 }
 
+/* The four values of float4 j of a thread's fragment (activation rows
+ * 8j + 2(l%4) + {0,1}, weight rows 16w + l/4 and + 8 of the consumer's 64)
+ * into C, masked at m and n. */
+static __device__ __forceinline__ void sdw_store_frag(const sdw_params_t &p, int wb, int consumer,
+                                                      int warp, int g, int tq, int j, float4 sum)
+{
+    const int row = 8 * j + 2 * tq;
+    const int col = wb * SDW_WROWS + consumer * 64 + warp * 16 + g;
+    const float vals[4] = {sum.x, sum.y, sum.z, sum.w};
+#pragma unroll
+    for (int e = 0; e < 4; e++) {
+        const int r = row + (e & 1), cc = col + 8 * (e >> 1);
+        if (r < p.m && cc < p.n) sdw_store(p, r, cc, vals[e]);
+    }
+}
+
 template <typename T, int XN>
 static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const CUtensorMap &tmap_x,
                                                const sdw_params_t &p)
@@ -138,6 +154,9 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
 
     const int warpgroup = threadIdx.x / 128;
     if (threadIdx.x == 0) {
+        /* the first TMA's descriptor fetch overlaps the barrier set-up */
+        cuops_tma_prefetch_map(&tmap_w);
+        cuops_tma_prefetch_map(&tmap_x);
         for (int s = 0; s < STAGES; s++) {
             cuops_mbar_init(SDW_FULL_BAR(s), 1);
             cuops_mbar_init(SDW_EMPTY_BAR(s), 128 * SDW_CONSUMERS);
@@ -165,8 +184,10 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
                 }
             }
         }
-        cuops_cluster_sync();
-        cuops_cluster_sync();
+        if (p.splits > 1) {
+            cuops_cluster_sync();
+            cuops_cluster_sync();
+        }
     } else {
         /* ---------------- consumers ---------------- */
         cuops_setmaxnreg_inc<SDW_CONSUMER_REGS>();
@@ -206,6 +227,16 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
 #pragma unroll
         for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
 
+        const int g = lane >> 2, tq = lane & 3;
+        if (p.splits == 1) {
+            /* no partner (and no cluster launched): C from the registers */
+#pragma unroll
+            for (int j = 0; j < F4; j++)
+                sdw_store_frag(p, wb, consumer, warp, g, tq, j,
+                               make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2],
+                                           acc[4 * j + 3]));
+            return;
+        }
         /* partials to this CTA's shared memory once every consumer is past
          * its last wgmma: [consumer][float4 j][thread] */
         cuops_named_bar_sync(1, 128 * SDW_CONSUMERS);
@@ -215,21 +246,10 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
             cuops_st_shared_f4(part + (uint32_t)(j * 128 * 16), acc[4 * j], acc[4 * j + 1],
                                acc[4 * j + 2], acc[4 * j + 3]);
         cuops_cluster_sync();
-        const int g = lane >> 2, tq = lane & 3;
         const int j0 = split * F4 / p.splits, j1 = (split + 1) * F4 / p.splits;
-        for (int j = j0; j < j1; j++) {
-            const float4 sum = cuops_cluster_sum_f4(part + (uint32_t)(j * 128 * 16), p.splits);
-            /* float4 j: activation rows 8j + 2(l%4) + {0,1}, weight rows
-             * 16w + l/4 and + 8 of the consumer's 64 */
-            const int row = 8 * j + 2 * tq;
-            const int col = wb * SDW_WROWS + consumer * 64 + warp * 16 + g;
-            const float vals[4] = {sum.x, sum.y, sum.z, sum.w};
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const int r = row + (e & 1), cc = col + 8 * (e >> 1);
-                if (r < p.m && cc < p.n) sdw_store(p, r, cc, vals[e]);
-            }
-        }
+        for (int j = j0; j < j1; j++)
+            sdw_store_frag(p, wb, consumer, warp, g, tq, j,
+                           cuops_cluster_sum_f4(part + (uint32_t)(j * 128 * 16), p.splits));
         cuops_cluster_sync();
     }
 #undef SDW_FULL_BAR
@@ -348,11 +368,16 @@ static cuops_status_t sdw_launch(struct cuops_handle *h, const cuops_gemm_desc_t
     sdw_kernel_fn fn = sdw_pick(d->ab_type, xn);
     CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    cudaLaunchConfig_t cfg;
-    cudaLaunchAttribute attr;
-    cuops_cluster_launch_config(&cfg, &attr, (int)(blocks * s), SDW_THREADS, (int)s, smem,
-                                cuops_stream(h));
-    CUOPS_CUDA_TRY(h, cudaLaunchKernelEx(&cfg, fn, tmap_w, tmap_x, p));
+    if (s == 1) {
+        /* no split: a plain launch (the kernel takes no cluster step then) */
+        fn<<<(unsigned)blocks, SDW_THREADS, smem, cuops_stream(h)>>>(tmap_w, tmap_x, p);
+    } else {
+        cudaLaunchConfig_t cfg;
+        cudaLaunchAttribute attr;
+        cuops_cluster_launch_config(&cfg, &attr, (int)(blocks * s), SDW_THREADS, (int)s, smem,
+                                    cuops_stream(h));
+        CUOPS_CUDA_TRY(h, cudaLaunchKernelEx(&cfg, fn, tmap_w, tmap_x, p));
+    }
     st = cuops_cuda_check_launch(h, name);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     h->last_kernel = name;

@@ -109,6 +109,23 @@ static __device__ __forceinline__ void w4d_wgmma(float (&acc)[XN / 2], const uin
     }
 }
 
+/* float4 j of a thread's fragment (x rows 8j + 2(l%4) + {0,1}, weight rows
+ * 16w + l/4 and + 8 of the consumer's 64) into y, masked at m and n. */
+template <typename T>
+static __device__ __forceinline__ void w4d_store_frag(const w4d_params_t &p, int wb, int consumer,
+                                                      int warp, int g, int tq, int j, float4 sum)
+{
+    const int xrow = 8 * j + 2 * tq;
+    const int wrow = wb * W4D_WROWS + consumer * 64 + warp * 16 + g;
+    const uint32_t pk[2] = {cuops_pack2<T>(sum.x, sum.y), cuops_pack2<T>(sum.z, sum.w)};
+#pragma unroll
+    for (int e = 0; e < 4; e++) {
+        const int row = xrow + (e & 1), col = wrow + 8 * (e >> 1);
+        if (row < p.m && col < p.n)
+            p.y[(int64_t)row * p.ldy + col] = (uint16_t)(pk[e >> 1] >> (16 * (e & 1)));
+    }
+}
+
 template <typename T, int XN, int KT>
 static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const w4d_params_t &p)
 {
@@ -134,6 +151,8 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
 
     const int warpgroup = threadIdx.x / 128;
     if (threadIdx.x == 0) {
+        /* the first TMA's descriptor fetch overlaps the barrier set-up */
+        cuops_tma_prefetch_map(&tmap_x);
         for (int s = 0; s < STAGES; s++) {
             cuops_mbar_init(W4D_FULL_BAR(s), 1);    /* producer's expect_tx + bytes */
             cuops_mbar_init(W4D_EMPTY_BAR(s), 128 * W4D_CONSUMERS); /* every consumer thread */
@@ -177,8 +196,10 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
         }
         /* the consumers' two cluster barriers (every thread of every CTA
          * takes part) */
-        cuops_cluster_sync();
-        cuops_cluster_sync();
+        if (p.splits > 1) {
+            cuops_cluster_sync();
+            cuops_cluster_sync();
+        }
     } else {
         /* ---------------- consumers ---------------- */
         cuops_setmaxnreg_inc<W4D_CONSUMER_REGS>();
@@ -276,6 +297,15 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
         w4f_keep_alive_set(a_even);
         w4f_keep_alive_set(a_odd);
 
+        if (p.splits == 1) {
+            /* no partner (and no cluster launched): y from the registers */
+#pragma unroll
+            for (int j = 0; j < F4; j++)
+                w4d_store_frag<T>(p, wb, consumer, warp, g, tq, j,
+                                  make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2],
+                                              acc[4 * j + 3]));
+            return;
+        }
         /* Partials to this CTA's shared memory, [consumer][float4 j][thread]:
          * the ring is free once every consumer is past its last wgmma
          * (every load of the range has landed and been consumed). */
@@ -290,20 +320,9 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
         /* CTA `split` adds float4s [j0, j1) of every thread over the cluster
          * in rank order and stores them */
         const int j0 = split * F4 / p.splits, j1 = (split + 1) * F4 / p.splits;
-        for (int j = j0; j < j1; j++) {
-            const float4 sum = cuops_cluster_sum_f4(part + (uint32_t)(j * 128 * 16), p.splits);
-            /* float4 j: x rows 8j + 2(l%4) + {0,1}, weight rows 16w + l/4
-             * and + 8 of the consumer's 64 */
-            const int xrow = 8 * j + 2 * tq;
-            const int wrow = wb * W4D_WROWS + consumer * 64 + warp * 16 + g;
-            const uint32_t pk[2] = {cuops_pack2<T>(sum.x, sum.y), cuops_pack2<T>(sum.z, sum.w)};
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const int row = xrow + (e & 1), col = wrow + 8 * (e >> 1);
-                if (row < p.m && col < p.n)
-                    p.y[(int64_t)row * p.ldy + col] = (uint16_t)(pk[e >> 1] >> (16 * (e & 1)));
-            }
-        }
+        for (int j = j0; j < j1; j++)
+            w4d_store_frag<T>(p, wb, consumer, warp, g, tq, j,
+                              cuops_cluster_sum_f4(part + (uint32_t)(j * 128 * 16), p.splits));
         cuops_cluster_sync(); /* no CTA leaves while its partials are read */
     }
 #undef W4D_FULL_BAR
@@ -428,11 +447,16 @@ cuops_status_t w4a16_launch_decode_wgmma(struct cuops_handle *h, const cuops_w4a
     w4d_kernel_fn fn = w4d_pick(d->act_type, xn, kt);
     CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    cudaLaunchConfig_t cfg;
-    cudaLaunchAttribute attr;
-    cuops_cluster_launch_config(&cfg, &attr, (int)(blocks * s), W4D_THREADS, (int)s, smem,
-                                cuops_stream(h));
-    CUOPS_CUDA_TRY(h, cudaLaunchKernelEx(&cfg, fn, tmap_x, p));
+    if (s == 1) {
+        /* no split: a plain launch (the kernel takes no cluster step then) */
+        fn<<<(unsigned)blocks, W4D_THREADS, smem, cuops_stream(h)>>>(tmap_x, p);
+    } else {
+        cudaLaunchConfig_t cfg;
+        cudaLaunchAttribute attr;
+        cuops_cluster_launch_config(&cfg, &attr, (int)(blocks * s), W4D_THREADS, (int)s, smem,
+                                    cuops_stream(h));
+        CUOPS_CUDA_TRY(h, cudaLaunchKernelEx(&cfg, fn, tmap_x, p));
+    }
     st = cuops_cuda_check_launch(h, name);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     h->last_kernel = name;
