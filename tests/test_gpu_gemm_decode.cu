@@ -55,7 +55,12 @@ static int g_device_dead, g_quick, g_num_sms, g_sm_major;
  * sm_90, where it must serve every case with k >= 1 (the cases keep lda, ldb
  * multiples of 8 and the operands 16-byte aligned) */
 static const char *const k_wgmma = "sm90_decode_wgmma";
+/* its narrow form (x as the wgmma A, 32-row tiles, all of K per tile, CTAs
+ * persistent over the tiles): forced on every case on sm_90 too */
+static const char *const k_narrow = "sm90_decode_narrow";
 #define WGMMA_SLOT (NUM_VARIANTS + 1)
+#define NARROW_SLOT (NUM_VARIANTS + 2)
+static int g_narrow_ran, g_narrow_multi; /* cases it served; of those, with > 1 tile per CTA */
 static int g_wgmma_ran, g_wgmma_split; /* cases it served; of those, with a forced split >= 2 */
 static int g_auto_wgmma;               /* auto calls that ran it */
 
@@ -276,8 +281,11 @@ static cuops_status_t gpu_call(const decode_case_t *c, const case_buffers_t *b, 
     const size_t es_c = esize(c->ct);
     cuops_options_t opt;
     memset(&opt, 0, sizeof opt);
-    opt.variant = v < NUM_VARIANTS ? k_variants[v] : v == WGMMA_SLOT ? k_wgmma : "auto";
-    opt.split_k = v < NUM_VARIANTS || v == WGMMA_SLOT ? c->split_k : 0;
+    opt.variant = v < NUM_VARIANTS    ? k_variants[v]
+                  : v == WGMMA_SLOT   ? k_wgmma
+                  : v == NARROW_SLOT  ? k_narrow
+                                      : "auto";
+    opt.split_k = v == AUTO_SLOT ? 0 : c->split_k;
     cudaMemcpy(b->dc, b->hc0, b->count_c * es_c, cudaMemcpyHostToDevice);
     ws_poison();
     cuops_status_t st = cuops_gemm_ex(g_gpu, CUOPS_OP_N, CUOPS_OP_T, c->m, c->n, c->k, c->alpha,
@@ -333,27 +341,36 @@ static void run_variants(const decode_case_t *c, const case_buffers_t *b, const 
                   "%s: two runs differ for %s", who, what);
     }
     if (g_sm_major != 9 || g_device_dead) return;
-    /* the Hopper kernel: serves k >= 1, declines k == 0; no workspace (its
-     * split-K meets in distributed shared memory); the same bytes twice */
-    unsigned long long ws1 = 0, ws2 = 0;
-    cuops_status_t st = gpu_call(c, b, WGMMA_SLOT, b->hout, &ws1);
-    if (c->k == 0) {
-        CHECK(st == CUOPS_STATUS_NOT_SUPPORTED, "%s must decline k = 0, got %s", k_wgmma,
-              cuops_status_string(st));
-        return;
+    /* the Hopper kernels: serve k >= 1, decline k == 0; no workspace (the
+     * cluster form's split-K meets in distributed shared memory, the narrow
+     * form does not split); the same bytes twice */
+    for (int slot = WGMMA_SLOT; slot <= NARROW_SLOT && !g_device_dead; slot++) {
+        const char *who = slot == WGMMA_SLOT ? k_wgmma : k_narrow;
+        unsigned long long ws1 = 0, ws2 = 0;
+        cuops_status_t st = gpu_call(c, b, slot, b->hout, &ws1);
+        if (c->k == 0) {
+            CHECK(st == CUOPS_STATUS_NOT_SUPPORTED, "%s must decline k = 0, got %s", who,
+                  cuops_status_string(st));
+            continue;
+        }
+        CHECK(st == CUOPS_STATUS_SUCCESS, "%s: %s (%s) for %s", who, cuops_status_string(st),
+              cuops_last_error(g_gpu), what);
+        if (st != CUOPS_STATUS_SUCCESS) continue;
+        CHECK(!strcmp(cuops_last_kernel(g_gpu), who), "%s ran kernel '%s'", who,
+              cuops_last_kernel(g_gpu));
+        CHECK(ws1 == 0, "%s wrote %llu workspace words for %s", who, ws1, what);
+        if (slot == WGMMA_SLOT) {
+            g_wgmma_ran++;
+            if (c->split_k >= 2 && c->k > 64) g_wgmma_split++;
+        } else {
+            g_narrow_ran++;
+            if ((c->n + 31) / 32 > g_num_sms) g_narrow_multi++;
+        }
+        check_output(who, what, c, b, b->hout);
+        st = gpu_call(c, b, slot, b->hout2, &ws2);
+        CHECK(st == CUOPS_STATUS_SUCCESS && memcmp(b->hout, b->hout2, b->count_c * es_c) == 0,
+              "%s: two runs differ for %s", who, what);
     }
-    CHECK(st == CUOPS_STATUS_SUCCESS, "%s: %s (%s) for %s", k_wgmma, cuops_status_string(st),
-          cuops_last_error(g_gpu), what);
-    if (st != CUOPS_STATUS_SUCCESS) return;
-    CHECK(!strcmp(cuops_last_kernel(g_gpu), k_wgmma), "%s ran kernel '%s'", k_wgmma,
-          cuops_last_kernel(g_gpu));
-    CHECK(ws1 == 0, "%s wrote %llu workspace words for %s", k_wgmma, ws1, what);
-    g_wgmma_ran++;
-    if (c->split_k >= 2 && c->k > 64) g_wgmma_split++;
-    check_output(k_wgmma, what, c, b, b->hout);
-    st = gpu_call(c, b, WGMMA_SLOT, b->hout2, &ws2);
-    CHECK(st == CUOPS_STATUS_SUCCESS && memcmp(b->hout, b->hout2, b->count_c * es_c) == 0,
-          "%s: two runs differ for %s", k_wgmma, what);
 }
 
 static void run_case(const decode_case_t *c)
@@ -735,6 +752,14 @@ static void test_big(void)
         {"auto", 1, 28672, 8192, F16, F16, 1.0f, 0.0f, 0, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_big_case(&cases[i]);
+    if (g_sm_major != 9) return;
+    /* the narrow form: one tile per CTA (4096 rows), several (14336, 28672) */
+    const big_case_t hopper[] = {
+        {"sm90_decode_narrow", 16, 4096, 14336, BF16, F16, 1.0f, 0.5f, 0, 0},
+        {"sm90_decode_narrow", 64, 14336, 4096, F16, F32, -0.75f, 0.5f, 0, 0},
+        {"sm90_decode_narrow", 1, 28672, 8192, BF16, BF16, 1.0f, 0.0f, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof hopper / sizeof hopper[0]; i++) run_big_case(&hopper[i]);
 }
 
 /* ---- what the variants must refuse -------------------------------------------- */
@@ -888,6 +913,10 @@ int main(void)
             CHECK(g_wgmma_ran > 0 && g_wgmma_split > 0, "%s ran %d cases, %d split", k_wgmma,
                   g_wgmma_ran, g_wgmma_split);
             CHECK(g_auto_wgmma > 0, "auto never took %s", k_wgmma);
+            fprintf(stderr, "%-20s ran %4d case(s), %4d with more than one tile per CTA\n",
+                    k_narrow, g_narrow_ran, g_narrow_multi);
+            CHECK(g_narrow_ran > 0 && g_narrow_multi > 0, "%s ran %d cases, %d multi-tile",
+                  k_narrow, g_narrow_ran, g_narrow_multi);
         }
         fprintf(stderr, "automatic plans that split a tile: %d\n", g_auto_plan_split);
         CHECK(g_auto_plan_split > 0, "no automatic plan split K (split-K or stream-K)");

@@ -61,6 +61,14 @@
  * consumers take 16 (as in w4a16_decode_wgmma.cu) */
 #define SDW_PRODUCER_REGS 32
 #define SDW_CONSUMER_REGS 112
+/* the narrow form (below): 32 weight rows per tile, 160 threads, 14 stages */
+#define SDN_NW 32
+#define SDN_THREADS 160
+#define SDN_W_TILE_BYTES (SDN_NW * SDW_BK * 2) /* 4 KB */
+#define SDN_X_TILE_BYTES (64 * SDW_BK * 2)     /* 8 KB: the A operand is 64 rows */
+#define SDN_STAGES 14
+#define SDN_SMEM_BYTES                                                                        \
+    (SDN_STAGES * (SDN_W_TILE_BYTES + SDN_X_TILE_BYTES) + 2 * SDN_STAGES * 8 + 1024)
 
 typedef struct sdw_params {
     void *c;
@@ -70,6 +78,7 @@ typedef struct sdw_params {
     int m, n;
     int kblocks;  /* ceil(k / 64) */
     int splits;   /* cluster size: CTAs per weight block */
+    int tiles;    /* narrow form: ceil(n / 32) tiles of 32 weight rows */
 } sdw_params_t;
 
 #if CUOPS_SM90A_DEVICE
@@ -256,6 +265,154 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
 #undef SDW_EMPTY_BAR
 }
 
+
+/* ---- the narrow form: x as the wgmma A, 32 weight rows per tile, all of K ----
+ *
+ * Why: the 256-row blocks above need K split over a cluster wherever the
+ * blocks alone do not fill the SMs (4096 rows: 16 blocks, S = 8), and the
+ * split costs ~2.4 us per call (H200, 5013a4d: 128 CTAs of one 64-k block
+ * each took 9.15 us with S = 8 against 6.75 us for 132 unsplit CTAs). With
+ * the weight as the wgmma B operand a tile can be 32 rows (N = 32) and x the
+ * 64-row A (rows past m are zeros), so 4096 rows are 128 tiles that each run
+ * the whole K: no split, no cluster, no reduction. The cost: x is re-read
+ * per tile (XN / 32 of the weight bytes from L2: 1/4 at m <= 8) and the
+ * tensor cores multiply 64 rows of x whatever m is (at m = 1, 64 * 32 * 16 *
+ * 2 FLOP per 1 KB of weight, a fifth of the wgmma rate at copy speed).
+ *
+ * CTA: 160 threads, persistent: tiles blockIdx.x, + gridDim.x, ... Warp 4
+ * issues per 64-k block the TMA of the 32 x 64 weight tile (4 KB) and of
+ * the XN x 64 x tile into the first XN rows of a 64-row A buffer; warps 0-3
+ * (one warpgroup) zero rows XN..63 of every A buffer once, then per block
+ * issue four wgmma.m64n32k16 (A: x, B: the weight tile), commit, wait for
+ * the previous block's group and release its stage; at a tile's last block
+ * they wait for the group and store C from the registers while the producer
+ * already streams the next tile. 14 stages of 12 KB: 56 KB of weight in
+ * flight per SM.
+ */
+
+/* C from a thread's m64n32 fragment: x rows 16w + l/4 (+8), weight rows
+ * 32 * tile + 8j + 2(l%4) (+1), masked at m and n. */
+static __device__ __forceinline__ void sdn_store_frag(const sdw_params_t &p, int tile, int warp,
+                                                      int lane, const float (&acc)[16])
+{
+    const int row = 16 * warp + (lane >> 2);
+    const int col = tile * SDN_NW + 2 * (lane & 3);
+#pragma unroll
+    for (int e = 0; e < 16; e++) {
+        const int r = row + 8 * ((e >> 1) & 1), cc = col + 8 * (e >> 2) + (e & 1);
+        if (r < p.m && cc < p.n) sdw_store(p, r, cc, acc[e]);
+    }
+}
+
+template <typename T>
+static __device__ __forceinline__ void sdn_cta(const CUtensorMap &tmap_w, const CUtensorMap &tmap_x,
+                                               const sdw_params_t &p, int xn)
+{
+    constexpr bool f16 = sdw_is_f16<T>::value;
+    extern __shared__ uint8_t smem_raw[];
+    const uint32_t base = (cuops_smem_addr(smem_raw) + 1023u) & ~1023u;
+    const uint32_t x_smem = base;                                  /* STAGES x 8 KB */
+    const uint32_t w_smem = x_smem + SDN_STAGES * SDN_X_TILE_BYTES; /* STAGES x 4 KB */
+    const uint32_t bars = w_smem + SDN_STAGES * SDN_W_TILE_BYTES;
+#define SDN_FULL_BAR(s) (bars + 8u * (uint32_t)(s))
+#define SDN_EMPTY_BAR(s) (bars + 8u * (uint32_t)(SDN_STAGES + (s)))
+    const uint32_t xbytes = (uint32_t)xn * SDW_BK * 2;
+
+    if (threadIdx.x == 128) {
+        cuops_tma_prefetch_map(&tmap_w);
+        cuops_tma_prefetch_map(&tmap_x);
+        for (int s = 0; s < SDN_STAGES; s++) {
+            cuops_mbar_init(SDN_FULL_BAR(s), 1);
+            cuops_mbar_init(SDN_EMPTY_BAR(s), 128);
+        }
+        cuops_mbar_init_fence();
+    }
+    __syncthreads();
+
+    if (threadIdx.x >= 128) {
+        /* ---------------- producer (warp 4) ---------------- */
+        if (threadIdx.x == 128) {
+            uint32_t phase = 0;
+            int stage = 0;
+            for (int tile = blockIdx.x; tile < p.tiles; tile += gridDim.x) {
+                for (int kb = 0; kb < p.kblocks; kb++) {
+                    cuops_mbar_wait(SDN_EMPTY_BAR(stage), phase ^ 1u);
+                    cuops_mbar_arrive_expect_tx(SDN_FULL_BAR(stage), SDN_W_TILE_BYTES + xbytes);
+                    cuops_tma_load_2d(w_smem + stage * SDN_W_TILE_BYTES, &tmap_w,
+                                      SDN_FULL_BAR(stage), kb * SDW_BK, tile * SDN_NW);
+                    cuops_tma_load_2d(x_smem + stage * SDN_X_TILE_BYTES, &tmap_x,
+                                      SDN_FULL_BAR(stage), kb * SDW_BK, 0);
+                    if (++stage == SDN_STAGES) {
+                        stage = 0;
+                        phase ^= 1u;
+                    }
+                }
+            }
+        }
+        return;
+    }
+
+    /* ---------------- consumers (warpgroup 0) ---------------- */
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    /* rows xn..63 of every A buffer are zeros for the whole kernel (the
+     * TMA writes rows 0..xn-1 only); the zeros reach the tensor cores
+     * through the async proxy */
+    {
+        const uint32_t row_bytes = (uint32_t)(64 - xn) * 128u;
+        for (int s = 0; s < SDN_STAGES; s++)
+            for (uint32_t o = threadIdx.x * 16u; o < row_bytes; o += 128u * 16u)
+                cuops_st_shared_f4(x_smem + s * SDN_X_TILE_BYTES + xbytes + o, 0.0f, 0.0f, 0.0f,
+                                   0.0f);
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        cuops_named_bar_sync(1, 128);
+    }
+    float acc[16];
+#pragma unroll
+    for (int i = 0; i < 16; i++) acc[i] = 0.0f;
+    int stage = 0, prev_stage = 0;
+    uint32_t phase = 0;
+    bool first = true;
+#pragma unroll 1
+    for (int tile = blockIdx.x; tile < p.tiles; tile += gridDim.x) {
+#pragma unroll 1
+        for (int kb = 0; kb < p.kblocks; kb++) {
+            cuops_mbar_wait(SDN_FULL_BAR(stage), phase);
+            const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + stage * SDN_X_TILE_BYTES);
+            const uint64_t desc_w = cuops_wgmma_desc_k_sw128(w_smem + stage * SDN_W_TILE_BYTES);
+#pragma unroll
+            for (int r = 0; r < 16; r++) cuops_reg_fence(acc[r]);
+            cuops_wgmma_fence();
+            /* a tile's first block overwrites the accumulators (scale-d 0) */
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                if (f16)
+                    cuops_wgmma_m64n32k16_ss_f16(acc, desc_x + 2 * j, desc_w + 2 * j, kb > 0 || j > 0);
+                else
+                    cuops_wgmma_m64n32k16_ss_bf16(acc, desc_x + 2 * j, desc_w + 2 * j, kb > 0 || j > 0);
+            }
+            cuops_wgmma_commit();
+            cuops_wgmma_wait<1>();
+#pragma unroll
+            for (int r = 0; r < 16; r++) cuops_reg_fence(acc[r]);
+            /* the previous block's group is retired: its stage is free */
+            if (!first) cuops_mbar_arrive(SDN_EMPTY_BAR(prev_stage));
+            first = false;
+            prev_stage = stage;
+            if (++stage == SDN_STAGES) {
+                stage = 0;
+                phase ^= 1u;
+            }
+        }
+        cuops_wgmma_wait<0>();
+#pragma unroll
+        for (int r = 0; r < 16; r++) cuops_reg_fence(acc[r]);
+        sdn_store_frag(p, tile, warp, lane, acc);
+    }
+    cuops_wgmma_wait<0>();
+#undef SDN_FULL_BAR
+#undef SDN_EMPTY_BAR
+}
+
 #endif /* CUOPS_SM90A_DEVICE */
 
 template <typename T, int XN>
@@ -265,6 +422,16 @@ sm90_decode_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_w,
 {
 #if CUOPS_SM90A_DEVICE
     sdw_cta<T, XN>(tmap_w, tmap_x, p);
+#endif
+}
+
+template <typename T>
+__global__ void __launch_bounds__(SDN_THREADS, 1)
+sm90_decode_narrow_kernel(const __grid_constant__ CUtensorMap tmap_w,
+                          const __grid_constant__ CUtensorMap tmap_x, const sdw_params_t p, int xn)
+{
+#if CUOPS_SM90A_DEVICE
+    sdn_cta<T>(tmap_w, tmap_x, p, xn);
 #endif
 }
 
@@ -386,3 +553,47 @@ static cuops_status_t sdw_launch(struct cuops_handle *h, const cuops_gemm_desc_t
 
 extern "C" const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma = {"sm90_decode_wgmma",
                                                                      sdw_supports, sdw_launch};
+
+/* The narrow form: one CTA per SM (or per tile), tiles dealt round-robin. */
+static int sdn_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
+{
+    return h->smem_optin_bytes >= SDN_SMEM_BYTES && sdw_supports(h, d);
+}
+
+static cuops_status_t sdn_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                 const cuops_options_t *opt)
+{
+    (void)opt;
+    static const char *const name = "sm90_decode_narrow";
+    const int xn = sdw_xn(d->m);
+    CUtensorMap tmap_w, tmap_x;
+    cuops_status_t st =
+        cuops_sm90_encode_kmajor(h, &tmap_w, d->b, d->ab_type, d->n, d->k, d->ldb, SDN_NW);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
+    st = cuops_sm90_encode_kmajor(h, &tmap_x, d->a, d->ab_type, d->m, d->k, d->lda, (uint32_t)xn);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
+    sdw_params_t p;
+    memset(&p, 0, sizeof p);
+    p.c = d->c;
+    p.ldc = d->ldc;
+    p.alpha = d->alpha;
+    p.beta = d->beta;
+    p.c_type = (int)d->c_type;
+    p.m = (int)d->m;
+    p.n = (int)d->n;
+    p.kblocks = (int)cuops_ceil_div(d->k, SDW_BK);
+    p.tiles = (int)cuops_ceil_div(d->n, SDN_NW);
+    const int sms = h->num_sms > 0 ? h->num_sms : 132;
+    const int grid = p.tiles < sms ? p.tiles : sms;
+    void (*fn)(const CUtensorMap, const CUtensorMap, const sdw_params_t, int) =
+        d->ab_type == CUOPS_DTYPE_BF16 ? sm90_decode_narrow_kernel<__nv_bfloat16>
+                                       : sm90_decode_narrow_kernel<__half>;
+    CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           SDN_SMEM_BYTES));
+    fn<<<grid, SDN_THREADS, SDN_SMEM_BYTES, cuops_stream(h)>>>(tmap_w, tmap_x, p, xn);
+    return cuops_cuda_check_launch(h, name);
+}
+
+extern "C" const cuops_gemm_kernel_t cuops_gemm_sm90_decode_narrow = {"sm90_decode_narrow",
+                                                                      sdn_supports, sdn_launch};

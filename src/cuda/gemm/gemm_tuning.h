@@ -46,6 +46,9 @@ const cuops_gemm_kernel_t *cuops_gemm_sm80_kernel_table(int *count);
 /* gemm_sm90_decode.cu: the decode GEMM on TMA + wgmma with cluster split-K */
 __attribute__((weak, visibility("hidden")))
 extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma;
+/* gemm_sm90_decode.cu: its narrow form (x as the wgmma A, 32-row tiles, all of K) */
+__attribute__((weak, visibility("hidden")))
+extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_narrow;
 /* gemm_decode.cu: small-M (decode) kernels that stream the weight with split-K */
 __attribute__((weak, visibility("hidden")))
 const cuops_gemm_kernel_t *cuops_gemm_decode_kernel_table(int *count);
@@ -80,6 +83,7 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
     t = cuops_gemm_family_table(cuops_gemm_sm90_kernel_table, &count);
     for (int i = 0; i < count && n < max; i++) out[n++] = &t[i];
     if (&cuops_gemm_sm90_decode_wgmma && n < max) out[n++] = &cuops_gemm_sm90_decode_wgmma;
+    if (&cuops_gemm_sm90_decode_narrow && n < max) out[n++] = &cuops_gemm_sm90_decode_narrow;
     t = cuops_gemm_family_table(cuops_gemm_sm80_kernel_table, &count);
     for (int i = 0; i < count && n < max; i++) out[n++] = &t[i];
     if (n < max) out[n++] = &cuops_gemm_sgemm_simt_128x128;
