@@ -63,6 +63,15 @@ static const char *const k_narrow = "sm90_decode_narrow";
 static int g_narrow_ran, g_narrow_multi; /* cases it served; of those, with > 1 tile per CTA */
 static int g_wgmma_ran, g_wgmma_split; /* cases it served; of those, with a forced split >= 2 */
 static int g_auto_wgmma;               /* auto calls that ran it */
+static int g_auto_narrow;              /* auto calls that ran the narrow form */
+
+/* auto on sm_90 takes the narrow form when its 32-row tiles fill 3/4 to all
+ * of the SMs once (gemm_tuning.h) */
+static int auto_takes_narrow(int64_t n, int64_t k)
+{
+    const int64_t tiles = (n + 31) / 32;
+    return g_sm_major == 9 && k >= 1 && tiles <= g_num_sms && 4 * tiles >= 3 * (int64_t)g_num_sms;
+}
 
 /* auto on sm_90 takes the Hopper kernel for k >= 1 when m > 8 or the weight
  * is larger than 4096 x 4096 (gemm_tuning.h) */
@@ -315,12 +324,14 @@ static void run_variants(const decode_case_t *c, const case_buffers_t *b, const 
               cuops_last_error(g_gpu), what);
         if (st != CUOPS_STATUS_SUCCESS) continue;
         const int want = v < NUM_VARIANTS ? v : tightest_variant(c->m);
-        const char *want_name = v == AUTO_SLOT && auto_takes_wgmma(c->m, c->n, c->k)
-                                    ? k_wgmma
-                                    : k_variants[want];
+        const char *want_name = v != AUTO_SLOT                     ? k_variants[want]
+                                : auto_takes_narrow(c->n, c->k)       ? k_narrow
+                                : auto_takes_wgmma(c->m, c->n, c->k) ? k_wgmma
+                                                                      : k_variants[want];
         CHECK(!strcmp(cuops_last_kernel(g_gpu), want_name), "%s ran kernel '%s', not %s", who,
               cuops_last_kernel(g_gpu), want_name);
         if (v == AUTO_SLOT && want_name == k_wgmma) g_auto_wgmma++;
+        if (v == AUTO_SLOT && want_name == k_narrow) g_auto_narrow++;
         g_ran[v]++;
         if (ws1) g_ws_used[v]++;
         if (ws1 && (v == AUTO_SLOT || c->split_k == 0)) g_auto_plan_split++;
@@ -563,6 +574,20 @@ static void test_stream_k_shapes(void)
     }
 }
 
+/* Shapes whose 32-row tiles fill 3/4 to all of the SMs once: auto takes the
+ * narrow form on sm_90 (checked in run_variants). */
+static void test_auto_narrow(void)
+{
+    static const int64_t shapes[3][3] = {{5, 4096, 264}, {64, 4000, 136}, {1, 4224 - 3, 72}};
+    for (int s = 0; s < 3; s++) {
+        if (g_quick && s == 1) continue;
+        const int64_t n = shapes[s][1] * g_num_sms / 132; /* the same tile fill on any GPU */
+        decode_case_t c = grid_case(100 + s, shapes[s][0], n, shapes[s][2]);
+        c.split_k = 0;
+        run_case(&c);
+    }
+}
+
 /* k == 0: C = beta * C (beta == 0: the poison becomes 0). */
 static void test_k_zero(void)
 {
@@ -758,6 +783,8 @@ static void test_big(void)
         {"sm90_decode_narrow", 16, 4096, 14336, BF16, F16, 1.0f, 0.5f, 0, 0},
         {"sm90_decode_narrow", 64, 14336, 4096, F16, F32, -0.75f, 0.5f, 0, 0},
         {"sm90_decode_narrow", 1, 28672, 8192, BF16, BF16, 1.0f, 0.0f, 0, 0},
+        /* auto takes the narrow form here */
+        {"auto", 64, 4096, 14336, F16, F16, 1.0f, 0.0f, 0, 0},
     };
     for (size_t i = 0; i < sizeof hopper / sizeof hopper[0]; i++) run_big_case(&hopper[i]);
 }
@@ -894,6 +921,7 @@ int main(void)
     test_forced_splits();
     test_shape_grid();
     test_stream_k_shapes();
+    test_auto_narrow();
     test_big();
 
     if (!g_device_dead) {
@@ -917,6 +945,7 @@ int main(void)
                     k_narrow, g_narrow_ran, g_narrow_multi);
             CHECK(g_narrow_ran > 0 && g_narrow_multi > 0, "%s ran %d cases, %d multi-tile",
                   k_narrow, g_narrow_ran, g_narrow_multi);
+            CHECK(g_auto_narrow > 0, "auto never took %s", k_narrow);
         }
         fprintf(stderr, "automatic plans that split a tile: %d\n", g_auto_plan_split);
         CHECK(g_auto_plan_split > 0, "no automatic plan split K (split-K or stream-K)");

@@ -98,9 +98,11 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
  * The candidates for the automatic choice, best first. The fallback is always
  * last, so the list is never empty.
  *
- *  F16/BF16, small M on sm_90 (m <= 64, NT, operands TMA can read, k >= 1;
- *    m > 8 or n*k > 2^24): sm90_decode_wgmma (weight by TMA, wgmma from
- *    shared memory, cluster split-K), ahead of the decode kernels.
+ *  F16/BF16, small M on sm_90 (m <= 64, NT, operands TMA can read, k >= 1):
+ *    sm90_decode_narrow where its 32-row tiles fill 3/4 to all of the SMs
+ *    once (n ~ 3200..4224 on 132 SMs); else, for m > 8 or n*k > 2^24,
+ *    sm90_decode_wgmma (weight by TMA, wgmma from shared memory, cluster
+ *    split-K); both ahead of the decode kernels.
  *  F16/BF16, small M (decode: m <= 64, NT, aligned) on sm_80 and newer: the
  *    decode kernels first (their supports() accepts only those calls): they
  *    split K so every SM streams the weight, where a 128-row tile would leave
@@ -127,6 +129,15 @@ static inline int cuops_gemm_auto_candidates(const struct cuops_handle *h,
 {
     int n = 0, count = 0;
     if (d->ab_type == CUOPS_DTYPE_F16 || d->ab_type == CUOPS_DTYPE_BF16) {
+        /* sm90_decode_narrow (one 32-row tile per CTA, no split) where its
+         * tiles fill 3/4 to all of the SMs once: 0.97-1.17x cuBLAS on the
+         * twelve 4096-row decode rows against 0.76-1.00x for the cluster
+         * form (H200, 0995f1f); with more tiles than SMs its CTAs take
+         * 3-7 tiles unevenly and it lost (0.81-0.95x) */
+        if (h->sm_major == 9 && &cuops_gemm_sm90_decode_narrow && d->k >= 1) {
+            const int64_t tiles = (d->n + 31) / 32, sms = h->num_sms > 0 ? h->num_sms : 132;
+            if (tiles <= sms && 4 * tiles >= 3 * sms) out[n++] = &cuops_gemm_sm90_decode_narrow;
+        }
         /* sm90_decode_wgmma measured 0.77-1.01x cuBLAS on the decode suite
          * against 0.41-0.97x for the mma.sync decode kernels (H200, 5c8d568),
          * faster or equal on every row but m = 1 at 4096 x 4096 (0.95x
