@@ -65,16 +65,10 @@
 #define SDN_NW 32
 #define SDN_THREADS 160
 #define SDN_W_TILE_BYTES (SDN_NW * SDW_BK * 2) /* 4 KB */
-#define SDN_A_SPAN_BYTES (64 * SDW_BK * 2)     /* what one A descriptor spans: 64 rows */
-#define SDN_RING_BYTES (200 * 1024)
-#define SDN_MAX_STAGES 48
-/* stages of 4 KB weight + an XN-row x tile, as many as fit the ring */
-#define SDN_STAGES(XN)                                                                        \
-    (SDN_RING_BYTES / (SDN_W_TILE_BYTES + (XN) * 128) < SDN_MAX_STAGES                       \
-         ? SDN_RING_BYTES / (SDN_W_TILE_BYTES + (XN) * 128)                                   \
-         : SDN_MAX_STAGES)
-#define SDN_SMEM_BYTES(XN)                                                                    \
-    (SDN_STAGES(XN) * (SDN_W_TILE_BYTES + (XN) * 128) + 2 * SDN_STAGES(XN) * 8 + 1024)
+#define SDN_X_TILE_BYTES (64 * SDW_BK * 2)     /* 8 KB: the A operand is 64 rows */
+#define SDN_STAGES 14
+#define SDN_SMEM_BYTES                                                                        \
+    (SDN_STAGES * (SDN_W_TILE_BYTES + SDN_X_TILE_BYTES) + 2 * SDN_STAGES * 8 + 1024)
 
 typedef struct sdw_params {
     void *c;
@@ -279,7 +273,7 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
  * split costs ~2.4 us per call (H200, 5013a4d: 128 CTAs of one 64-k block
  * each took 9.15 us with S = 8 against 6.75 us for 132 unsplit CTAs). With
  * the weight as the wgmma B operand a tile can be 32 rows (N = 32) and x the
- * 64-row A (rows past m are never stored), so 4096 rows are 128 tiles that each run
+ * 64-row A (rows past m are zeros), so 4096 rows are 128 tiles that each run
  * the whole K: no split, no cluster, no reduction. The cost: x is re-read
  * per tile (XN / 32 of the weight bytes from L2: 1/4 at m <= 8) and the
  * tensor cores multiply 64 rows of x whatever m is (at m = 1, 64 * 32 * 16 *
@@ -287,17 +281,13 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
  *
  * CTA: 160 threads, persistent: tiles blockIdx.x, + gridDim.x, ... Warp 4
  * issues per 64-k block the TMA of the 32 x 64 weight tile (4 KB) and of
- * the XN x 64 x tile (XN * 128 B); warps 0-3 (one warpgroup) issue four
- * wgmma.m64n32k16 (A: the x tile, B: the weight tile), commit, wait for the
- * previous block's group and release its stage; at a tile's last block they
- * wait for the group and store C from the registers while the producer
- * already streams the next tile. The A descriptor spans 64 rows, but only
- * the x tile's XN rows are allocated: rows XN..63 read the next stages' x
- * tiles and the weight tiles that follow (in bounds: the weight ring after
- * the x ring is at least 8 KB) and feed only product rows that are never
- * stored. So a stage is 4 KB + XN * 128 B and the ring holds 40 stages at
- * m <= 8 (160 KB of weight in flight per SM), 16 at m = 64 (run 0995f1f
- * kept a zeroed 64-row A buffer per stage: 14 stages, 56 KB).
+ * the XN x 64 x tile into the first XN rows of a 64-row A buffer; warps 0-3
+ * (one warpgroup) zero rows XN..63 of every A buffer once, then per block
+ * issue four wgmma.m64n32k16 (A: x, B: the weight tile), commit, wait for
+ * the previous block's group and release its stage; at a tile's last block
+ * they wait for the group and store C from the registers while the producer
+ * already streams the next tile. 14 stages of 12 KB: 56 KB of weight in
+ * flight per SM.
  */
 
 /* C from a thread's m64n32 fragment: x rows 16w + l/4 (+8), weight rows
@@ -321,18 +311,17 @@ static __device__ __forceinline__ void sdn_cta(const CUtensorMap &tmap_w, const 
     constexpr bool f16 = sdw_is_f16<T>::value;
     extern __shared__ uint8_t smem_raw[];
     const uint32_t base = (cuops_smem_addr(smem_raw) + 1023u) & ~1023u;
-    const int stages = SDN_STAGES(xn);
-    const uint32_t xbytes = (uint32_t)xn * SDW_BK * 2;                 /* XN rows of 128 B */
-    const uint32_t x_smem = base;                                      /* stages x xbytes */
-    const uint32_t w_smem = x_smem + (uint32_t)stages * xbytes;        /* stages x 4 KB */
-    const uint32_t bars = w_smem + (uint32_t)stages * SDN_W_TILE_BYTES;
+    const uint32_t x_smem = base;                                  /* STAGES x 8 KB */
+    const uint32_t w_smem = x_smem + SDN_STAGES * SDN_X_TILE_BYTES; /* STAGES x 4 KB */
+    const uint32_t bars = w_smem + SDN_STAGES * SDN_W_TILE_BYTES;
 #define SDN_FULL_BAR(s) (bars + 8u * (uint32_t)(s))
-#define SDN_EMPTY_BAR(s) (bars + 8u * (uint32_t)(stages + (s)))
+#define SDN_EMPTY_BAR(s) (bars + 8u * (uint32_t)(SDN_STAGES + (s)))
+    const uint32_t xbytes = (uint32_t)xn * SDW_BK * 2;
 
     if (threadIdx.x == 128) {
         cuops_tma_prefetch_map(&tmap_w);
         cuops_tma_prefetch_map(&tmap_x);
-        for (int s = 0; s < stages; s++) {
+        for (int s = 0; s < SDN_STAGES; s++) {
             cuops_mbar_init(SDN_FULL_BAR(s), 1);
             cuops_mbar_init(SDN_EMPTY_BAR(s), 128);
         }
@@ -351,9 +340,9 @@ static __device__ __forceinline__ void sdn_cta(const CUtensorMap &tmap_w, const 
                     cuops_mbar_arrive_expect_tx(SDN_FULL_BAR(stage), SDN_W_TILE_BYTES + xbytes);
                     cuops_tma_load_2d(w_smem + stage * SDN_W_TILE_BYTES, &tmap_w,
                                       SDN_FULL_BAR(stage), kb * SDW_BK, tile * SDN_NW);
-                    cuops_tma_load_2d(x_smem + stage * xbytes, &tmap_x,
+                    cuops_tma_load_2d(x_smem + stage * SDN_X_TILE_BYTES, &tmap_x,
                                       SDN_FULL_BAR(stage), kb * SDW_BK, 0);
-                    if (++stage == stages) {
+                    if (++stage == SDN_STAGES) {
                         stage = 0;
                         phase ^= 1u;
                     }
@@ -365,11 +354,18 @@ static __device__ __forceinline__ void sdn_cta(const CUtensorMap &tmap_w, const 
 
     /* ---------------- consumers (warpgroup 0) ---------------- */
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    /* A is the XN-row x tile of the stage; the descriptor spans 64 rows, so
-     * rows XN..63 read whatever follows it in shared memory (the next
-     * stages' x tiles, the weight tiles: in bounds, see the layout). Row i
-     * of the product depends only on row i of A, and rows past m are never
-     * stored, so those values do not matter. */
+    /* rows xn..63 of every A buffer are zeros for the whole kernel (the
+     * TMA writes rows 0..xn-1 only); the zeros reach the tensor cores
+     * through the async proxy */
+    {
+        const uint32_t row_bytes = (uint32_t)(64 - xn) * 128u;
+        for (int s = 0; s < SDN_STAGES; s++)
+            for (uint32_t o = threadIdx.x * 16u; o < row_bytes; o += 128u * 16u)
+                cuops_st_shared_f4(x_smem + s * SDN_X_TILE_BYTES + xbytes + o, 0.0f, 0.0f, 0.0f,
+                                   0.0f);
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        cuops_named_bar_sync(1, 128);
+    }
     float acc[16];
 #pragma unroll
     for (int i = 0; i < 16; i++) acc[i] = 0.0f;
@@ -381,7 +377,7 @@ static __device__ __forceinline__ void sdn_cta(const CUtensorMap &tmap_w, const 
 #pragma unroll 1
         for (int kb = 0; kb < p.kblocks; kb++) {
             cuops_mbar_wait(SDN_FULL_BAR(stage), phase);
-            const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + stage * xbytes);
+            const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + stage * SDN_X_TILE_BYTES);
             const uint64_t desc_w = cuops_wgmma_desc_k_sw128(w_smem + stage * SDN_W_TILE_BYTES);
 #pragma unroll
             for (int r = 0; r < 16; r++) cuops_reg_fence(acc[r]);
@@ -402,7 +398,7 @@ static __device__ __forceinline__ void sdn_cta(const CUtensorMap &tmap_w, const 
             if (!first) cuops_mbar_arrive(SDN_EMPTY_BAR(prev_stage));
             first = false;
             prev_stage = stage;
-            if (++stage == stages) {
+            if (++stage == SDN_STAGES) {
                 stage = 0;
                 phase ^= 1u;
             }
@@ -561,7 +557,7 @@ extern "C" const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma = {"sm90_decod
 /* The narrow form: one CTA per SM (or per tile), tiles dealt round-robin. */
 static int sdn_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 {
-    return h->smem_optin_bytes >= SDN_SMEM_BYTES(sdw_xn(d->m)) && sdw_supports(h, d);
+    return h->smem_optin_bytes >= SDN_SMEM_BYTES && sdw_supports(h, d);
 }
 
 static cuops_status_t sdn_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
@@ -594,8 +590,8 @@ static cuops_status_t sdn_launch(struct cuops_handle *h, const cuops_gemm_desc_t
                                        : sm90_decode_narrow_kernel<__half>;
     CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           SDN_SMEM_BYTES(xn)));
-    fn<<<grid, SDN_THREADS, SDN_SMEM_BYTES(xn), cuops_stream(h)>>>(tmap_w, tmap_x, p, xn);
+                                           SDN_SMEM_BYTES));
+    fn<<<grid, SDN_THREADS, SDN_SMEM_BYTES, cuops_stream(h)>>>(tmap_w, tmap_x, p, xn);
     return cuops_cuda_check_launch(h, name);
 }
 
