@@ -493,6 +493,30 @@ static int sdw_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d
     return cuops_aligned(d->c, cuops_dtype_size(d->c_type));
 }
 
+/* What both forms set up alike: the weight's tensor map in boxes of
+ * `w_rows` rows, x's in boxes of XN rows, and the parameters but the
+ * form's own (splits, tiles). */
+static cuops_status_t sdw_prepare(struct cuops_handle *h, const cuops_gemm_desc_t *d, int xn,
+                                  uint32_t w_rows, CUtensorMap *tmap_w, CUtensorMap *tmap_x,
+                                  sdw_params_t *p)
+{
+    cuops_status_t st =
+        cuops_sm90_encode_kmajor(h, tmap_w, d->b, d->ab_type, d->n, d->k, d->ldb, w_rows);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
+    st = cuops_sm90_encode_kmajor(h, tmap_x, d->a, d->ab_type, d->m, d->k, d->lda, (uint32_t)xn);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
+    memset(p, 0, sizeof *p);
+    p->c = d->c;
+    p->ldc = d->ldc;
+    p->alpha = d->alpha;
+    p->beta = d->beta;
+    p->c_type = (int)d->c_type;
+    p->m = (int)d->m;
+    p->n = (int)d->n;
+    p->kblocks = (int)cuops_ceil_div(d->k, SDW_BK);
+    return CUOPS_STATUS_SUCCESS;
+}
+
 static cuops_status_t sdw_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                  const cuops_options_t *opt)
 {
@@ -500,22 +524,9 @@ static cuops_status_t sdw_launch(struct cuops_handle *h, const cuops_gemm_desc_t
     const int xn = sdw_xn(d->m);
     const int smem = sdw_smem_bytes(xn);
     CUtensorMap tmap_w, tmap_x;
-    cuops_status_t st =
-        cuops_sm90_encode_kmajor(h, &tmap_w, d->b, d->ab_type, d->n, d->k, d->ldb, SDW_WROWS);
-    if (st != CUOPS_STATUS_SUCCESS) return st;
-    st = cuops_sm90_encode_kmajor(h, &tmap_x, d->a, d->ab_type, d->m, d->k, d->lda, (uint32_t)xn);
-    if (st != CUOPS_STATUS_SUCCESS) return st;
-
     sdw_params_t p;
-    memset(&p, 0, sizeof p);
-    p.c = d->c;
-    p.ldc = d->ldc;
-    p.alpha = d->alpha;
-    p.beta = d->beta;
-    p.c_type = (int)d->c_type;
-    p.m = (int)d->m;
-    p.n = (int)d->n;
-    p.kblocks = (int)cuops_ceil_div(d->k, SDW_BK);
+    cuops_status_t st = sdw_prepare(h, d, xn, SDW_WROWS, &tmap_w, &tmap_x, &p);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
 
     /* splits: fill the SMs once (one CTA each), at most 8 and one per 64-k
      * block; auto: every cluster resident at once; forced: one fits */
@@ -567,21 +578,9 @@ static cuops_status_t sdn_launch(struct cuops_handle *h, const cuops_gemm_desc_t
     static const char *const name = "sm90_decode_narrow";
     const int xn = sdw_xn(d->m);
     CUtensorMap tmap_w, tmap_x;
-    cuops_status_t st =
-        cuops_sm90_encode_kmajor(h, &tmap_w, d->b, d->ab_type, d->n, d->k, d->ldb, SDN_NW);
-    if (st != CUOPS_STATUS_SUCCESS) return st;
-    st = cuops_sm90_encode_kmajor(h, &tmap_x, d->a, d->ab_type, d->m, d->k, d->lda, (uint32_t)xn);
-    if (st != CUOPS_STATUS_SUCCESS) return st;
     sdw_params_t p;
-    memset(&p, 0, sizeof p);
-    p.c = d->c;
-    p.ldc = d->ldc;
-    p.alpha = d->alpha;
-    p.beta = d->beta;
-    p.c_type = (int)d->c_type;
-    p.m = (int)d->m;
-    p.n = (int)d->n;
-    p.kblocks = (int)cuops_ceil_div(d->k, SDW_BK);
+    cuops_status_t st = sdw_prepare(h, d, xn, SDN_NW, &tmap_w, &tmap_x, &p);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
     p.tiles = (int)cuops_ceil_div(d->n, SDN_NW);
     const int sms = h->num_sms > 0 ? h->num_sms : 132;
     const int grid = p.tiles < sms ? p.tiles : sms;
