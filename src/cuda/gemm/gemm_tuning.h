@@ -68,6 +68,15 @@ cuops_gemm_family_table(const cuops_gemm_kernel_t *(*table_fn)(int *), int *coun
     return t;
 }
 
+/* Whether n weight rows in 32-row tiles fill `sms` SMs once (3/4 of them at
+ * least) or twice within 5 % (the narrow decode form's auto range). */
+static inline int cuops_decode_narrow_fits(int64_t n, int64_t sms)
+{
+    const int64_t tiles = (n + 31) / 32;
+    if (tiles <= sms) return 4 * tiles >= 3 * sms;
+    return tiles <= 2 * sms && 2 * sms * 20 <= tiles * 21;
+}
+
 /* Upper bound on the number of kernels the dispatch can know about. */
 #define CUOPS_GEMM_MAX_KERNELS 64
 
@@ -100,7 +109,8 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
  *
  *  F16/BF16, small M on sm_90 (m <= 64, NT, operands TMA can read, k >= 1):
  *    sm90_decode_narrow where its 32-row tiles fill 3/4 to all of the SMs
- *    once (n ~ 3200..4224 on 132 SMs); else, for m > 8 or n*k > 2^24,
+ *    once or twice within 5 % (n ~ 3200..4224 and 8040..8448 on 132 SMs);
+ *    else, for m > 8 or n*k > 2^24,
  *    sm90_decode_wgmma (weight by TMA, wgmma from shared memory, cluster
  *    split-K); both ahead of the decode kernels.
  *  F16/BF16, small M (decode: m <= 64, NT, aligned) on sm_80 and newer: the
@@ -129,15 +139,15 @@ static inline int cuops_gemm_auto_candidates(const struct cuops_handle *h,
 {
     int n = 0, count = 0;
     if (d->ab_type == CUOPS_DTYPE_F16 || d->ab_type == CUOPS_DTYPE_BF16) {
-        /* sm90_decode_narrow (one 32-row tile per CTA, no split) where its
-         * tiles fill 3/4 to all of the SMs once: 0.97-1.17x cuBLAS on the
-         * twelve 4096-row decode rows against 0.76-1.00x for the cluster
-         * form (H200, 0995f1f); with more tiles than SMs its CTAs take
-         * 3-7 tiles unevenly and it lost (0.81-0.95x) */
-        if (h->sm_major == 9 && &cuops_gemm_sm90_decode_narrow && d->k >= 1) {
-            const int64_t tiles = (d->n + 31) / 32, sms = h->num_sms > 0 ? h->num_sms : 132;
-            if (tiles <= sms && 4 * tiles >= 3 * sms) out[n++] = &cuops_gemm_sm90_decode_narrow;
-        }
+        /* sm90_decode_narrow (32-row tiles, no split) where its tiles fill
+         * 3/4 to all of the SMs once, or two rounds within 5 %: 0.97-1.17x
+         * cuBLAS on the twelve 4096-row decode rows against 0.76-1.00x for
+         * the cluster form (H200, 0995f1f), and 4 % faster than it at
+         * n = 8192 (ea345f6). With 3-7 tiles per CTA (n = 11008, 14336,
+         * 28672) or a 1.5-tile average (6144) it lost (0.80-0.95x). */
+        if (h->sm_major == 9 && &cuops_gemm_sm90_decode_narrow && d->k >= 1 &&
+            cuops_decode_narrow_fits(d->n, h->num_sms > 0 ? h->num_sms : 132))
+            out[n++] = &cuops_gemm_sm90_decode_narrow;
         /* sm90_decode_wgmma measured 0.77-1.01x cuBLAS on the decode suite
          * against 0.41-0.97x for the mma.sync decode kernels (H200, 5c8d568),
          * faster or equal on every row but m = 1 at 4096 x 4096 (0.95x
