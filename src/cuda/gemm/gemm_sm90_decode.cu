@@ -1,9 +1,11 @@
 /*
  * gemm_sm90_decode.cu - the decode-shaped GEMM (m <= 64, C = A * B^T with B
  * the weight stored [n, k]) on sm_90a: the weight streamed by TMA into a
- * shared-memory ring and multiplied by wgmma straight from there, K split
- * across a thread-block cluster and reduced in distributed shared memory.
- * Kernel "sm90_decode_wgmma".
+ * shared-memory ring and multiplied by wgmma straight from there. Two forms:
+ * "sm90_decode_wgmma" (256-row blocks, K split across a thread-block cluster
+ * and reduced in distributed shared memory) and "sm90_decode_narrow" (x as
+ * the wgmma A, 32-row tiles that each run all of K: no split; below, with
+ * why it exists and where auto takes it).
  *
  * Why. At m <= 64 the GEMM is a stream of the weight (28672 x 8192 is 470 MB
  * against 1 MB of activations); the mma.sync decode kernels (gemm_decode.cu)
