@@ -53,6 +53,17 @@ for rel in src/cuda/quant/w4a16_prefill_wgmma.cu src/cuda/quant/w4a16_decode_wgm
             check "grep -q '$ins' '$fw'" "$rel PTX has no $ins (cluster split-K)"
         done ;;
     esac
+    case $rel in
+    *gemm_sm90_decode.cu)
+        # the narrow form's entry alone: x as the m64 A against 32-row weight
+        # tiles (m64n32k16) by TMA, and no cluster step (it does not split K)
+        awk '/^\.visible \.entry/{on = /sm90_decode_narrow/} on' "$fw" > "$ptxdir/narrow.ptx"
+        check "grep -q 'wgmma.mma_async.sync.aligned.m64n32k16' '$ptxdir/narrow.ptx'" \
+              "the narrow decode form's PTX has no wgmma m64n32k16"
+        check "grep -q 'cp.async.bulk.tensor' '$ptxdir/narrow.ptx'" "the narrow decode form's PTX has no TMA"
+        check "! grep -q 'barrier.cluster' '$ptxdir/narrow.ptx'" \
+              "the narrow decode form's PTX has a cluster barrier" ;;
+    esac
 done
 for src80 in "$root"/src/cuda/gemm/gemm_sm80_*.cu; do
     [ -f "$src80" ] || { fail "no src/cuda/gemm/gemm_sm80_*.cu"; break; }
