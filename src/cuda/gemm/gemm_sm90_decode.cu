@@ -33,7 +33,8 @@
  * Split-K (cluster_splitk.cuh): the S CTAs of a 256-row block form a cluster
  * (S <= 8), rank r takes 64-k blocks [r*K/S, (r+1)*K/S), the partials meet
  * in distributed shared memory and rank r sums its share of the fragments in
- * rank order (bitwise reproducible) and stores C = alpha * sum + beta * C.
+ * rank order (bitwise reproducible) and stores C = alpha * sum + beta * C;
+ * S = 1 is a plain launch (no cluster) that stores C from the registers.
  * S: as many as fill the SMs once, at most 8 and one per 64-k block, lowered
  * until every cluster is resident at once; options.split_k forces it.
  *

@@ -34,8 +34,9 @@
  * free by then), the cluster synchronises, CTA r adds the float4 columns
  * [r*XN/(8S), (r+1)*XN/(8S)) of every thread's fragment over s = 0..S-1 in
  * that order (ld.shared::cluster; bitwise reproducible) and stores them to
- * y, and the cluster synchronises again before any CTA exits. S = 1 takes the
- * same path without a partner. Splits: as many as fill the SMs once (one
+ * y, and the cluster synchronises again before any CTA exits. S = 1 is a
+ * plain launch (no cluster) whose consumers store y straight from their
+ * registers. Splits: as many as fill the SMs once (one
  * CTA per SM), at most 8, at most one per 64-k block, and lowered until all
  * clusters are resident at once.
  *
