@@ -89,27 +89,6 @@ typedef struct sdw_params {
 template <typename T> struct sdw_is_f16 { static constexpr bool value = false; };
 template <> struct sdw_is_f16<__half> { static constexpr bool value = true; };
 
-template <typename T, int XN>
-static __device__ __forceinline__ void sdw_wgmma(float (&acc)[XN / 2], uint64_t desc_w,
-                                                 uint64_t desc_x)
-{
-    constexpr bool f16 = sdw_is_f16<T>::value;
-    if constexpr (XN == 8) {
-        if (f16) cuops_wgmma_m64n8k16_ss_f16(acc, desc_w, desc_x, 1);
-        else cuops_wgmma_m64n8k16_ss_bf16(acc, desc_w, desc_x, 1);
-    } else if constexpr (XN == 16) {
-        if (f16) cuops_wgmma_m64n16k16_ss_f16(acc, desc_w, desc_x, 1);
-        else cuops_wgmma_m64n16k16_ss_bf16(acc, desc_w, desc_x, 1);
-    } else if constexpr (XN == 32) {
-        if (f16) cuops_wgmma_m64n32k16_ss_f16(acc, desc_w, desc_x, 1);
-        else cuops_wgmma_m64n32k16_ss_bf16(acc, desc_w, desc_x, 1);
-    } else {
-        static_assert(XN == 64, "XN is 8, 16, 32 or 64");
-        if (f16) cuops_wgmma_m64n64k16_ss_f16(acc, desc_w, desc_x, 1);
-        else cuops_wgmma_m64n64k16_ss_bf16(acc, desc_w, desc_x, 1);
-    }
-}
-
 /* C[row][col] = alpha * v + beta * C[row][col] (C not read when beta == 0) */
 static __device__ __forceinline__ void sdw_store(const sdw_params_t &p, int row, int col, float v)
 {
@@ -222,7 +201,7 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
             for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
             cuops_wgmma_fence();
 #pragma unroll
-            for (int j = 0; j < 4; j++) sdw_wgmma<T, XN>(acc, desc_w + 2 * j, desc_x + 2 * j);
+            for (int j = 0; j < 4; j++) cuops_wgmma_m64nk16<XN, sdw_is_f16<T>::value>(acc, desc_w + 2 * j, desc_x + 2 * j, 1);
             cuops_wgmma_commit();
             cuops_wgmma_wait<1>();
 #pragma unroll
@@ -387,12 +366,9 @@ static __device__ __forceinline__ void sdn_cta(const CUtensorMap &tmap_w, const 
             cuops_wgmma_fence();
             /* a tile's first block overwrites the accumulators (scale-d 0) */
 #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                if (f16)
-                    cuops_wgmma_m64n32k16_ss_f16(acc, desc_x + 2 * j, desc_w + 2 * j, kb > 0 || j > 0);
-                else
-                    cuops_wgmma_m64n32k16_ss_bf16(acc, desc_x + 2 * j, desc_w + 2 * j, kb > 0 || j > 0);
-            }
+            for (int j = 0; j < 4; j++)
+                cuops_wgmma_m64nk16<SDN_NW, f16>(acc, desc_x + 2 * j, desc_w + 2 * j,
+                                                 kb > 0 || j > 0);
             cuops_wgmma_commit();
             cuops_wgmma_wait<1>();
 #pragma unroll

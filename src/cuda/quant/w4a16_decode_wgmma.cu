@@ -88,28 +88,6 @@ typedef struct w4d_params {
 
 #if CUOPS_SM90A_DEVICE
 
-/* One wgmma m64nXNk16 with A from registers, D += A*B. */
-template <typename T, int XN>
-static __device__ __forceinline__ void w4d_wgmma(float (&acc)[XN / 2], const uint32_t (&a)[4],
-                                                 uint64_t desc_x)
-{
-    constexpr bool f16 = w4_type<T>::is_f16;
-    if constexpr (XN == 8) {
-        if (f16) cuops_wgmma_m64n8k16_rs_f16(acc, a, desc_x, 1);
-        else cuops_wgmma_m64n8k16_rs_bf16(acc, a, desc_x, 1);
-    } else if constexpr (XN == 16) {
-        if (f16) cuops_wgmma_m64n16k16_rs_f16(acc, a, desc_x, 1);
-        else cuops_wgmma_m64n16k16_rs_bf16(acc, a, desc_x, 1);
-    } else if constexpr (XN == 32) {
-        if (f16) cuops_wgmma_m64n32k16_rs_f16(acc, a, desc_x, 1);
-        else cuops_wgmma_m64n32k16_rs_bf16(acc, a, desc_x, 1);
-    } else {
-        static_assert(XN == 64, "XN is 8, 16, 32 or 64");
-        if (f16) cuops_wgmma_m64n64k16_rs_f16(acc, a, desc_x, 1);
-        else cuops_wgmma_m64n64k16_rs_bf16(acc, a, desc_x, 1);
-    }
-}
-
 /* float4 j of a thread's fragment (x rows 8j + 2(l%4) + {0,1}, weight rows
  * 16w + l/4 and + 8 of the consumer's 64) into y, masked at m and n. */
 template <typename T>
@@ -262,7 +240,7 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
             for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
             cuops_wgmma_fence();
 #pragma unroll
-            for (int j = 0; j < 4; j++) w4d_wgmma<T, XN>(acc, a[j], desc_x + 2 * j);
+            for (int j = 0; j < 4; j++) cuops_wgmma_m64nk16<XN, w4_type<T>::is_f16>(acc, a[j], desc_x + 2 * j, 1);
             cuops_wgmma_commit();
             cuops_wgmma_wait<1>();
 #pragma unroll
