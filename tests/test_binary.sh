@@ -55,11 +55,18 @@ for rel in src/cuda/quant/w4a16_prefill_wgmma.cu src/cuda/quant/w4a16_decode_wgm
     esac
     case $rel in
     *gemm_sm90_decode.cu)
-        # the narrow form's entry alone: x as the m64 A against 32-row weight
-        # tiles (m64n32k16) by TMA, and no cluster step (it does not split K)
+        # the narrow form's entries alone: x as the m64 A against weight
+        # tiles by TMA, and no cluster step (it does not split K); the
+        # 112-row instance multiplies each k16 step as N = 64 + 32 + 16
         awk '/^\.visible \.entry/{on = /sm90_decode_narrow/} on' "$fw" > "$ptxdir/narrow.ptx"
         check "grep -q 'wgmma.mma_async.sync.aligned.m64n32k16' '$ptxdir/narrow.ptx'" \
               "the narrow decode form's PTX has no wgmma m64n32k16"
+        awk '/^\.visible \.entry/{on = /sm90_decode_narrow_kernelI6__halfLi112E/} on' "$fw" \
+            > "$ptxdir/narrow112.ptx"
+        for nn in 64 32 16; do
+            check "[ \$(grep -c 'wgmma.mma_async.sync.aligned.m64n${nn}k16.f32.f16' '$ptxdir/narrow112.ptx') -eq 4 ]" \
+                  "the 112-row narrow instance does not issue m64n${nn}k16 once per k16 step"
+        done
         check "grep -q 'cp.async.bulk.tensor' '$ptxdir/narrow.ptx'" "the narrow decode form's PTX has no TMA"
         check "! grep -q 'barrier.cluster' '$ptxdir/narrow.ptx'" \
               "the narrow decode form's PTX has a cluster barrier" ;;

@@ -61,18 +61,36 @@ static const char *const k_narrow = "sm90_decode_narrow";
 #define WGMMA_SLOT (NUM_VARIANTS + 1)
 #define NARROW_SLOT (NUM_VARIANTS + 2)
 static int g_narrow_ran, g_narrow_multi; /* cases it served; of those, with > 1 tile per CTA */
+static unsigned long long g_narrow_rows_seen[33]; /* bit per tile height (rows / 8) it ran */
 static int g_wgmma_ran, g_wgmma_split; /* cases it served; of those, with a forced split >= 2 */
 static int g_auto_wgmma;               /* auto calls that ran it */
 static int g_auto_narrow;              /* auto calls that ran the narrow form */
 
-/* auto on sm_90 takes the narrow form when its 32-row tiles fill 3/4 to all
- * of the SMs once, or twice within 5 % (gemm_tuning.h) */
+/* the narrow form's weight rows per tile: the fewest multiple of 8 that
+ * covers n with one tile per SM, 8 to 256 (gemm_tuning.h) */
+static int64_t narrow_rows(int64_t n)
+{
+    const int64_t sms = g_num_sms > 0 ? g_num_sms : 132;
+    int64_t rows = (n + sms - 1) / sms;
+    rows = (rows + 7) / 8 * 8;
+    return rows < 8 ? 8 : rows > 256 ? 256 : rows;
+}
+
+/* rounds of tiles the narrow form's persistent CTAs take */
+static int64_t narrow_rounds(int64_t n)
+{
+    const int64_t sms = g_num_sms > 0 ? g_num_sms : 132;
+    const int64_t tiles = (n + narrow_rows(n) - 1) / narrow_rows(n);
+    return (tiles + sms - 1) / sms;
+}
+
+/* auto on sm_90 takes the narrow form when its tiles keep 3/4 of the SMs
+ * busy: n >= 3/4 x rounds x SMs x rows per tile (gemm_tuning.h) */
 static int auto_takes_narrow(int64_t n, int64_t k)
 {
-    const int64_t tiles = (n + 31) / 32, sms = g_num_sms;
+    const int64_t sms = g_num_sms > 0 ? g_num_sms : 132;
     if (g_sm_major != 9 || k < 1) return 0;
-    if (tiles <= sms) return 4 * tiles >= 3 * sms;
-    return tiles <= 2 * sms && 2 * sms * 20 <= tiles * 21;
+    return 4 * n >= 3 * narrow_rounds(n) * sms * narrow_rows(n);
 }
 
 /* auto on sm_90 takes the Hopper kernel for k >= 1 when m > 8 or the weight
@@ -377,7 +395,8 @@ static void run_variants(const decode_case_t *c, const case_buffers_t *b, const 
             if (c->split_k >= 2 && c->k > 64) g_wgmma_split++;
         } else {
             g_narrow_ran++;
-            if ((c->n + 31) / 32 > g_num_sms) g_narrow_multi++;
+            if (narrow_rounds(c->n) > 1) g_narrow_multi++;
+            g_narrow_rows_seen[narrow_rows(c->n) / 8] = 1;
         }
         check_output(who, what, c, b, b->hout);
         st = gpu_call(c, b, slot, b->hout2, &ws2);
@@ -576,17 +595,49 @@ static void test_stream_k_shapes(void)
     }
 }
 
-/* Shapes whose 32-row tiles fill 3/4 to all of the SMs once, or twice within
- * 5 % (and one just past that): auto takes the narrow form on sm_90 exactly
+/* Shapes inside and just outside the narrow form's auto range (its tiles
+ * keep 3/4 of the SMs busy): auto takes the narrow form on sm_90 exactly
  * there (checked in run_variants). */
 static void test_auto_narrow(void)
 {
-    static const int64_t shapes[5][3] = {{5, 4096, 264}, {64, 4000, 136}, {1, 4224 - 3, 72},
-                                         {3, 8192, 136}, {17, 8448 + 1, 72}};
-    for (int s = 0; s < 5; s++) {
-        if (g_quick && s == 1) continue;
+    static const int64_t shapes[7][3] = {{5, 4096, 264}, {64, 4000, 136}, {1, 4224 - 3, 72},
+                                         {3, 8192, 136}, {17, 8448 + 1, 72}, {2, 2200, 72},
+                                         {9, 34000, 40}};
+    for (int s = 0; s < 7; s++) {
+        if (g_quick && (s == 1 || s == 6)) continue;
         const int64_t n = shapes[s][1] * g_num_sms / 132; /* the same tile fill on any GPU */
         decode_case_t c = grid_case(100 + s, shapes[s][0], n, shapes[s][2]);
+        c.split_k = 0;
+        run_case(&c);
+    }
+}
+
+/* The narrow form's tile heights: n = SMs x rows - 3 gives tiles of `rows`
+ * rows (8 to 256, the last tile 3 rows short), and two shapes past 256 rows
+ * per SM give its persistent CTAs a second round of tiles. Each height is
+ * its own kernel instance; its wgmma is split into N = 64, 32, 16, 8 parts
+ * whose fragments must land in the right accumulators. */
+static void test_narrow_rows(void)
+{
+    static const int rows_full[12] = {8, 16, 24, 40, 64, 88, 112, 136, 184, 200, 224, 256};
+    static const int rows_quick[4] = {8, 56, 112, 248};
+    static const int64_t ms[4] = {1, 9, 64, 17};
+    static const int64_t ks[3] = {72, 200, 1032};
+    const int *rows = g_quick ? rows_quick : rows_full;
+    const int count = g_quick ? 4 : 12;
+    const int64_t sms = g_num_sms > 0 ? g_num_sms : 132;
+    if (g_sm_major != 9) return;
+    for (int i = 0; i < count; i++) {
+        const int64_t n = sms * rows[i] - 3;
+        decode_case_t c = grid_case(200 + i, ms[i % 4], n, ks[i % 3]);
+        c.split_k = 0;
+        run_case(&c);
+        CHECK(narrow_rows(n) == rows[i], "n = %lld: expected %d-row tiles, the mirror says %lld",
+              (long long)n, rows[i], (long long)narrow_rows(n));
+    }
+    const int64_t past[2][3] = {{1, sms * 256 + 5, 72}, {33, sms * 300 - 1, 40}};
+    for (int i = 0; i < (g_quick ? 1 : 2); i++) {
+        decode_case_t c = grid_case(220 + i, past[i][0], past[i][1], past[i][2]);
         c.split_k = 0;
         run_case(&c);
     }
@@ -926,6 +977,7 @@ int main(void)
     test_shape_grid();
     test_stream_k_shapes();
     test_auto_narrow();
+    test_narrow_rows();
     test_big();
 
     if (!g_device_dead) {
@@ -950,6 +1002,10 @@ int main(void)
             CHECK(g_narrow_ran > 0 && g_narrow_multi > 0, "%s ran %d cases, %d multi-tile",
                   k_narrow, g_narrow_ran, g_narrow_multi);
             CHECK(g_auto_narrow > 0, "auto never took %s", k_narrow);
+            int heights = 0;
+            for (int r = 1; r <= 32; r++) heights += g_narrow_rows_seen[r] != 0;
+            fprintf(stderr, "%-20s ran %d different tile heights\n", k_narrow, heights);
+            CHECK(heights >= (g_quick ? 4 : 12), "%s ran only %d tile heights", k_narrow, heights);
         }
         fprintf(stderr, "automatic plans that split a tile: %d\n", g_auto_plan_split);
         CHECK(g_auto_plan_split > 0, "no automatic plan split K (split-K or stream-K)");

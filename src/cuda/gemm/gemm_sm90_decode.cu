@@ -49,6 +49,7 @@
 #include "cuda/common/ptx_sm90.cuh"
 #include "cuda/gemm/gemm_kernels.h"
 #include "cuda/gemm/gemm_sm90.h"
+#include "cuda/gemm/gemm_tuning.h"
 
 #define SDW_WROWS 256 /* weight rows per CTA: 4 consumers x 64 */
 #define SDW_BK 64
@@ -64,14 +65,18 @@
  * consumers take 16 (as in w4a16_decode_wgmma.cu) */
 #define SDW_PRODUCER_REGS 32
 #define SDW_CONSUMER_REGS 112
-/* the narrow form (below): 32 weight rows per tile, 160 threads, 14 stages */
-#define SDN_NW 32
+/* the narrow form (below): NW weight rows per tile (a multiple of 8 up to
+ * 256, chosen by n: gemm_tuning.h), 160 threads, as many stages of the NW x
+ * 64 weight tile and the 64-row x tile as fit 200 KB, at most 14 */
+#define SDN_NW_MAX 256
 #define SDN_THREADS 160
-#define SDN_W_TILE_BYTES (SDN_NW * SDW_BK * 2) /* 4 KB */
-#define SDN_X_TILE_BYTES (64 * SDW_BK * 2)     /* 8 KB: the A operand is 64 rows */
-#define SDN_STAGES 14
-#define SDN_SMEM_BYTES                                                                        \
-    (SDN_STAGES * (SDN_W_TILE_BYTES + SDN_X_TILE_BYTES) + 2 * SDN_STAGES * 8 + 1024)
+#define SDN_W_TILE_BYTES(NW) ((NW) * SDW_BK * 2) /* 4 KB at NW = 32 */
+#define SDN_X_TILE_BYTES (64 * SDW_BK * 2)       /* 8 KB: the A operand is 64 rows */
+#define SDN_RING_BYTES (200 * 1024)
+#define SDN_FIT_STAGES(NW) (SDN_RING_BYTES / (SDN_W_TILE_BYTES(NW) + SDN_X_TILE_BYTES))
+#define SDN_STAGES(NW) (SDN_FIT_STAGES(NW) < 14 ? SDN_FIT_STAGES(NW) : 14)
+#define SDN_SMEM_BYTES(NW)                                                                    \
+    (SDN_STAGES(NW) * (SDN_W_TILE_BYTES(NW) + SDN_X_TILE_BYTES) + 2 * SDN_STAGES(NW) * 8 + 1024)
 
 typedef struct sdw_params {
     void *c;
@@ -81,7 +86,7 @@ typedef struct sdw_params {
     int m, n;
     int kblocks;  /* ceil(k / 64) */
     int splits;   /* cluster size: CTAs per weight block */
-    int tiles;    /* narrow form: ceil(n / 32) tiles of 32 weight rows */
+    int tiles;    /* narrow form: ceil(n / NW) tiles of NW weight rows */
 } sdw_params_t;
 
 #if CUOPS_SM90A_DEVICE
@@ -248,62 +253,89 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
 }
 
 
-/* ---- the narrow form: x as the wgmma A, 32 weight rows per tile, all of K ----
+/* ---- the narrow form: x as the wgmma A, NW weight rows per tile, all of K ----
  *
  * Why: the 256-row blocks above need K split over a cluster wherever the
  * blocks alone do not fill the SMs (4096 rows: 16 blocks, S = 8), and the
  * split costs ~2.4 us per call (H200, 5013a4d: 128 CTAs of one 64-k block
  * each took 9.15 us with S = 8 against 6.75 us for 132 unsplit CTAs). With
- * the weight as the wgmma B operand a tile can be 32 rows (N = 32) and x the
- * 64-row A (rows past m are zeros), so 4096 rows are 128 tiles that each run
- * the whole K: no split, no cluster, no reduction. The cost: x is re-read
- * per tile (XN / 32 of the weight bytes from L2: 1/4 at m <= 8) and the
+ * the weight as the wgmma B operand a tile can be any multiple of 8 rows up
+ * to 256 (N = NW) and x the 64-row A (rows past m are zeros), so n rows are
+ * cut into about one tile per SM that each run the whole K: no split, no
+ * cluster, no reduction. NW is chosen by n (gemm_tuning.h): 32 rows at
+ * n = 4096, 112 at 14336, 224 at 28672 on 132 SMs (128 tiles each). The
+ * cost: x is re-read per tile (XN / NW of the weight bytes from L2) and the
  * tensor cores multiply 64 rows of x whatever m is (at m = 1, 64 * 32 * 16 *
  * 2 FLOP per 1 KB of weight, a fifth of the wgmma rate at copy speed).
  *
  * CTA: 160 threads, persistent: tiles blockIdx.x, + gridDim.x, ... Warp 4
- * issues per 64-k block the TMA of the 32 x 64 weight tile (4 KB) and of
- * the XN x 64 x tile into the first XN rows of a 64-row A buffer; warps 0-3
- * (one warpgroup) zero rows XN..63 of every A buffer once, then per block
- * issue four wgmma.m64n32k16 (A: x, B: the weight tile), commit, wait for
- * the previous block's group and release its stage; at a tile's last block
- * they wait for the group and store C from the registers while the producer
- * already streams the next tile. 14 stages of 12 KB: 56 KB of weight in
- * flight per SM.
+ * issues per 64-k block the TMA of the NW x 64 weight tile and of the XN x
+ * 64 x tile into the first XN rows of a 64-row A buffer; warps 0-3 (one
+ * warpgroup) zero rows XN..63 of every A buffer once, then per block issue
+ * the wgmma of four k16 steps (each m64nNWk16 as up to six instructions of
+ * N = 64, 32, 16, 8 over consecutive weight rows: one accumulator array,
+ * the m64nNW fragment), commit, wait for the previous block's group and
+ * release its stage; at a tile's last block they wait for the group and
+ * store C from the registers while the producer already streams the next
+ * tile. SDN_STAGES(NW) stages: 14 x 12 KB at NW = 32 (56 KB of weight in
+ * flight per SM), 9 x 22 KB at 112 (126 KB), 5 x 36 KB at 224 (140 KB).
  */
 
-/* C from a thread's m64n32 fragment: x rows 16w + l/4 (+8), weight rows
- * 32 * tile + 8j + 2(l%4) (+1), masked at m and n. */
+/* C from a thread's m64nNW fragment: x rows 16w + l/4 (+8), weight rows
+ * NW * tile + 8j + 2(l%4) (+1), masked at m and n. */
+template <int NW>
 static __device__ __forceinline__ void sdn_store_frag(const sdw_params_t &p, int tile, int warp,
-                                                      int lane, const float (&acc)[16])
+                                                      int lane, const float (&acc)[NW / 2])
 {
     const int row = 16 * warp + (lane >> 2);
-    const int col = tile * SDN_NW + 2 * (lane & 3);
+    const int col = tile * NW + 2 * (lane & 3);
+    if (row >= p.m) return;
 #pragma unroll
-    for (int e = 0; e < 16; e++) {
+    for (int e = 0; e < NW / 2; e++) {
         const int r = row + 8 * ((e >> 1) & 1), cc = col + 8 * (e >> 2) + (e & 1);
         if (r < p.m && cc < p.n) sdw_store(p, r, cc, acc[e]);
     }
 }
 
-template <typename T>
+/* One k16 step of x (A, 64 rows) times weight rows [OFF, NW) of the tile
+ * (B): the widest of N = 64, 32, 16, 8 that fits, then the rest. Weight row
+ * OFF starts OFF * 128 bytes into the 1024-aligned swizzled tile (OFF is a
+ * multiple of 8, so a whole swizzle atom), and its accumulators are
+ * acc[OFF / 2 ..]: the sub-fragments tile the m64nNW fragment. */
+template <int NW, int OFF, bool F16>
+static __device__ __forceinline__ void sdn_wgmma_k16(float (&acc)[NW / 2], uint64_t desc_x,
+                                                     uint64_t desc_w, int accumulate)
+{
+    if constexpr (OFF < NW) {
+        constexpr int REM = NW - OFF;
+        constexpr int N = REM >= 64 ? 64 : REM >= 32 ? 32 : REM >= 16 ? 16 : 8;
+        cuops_wgmma_m64nk16<N, F16>(*reinterpret_cast<float(*)[N / 2]>(&acc[OFF / 2]), desc_x,
+                                    desc_w + (uint64_t)((OFF * 128) >> 4), accumulate);
+        sdn_wgmma_k16<NW, OFF + N, F16>(acc, desc_x, desc_w, accumulate);
+    }
+}
+
+template <typename T, int NW>
 static __device__ __forceinline__ void sdn_cta(const CUtensorMap &tmap_w, const CUtensorMap &tmap_x,
                                                const sdw_params_t &p, int xn)
 {
     constexpr bool f16 = sdw_is_f16<T>::value;
+    constexpr int STAGES = SDN_STAGES(NW);
+    constexpr uint32_t WBYTES = SDN_W_TILE_BYTES(NW);
+    constexpr int ACC = NW / 2;
     extern __shared__ uint8_t smem_raw[];
     const uint32_t base = (cuops_smem_addr(smem_raw) + 1023u) & ~1023u;
-    const uint32_t x_smem = base;                                  /* STAGES x 8 KB */
-    const uint32_t w_smem = x_smem + SDN_STAGES * SDN_X_TILE_BYTES; /* STAGES x 4 KB */
-    const uint32_t bars = w_smem + SDN_STAGES * SDN_W_TILE_BYTES;
+    const uint32_t x_smem = base;                              /* STAGES x 8 KB */
+    const uint32_t w_smem = x_smem + STAGES * SDN_X_TILE_BYTES; /* STAGES x WBYTES */
+    const uint32_t bars = w_smem + STAGES * WBYTES;
 #define SDN_FULL_BAR(s) (bars + 8u * (uint32_t)(s))
-#define SDN_EMPTY_BAR(s) (bars + 8u * (uint32_t)(SDN_STAGES + (s)))
+#define SDN_EMPTY_BAR(s) (bars + 8u * (uint32_t)(STAGES + (s)))
     const uint32_t xbytes = (uint32_t)xn * SDW_BK * 2;
 
     if (threadIdx.x == 128) {
         cuops_tma_prefetch_map(&tmap_w);
         cuops_tma_prefetch_map(&tmap_x);
-        for (int s = 0; s < SDN_STAGES; s++) {
+        for (int s = 0; s < STAGES; s++) {
             cuops_mbar_init(SDN_FULL_BAR(s), 1);
             cuops_mbar_init(SDN_EMPTY_BAR(s), 128);
         }
@@ -319,12 +351,12 @@ static __device__ __forceinline__ void sdn_cta(const CUtensorMap &tmap_w, const 
             for (int tile = blockIdx.x; tile < p.tiles; tile += gridDim.x) {
                 for (int kb = 0; kb < p.kblocks; kb++) {
                     cuops_mbar_wait(SDN_EMPTY_BAR(stage), phase ^ 1u);
-                    cuops_mbar_arrive_expect_tx(SDN_FULL_BAR(stage), SDN_W_TILE_BYTES + xbytes);
-                    cuops_tma_load_2d(w_smem + stage * SDN_W_TILE_BYTES, &tmap_w,
-                                      SDN_FULL_BAR(stage), kb * SDW_BK, tile * SDN_NW);
+                    cuops_mbar_arrive_expect_tx(SDN_FULL_BAR(stage), WBYTES + xbytes);
+                    cuops_tma_load_2d(w_smem + stage * WBYTES, &tmap_w, SDN_FULL_BAR(stage),
+                                      kb * SDW_BK, tile * NW);
                     cuops_tma_load_2d(x_smem + stage * SDN_X_TILE_BYTES, &tmap_x,
                                       SDN_FULL_BAR(stage), kb * SDW_BK, 0);
-                    if (++stage == SDN_STAGES) {
+                    if (++stage == STAGES) {
                         stage = 0;
                         phase ^= 1u;
                     }
@@ -341,16 +373,16 @@ static __device__ __forceinline__ void sdn_cta(const CUtensorMap &tmap_w, const 
      * through the async proxy */
     {
         const uint32_t row_bytes = (uint32_t)(64 - xn) * 128u;
-        for (int s = 0; s < SDN_STAGES; s++)
+        for (int s = 0; s < STAGES; s++)
             for (uint32_t o = threadIdx.x * 16u; o < row_bytes; o += 128u * 16u)
                 cuops_st_shared_f4(x_smem + s * SDN_X_TILE_BYTES + xbytes + o, 0.0f, 0.0f, 0.0f,
                                    0.0f);
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
         cuops_named_bar_sync(1, 128);
     }
-    float acc[16];
+    float acc[ACC];
 #pragma unroll
-    for (int i = 0; i < 16; i++) acc[i] = 0.0f;
+    for (int i = 0; i < ACC; i++) acc[i] = 0.0f;
     int stage = 0, prev_stage = 0;
     uint32_t phase = 0;
     bool first = true;
@@ -360,32 +392,31 @@ static __device__ __forceinline__ void sdn_cta(const CUtensorMap &tmap_w, const 
         for (int kb = 0; kb < p.kblocks; kb++) {
             cuops_mbar_wait(SDN_FULL_BAR(stage), phase);
             const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + stage * SDN_X_TILE_BYTES);
-            const uint64_t desc_w = cuops_wgmma_desc_k_sw128(w_smem + stage * SDN_W_TILE_BYTES);
+            const uint64_t desc_w = cuops_wgmma_desc_k_sw128(w_smem + stage * WBYTES);
 #pragma unroll
-            for (int r = 0; r < 16; r++) cuops_reg_fence(acc[r]);
+            for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
             cuops_wgmma_fence();
             /* a tile's first block overwrites the accumulators (scale-d 0) */
 #pragma unroll
             for (int j = 0; j < 4; j++)
-                cuops_wgmma_m64nk16<SDN_NW, f16>(acc, desc_x + 2 * j, desc_w + 2 * j,
-                                                 kb > 0 || j > 0);
+                sdn_wgmma_k16<NW, 0, f16>(acc, desc_x + 2 * j, desc_w + 2 * j, kb > 0 || j > 0);
             cuops_wgmma_commit();
             cuops_wgmma_wait<1>();
 #pragma unroll
-            for (int r = 0; r < 16; r++) cuops_reg_fence(acc[r]);
+            for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
             /* the previous block's group is retired: its stage is free */
             if (!first) cuops_mbar_arrive(SDN_EMPTY_BAR(prev_stage));
             first = false;
             prev_stage = stage;
-            if (++stage == SDN_STAGES) {
+            if (++stage == STAGES) {
                 stage = 0;
                 phase ^= 1u;
             }
         }
         cuops_wgmma_wait<0>();
 #pragma unroll
-        for (int r = 0; r < 16; r++) cuops_reg_fence(acc[r]);
-        sdn_store_frag(p, tile, warp, lane, acc);
+        for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
+        sdn_store_frag<NW>(p, tile, warp, lane, acc);
     }
     cuops_wgmma_wait<0>();
 #undef SDN_FULL_BAR
@@ -404,13 +435,13 @@ sm90_decode_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_w,
 #endif
 }
 
-template <typename T>
+template <typename T, int NW>
 __global__ void __launch_bounds__(SDN_THREADS, 1)
 sm90_decode_narrow_kernel(const __grid_constant__ CUtensorMap tmap_w,
                           const __grid_constant__ CUtensorMap tmap_x, const sdw_params_t p, int xn)
 {
 #if CUOPS_SM90A_DEVICE
-    sdn_cta<T>(tmap_w, tmap_x, p, xn);
+    sdn_cta<T, NW>(tmap_w, tmap_x, p, xn);
 #endif
 }
 
@@ -544,10 +575,29 @@ static cuops_status_t sdw_launch(struct cuops_handle *h, const cuops_gemm_desc_t
 extern "C" const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma = {"sm90_decode_wgmma",
                                                                      sdw_supports, sdw_launch};
 
-/* The narrow form: one CTA per SM (or per tile), tiles dealt round-robin. */
+/* The narrow form: NW rows per tile by n (gemm_tuning.h), one CTA per SM (or
+ * per tile), tiles dealt round-robin. */
+typedef void (*sdn_kernel_fn)(const CUtensorMap, const CUtensorMap, const sdw_params_t, int);
+
+/* The instance for `nw` rows (a multiple of 8 in [8, 256]): one per NW. */
+template <typename T, int NW> static sdn_kernel_fn sdn_pick_nw(int nw)
+{
+    if constexpr (NW > SDN_NW_MAX) {
+        (void)nw;
+        return NULL;
+    } else {
+        return nw == NW ? sm90_decode_narrow_kernel<T, NW> : sdn_pick_nw<T, NW + 8>(nw);
+    }
+}
+
+static int sdn_rows(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
+{
+    return cuops_decode_narrow_rows(d->n, h->num_sms > 0 ? h->num_sms : 132);
+}
+
 static int sdn_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 {
-    return h->smem_optin_bytes >= SDN_SMEM_BYTES && sdw_supports(h, d);
+    return sdw_supports(h, d) && h->smem_optin_bytes >= SDN_SMEM_BYTES(sdn_rows(h, d));
 }
 
 static cuops_status_t sdn_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
@@ -556,20 +606,23 @@ static cuops_status_t sdn_launch(struct cuops_handle *h, const cuops_gemm_desc_t
     (void)opt;
     static const char *const name = "sm90_decode_narrow";
     const int xn = sdw_xn(d->m);
+    const int nw = sdn_rows(h, d);
+    const int smem = SDN_SMEM_BYTES(nw);
     CUtensorMap tmap_w, tmap_x;
     sdw_params_t p;
-    cuops_status_t st = sdw_prepare(h, d, xn, SDN_NW, &tmap_w, &tmap_x, &p);
+    cuops_status_t st = sdw_prepare(h, d, xn, (uint32_t)nw, &tmap_w, &tmap_x, &p);
     if (st != CUOPS_STATUS_SUCCESS) return st;
-    p.tiles = (int)cuops_ceil_div(d->n, SDN_NW);
+    p.tiles = (int)cuops_ceil_div(d->n, nw);
     const int sms = h->num_sms > 0 ? h->num_sms : 132;
     const int grid = p.tiles < sms ? p.tiles : sms;
-    void (*fn)(const CUtensorMap, const CUtensorMap, const sdw_params_t, int) =
-        d->ab_type == CUOPS_DTYPE_BF16 ? sm90_decode_narrow_kernel<__nv_bfloat16>
-                                       : sm90_decode_narrow_kernel<__half>;
+    sdn_kernel_fn fn = d->ab_type == CUOPS_DTYPE_BF16 ? sdn_pick_nw<__nv_bfloat16, 8>(nw)
+                                                      : sdn_pick_nw<__half, 8>(nw);
+    if (!fn)
+        return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no instance for %d-row tiles",
+                          name, nw);
     CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           SDN_SMEM_BYTES));
-    fn<<<grid, SDN_THREADS, SDN_SMEM_BYTES, cuops_stream(h)>>>(tmap_w, tmap_x, p, xn);
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    fn<<<grid, SDN_THREADS, smem, cuops_stream(h)>>>(tmap_w, tmap_x, p, xn);
     return cuops_cuda_check_launch(h, name);
 }
 

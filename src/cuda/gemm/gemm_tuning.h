@@ -46,7 +46,7 @@ const cuops_gemm_kernel_t *cuops_gemm_sm80_kernel_table(int *count);
 /* gemm_sm90_decode.cu: the decode GEMM on TMA + wgmma with cluster split-K */
 __attribute__((weak, visibility("hidden")))
 extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma;
-/* gemm_sm90_decode.cu: its narrow form (x as the wgmma A, 32-row tiles, all of K) */
+/* gemm_sm90_decode.cu: its narrow form (x as the wgmma A, 8-256-row tiles, all of K) */
 __attribute__((weak, visibility("hidden")))
 extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_narrow;
 /* gemm_decode.cu: small-M (decode) kernels that stream the weight with split-K */
@@ -68,13 +68,24 @@ cuops_gemm_family_table(const cuops_gemm_kernel_t *(*table_fn)(int *), int *coun
     return t;
 }
 
-/* Whether n weight rows in 32-row tiles fill `sms` SMs once (3/4 of them at
- * least) or twice within 5 % (the narrow decode form's auto range). */
+/* Weight rows per tile of the narrow decode form (gemm_sm90_decode.cu): the
+ * fewest multiple of 8 that covers n with one tile per SM, 8 to 256 (wgmma
+ * N and the TMA box): 32 at n = 4096, 112 at 14336, 224 at 28672 on 132 SMs. */
+static inline int cuops_decode_narrow_rows(int64_t n, int64_t sms)
+{
+    int64_t rows = sms > 0 ? (n + sms - 1) / sms : n;
+    rows = (rows + 7) / 8 * 8;
+    return rows < 8 ? 8 : rows > 256 ? 256 : (int)rows;
+}
+
+/* Whether the narrow form's tiles keep 3/4 of the SMs busy at least: n rows
+ * against rounds x SMs x rows per tile (its auto range). */
 static inline int cuops_decode_narrow_fits(int64_t n, int64_t sms)
 {
-    const int64_t tiles = (n + 31) / 32;
-    if (tiles <= sms) return 4 * tiles >= 3 * sms;
-    return tiles <= 2 * sms && 2 * sms * 20 <= tiles * 21;
+    const int64_t rows = cuops_decode_narrow_rows(n, sms);
+    const int64_t tiles = (n + rows - 1) / rows;
+    const int64_t rounds = sms > 0 ? (tiles + sms - 1) / sms : 1;
+    return 4 * n >= 3 * rounds * sms * rows;
 }
 
 /* Upper bound on the number of kernels the dispatch can know about. */
@@ -108,8 +119,8 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
  * last, so the list is never empty.
  *
  *  F16/BF16, small M on sm_90 (m <= 64, NT, operands TMA can read, k >= 1):
- *    sm90_decode_narrow where its 32-row tiles fill 3/4 to all of the SMs
- *    once or twice within 5 % (n ~ 3200..4224 and 8040..8448 on 132 SMs);
+ *    sm90_decode_narrow where its tiles (8-256 rows by n) keep 3/4 of the
+ *    SMs busy (every n from ~1000 to 33792 on 132 SMs but a few gaps);
  *    else, for m > 8 or n*k > 2^24,
  *    sm90_decode_wgmma (weight by TMA, wgmma from shared memory, cluster
  *    split-K); both ahead of the decode kernels.
@@ -139,12 +150,13 @@ static inline int cuops_gemm_auto_candidates(const struct cuops_handle *h,
 {
     int n = 0, count = 0;
     if (d->ab_type == CUOPS_DTYPE_F16 || d->ab_type == CUOPS_DTYPE_BF16) {
-        /* sm90_decode_narrow (32-row tiles, no split) where its tiles fill
-         * 3/4 to all of the SMs once, or two rounds within 5 %: 0.97-1.17x
-         * cuBLAS on the twelve 4096-row decode rows against 0.76-1.00x for
-         * the cluster form (H200, 0995f1f), and 4 % faster than it at
-         * n = 8192 (ea345f6). With 3-7 tiles per CTA (n = 11008, 14336,
-         * 28672) or a 1.5-tile average (6144) it lost (0.80-0.95x). */
+        /* sm90_decode_narrow (no split) where its tiles keep 3/4 of the SMs
+         * busy. With 32-row tiles it measured 0.97-1.17x cuBLAS on the
+         * twelve 4096-row decode rows against 0.76-1.00x for the cluster
+         * form (H200, 0995f1f), 4 % faster than it at n = 8192 (ea345f6),
+         * and lost where CTAs got 3-7 tiles (n = 11008, 14336, 28672) or a
+         * 1.5-tile average (6144): 0.80-0.95x. Tile rows now follow n (one
+         * tile per SM), which those shapes needed. */
         if (h->sm_major == 9 && &cuops_gemm_sm90_decode_narrow && d->k >= 1 &&
             cuops_decode_narrow_fits(d->n, h->num_sms > 0 ? h->num_sms : 132))
             out[n++] = &cuops_gemm_sm90_decode_narrow;
