@@ -85,11 +85,15 @@ static int64_t narrow_rounds(int64_t n)
 }
 
 /* auto on sm_90 takes the narrow form when its tiles keep 3/4 of the SMs
- * busy: n >= 3/4 x rounds x SMs x rows per tile (gemm_tuning.h) */
+ * busy (n >= 3/4 x rounds x SMs x rows per tile), hold 32 rows or more or
+ * k <= 2048, and 256-row blocks would cover under 3/4 of the SMs
+ * (gemm_tuning.h) */
 static int auto_takes_narrow(int64_t n, int64_t k)
 {
     const int64_t sms = g_num_sms > 0 ? g_num_sms : 132;
     if (g_sm_major != 9 || k < 1) return 0;
+    if (narrow_rows(n) < 32 && k > 2048) return 0;
+    if (4 * ((n + 255) / 256) >= 3 * sms) return 0;
     return 4 * n >= 3 * narrow_rounds(n) * sms * narrow_rows(n);
 }
 
@@ -600,11 +604,12 @@ static void test_stream_k_shapes(void)
  * there (checked in run_variants). */
 static void test_auto_narrow(void)
 {
-    static const int64_t shapes[7][3] = {{5, 4096, 264}, {64, 4000, 136}, {1, 4224 - 3, 72},
-                                         {3, 8192, 136}, {17, 8448 + 1, 72}, {2, 2200, 72},
-                                         {9, 34000, 40}};
-    for (int s = 0; s < 7; s++) {
-        if (g_quick && (s == 1 || s == 6)) continue;
+    static const int64_t shapes[11][3] = {
+        {5, 4096, 264},    {64, 4000, 136},   {1, 4224 - 3, 72}, {3, 8192, 136},
+        {17, 8448 + 1, 72}, {2, 2200, 72},     {9, 34000, 40},    {1, 2048, 2056},
+        {4, 25400, 40},    {1, 25088, 40},    {7, 2048, 2048}};
+    for (int s = 0; s < 11; s++) {
+        if (g_quick && (s == 1 || s == 6 || s == 8)) continue;
         const int64_t n = shapes[s][1] * g_num_sms / 132; /* the same tile fill on any GPU */
         decode_case_t c = grid_case(100 + s, shapes[s][0], n, shapes[s][2]);
         c.split_k = 0;

@@ -78,14 +78,22 @@ static inline int cuops_decode_narrow_rows(int64_t n, int64_t sms)
     return rows < 8 ? 8 : rows > 256 ? 256 : (int)rows;
 }
 
-/* Whether the narrow form's tiles keep 3/4 of the SMs busy at least: n rows
- * against rounds x SMs x rows per tile (its auto range). */
-static inline int cuops_decode_narrow_fits(int64_t n, int64_t sms)
+/* Whether auto takes the narrow decode form (H200, 8b98b4b, measured against
+ * the cluster form in the same run):
+ *  - its tiles keep 3/4 of the SMs busy (n against rounds x SMs x rows);
+ *  - tiles of 32 rows or more, or k <= 2048: 8- and 16-row tiles hold too
+ *    little weight per stage to stream a long K (2048 x 8192: 21.4 us against
+ *    15.6; 1024 x 4096: 13.3 against 10.2; 2048 x 2048 still 9.6 against 10.0);
+ *  - the cluster form would split K (its 256-row blocks cover fewer than 3/4
+ *    of the SMs): where they cover more it runs unsplit, with four consumer
+ *    warpgroups, and measured 0.3-3 % faster (28672 x 8192). */
+static inline int cuops_decode_narrow_fits(int64_t n, int64_t k, int64_t sms)
 {
     const int64_t rows = cuops_decode_narrow_rows(n, sms);
     const int64_t tiles = (n + rows - 1) / rows;
     const int64_t rounds = sms > 0 ? (tiles + sms - 1) / sms : 1;
-    return 4 * n >= 3 * rounds * sms * rows;
+    const int64_t blocks = (n + 255) / 256;
+    return 4 * n >= 3 * rounds * sms * rows && (rows >= 32 || k <= 2048) && 4 * blocks < 3 * sms;
 }
 
 /* Upper bound on the number of kernels the dispatch can know about. */
@@ -120,7 +128,8 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
  *
  *  F16/BF16, small M on sm_90 (m <= 64, NT, operands TMA can read, k >= 1):
  *    sm90_decode_narrow where its tiles (8-256 rows by n) keep 3/4 of the
- *    SMs busy (every n from ~1000 to 33792 on 132 SMs but a few gaps);
+ *    SMs busy, hold 32 rows or more (or k <= 2048), and the cluster form
+ *    would split K (cuops_decode_narrow_fits: n ~ 3200-25300 on 132 SMs);
  *    else, for m > 8 or n*k > 2^24,
  *    sm90_decode_wgmma (weight by TMA, wgmma from shared memory, cluster
  *    split-K); both ahead of the decode kernels.
@@ -155,10 +164,12 @@ static inline int cuops_gemm_auto_candidates(const struct cuops_handle *h,
          * twelve 4096-row decode rows against 0.76-1.00x for the cluster
          * form (H200, 0995f1f), 4 % faster than it at n = 8192 (ea345f6),
          * and lost where CTAs got 3-7 tiles (n = 11008, 14336, 28672) or a
-         * 1.5-tile average (6144): 0.80-0.95x. Tile rows now follow n (one
-         * tile per SM), which those shapes needed. */
+         * 1.5-tile average (6144): 0.80-0.95x. With tile rows by n (one
+         * tile per SM, 8b98b4b) it is ahead of the cluster form at n = 6144,
+         * 8192, 11008 (m = 1) and 14336 (m = 64), level at 14336 (m <= 16),
+         * behind at 28672 and for tiles under 32 rows (above). */
         if (h->sm_major == 9 && &cuops_gemm_sm90_decode_narrow && d->k >= 1 &&
-            cuops_decode_narrow_fits(d->n, h->num_sms > 0 ? h->num_sms : 132))
+            cuops_decode_narrow_fits(d->n, d->k, h->num_sms > 0 ? h->num_sms : 132))
             out[n++] = &cuops_gemm_sm90_decode_narrow;
         /* sm90_decode_wgmma measured 0.77-1.01x cuBLAS on the decode suite
          * against 0.41-0.97x for the mma.sync decode kernels (H200, 5c8d568),
