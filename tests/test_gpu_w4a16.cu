@@ -396,6 +396,9 @@ static void run_gpu_tests(cuops_handle_t h)
         {1024, 4096, 128, 0, CUOPS_DTYPE_F16, 0},  /* a real layer slice; split-K kicks in */
         {520, 2048, 64, 1, CUOPS_DTYPE_BF16, 1},   /* stream: last 128-row tile half past n */
         {4096, 1024, 128, 1, CUOPS_DTYPE_F16, 0},  /* stream: 64 row tiles, in-kernel split-K */
+        /* past 64 x 132 rows: w4a16_decode_wgmma's 256-row CTAs (below that,
+         * on the H200, its 64-row CTAs with K in four phases) */
+        {8512, 120, 64, 1, CUOPS_DTYPE_F16, 1},
     };
     int nvariants = 0;
     const char *const *variants = NULL;

@@ -49,6 +49,17 @@ __device__ __forceinline__ void cuops_st_shared_f4(uint32_t addr, float x, float
                  : "memory");
 }
 
+/* The float4 at this CTA's shared address `addr`. */
+__device__ __forceinline__ float4 cuops_ld_shared_f4(uint32_t addr)
+{
+    float4 v;
+    asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "r"(addr)
+                 : "memory");
+    return v;
+}
+
 #endif /* CUOPS_SM90A_DEVICE */
 
 /* A launch of `grid` CTAs of `threads` in clusters of `cluster` along x, with

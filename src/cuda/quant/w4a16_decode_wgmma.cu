@@ -28,6 +28,16 @@
  * each scheduler four warps to hide the dequantization's latencies (with two
  * it issued 0.37 instructions per cycle, ncu, a72522a).
  *
+ * 64-row CTAs (KP = 4), where 64-row blocks fit the SMs in one round (n <=
+ * 64 x SMs): the same 640 threads, but every consumer has the CTA's 64 rows
+ * and takes block c of each 4-block stage (K in four phases inside the
+ * CTA); at the end the four partial sums meet in shared memory and are
+ * added in consumer order (then over the cluster, below). Why: 256-row
+ * CTAs leave 4096 rows 16 blocks, which need an 8-way cluster split to fill
+ * the SMs, and the split's fixed cost grows with m (the dense decode GEMM
+ * measured 19.5 against 15.3 us at m = 64, 4096^2, without it); 64-row CTAs
+ * fill 128 SMs with a 2-way split.
+ *
  * Split-K: the S CTAs of a weight block form one cluster (S <= 8), CTA rank
  * r takes 64-k blocks [r*K/S, (r+1)*K/S). After its loop each consumer
  * thread writes its accumulators to its own shared memory (the stage ring,
@@ -52,18 +62,22 @@
 
 #define W4D_WROWS 256 /* weight rows per CTA: 4 consumers x 64 */
 #define W4D_BK 64
+/* KP: k phases inside a CTA. KP = 1: 256 rows per CTA, each consumer its 64
+ * rows over the whole K range; KP = 4: 64 rows per CTA, consumer c the 64-k
+ * block c of every 4-block stage (below) */
+#define W4D_ROWS(KP) (W4D_WROWS / (KP))
 #define W4D_RING_BYTES (200 * 1024) /* stage ring: one CTA per SM */
 #define W4D_CONSUMERS 4 /* warpgroups of 64 weight rows each */
 #define W4D_THREADS (128 * (1 + W4D_CONSUMERS))
 #define W4D_STRIPS (W4D_WROWS / W4_STRIP_ROWS)         /* 16 */
-#define W4D_Q_TILE_BYTES (W4D_STRIPS * W4_TILE_BYTES) /* 8 KB of int4 per 64-k block */
+#define W4D_Q_TILE_BYTES(KP) (W4D_STRIPS / (KP) * W4_TILE_BYTES) /* 8 KB of int4 per 64-k block at KP = 1 */
 #define W4D_X_TILE_BYTES(XN) ((XN) * W4D_BK * 2)      /* XN rows of 128 B per 64-k block */
 /* a stage holds KT 64-k blocks; as many stages (at most 12) as fit the ring */
-#define W4D_STAGE_BYTES(XN, KT) ((KT) * (W4D_X_TILE_BYTES(XN) + W4D_Q_TILE_BYTES))
-#define W4D_STAGES(XN, KT)                                                                    \
-    (W4D_RING_BYTES / W4D_STAGE_BYTES(XN, KT) < 12 ? W4D_RING_BYTES / W4D_STAGE_BYTES(XN, KT) : 12)
-#define W4D_SMEM_BYTES(XN, KT)                                                                \
-    (W4D_STAGES(XN, KT) * W4D_STAGE_BYTES(XN, KT) + 2 * W4D_STAGES(XN, KT) * 8 + 1024)
+#define W4D_STAGE_BYTES(XN, KT, KP) ((KT) * (W4D_X_TILE_BYTES(XN) + W4D_Q_TILE_BYTES(KP)))
+#define W4D_STAGES(XN, KT, KP)                                                                \
+    (W4D_RING_BYTES / W4D_STAGE_BYTES(XN, KT, KP) < 12 ? W4D_RING_BYTES / W4D_STAGE_BYTES(XN, KT, KP) : 12)
+#define W4D_SMEM_BYTES(XN, KT, KP)                                                            \
+    (W4D_STAGES(XN, KT, KP) * W4D_STAGE_BYTES(XN, KT, KP) + 2 * W4D_STAGES(XN, KT, KP) * 8 + 1024)
 #define W4D_MAX_SPLITS CUOPS_CLUSTER_MAX_SPLITS
 #define W4D_KT 4 /* 64-k blocks per stage of the default variant (the study's: 1) */
 /* 640 threads start at 96 registers (65536 / 640, rounded down to 8); the
@@ -90,12 +104,12 @@ typedef struct w4d_params {
 
 /* float4 j of a thread's fragment (x rows 8j + 2(l%4) + {0,1}, weight rows
  * 16w + l/4 and + 8 of the consumer's 64) into y, masked at m and n. */
-template <typename T>
+template <typename T, int KP>
 static __device__ __forceinline__ void w4d_store_frag(const w4d_params_t &p, int wb, int consumer,
                                                       int warp, int g, int tq, int j, float4 sum)
 {
     const int xrow = 8 * j + 2 * tq;
-    const int wrow = wb * W4D_WROWS + consumer * 64 + warp * 16 + g;
+    const int wrow = wb * W4D_ROWS(KP) + consumer * 64 + warp * 16 + g;
     const uint32_t pk[2] = {cuops_pack2<T>(sum.x, sum.y), cuops_pack2<T>(sum.z, sum.w)};
 #pragma unroll
     for (int e = 0; e < 4; e++) {
@@ -105,12 +119,16 @@ static __device__ __forceinline__ void w4d_store_frag(const w4d_params_t &p, int
     }
 }
 
-template <typename T, int XN, int KT>
+template <typename T, int XN, int KT, int KP>
 static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const w4d_params_t &p)
 {
+    static_assert(KP == 1 || (KP == W4D_CONSUMERS && KT == W4D_CONSUMERS),
+                  "KP = 4 gives each consumer one block of a 4-block stage");
     constexpr int ACC = XN / 2;              /* accumulators per block and thread */
     constexpr int F4 = ACC / 4;              /* float4s of the accumulators per thread */
-    constexpr int STAGES = W4D_STAGES(XN, KT);
+    constexpr int STAGES = W4D_STAGES(XN, KT, KP);
+    constexpr uint32_t QBYTES = W4D_Q_TILE_BYTES(KP);
+    constexpr int STRIPS = W4D_STRIPS / KP; /* 16-row strips per CTA */
     constexpr uint32_t XBYTES = W4D_X_TILE_BYTES(XN);
     constexpr uint32_t STRIP_BYTES = KT * W4_TILE_BYTES; /* one strip's KT blocks in a stage */
     extern __shared__ uint8_t smem_raw[];
@@ -119,7 +137,7 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
      * int4 at q_smem + s*KT*8K as [strip][KT][512 B] */
     const uint32_t x_smem = base;
     const uint32_t q_smem = x_smem + STAGES * KT * XBYTES;
-    const uint32_t bars = q_smem + STAGES * KT * W4D_Q_TILE_BYTES;
+    const uint32_t bars = q_smem + STAGES * KT * QBYTES;
 #define W4D_FULL_BAR(s) (bars + 8u * (uint32_t)(s))
 #define W4D_EMPTY_BAR(s) (bars + 8u * (uint32_t)(STAGES + (s)))
 
@@ -147,7 +165,7 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
             const int lane = threadIdx.x;
             /* strips past the packed ones (a last block that ends inside the
              * 256 rows) re-read the last strip; those rows are never stored */
-            const int strip = min(wb * W4D_STRIPS + (lane & 15), p.strips - 1);
+            const int strip = min(wb * STRIPS + (lane & (STRIPS - 1)), p.strips - 1);
             const uint8_t *src = p.tiles + (int64_t)strip * p.ktiles * W4_TILE_BYTES;
             uint32_t phase = 0;
             int stage = 0;
@@ -156,15 +174,15 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
                 if (lane == 0) {
                     cuops_mbar_wait(W4D_EMPTY_BAR(stage), phase ^ 1u);
                     cuops_mbar_arrive_expect_tx(W4D_FULL_BAR(stage),
-                                                (uint32_t)nt * (XBYTES + W4D_Q_TILE_BYTES));
+                                                (uint32_t)nt * (XBYTES + QBYTES));
                     for (int t = 0; t < nt; t++)
                         cuops_tma_load_2d(x_smem + (stage * KT + t) * XBYTES, &tmap_x,
                                           W4D_FULL_BAR(stage), (kb + t) * W4D_BK, 0);
                 }
                 __syncwarp();
                 /* the strip's nt blocks are contiguous in the packed layout */
-                if (lane < W4D_STRIPS)
-                    cuops_bulk_load(q_smem + stage * KT * W4D_Q_TILE_BYTES + lane * STRIP_BYTES,
+                if (lane < STRIPS)
+                    cuops_bulk_load(q_smem + stage * KT * QBYTES + lane * STRIP_BYTES,
                                     src + (int64_t)kb * W4_TILE_BYTES, (uint32_t)nt * W4_TILE_BYTES,
                                     W4D_FULL_BAR(stage));
                 if (++stage == STAGES) {
@@ -188,10 +206,12 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
         const int g = lane >> 2, tq = lane & 3;
         const uint32_t pair_shift = 8u * (uint32_t)(tq & 1);
         const uint32_t zero_shift = 4u * (uint32_t)(g & 3);
-        /* this warp's strip: consumer*4 + warp of the CTA's 16 */
-        const int local = consumer * 4 + warp;
+        /* this warp's strip: consumer*4 + warp of the CTA's 16 (KP = 1), or
+         * warp of its 4 (KP = 4: every consumer has the CTA's 64 rows) */
+        const int rows64 = KP == 1 ? consumer : 0;
+        const int local = rows64 * 4 + warp;
         const uint32_t q_lane = (uint32_t)(local * STRIP_BYTES + g * 64 + 4 * (tq >> 1));
-        const int strip = min(wb * W4D_STRIPS + local, p.strips - 1);
+        const int strip = min(wb * STRIPS + local, p.strips - 1);
         const uint32_t *sc = p.scales + (int64_t)strip * p.num_groups * 8 + g;
         const uint32_t *zr = p.zeros + (int64_t)strip * p.num_groups * 2 + (g >> 2);
 
@@ -204,37 +224,19 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
 #pragma unroll
             for (int r = 0; r < 4; r++) a_even[j][r] = a_odd[j][r] = 0u;
 
-        /* group of the current block, its position in it, and the metadata
-         * of the group of the next block */
-        int group = kt0 / p.tiles_per_group;
-        int pos = kt0 - group * p.tiles_per_group;
-        const uint32_t *sc_next = sc + group * 8, *zr_next = zr + group * 2;
-        uint32_t sv = __ldg(sc_next), zv = __ldg(zr_next);
         int stage = 0, prev_stage = 0;
         uint32_t phase = 0;
 
-        /* block t of the current stage into the A set `a`; `other` is the
-         * set of the block before, whose group the wait below retires. The
-         * first block of a stage then releases the stage before. */
-        auto block = [&](int kb, int t, uint32_t (&a)[4][4], uint32_t (&other)[4][4]) {
-            /* the next block's metadata, a block ahead (L2 latency); loaded
-             * only where the next block starts a group (uniform branch) */
-            uint32_t sv_next = sv, zv_next = zv;
-            if (++pos == p.tiles_per_group) {
-                pos = 0;
-                if (++group < p.num_groups) {
-                    sc_next += 8;
-                    zr_next += 2;
-                }
-                sv_next = __ldg(sc_next);
-                zv_next = __ldg(zr_next);
-            }
-
-            const uint32_t z2 = w4_nibbles<T, 0x000F000Fu>(zv >> zero_shift);
-            const uint32_t qt = q_smem + stage * KT * W4D_Q_TILE_BYTES + t * W4_TILE_BYTES;
+        /* block t of the current stage, scale pair word svc and zero word
+         * zvc, into the A set `a` and the accumulators; `other` is the set
+         * of this consumer's block before, whose group the wait retires */
+        auto mma_block = [&](int t, uint32_t (&a)[4][4], uint32_t (&other)[4][4], uint32_t svc,
+                             uint32_t zvc) {
+            const uint32_t z2 = w4_nibbles<T, 0x000F000Fu>(zvc >> zero_shift);
+            const uint32_t qt = q_smem + stage * KT * QBYTES + t * W4_TILE_BYTES;
             w4f_load_a<T>(a, qt + q_lane, pair_shift, __byte_perm(z2, 0, 0x1010),
-                          __byte_perm(z2, 0, 0x3232), __byte_perm(sv, 0, 0x1010),
-                          __byte_perm(sv, 0, 0x3232));
+                          __byte_perm(z2, 0, 0x3232), __byte_perm(svc, 0, 0x1010),
+                          __byte_perm(svc, 0, 0x3232));
             const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + (stage * KT + t) * XBYTES);
 #pragma unroll
             for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
@@ -246,28 +248,91 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
 #pragma unroll
             for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
             /* the previous block's group is retired: its A set is free, and
-             * when it was the last block of the previous stage, this
-             * thread's reads of that stage are done */
+             * when it was this consumer's last block of the previous stage,
+             * this thread's reads of that stage are done */
             w4f_keep_alive_set(other);
-            if (t == 0 && kb > kt0) cuops_mbar_arrive(W4D_EMPTY_BAR(prev_stage));
-            sv = sv_next;
-            zv = zv_next;
         };
+
+        if constexpr (KP == 1) {
+            /* group of the current block, its position in it, and the
+             * metadata of the group of the next block */
+            int group = kt0 / p.tiles_per_group;
+            int pos = kt0 - group * p.tiles_per_group;
+            const uint32_t *sc_next = sc + group * 8, *zr_next = zr + group * 2;
+            uint32_t sv = __ldg(sc_next), zv = __ldg(zr_next);
+
+            /* every block of the stage in turn; the first one then releases
+             * the stage before */
+            auto block = [&](int kb, int t, uint32_t (&a)[4][4], uint32_t (&other)[4][4]) {
+                /* the next block's metadata, a block ahead (L2 latency);
+                 * loaded only where the next block starts a group (uniform
+                 * branch) */
+                uint32_t sv_next = sv, zv_next = zv;
+                if (++pos == p.tiles_per_group) {
+                    pos = 0;
+                    if (++group < p.num_groups) {
+                        sc_next += 8;
+                        zr_next += 2;
+                    }
+                    sv_next = __ldg(sc_next);
+                    zv_next = __ldg(zr_next);
+                }
+                mma_block(t, a, other, sv, zv);
+                if (t == 0 && kb > kt0) cuops_mbar_arrive(W4D_EMPTY_BAR(prev_stage));
+                sv = sv_next;
+                zv = zv_next;
+            };
 #pragma unroll 1
-        for (int kb = kt0; kb < kt1; kb += KT) {
-            const int nt = min(KT, kt1 - kb);
-            cuops_mbar_wait(W4D_FULL_BAR(stage), phase);
+            for (int kb = kt0; kb < kt1; kb += KT) {
+                const int nt = min(KT, kt1 - kb);
+                cuops_mbar_wait(W4D_FULL_BAR(stage), phase);
 #pragma unroll 1
-            for (int t = 0; t < nt; t++) {
-                if (((kb + t - kt0) & 1) == 0)
-                    block(kb, t, a_even, a_odd);
-                else
-                    block(kb, t, a_odd, a_even);
+                for (int t = 0; t < nt; t++) {
+                    if (((kb + t - kt0) & 1) == 0)
+                        block(kb, t, a_even, a_odd);
+                    else
+                        block(kb, t, a_odd, a_even);
+                }
+                prev_stage = stage;
+                if (++stage == STAGES) {
+                    stage = 0;
+                    phase ^= 1u;
+                }
             }
-            prev_stage = stage;
-            if (++stage == STAGES) {
-                stage = 0;
-                phase ^= 1u;
+        } else {
+            /* KP = 4: block `consumer` of every stage (none in a last stage
+             * that holds fewer blocks); its metadata a stage ahead */
+            const int t = consumer;
+            int kn = kt0 + t;
+            int grp = kn / p.tiles_per_group;
+            uint32_t sv = kn < kt1 ? __ldg(sc + grp * 8) : 0u;
+            uint32_t zv = kn < kt1 ? __ldg(zr + grp * 2) : 0u;
+            bool even = true;
+#pragma unroll 1
+            for (int kb = kt0; kb < kt1; kb += KT) {
+                if (t < min(KT, kt1 - kb)) {
+                    cuops_mbar_wait(W4D_FULL_BAR(stage), phase);
+                    uint32_t sv_next = sv, zv_next = zv;
+                    kn += KT;
+                    if (kn < kt1) {
+                        grp = kn / p.tiles_per_group;
+                        sv_next = __ldg(sc + grp * 8);
+                        zv_next = __ldg(zr + grp * 2);
+                    }
+                    if (even)
+                        mma_block(t, a_even, a_odd, sv, zv);
+                    else
+                        mma_block(t, a_odd, a_even, sv, zv);
+                    even = !even;
+                    if (kb > kt0) cuops_mbar_arrive(W4D_EMPTY_BAR(prev_stage));
+                    sv = sv_next;
+                    zv = zv_next;
+                }
+                prev_stage = stage;
+                if (++stage == STAGES) {
+                    stage = 0;
+                    phase ^= 1u;
+                }
             }
         }
         cuops_wgmma_wait<0>();
@@ -276,13 +341,50 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
         w4f_keep_alive_set(a_even);
         w4f_keep_alive_set(a_odd);
 
+        if constexpr (KP == 4) {
+            /* The four consumers hold partial sums of the same 64 x XN
+             * block: [consumer][float4 j][thread] to shared memory (the
+             * ring is free once every consumer is past its loop), then
+             * summer q = split * 4 + consumer of the cluster's 4S adds
+             * float4s [q F4 / 4S, (q+1) F4 / 4S) over consumers 0..3, each
+             * over ranks 0..S-1, in that order (bitwise reproducible). */
+            cuops_named_bar_sync(1, 128 * W4D_CONSUMERS);
+#pragma unroll
+            for (int j = 0; j < F4; j++)
+                cuops_st_shared_f4(base + (uint32_t)(((consumer * F4 + j) * 128 + ct) * 16),
+                                   acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
+            if (p.splits > 1) cuops_cluster_sync();
+            else cuops_named_bar_sync(1, 128 * W4D_CONSUMERS);
+            const int summers = 4 * p.splits, q = split * 4 + consumer;
+            const int j0 = q * F4 / summers, j1 = (q + 1) * F4 / summers;
+            for (int j = j0; j < j1; j++) {
+                float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+                for (int c = 0; c < W4D_CONSUMERS; c++) {
+                    const uint32_t addr = base + (uint32_t)(((c * F4 + j) * 128 + ct) * 16);
+                    const float4 v = p.splits > 1 ? cuops_cluster_sum_f4(addr, p.splits)
+                                                  : cuops_ld_shared_f4(addr);
+                    if (c == 0) {
+                        sum = v;
+                    } else {
+                        sum.x += v.x;
+                        sum.y += v.y;
+                        sum.z += v.z;
+                        sum.w += v.w;
+                    }
+                }
+                w4d_store_frag<T, KP>(p, wb, 0, warp, g, tq, j, sum);
+            }
+            if (p.splits > 1) cuops_cluster_sync(); /* no CTA leaves while its partials are read */
+            return;
+        }
         if (p.splits == 1) {
             /* no partner (and no cluster launched): y from the registers */
 #pragma unroll
             for (int j = 0; j < F4; j++)
-                w4d_store_frag<T>(p, wb, consumer, warp, g, tq, j,
-                                  make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2],
-                                              acc[4 * j + 3]));
+                w4d_store_frag<T, KP>(p, wb, consumer, warp, g, tq, j,
+                                      make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2],
+                                                  acc[4 * j + 3]));
             return;
         }
         /* Partials to this CTA's shared memory, [consumer][float4 j][thread]:
@@ -300,8 +402,8 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
          * in rank order and stores them */
         const int j0 = split * F4 / p.splits, j1 = (split + 1) * F4 / p.splits;
         for (int j = j0; j < j1; j++)
-            w4d_store_frag<T>(p, wb, consumer, warp, g, tq, j,
-                              cuops_cluster_sum_f4(part + (uint32_t)(j * 128 * 16), p.splits));
+            w4d_store_frag<T, KP>(p, wb, consumer, warp, g, tq, j,
+                                  cuops_cluster_sum_f4(part + (uint32_t)(j * 128 * 16), p.splits));
         cuops_cluster_sync(); /* no CTA leaves while its partials are read */
     }
 #undef W4D_FULL_BAR
@@ -310,12 +412,12 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
 
 #endif /* CUOPS_SM90A_DEVICE */
 
-template <typename T, int XN, int KT>
+template <typename T, int XN, int KT, int KP>
 __global__ void __launch_bounds__(W4D_THREADS, 1)
 w4a16_decode_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_x, const w4d_params_t p)
 {
 #if CUOPS_SM90A_DEVICE
-    w4d_cta<T, XN, KT>(tmap_x, p);
+    w4d_cta<T, XN, KT, KP>(tmap_x, p);
 #endif
 }
 
@@ -326,46 +428,54 @@ typedef void (*w4d_kernel_fn)(const CUtensorMap, const w4d_params_t);
 /* x rows per tile for m rows of x */
 static int w4d_xn(int64_t m) { return m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : 64; }
 
-template <int KT> static w4d_kernel_fn w4d_pick_kt(int bf, int xn)
+template <int KT, int KP> static w4d_kernel_fn w4d_pick_kt(int bf, int xn)
 {
     switch (xn) {
-    case 8: return bf ? w4a16_decode_wgmma_kernel<__nv_bfloat16, 8, KT> : w4a16_decode_wgmma_kernel<__half, 8, KT>;
-    case 16: return bf ? w4a16_decode_wgmma_kernel<__nv_bfloat16, 16, KT> : w4a16_decode_wgmma_kernel<__half, 16, KT>;
-    case 32: return bf ? w4a16_decode_wgmma_kernel<__nv_bfloat16, 32, KT> : w4a16_decode_wgmma_kernel<__half, 32, KT>;
-    default: return bf ? w4a16_decode_wgmma_kernel<__nv_bfloat16, 64, KT> : w4a16_decode_wgmma_kernel<__half, 64, KT>;
+    case 8: return bf ? w4a16_decode_wgmma_kernel<__nv_bfloat16, 8, KT, KP> : w4a16_decode_wgmma_kernel<__half, 8, KT, KP>;
+    case 16: return bf ? w4a16_decode_wgmma_kernel<__nv_bfloat16, 16, KT, KP> : w4a16_decode_wgmma_kernel<__half, 16, KT, KP>;
+    case 32: return bf ? w4a16_decode_wgmma_kernel<__nv_bfloat16, 32, KT, KP> : w4a16_decode_wgmma_kernel<__half, 32, KT, KP>;
+    default: return bf ? w4a16_decode_wgmma_kernel<__nv_bfloat16, 64, KT, KP> : w4a16_decode_wgmma_kernel<__half, 64, KT, KP>;
     }
 }
 
-/* kt: 64-k blocks per stage, 1 or W4D_KT */
-static w4d_kernel_fn w4d_pick(cuops_dtype_t act, int xn, int kt)
+/* The three forms: kt = 1 (one 64-k block per stage, the study's), kt =
+ * W4D_KT with kp = 1 (256-row CTAs) or kp = 4 (64-row CTAs, K in four
+ * phases inside the CTA). */
+static w4d_kernel_fn w4d_pick(cuops_dtype_t act, int xn, int kt, int kp)
 {
     const int bf = act == CUOPS_DTYPE_BF16;
-    return kt == 1 ? w4d_pick_kt<1>(bf, xn) : w4d_pick_kt<W4D_KT>(bf, xn);
+    if (kt == 1) return w4d_pick_kt<1, 1>(bf, xn);
+    return kp == 4 ? w4d_pick_kt<W4D_KT, 4>(bf, xn) : w4d_pick_kt<W4D_KT, 1>(bf, xn);
 }
 
-static int w4d_smem_bytes(int xn, int kt)
+#define W4D_SMEM_CASE(XN, kt, kp)                                                             \
+    ((kt) == 1 ? W4D_SMEM_BYTES(XN, 1, 1)                                                     \
+               : (kp) == 4 ? W4D_SMEM_BYTES(XN, W4D_KT, 4) : W4D_SMEM_BYTES(XN, W4D_KT, 1))
+static int w4d_smem_bytes(int xn, int kt, int kp)
 {
     switch (xn) {
-    case 8: return kt == 1 ? W4D_SMEM_BYTES(8, 1) : W4D_SMEM_BYTES(8, W4D_KT);
-    case 16: return kt == 1 ? W4D_SMEM_BYTES(16, 1) : W4D_SMEM_BYTES(16, W4D_KT);
-    case 32: return kt == 1 ? W4D_SMEM_BYTES(32, 1) : W4D_SMEM_BYTES(32, W4D_KT);
-    default: return kt == 1 ? W4D_SMEM_BYTES(64, 1) : W4D_SMEM_BYTES(64, W4D_KT);
+    case 8: return W4D_SMEM_CASE(8, kt, kp);
+    case 16: return W4D_SMEM_CASE(16, kt, kp);
+    case 32: return W4D_SMEM_CASE(32, kt, kp);
+    default: return W4D_SMEM_CASE(64, kt, kp);
     }
 }
+#undef W4D_SMEM_CASE
 
-/* Clusters of `size` CTAs of the XN kernel that device `dev` holds at once
- * (cudaOccupancyMaxActiveClusters; f16 and bf16 instances use the same
- * resources). -1 when the query fails. */
-static int w4d_max_clusters(int dev, int xn, int kt, int size)
+/* Clusters of `size` CTAs of the form's XN kernel that device `dev` holds
+ * at once (cudaOccupancyMaxActiveClusters; f16 and bf16 instances use the
+ * same resources). -1 when the query fails. */
+static int w4d_max_clusters(int dev, int xn, int kt, int kp, int size)
 {
-    static int cache[16][2][4][W4D_MAX_SPLITS + 1];
+    static int cache[16][3][4][W4D_MAX_SPLITS + 1];
     const int xi = xn == 8 ? 0 : xn == 16 ? 1 : xn == 32 ? 2 : 3;
+    const int form = kt == 1 ? 0 : kp == 4 ? 2 : 1;
     if (dev < 0 || dev >= 16 || size < 1 || size > W4D_MAX_SPLITS) return -1;
-    int *slot = &cache[dev][kt == 1 ? 0 : 1][xi][size];
+    int *slot = &cache[dev][form][xi][size];
     if (__atomic_load_n(slot, __ATOMIC_RELAXED) == 0)
         __atomic_store_n(slot,
-                         cuops_cluster_max_active((const void *)w4d_pick(CUOPS_DTYPE_F16, xn, kt),
-                                                  W4D_THREADS, size, w4d_smem_bytes(xn, kt)),
+                         cuops_cluster_max_active((const void *)w4d_pick(CUOPS_DTYPE_F16, xn, kt, kp),
+                                                  W4D_THREADS, size, w4d_smem_bytes(xn, kt, kp)),
                          __ATOMIC_RELAXED);
     return __atomic_load_n(slot, __ATOMIC_RELAXED);
 }
@@ -391,16 +501,13 @@ cuops_status_t w4a16_launch_decode_wgmma(struct cuops_handle *h, const cuops_w4a
     const char *const name = kt == 1 ? "w4a16_decode_wgmma_kt1" : "w4a16_decode_wgmma";
     *kernel_name = name;
     kt = kt == 1 ? 1 : W4D_KT;
+    const int sms = h->num_sms > 0 ? h->num_sms : 132;
+    /* 64-row CTAs with K in four phases inside each where 64-row blocks
+     * fit the SMs in one round (n <= 8448 on 132 SMs): the 256-row blocks
+     * would need a 4-8-way cluster split there */
+    const int kp = kt == W4D_KT && cuops_ceil_div(geo->strips, W4D_STRIPS / 4) <= sms ? 4 : 1;
     const int xn = w4d_xn(d->m);
-    const int smem = w4d_smem_bytes(xn, kt);
-    if (!w4a16_decode_wgmma_serves(h, d, geo))
-        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
-                          "%s: serves sm_90 (%d bytes of shared memory per block) with m <= 64, "
-                          "group_size a multiple of 64 or one group per row, k < 2^31, x and y "
-                          "2-byte aligned (sm_%d%d, m %lld, group_size %lld, k %lld)",
-                          name, smem, h->sm_major, h->sm_minor, (long long)d->m,
-                          (long long)d->group_size, (long long)d->k);
-
+    const int smem = w4d_smem_bytes(xn, kt, kp);
     /* x as TMA reads it: in place when it can, else packed K-major once */
     CUtensorMap tmap_x;
     cuops_status_t st = w4_wgmma_x_map(h, d, (uint32_t)xn, name, &tmap_x);
@@ -412,18 +519,18 @@ cuops_status_t w4a16_launch_decode_wgmma(struct cuops_handle *h, const cuops_w4a
 
     /* splits: fill the SMs once (one CTA each), at most 8 and one per
      * 64-k block, all clusters resident at once (else fewer) */
-    const int64_t blocks = cuops_ceil_div(geo->strips, W4D_STRIPS);
-    const int sms = h->num_sms > 0 ? h->num_sms : 132;
+    const int64_t blocks = cuops_ceil_div(geo->strips, W4D_STRIPS / kp);
     int64_t s = forced_splits > 0 ? forced_splits : (blocks < sms ? sms / blocks : 1);
     if (s > W4D_MAX_SPLITS) s = W4D_MAX_SPLITS;
     if (s > geo->ktiles) s = geo->ktiles;
     if (s < 1) s = 1;
     /* auto: every cluster resident at once; forced: at least one fits */
-    while (s > 1 && (forced_splits > 0 ? 1 : blocks) > w4d_max_clusters(h->device, xn, kt, (int)s))
+    while (s > 1 &&
+           (forced_splits > 0 ? 1 : blocks) > w4d_max_clusters(h->device, xn, kt, kp, (int)s))
         s--;
     p.splits = (int)s;
 
-    w4d_kernel_fn fn = w4d_pick(d->act_type, xn, kt);
+    w4d_kernel_fn fn = w4d_pick(d->act_type, xn, kt, kp);
     CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     if (s == 1) {
