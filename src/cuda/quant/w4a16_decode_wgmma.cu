@@ -508,6 +508,13 @@ cuops_status_t w4a16_launch_decode_wgmma(struct cuops_handle *h, const cuops_w4a
     const int kp = kt == W4D_KT && cuops_ceil_div(geo->strips, W4D_STRIPS / 4) <= sms ? 4 : 1;
     const int xn = w4d_xn(d->m);
     const int smem = w4d_smem_bytes(xn, kt, kp);
+    if (!w4a16_decode_wgmma_serves(h, d, geo))
+        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
+                          "%s: serves sm_90 (%d bytes of shared memory per block) with m <= 64, "
+                          "group_size a multiple of 64 or one group per row, k < 2^31, x and y "
+                          "2-byte aligned (sm_%d%d, m %lld, group_size %lld, k %lld)",
+                          name, smem, h->sm_major, h->sm_minor, (long long)d->m,
+                          (long long)d->group_size, (long long)d->k);
     /* x as TMA reads it: in place when it can, else packed K-major once */
     CUtensorMap tmap_x;
     cuops_status_t st = w4_wgmma_x_map(h, d, (uint32_t)xn, name, &tmap_x);
