@@ -37,25 +37,17 @@
  * for an inclusive prefix to appear (it always does: every predecessor is
  * running).
  *
- * Tile status. 4-byte types: one 64-bit word per tile, flag in the high half,
- * value bits in the low half, written and read with single 64-bit relaxed
- * gpu-scope accesses, so a reader can never see a flag with another state's
- * value. 8-byte types: separate arrays for the flag, the aggregate and the
- * inclusive prefix; the value is stored first and the flag with st.release,
- * the flag read with ld.acquire before the value, and the aggregate and the
- * prefix never share a slot, so no torn pair is possible either. The status
- * array (n / 8192 words for 4-byte types, n / 4096 for 8-byte ones) and the
- * tile counter are cleared with one cudaMemsetAsync per call.
+ * Tile status words and their workspace: scan_tile_status.cuh (cleared by
+ * one cudaMemsetAsync per call: n / 8192 words for 4-byte types, n / 4096 for
+ * 8-byte ones).
  */
 #include <type_traits>
 
 #include "cuda/common/ptx_sm80.cuh"
 #include "cuda/scan/scan_kernels.h"
 #include "cuda/scan/scan_primitives.cuh"
+#include "cuda/scan/scan_tile_status.cuh"
 
-#define STATUS_EMPTY 0u
-#define STATUS_AGGREGATE 1u
-#define STATUS_PREFIX 2u
 /* Windows of 32 predecessors polled per round trip, and searched before the
  * warp waits: `lookback` 1 and 8 (256 tiles; 2 KB of shared memory for 8-byte
  * types), `lookback_wide` 8 and 16 (4 KB). */
@@ -63,59 +55,6 @@
 #define LOOKBACK_MAX_WINDOWS 8
 #define LOOKBACK_WIDE_POLL 8
 #define LOOKBACK_WIDE_MAX_WINDOWS 16
-
-/* ---- tile status words -------------------------------------------------- */
-
-template <typename T, int SIZE = sizeof(T)> struct tile_status;
-
-template <typename T> union bits32 { T v; uint32_t u; };
-template <typename T> union bits64 { T v; unsigned long long u; };
-
-template <typename T> struct tile_status<T, 4> {
-    unsigned long long *word;
-
-    __device__ __forceinline__ void publish(int64_t t, unsigned flag, T v) const
-    {
-        bits32<T> b;
-        b.v = v;
-        unsigned long long w = ((unsigned long long)flag << 32) | b.u;
-        asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(word + t), "l"(w) : "memory");
-    }
-    __device__ __forceinline__ void poll(int64_t t, unsigned &flag, T &v) const
-    {
-        unsigned long long w;
-        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(w) : "l"(word + t) : "memory");
-        bits32<T> b;
-        b.u = (uint32_t)w;
-        flag = (unsigned)(w >> 32);
-        v = b.v;
-    }
-};
-
-template <typename T> struct tile_status<T, 8> {
-    unsigned *flag;
-    unsigned long long *aggregate;
-    unsigned long long *prefix;
-
-    __device__ __forceinline__ void publish(int64_t t, unsigned f, T v) const
-    {
-        bits64<T> b;
-        b.v = v;
-        unsigned long long *slot = (f == STATUS_AGGREGATE ? aggregate : prefix) + t;
-        asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(slot), "l"(b.u) : "memory");
-        asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flag + t), "r"(f) : "memory");
-    }
-    __device__ __forceinline__ void poll(int64_t t, unsigned &f, T &v) const
-    {
-        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(f) : "l"(flag + t) : "memory");
-        if (f != STATUS_EMPTY) {
-            const unsigned long long *slot = (f == STATUS_AGGREGATE ? aggregate : prefix) + t;
-            bits64<T> b;
-            asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(b.u) : "l"(slot) : "memory");
-            v = b.v;
-        }
-    }
-};
 
 /* ---- look-back (warp 0 of the CTA; every lane returns P_{tile-1}) ------- */
 
@@ -269,10 +208,8 @@ scan_lookback_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<
     __syncthreads();
 
     if (warp == 0) {
-        const T w = lane < SCAN_WARPS ? s_warp[lane] : scan_identity<T, OP>();
-        const T w_incl = warp_scan_inclusive<T, OP>(w, lane);
-        const T w_excl = __shfl_up_sync(SCAN_FULL_MASK, w_incl, 1);
-        const T aggregate = __shfl_sync(SCAN_FULL_MASK, w_incl, SCAN_WARPS - 1);
+        T w_excl;
+        const T aggregate = tile_scan_warp_totals<T, OP>(s_warp, lane, w_excl);
         T tile_prefix = scan_identity<T, OP>();
         if (tile == 0) {
             if (lane == 0) status.publish(0, STATUS_PREFIX, aggregate);
@@ -282,9 +219,7 @@ scan_lookback_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<
             if (lane == 0)
                 status.publish(tile, STATUS_PREFIX, scan_combine<T, OP>(tile_prefix, aggregate));
         }
-        /* each lane reads and writes only its own s_warp slot */
-        if (lane < SCAN_WARPS)
-            s_warp[lane] = lane == 0 ? tile_prefix : scan_combine<T, OP>(tile_prefix, w_excl);
+        tile_set_warp_prefixes<T, OP>(s_warp, lane, tile_prefix, w_excl);
     }
     __syncthreads();
 
@@ -323,17 +258,6 @@ scan_lookback_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<
  * and look-backs for the same bytes). */
 #define LOOKBACK_SMEM_NV_WIDE 16
 #define LOOKBACK_SMEM_CTAS(T, NV) ((NV) == SCAN_NV_VEC ? LOOKBACK_SMEM_MIN_CTAS(T) : 3)
-
-/* VEC elements (16 bytes) from shared memory in one access */
-template <typename T, int VEC>
-static __device__ __forceinline__ void vec_read_shared(const T *p, T (&x)[VEC])
-{
-    static_assert(VEC * sizeof(T) == 16, "one 16-byte access");
-    scan_vec<T, VEC> u;
-    u.raw = *reinterpret_cast<const uint4 *>(p);
-#pragma unroll
-    for (int k = 0; k < VEC; k++) x[k] = u.v[k];
-}
 
 template <typename T, int OP, int NV>
 __global__ void __launch_bounds__(SCAN_BLOCK, LOOKBACK_SMEM_CTAS(T, NV))
@@ -376,43 +300,18 @@ scan_lookback_smem_kernel(const T *in, T *out, int64_t n, int exclusive, tile_st
         cuops_cp_async_commit();
         cuops_cp_async_wait<0>();
     } else {
-        /* the last tile: guarded, the identity past n */
-#pragma unroll
-        for (int j = 0; j < NV; j++)
-#pragma unroll
-            for (int k = 0; k < VEC; k++) {
-                const int64_t i = segment + (j * 32 + lane) * VEC + k;
-                mine[j * 32 * VEC + k] = i < n ? in[i] : scan_identity<T, OP>();
-            }
+        smem_segment_fill_guarded<T, OP, VEC, NV>(mine, in, n, segment, lane);
     }
 
     /* pass 1: lane totals of each load, scanned across the warp */
     T pre[NV];
-    T carry = scan_identity<T, OP>();
-#pragma unroll
-    for (int j = 0; j < NV; j++) {
-        T x[VEC];
-        vec_read_shared<T, VEC>(mine + j * 32 * VEC, x);
-        T lane_total = x[0];
-#pragma unroll
-        for (int k = 1; k < VEC; k++) lane_total = scan_combine<T, OP>(lane_total, x[k]);
-        const T incl = warp_scan_inclusive<T, OP>(lane_total, lane);
-        const T excl = __shfl_up_sync(SCAN_FULL_MASK, incl, 1);
-        const T chunk_total = __shfl_sync(SCAN_FULL_MASK, incl, 31);
-        const T p = lane == 0 ? scan_identity<T, OP>() : excl;
-        /* segment_scan's order: pre[0] = p, pre[j] = carry op p, carry op= total */
-        pre[j] = j == 0 ? p : scan_combine<T, OP>(carry, p);
-        carry = j == 0 ? chunk_total : scan_combine<T, OP>(carry, chunk_total);
-        asm volatile("" ::: "memory"); /* as in pass 2 below */
-    }
+    const T carry = smem_segment_scan<T, OP, VEC, NV>(mine, pre, lane);
     if (lane == 0) s_warp[warp] = carry;
     __syncthreads();
 
     if (warp == 0) {
-        const T w = lane < SCAN_WARPS ? s_warp[lane] : scan_identity<T, OP>();
-        const T w_incl = warp_scan_inclusive<T, OP>(w, lane);
-        const T w_excl = __shfl_up_sync(SCAN_FULL_MASK, w_incl, 1);
-        const T aggregate = __shfl_sync(SCAN_FULL_MASK, w_incl, SCAN_WARPS - 1);
+        T w_excl;
+        const T aggregate = tile_scan_warp_totals<T, OP>(s_warp, lane, w_excl);
         T tile_prefix = scan_identity<T, OP>();
         if (tile == 0) {
             if (lane == 0) status.publish(0, STATUS_PREFIX, aggregate);
@@ -423,40 +322,13 @@ scan_lookback_smem_kernel(const T *in, T *out, int64_t n, int exclusive, tile_st
             if (lane == 0)
                 status.publish(tile, STATUS_PREFIX, scan_combine<T, OP>(tile_prefix, aggregate));
         }
-        if (lane < SCAN_WARPS)
-            s_warp[lane] = lane == 0 ? tile_prefix : scan_combine<T, OP>(tile_prefix, w_excl);
+        tile_set_warp_prefixes<T, OP>(s_warp, lane, tile_prefix, w_excl);
     }
     __syncthreads();
 
     /* pass 2: the elements again, scanned with their prefix, and stored */
-    const T prefix = s_warp[warp];
-#pragma unroll
-    for (int j = 0; j < NV; j++) {
-        T x[VEC];
-        vec_read_shared<T, VEC>(mine + j * 32 * VEC, x);
-#pragma unroll
-        for (int k = 1; k < VEC; k++) x[k] = scan_combine<T, OP>(x[k - 1], x[k]);
-        const T base = scan_combine<T, OP>(prefix, pre[j]);
-        if (exclusive) {
-#pragma unroll
-            for (int k = VEC - 1; k > 0; k--) x[k] = scan_combine<T, OP>(base, x[k - 1]);
-            x[0] = base;
-        } else {
-#pragma unroll
-            for (int k = 0; k < VEC; k++) x[k] = scan_combine<T, OP>(base, x[k]);
-        }
-        T *dst = out + segment + (j * 32 + lane) * VEC;
-        if (full) {
-            vec_store<T, VEC>(dst, x);
-        } else {
-#pragma unroll
-            for (int k = 0; k < VEC; k++)
-                if (segment + (j * 32 + lane) * VEC + k < n) dst[k] = x[k];
-        }
-        /* one load's registers at a time: 48 warps per SM hide the shared
-         * memory latency, and hoisting all 8 reads would cost 24 registers */
-        asm volatile("" ::: "memory");
-    }
+    smem_segment_store<T, OP, VEC, NV>(mine, pre, s_warp[warp], exclusive, out, n, segment, lane,
+                                       full);
 }
 
 /* ---- host side ----------------------------------------------------------- */
@@ -469,26 +341,11 @@ static cuops_status_t lookback_run(struct cuops_handle *h, const cuops_scan_desc
 {
     const int64_t tile = (int64_t)SCAN_BLOCK * VEC * NV;
     const int64_t tiles = cuops_ceil_div(d->n, tile);
-    /* [counter: 256 B][flags or words][aggregates][prefixes] */
-    const size_t header = 256;
-    const size_t flag_bytes = sizeof(T) == 4 ? (size_t)tiles * 8 : scan_align256((size_t)tiles * 4);
-    const size_t value_bytes = sizeof(T) == 4 ? 0 : (size_t)tiles * 8;
-    const size_t bytes = 256 + header + flag_bytes + 2 * value_bytes;
-    void *ws = NULL;
-    cuops_status_t st = cuops_cuda_workspace(h, bytes, &ws);
-    if (st != CUOPS_STATUS_SUCCESS) return st;
-    char *base = (char *)(((uintptr_t)ws + 255) & ~(uintptr_t)255);
-
     tile_status<T> status;
-    if constexpr (sizeof(T) == 4) {
-        status.word = (unsigned long long *)(base + header);
-    } else {
-        status.flag = (unsigned *)(base + header);
-        status.aggregate = (unsigned long long *)(base + header + flag_bytes);
-        status.prefix = (unsigned long long *)(base + header + flag_bytes + value_bytes);
-    }
+    unsigned long long *counter = NULL;
+    cuops_status_t st = tile_status_acquire<T>(h, tiles, &status, &counter);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
     cudaStream_t stream = cuops_stream(h);
-    CUOPS_CUDA_TRY(h, cudaMemsetAsync(base, 0, header + flag_bytes, stream));
     if constexpr (SMEM) {
         static_assert(VEC == SCAN_VEC(T), "lookback_smem's tile");
         /* 32 KB tiles are static shared memory, 64 KB ones dynamic (above) */
@@ -506,12 +363,10 @@ static cuops_status_t lookback_run(struct cuops_handle *h, const cuops_scan_desc
             attributes_set = true;
         }
         scan_lookback_smem_kernel<T, OP, NV><<<(unsigned)tiles, SCAN_BLOCK, smem, stream>>>(
-            (const T *)d->in, (T *)d->out, d->n, d->exclusive, status,
-            (unsigned long long *)base);
+            (const T *)d->in, (T *)d->out, d->n, d->exclusive, status, counter);
     } else {
         scan_lookback_kernel<T, OP, VEC, NV, POLL, MAX><<<(unsigned)tiles, SCAN_BLOCK, 0, stream>>>(
-            (const T *)d->in, (T *)d->out, d->n, d->exclusive, status,
-            (unsigned long long *)base);
+            (const T *)d->in, (T *)d->out, d->n, d->exclusive, status, counter);
     }
     return cuops_cuda_check_launch(h, kernel_name);
 }

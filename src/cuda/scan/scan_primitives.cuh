@@ -250,6 +250,126 @@ static __device__ __forceinline__ void segment_apply_prefix(T (&x)[NV][VEC], con
     }
 }
 
+/* ---- the tile's warp totals (warp 0) ------------------------------------ */
+
+/* Warp 0, after every warp has put its segment total in s_warp: returns the
+ * tile aggregate (to every lane); *w_excl is the combination of the warps
+ * before warp `lane` (lanes 1..SCAN_WARPS-1). */
+template <typename T, int OP>
+static __device__ __forceinline__ T tile_scan_warp_totals(const T *s_warp, int lane, T &w_excl)
+{
+    const T w = lane < SCAN_WARPS ? s_warp[lane] : scan_identity<T, OP>();
+    const T w_incl = warp_scan_inclusive<T, OP>(w, lane);
+    w_excl = __shfl_up_sync(SCAN_FULL_MASK, w_incl, 1);
+    return __shfl_sync(SCAN_FULL_MASK, w_incl, SCAN_WARPS - 1);
+}
+
+/* Warp 0, once the tile's exclusive prefix is known: s_warp[w] becomes the
+ * prefix of warp w's segment (each lane writes only its own slot). */
+template <typename T, int OP>
+static __device__ __forceinline__ void tile_set_warp_prefixes(T *s_warp, int lane, T tile_prefix,
+                                                              T w_excl)
+{
+    if (lane < SCAN_WARPS)
+        s_warp[lane] = lane == 0 ? tile_prefix : scan_combine<T, OP>(tile_prefix, w_excl);
+}
+
+/* ---- a lane's part of the striped tile in shared memory ----------------- */
+
+/* The kernels that stage the tile in shared memory keep the striped layout:
+ * the lane's load j (VEC elements, 16 bytes) at mine + j * 32 * VEC, mine =
+ * tile + warp * 32 * VEC * NV + lane * VEC. Each lane writes and reads only
+ * its own chunks, so no barrier is needed for the data. */
+
+/* VEC elements (16 bytes) from shared memory in one access */
+template <typename T, int VEC>
+static __device__ __forceinline__ void vec_read_shared(const T *p, T (&x)[VEC])
+{
+    static_assert(VEC * sizeof(T) == 16, "one 16-byte access");
+    scan_vec<T, VEC> u;
+    u.raw = *reinterpret_cast<const uint4 *>(p);
+#pragma unroll
+    for (int k = 0; k < VEC; k++) x[k] = u.v[k];
+}
+
+/* The last tile: guarded element loads, the identity past n. */
+template <typename T, int OP, int VEC, int NV>
+static __device__ __forceinline__ void smem_segment_fill_guarded(T *mine, const T *in, int64_t n,
+                                                                 int64_t segment, int lane)
+{
+#pragma unroll
+    for (int j = 0; j < NV; j++)
+#pragma unroll
+        for (int k = 0; k < VEC; k++) {
+            const int64_t i = segment + (j * 32 + lane) * VEC + k;
+            mine[j * 32 * VEC + k] = i < n ? in[i] : scan_identity<T, OP>();
+        }
+}
+
+/* Pass 1: lane totals of each load, scanned across the warp. pre[j] gets the
+ * combination of everything in the segment before the lane's load j (the
+ * order of segment_scan); returns the segment total. */
+template <typename T, int OP, int VEC, int NV>
+static __device__ __forceinline__ T smem_segment_scan(const T *mine, T (&pre)[NV], int lane)
+{
+    T carry = scan_identity<T, OP>();
+#pragma unroll
+    for (int j = 0; j < NV; j++) {
+        T x[VEC];
+        vec_read_shared<T, VEC>(mine + j * 32 * VEC, x);
+        T lane_total = x[0];
+#pragma unroll
+        for (int k = 1; k < VEC; k++) lane_total = scan_combine<T, OP>(lane_total, x[k]);
+        const T incl = warp_scan_inclusive<T, OP>(lane_total, lane);
+        const T excl = __shfl_up_sync(SCAN_FULL_MASK, incl, 1);
+        const T chunk_total = __shfl_sync(SCAN_FULL_MASK, incl, 31);
+        const T p = lane == 0 ? scan_identity<T, OP>() : excl;
+        /* segment_scan's order: pre[0] = p, pre[j] = carry op p, carry op= total */
+        pre[j] = j == 0 ? p : scan_combine<T, OP>(carry, p);
+        carry = j == 0 ? chunk_total : scan_combine<T, OP>(carry, chunk_total);
+        asm volatile("" ::: "memory"); /* as in pass 2 below */
+    }
+    return carry;
+}
+
+/* Pass 2: the elements again, scanned with `prefix` (everything before the
+ * segment) and pre[j], inclusive or exclusive, and stored to out. */
+template <typename T, int OP, int VEC, int NV>
+static __device__ __forceinline__ void smem_segment_store(const T *mine, const T (&pre)[NV],
+                                                          T prefix, int exclusive, T *out,
+                                                          int64_t n, int64_t segment, int lane,
+                                                          bool full)
+{
+#pragma unroll
+    for (int j = 0; j < NV; j++) {
+        T x[VEC];
+        vec_read_shared<T, VEC>(mine + j * 32 * VEC, x);
+#pragma unroll
+        for (int k = 1; k < VEC; k++) x[k] = scan_combine<T, OP>(x[k - 1], x[k]);
+        const T base = scan_combine<T, OP>(prefix, pre[j]);
+        if (exclusive) {
+#pragma unroll
+            for (int k = VEC - 1; k > 0; k--) x[k] = scan_combine<T, OP>(base, x[k - 1]);
+            x[0] = base;
+        } else {
+#pragma unroll
+            for (int k = 0; k < VEC; k++) x[k] = scan_combine<T, OP>(base, x[k]);
+        }
+        T *dst = out + segment + (j * 32 + lane) * VEC;
+        if (full) {
+            vec_store<T, VEC>(dst, x);
+        } else {
+#pragma unroll
+            for (int k = 0; k < VEC; k++)
+                if (segment + (j * 32 + lane) * VEC + k < n) dst[k] = x[k];
+        }
+        /* one load's registers at a time: many warps per SM hide the shared
+         * memory latency, and hoisting all the reads would cost 3 registers
+         * per element */
+        asm volatile("" ::: "memory");
+    }
+}
+
 /* Tile geometry of the striped kernels for an element size and path:
  * 32 KB per tile on the vector path (Little's law: ~26-36 KB in flight per
  * SM keeps HBM3e busy; a tile's loads are all issued before the first use and
