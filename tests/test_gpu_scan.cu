@@ -295,17 +295,18 @@ static void reproducibility(void)
             cudaMemcpy(d_in + 1, in, n * sizeof(float), cudaMemcpyHostToDevice);
             src = d_in + 1;
         }
-        /* Each variant must repeat its own bits. `lookback`, `lookback_wide`
-         * and `lookback_smem` share the tile layout and the definition of the
-         * float prefix (the left fold over tiles), so they must also match
-         * auto's bits exactly; the persistent kernel's misaligned tiles
-         * and `lookback_smem_64k`'s 64 KB tiles group the sums differently,
-         * so they are only held to themselves. */
+        /* Each variant must repeat its own bits. `lookback`, `lookback_wide`,
+         * `lookback_smem` and `ring` share the tile layout and the definition
+         * of the float prefix (the left fold over 32 KB tiles), so they must
+         * also match auto's bits exactly (auto is `lookback` at 2^24 f32);
+         * the persistent kernel's misaligned tiles and the 64 KB tiles of
+         * `lookback_smem_64k` and `ring_64k` group the sums differently, so
+         * they are only held to themselves. */
         static const char *const det_variants[] = {"auto", "lookback", "lookback_wide",
                                                    "lookback_persistent", "lookback_smem",
-                                                   "lookback_smem_64k"};
+                                                   "lookback_smem_64k", "ring", "ring_64k"};
         for (int exclusive = 0; exclusive < 2; exclusive++) {
-            for (int v = 0; v < 6; v++) {
+            for (int v = 0; v < 8; v++) {
                 cuops_options_t opt = {0};
                 opt.variant = det_variants[v];
                 int differing = 0, differ_from_auto = 0;
@@ -319,7 +320,7 @@ static void reproducibility(void)
                     const float *mine = v == 0 ? first : vfirst;
                     if (run > 0 && memcmp(mine, again, n * sizeof(float)) != 0) differing++;
                 }
-                if (v == 1 || v == 2 || v == 4) differ_from_auto = memcmp(first, vfirst, n * sizeof(float)) != 0;
+                if (v == 1 || v == 2 || v == 4 || v == 6) differ_from_auto = memcmp(first, vfirst, n * sizeof(float)) != 0;
                 CHECK(differing == 0 && differ_from_auto == 0,
                       "f32 sum scan n=2^24 %s %s variant %s: %d of 9 reruns differ bitwise%s",
                       exclusive ? "exclusive" : "inclusive", misaligned ? "misaligned" : "aligned",
