@@ -33,6 +33,13 @@
 #define GUARD_ELEMS 16384 /* past the largest tile any variant uses */
 
 static cuops_handle_t g_gpu, g_cpu;
+/* CUOPS_TEST_VARIANT=prefix: only the named variants starting so (a
+ * sanitizer run of one kernel family) */
+static const char *g_only_variant;
+static int variant_skipped(const char *name)
+{
+    return g_only_variant != NULL && strncmp(name, g_only_variant, strlen(g_only_variant)) != 0;
+}
 static const char *const *g_scan_variants;
 static int g_scan_variant_count;
 static const char *const *g_reduce_variants;
@@ -158,6 +165,7 @@ static void scan_case(cuops_dtype_t t, cuops_reduce_op_t op, int exclusive, size
     }
     for (int v = 0; v < g_scan_variant_count; v++) {
         const char *variant = g_scan_variants[v];
+        if (variant_skipped(variant)) continue;
         cuops_options_t opt = {0};
         opt.variant = variant;
         for (int mode = 0; mode < 3; mode++) {
@@ -237,6 +245,7 @@ static void reduce_case(cuops_dtype_t t, cuops_reduce_op_t op, size_t n)
         for (size_t i = 0; i < n; i++) abs_sum += fabs(tu_get(in, t, i));
         for (int v = 0; v < g_reduce_variant_count; v++) {
             const char *variant = g_reduce_variants[v];
+            if (variant_skipped(variant)) continue;
             cuops_options_t opt = {0};
             opt.variant = variant;
             for (int misaligned = 0; misaligned < 2; misaligned++) {
@@ -296,17 +305,19 @@ static void reproducibility(void)
             src = d_in + 1;
         }
         /* Each variant must repeat its own bits. `lookback`, `lookback_wide`,
-         * `lookback_smem` and `ring` share the tile layout and the definition
-         * of the float prefix (the left fold over 32 KB tiles), so they must
-         * also match auto's bits exactly (auto is `lookback` at 2^24 f32);
-         * the persistent kernel's misaligned tiles and the 64 KB tiles of
-         * `lookback_smem_64k` and `ring_64k` group the sums differently, so
-         * they are only held to themselves. */
+         * `lookback_smem`, `ring` and `ring_deep` share the tile layout and
+         * the definition of the float prefix (the left fold over 32 KB
+         * tiles), so they must also match auto's bits exactly (auto is
+         * `lookback` at 2^24 f32); the persistent kernel's misaligned tiles
+         * and the 64 KB tiles of `lookback_smem_64k` and `ring_64k` group
+         * the sums differently, so they are only held to themselves. */
         static const char *const det_variants[] = {"auto", "lookback", "lookback_wide",
                                                    "lookback_persistent", "lookback_smem",
-                                                   "lookback_smem_64k", "ring", "ring_64k"};
+                                                   "lookback_smem_64k", "ring", "ring_64k",
+                                                   "ring_deep"};
         for (int exclusive = 0; exclusive < 2; exclusive++) {
-            for (int v = 0; v < 8; v++) {
+            for (int v = 0; v < 9; v++) {
+                if (v > 0 && variant_skipped(det_variants[v])) continue;
                 cuops_options_t opt = {0};
                 opt.variant = det_variants[v];
                 int differing = 0, differ_from_auto = 0;
@@ -320,7 +331,7 @@ static void reproducibility(void)
                     const float *mine = v == 0 ? first : vfirst;
                     if (run > 0 && memcmp(mine, again, n * sizeof(float)) != 0) differing++;
                 }
-                if (v == 1 || v == 2 || v == 4 || v == 6) differ_from_auto = memcmp(first, vfirst, n * sizeof(float)) != 0;
+                if (v == 1 || v == 2 || v == 4 || v == 6 || v == 8) differ_from_auto = memcmp(first, vfirst, n * sizeof(float)) != 0;
                 CHECK(differing == 0 && differ_from_auto == 0,
                       "f32 sum scan n=2^24 %s %s variant %s: %d of 9 reruns differ bitwise%s",
                       exclusive ? "exclusive" : "inclusive", misaligned ? "misaligned" : "aligned",
@@ -780,7 +791,7 @@ int main(void)
                  CUOPS_STATUS_SUCCESS);
     CHECK_STATUS(cuops_variant_names("reduce", &g_reduce_variants, &g_reduce_variant_count),
                  CUOPS_STATUS_SUCCESS);
-    CHECK(g_scan_variant_count == 10 && strcmp(g_scan_variants[0], "auto") == 0,
+    CHECK(g_scan_variant_count == 13 && strcmp(g_scan_variants[0], "auto") == 0,
           "scan variants: %d, first '%s'", g_scan_variant_count,
           g_scan_variant_count ? g_scan_variants[0] : "");
     CHECK(g_reduce_variant_count == 8 && strcmp(g_reduce_variants[0], "auto") == 0,
@@ -803,6 +814,7 @@ int main(void)
     /* CUOPS_TEST_QUICK=1 (compute-sanitizer runs): sizes up to 2^20 + 3 and
      * no 2^31 + 7 case; every variant, type, op and mode still runs. */
     const int quick = getenv("CUOPS_TEST_QUICK") != NULL;
+    g_only_variant = getenv("CUOPS_TEST_VARIANT");
     /* 3*2^21+1: 769 tiles of 8192, so each persistent CTA runs several, and
      * the wide look-back walks more than one group of 256 predecessors */
     static const size_t scan_sizes[] = {1, 31, 32, 33, 4095, 4096, 4097, 1u << 20,

@@ -1,6 +1,7 @@
 /*
- * scan_ring.cu - "ring" and "ring_64k": a single-pass scan whose CTAs never
- * wait on a chain of look-backs while their SM's memory pipe runs dry.
+ * scan_ring.cu - "ring", "ring_64k", "ring_deep": a single-pass scan whose
+ * CTAs never wait on a chain of look-backs while their SM's memory pipe runs
+ * dry.
  *
  * Why. In the look-back scans (scan_lookback.cu) a CTA holds its tile while
  * it waits for its predecessors' prefixes, and the CTA slot issues no loads
@@ -19,17 +20,21 @@
  *
  *     P(t - 1) = ((P(t - G) op A(t - G + 1)) op A(t - G + 2)) ... op A(t - 1)
  *
- * (round 0: A(0) op ... op A(b - 1)). Those aggregates were published by the
- * other CTAs as soon as their tiles arrived (round k - 1 for the CTAs after
- * b, round k for those before), one L2 round trip for all of them, polled by
- * the whole CTA at once. Nothing waits for a prefix another CTA computed, so
- * no wait is longer than the skew between CTAs' loads.
+ * (round 0: A(0) op ... op A(b - 1)). Each CTA scans its next tile's
+ * aggregate one round ahead (pass 1 over round k + 1's tile while round k is
+ * stored) and publishes it at once, so the aggregates tile t needs were
+ * published a round earlier by the CTAs before b and two rounds earlier by
+ * those after it; the whole CTA polls them at once, the loads issued before
+ * the look-ahead pass and waited on after it. Nothing waits for a prefix
+ * another CTA computed, only for aggregates of tiles whose data arrived a
+ * round ago, and the ring's later tiles stay in flight meanwhile.
  *
  * Determinism. The prefix is the left fold of the tile aggregates, oldest
  * first, exactly as `lookback` defines it (P(i) = P(i - 1) op A(i), P(0) =
  * A(0)), and the tile is scanned in the same striped order
- * (scan_primitives.cuh): `ring` (32 KB tiles) gives the bits of `lookback`,
- * `ring_64k` those of `lookback_smem_64k`, for every type and op. Floats fold
+ * (scan_primitives.cuh): `ring` and `ring_deep` (32 KB tiles) give the bits
+ * of `lookback`, `ring_64k` those of `lookback_smem_64k`, for every type and
+ * op. Floats fold
  * serially (G - 1 dependent combines in one thread, ~1000 clocks at G = 264,
  * against ~4 us per round of tiles); integers by a shuffle tree (any grouping
  * gives the same bits).
@@ -49,25 +54,32 @@
 #include "cuda/scan/scan_primitives.cuh"
 #include "cuda/scan/scan_tile_status.cuh"
 
-/* Ring depth: tiles of a CTA in shared memory (one being scanned, the rest in
- * flight). `ring`: 3 x 32 KB per CTA, two CTAs per SM; `ring_64k`: 3 x 64 KB,
- * one CTA per SM. Either way 128-192 KB of loads per SM can be in flight,
- * several times the ~32 KB Little's law asks for at copy speed. */
-#define RING_STAGES 3
+/* Ring forms: tiles of a CTA in shared memory (one being stored, one looked
+ * ahead, the rest in flight). `ring`: 3 x 32 KB per CTA, two CTAs per SM;
+ * `ring_64k`: 3 x 64 KB, one CTA per SM; `ring_deep`: 6 x 32 KB, one CTA per
+ * SM (four tiles in flight). */
 #define RING_NV 8
 #define RING_NV_WIDE 16
+#define RING_STAGES 3
+#define RING_STAGES_DEEP 6
 /* Largest grid (aggregates polled per tile + 1): 2 CTAs on up to 256 SMs. */
 #define RING_MAX_GRID 512
 
+/* two CTAs per SM where three 32 KB slots fit twice (<= 128 registers) */
+#define RING_CTAS_PER_SM(NV, STAGES) ((NV) * (STAGES) <= 24 ? 2 : 1)
+
 template <typename T, int OP, int NV, int STAGES>
-__global__ void __launch_bounds__(SCAN_BLOCK, 1)
+__global__ void __launch_bounds__(SCAN_BLOCK, RING_CTAS_PER_SM(NV, STAGES))
 scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> status)
 {
+    static_assert(STAGES >= 3, "one tile stored, one looked ahead, one in flight");
+    static_assert(RING_MAX_GRID <= 2 * SCAN_BLOCK, "two polls per thread");
     constexpr int VEC = SCAN_VEC(T);
     constexpr int SEGMENT = 32 * VEC * NV;
     constexpr int64_t TILE = (int64_t)SCAN_BLOCK * VEC * NV;
     extern __shared__ __align__(16) uint4 s_ring_raw[];
-    __shared__ T s_warp[SCAN_WARPS];
+    __shared__ T s_total[SCAN_WARPS];  /* segment totals of the look-ahead tile */
+    __shared__ T s_prefix[SCAN_WARPS]; /* segment prefixes of the tile being stored */
     __shared__ T s_aggregate[RING_MAX_GRID];
 
     const int lane = threadIdx.x & 31;
@@ -93,42 +105,64 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
         }
         cuops_cp_async_commit();
     };
+    /* Pass 1 over round k's tile (its copies complete): pre[] and the
+     * segment total in s_total; the partial last tile is filled here. */
+    auto look_ahead = [&](int64_t k, T (&pre)[NV]) {
+        const int64_t t = k * grid + cta;
+        T *mine = mine0 + (int)(k % STAGES) * TILE;
+        if ((t + 1) * TILE > n)
+            smem_segment_fill_guarded<T, OP, VEC, NV>(mine, in, n, t * TILE + warp * SEGMENT, lane);
+        const T total = smem_segment_scan<T, OP, VEC, NV>(mine, pre, lane);
+        if (lane == 0) s_total[warp] = total;
+    };
+    /* Warp 0, after a barrier: the look-ahead tile's aggregate, published. */
+    auto publish = [&](int64_t k, T &w_excl) {
+        const T aggregate = tile_scan_warp_totals<T, OP>(s_total, lane, w_excl);
+        if (lane == 0) status.publish(k * grid + cta, STATUS_AGGREGATE, aggregate);
+        return aggregate;
+    };
+
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) issue(s);
+    T pre[NV];
+    T w_excl, aggregate; /* warp 0: of the tile being stored */
+    cuops_cp_async_wait<STAGES - 2>();
+    look_ahead(0, pre);
+    __syncthreads();
+    if (warp == 0) aggregate = publish(0, w_excl);
 
     /* warp 0: the inclusive prefix of this CTA's previous tile */
     T carried = scan_identity<T, OP>();
     for (int64_t k = 0; k * grid + cta < tiles; k++) {
         const int64_t tile = k * grid + cta;
+        const bool ahead = tile + grid < tiles; /* the same for the whole CTA */
         /* slot (k - 1) % STAGES was last read by this thread in round k - 1 */
         issue(k + STAGES - 1);
-        cuops_cp_async_wait<STAGES - 1>();
-        T *mine = mine0 + (int)(k % STAGES) * TILE;
-        const bool full = (tile + 1) * TILE <= n;
-        const int64_t segment = tile * TILE + (int64_t)warp * SEGMENT;
-        if (!full) smem_segment_fill_guarded<T, OP, VEC, NV>(mine, in, n, segment, lane);
 
-        T pre[NV];
-        const T segment_total = smem_segment_scan<T, OP, VEC, NV>(mine, pre, lane);
-        if (lane == 0) s_warp[warp] = segment_total;
-        __syncthreads();
-
-        T w_excl, aggregate;
-        if (warp == 0) {
-            aggregate = tile_scan_warp_totals<T, OP>(s_warp, lane, w_excl);
-            if (lane == 0) status.publish(tile, STATUS_AGGREGATE, aggregate);
-        }
-        /* the tiles between the previous own tile and this one: [first, tile) */
+        /* The aggregates of the tiles between the previous own tile and this
+         * one, [first, tile): the loads go out now, their waits come after
+         * the look-ahead pass. */
         const int64_t first = k == 0 ? 0 : tile - grid + 1;
         const int window = (int)(tile - first);
-        for (int i = threadIdx.x; i < window; i += SCAN_BLOCK) {
-            unsigned flag;
-            T v;
-            do {
-                status.poll(first + i, flag, v);
-            } while (flag == STATUS_EMPTY);
-            s_aggregate[i] = v;
-        }
+        const int i0 = threadIdx.x, i1 = threadIdx.x + SCAN_BLOCK;
+        unsigned f0 = STATUS_PREFIX, f1 = STATUS_PREFIX;
+        T v0 = scan_identity<T, OP>(), v1 = scan_identity<T, OP>();
+        if (i0 < window) status.poll(first + i0, f0, v0);
+        if (i1 < window) status.poll(first + i1, f1, v1);
+
+        /* Round k + 1's tile: pass 1 and its aggregate published a round
+         * before any CTA needs it. */
+        T pre_next[NV];
+        T w_excl_next, aggregate_next;
+        cuops_cp_async_wait<STAGES - 2>();
+        if (ahead) look_ahead(k + 1, pre_next);
+        __syncthreads();
+        if (ahead && warp == 0) aggregate_next = publish(k + 1, w_excl_next);
+
+        while (f0 == STATUS_EMPTY) status.poll(first + i0, f0, v0);
+        while (f1 == STATUS_EMPTY) status.poll(first + i1, f1, v1);
+        if (i0 < window) s_aggregate[i0] = v0;
+        if (i1 < window) s_aggregate[i1] = v1;
         __syncthreads();
 
         if (warp == 0) {
@@ -155,27 +189,35 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
                 }
             }
             carried = tile == 0 ? aggregate : scan_combine<T, OP>(prefix, aggregate);
-            tile_set_warp_prefixes<T, OP>(s_warp, lane, prefix, w_excl);
+            tile_set_warp_prefixes<T, OP>(s_prefix, lane, prefix, w_excl);
         }
         __syncthreads();
 
-        smem_segment_store<T, OP, VEC, NV>(mine, pre, s_warp[warp], exclusive, out, n, segment,
+        const bool full = (tile + 1) * TILE <= n;
+        smem_segment_store<T, OP, VEC, NV>(mine0 + (int)(k % STAGES) * TILE, pre, s_prefix[warp],
+                                           exclusive, out, n, tile * TILE + (int64_t)warp * SEGMENT,
                                            lane, full);
+        if (ahead) {
+#pragma unroll
+            for (int j = 0; j < NV; j++) pre[j] = pre_next[j];
+            w_excl = w_excl_next;
+            aggregate = aggregate_next;
+        }
     }
     cuops_cp_async_wait<0>();
 }
 
 /* ---- host side ----------------------------------------------------------- */
 
-template <typename T, int OP, int NV>
+template <typename T, int OP, int NV, int STAGES>
 static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *d,
                                const char *kernel_name)
 {
     constexpr int VEC = SCAN_VEC(T);
     const int64_t tile = (int64_t)SCAN_BLOCK * VEC * NV;
     const int64_t tiles = cuops_ceil_div(d->n, tile);
-    const int smem = (int)(RING_STAGES * tile * (int64_t)sizeof(T));
-    auto kernel = scan_ring_kernel<T, OP, NV, RING_STAGES>;
+    const int smem = (int)(STAGES * tile * (int64_t)sizeof(T));
+    auto kernel = scan_ring_kernel<T, OP, NV, STAGES>;
 
     static int ctas_per_sm = 0; /* per instantiation; the device's limits */
     if (ctas_per_sm == 0) {
@@ -217,40 +259,45 @@ static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *
     return cuops_cuda_check_launch(h, kernel_name);
 }
 
-template <typename T, int OP, int NV>
+/* form: 0 ring, 1 ring_64k, 2 ring_deep */
+static const char *const ring_kernel_names[3][2] = {
+    {"scan_ring_vec16", "scan_ring_scalar"},
+    {"scan_ring_64k_vec16", "scan_ring_64k_scalar"},
+    {"scan_ring_deep_vec16", "scan_ring_deep_scalar"}};
+
+template <typename T, int OP, int FORM>
 static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t *d)
 {
-    const bool wide = NV != RING_NV;
-    if (cuops_aligned(d->in, 16) && cuops_aligned(d->out, 16))
-        return ring_run<T, OP, NV>(h, d, wide ? "scan_ring_64k_vec16" : "scan_ring_vec16");
-    /* the scalar kernel of `lookback`, under this variant's name */
-    cuops_scan_desc_t scalar = *d;
-    cuops_status_t st = cuops_scan_lookback_launch(h, &scalar, 0);
-    if (st == CUOPS_STATUS_SUCCESS) h->last_kernel = wide ? "scan_ring_64k_scalar" : "scan_ring_scalar";
-    return st;
+    if (!(cuops_aligned(d->in, 16) && cuops_aligned(d->out, 16))) {
+        /* the scalar kernel of `lookback`, under this variant's name */
+        cuops_status_t st = cuops_scan_lookback_launch(h, d, 0);
+        if (st == CUOPS_STATUS_SUCCESS) h->last_kernel = ring_kernel_names[FORM][1];
+        return st;
+    }
+    if constexpr (FORM == 1)
+        return ring_run<T, OP, RING_NV_WIDE, RING_STAGES>(h, d, ring_kernel_names[FORM][0]);
+    else if constexpr (FORM == 2)
+        return ring_run<T, OP, RING_NV, RING_STAGES_DEEP>(h, d, ring_kernel_names[FORM][0]);
+    else
+        return ring_run<T, OP, RING_NV, RING_STAGES>(h, d, ring_kernel_names[FORM][0]);
 }
 
-template <typename T, int OP>
-static cuops_status_t ring_narrow(struct cuops_handle *h, const cuops_scan_desc_t *d)
-{
-    return ring_typed<T, OP, RING_NV>(h, d);
-}
+template <typename T, int OP> static cuops_status_t ring_form0(struct cuops_handle *h, const cuops_scan_desc_t *d)
+{ return ring_typed<T, OP, 0>(h, d); }
+template <typename T, int OP> static cuops_status_t ring_form1(struct cuops_handle *h, const cuops_scan_desc_t *d)
+{ return ring_typed<T, OP, 1>(h, d); }
+template <typename T, int OP> static cuops_status_t ring_form2(struct cuops_handle *h, const cuops_scan_desc_t *d)
+{ return ring_typed<T, OP, 2>(h, d); }
 
-template <typename T, int OP>
-static cuops_status_t ring_wide(struct cuops_handle *h, const cuops_scan_desc_t *d)
+cuops_status_t cuops_scan_ring_launch(struct cuops_handle *h, const cuops_scan_desc_t *d, int form)
 {
-    return ring_typed<T, OP, RING_NV_WIDE>(h, d);
-}
-
-cuops_status_t cuops_scan_ring_launch(struct cuops_handle *h, const cuops_scan_desc_t *d, int wide)
-{
-    if (wide)
-        return SCAN_TYPE_OP_CALL(d->type, d->op,
-                                 cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "scan: dtype %s",
-                                            cuops_dtype_name(d->type)),
-                                 ring_wide, h, d);
-    return SCAN_TYPE_OP_CALL(d->type, d->op,
-                             cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "scan: dtype %s",
-                                        cuops_dtype_name(d->type)),
-                             ring_narrow, h, d);
+#define RING_CALL(FN)                                                                             \
+    SCAN_TYPE_OP_CALL(d->type, d->op,                                                             \
+                      cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "scan: dtype %s",                 \
+                                 cuops_dtype_name(d->type)),                                      \
+                      FN, h, d)
+    if (form == 1) return RING_CALL(ring_form1);
+    if (form == 2) return RING_CALL(ring_form2);
+    return RING_CALL(ring_form0);
+#undef RING_CALL
 }
