@@ -2,9 +2,16 @@
  * scan_dispatch.cu - the scan and reduce variant tables and the CUDA
  * backend entries cuops_cuda_scan / cuops_cuda_reduce.
  *
- * "auto" is the default technique: for scans, "lookback" (the tile in
- * registers) up to 64 MB of input and "lookback_smem_64k" (64 KB tiles staged
- * in shared memory by cp.async, 3 CTAs per SM) above: in two H200 runs of the
+ * "auto" is the default technique: for scans, "ring" (tiles dealt
+ * round-robin to persistent CTAs, a cp.async ring of tiles in flight, each
+ * tile's prefix from the CTA's previous tile and aggregates published a round
+ * ahead) wherever the pointers are 16-byte aligned and the device holds its
+ * 96 KB of slots: on the H200 (c172ef6) it read and wrote 3593-3816 GB/s at
+ * 2^26..2^30 i32 (84-90 % of copy, 1.19-1.21x CUB), 45.4 us at 2^24 (1.12x)
+ * and 1.08-1.09x at 2^16..2^20, ahead of every look-back kernel at every size
+ * (docs/scan.md). Otherwise "lookback" (the tile in registers) up to 64 MB of
+ * input and "lookback_smem_64k" (64 KB tiles staged in shared memory by
+ * cp.async, 3 CTAs per SM) above: in two H200 runs of the
  * same commit (cbc9989, a7f1cc4) the 64 KB-tile kernel read and wrote
  * 3019-3114 GB/s at 2^26..2^30 (0.96-0.98x CUB) against 2709-2865 GB/s
  * (0.90-0.91x) for "lookback", level with it at 2^24 (64 MB of i32) and
@@ -53,7 +60,7 @@ static cuops_status_t scan_lookback_entry(struct cuops_handle *h, const cuops_sc
 {
     return cuops_scan_lookback_launch(h, d, mode);
 }
-/* algo = 0 ring, 1 ring_64k, 2 ring_deep */
+/* algo = 0 ring, 1 ring_deep */
 static cuops_status_t scan_ring_entry(struct cuops_handle *h, const cuops_scan_desc_t *d, int form)
 {
     return cuops_scan_ring_launch(h, d, form);
@@ -77,19 +84,22 @@ static const scan_variant_t scan_table[] = {
     {"lookback_wide", 1, scan_lookback_entry},
     {"lookback_persistent", -1, scan_persistent_entry},
     {"ring", 0, scan_ring_entry},
-    {"ring_64k", 1, scan_ring_entry},
-    {"ring_deep", 2, scan_ring_entry},
+    {"ring_deep", 1, scan_ring_entry},
     {"blelloch_smem", SCAN_ALGO_BLELLOCH, cuops_scan_textbook_launch},
     {"blelloch_smem_padded", SCAN_ALGO_BLELLOCH_PADDED, cuops_scan_textbook_launch},
     {"warp_shuffle", SCAN_ALGO_WARP_SHUFFLE, cuops_scan_textbook_launch},
     {"reduce_then_scan", -1, scan_rts_entry},
 };
-/* The scan "auto": input bytes decide (header comment; docs/scan.md). Both
- * kernels give the same results for integers; float sums are grouped by the
- * kernel's tile (32 or 64 KB), so the bits depend on n but never on timing. */
+/* The scan "auto" (header comment; docs/scan.md): `ring` for aligned
+ * pointers where it fits, else input bytes decide. Every kernel here gives
+ * the same results for integers; float sums are grouped by the kernel's tile
+ * (32 KB for `ring` and `lookback`, whose bits are equal; 64 KB for
+ * `lookback_smem_64k`), so the bits never depend on timing. */
 #define SCAN_AUTO_LARGE_BYTES ((int64_t)64 << 20)
 static cuops_status_t scan_auto(struct cuops_handle *h, const cuops_scan_desc_t *d)
 {
+    if (cuops_aligned(d->in, 16) && cuops_aligned(d->out, 16) && cuops_scan_ring_serves(h))
+        return cuops_scan_ring_launch(h, d, 0);
     const int64_t bytes = d->n * (int64_t)cuops_dtype_size(d->type);
     return cuops_scan_lookback_launch(h, d, bytes > SCAN_AUTO_LARGE_BYTES ? 3 : 0);
 }
@@ -110,8 +120,7 @@ static const reduce_variant_t reduce_table[] = {
 static const char *const scan_names[] = {"auto", "blelloch_smem", "blelloch_smem_padded",
                                          "warp_shuffle", "reduce_then_scan", "lookback",
                                          "lookback_wide", "lookback_persistent", "lookback_smem",
-                                         "lookback_smem_64k", "ring", "ring_64k",
-                                         "ring_deep"};
+                                         "lookback_smem_64k", "ring", "ring_deep"};
 static const char *const reduce_names[] = {"auto", "interleaved_divergent", "interleaved_strided",
                                            "sequential_addressing", "warp_shuffle", "vectorized",
                                            "vectorized_multiwave", "vectorized_interleaved"};

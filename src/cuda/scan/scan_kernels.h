@@ -49,9 +49,10 @@ cuops_status_t cuops_scan_lookback_launch(struct cuops_handle *h, const cuops_sc
 /* scan_ring.cu: persistent CTAs dealt tiles round-robin, a ring of tiles in
  * flight per CTA (cp.async), each tile's prefix from the CTA's previous tile
  * and the aggregates between: no look-back chain. `form` 0: 3 slots of 32 KB,
- * 2 CTAs per SM ("ring"); 1: 3 of 64 KB ("ring_64k"); 2: 6 of 32 KB, 1 CTA
- * per SM ("ring_deep"). */
+ * 2 CTAs per SM ("ring"); 1: 6 slots, 1 CTA per SM ("ring_deep"). */
 cuops_status_t cuops_scan_ring_launch(struct cuops_handle *h, const cuops_scan_desc_t *d, int form);
+/* Whether the device holds a `ring` CTA (its shared memory). */
+int cuops_scan_ring_serves(const struct cuops_handle *h);
 /* scan_reduce_then_scan.cu: tile reduce, scan of tile sums, scan with offsets. */
 cuops_status_t cuops_scan_reduce_then_scan_launch(struct cuops_handle *h,
                                                   const cuops_scan_desc_t *d);

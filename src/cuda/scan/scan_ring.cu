@@ -1,5 +1,5 @@
 /*
- * scan_ring.cu - "ring", "ring_64k", "ring_deep": a single-pass scan whose
+ * scan_ring.cu - "ring" and "ring_deep": a single-pass scan whose
  * CTAs never wait on a chain of look-backs while their SM's memory pipe runs
  * dry.
  *
@@ -24,17 +24,16 @@
  * aggregate one round ahead (pass 1 over round k + 1's tile while round k is
  * stored) and publishes it at once, so the aggregates tile t needs were
  * published a round earlier by the CTAs before b and two rounds earlier by
- * those after it; the whole CTA polls them at once, the loads issued before
- * the look-ahead pass and waited on after it. Nothing waits for a prefix
+ * those after it; the whole CTA polls them at once, the loads issued while
+ * the previous tile is stored and waited on after the look-ahead pass. Nothing waits for a prefix
  * another CTA computed, only for aggregates of tiles whose data arrived a
  * round ago, and the ring's later tiles stay in flight meanwhile.
  *
  * Determinism. The prefix is the left fold of the tile aggregates, oldest
  * first, exactly as `lookback` defines it (P(i) = P(i - 1) op A(i), P(0) =
  * A(0)), and the tile is scanned in the same striped order
- * (scan_primitives.cuh): `ring` and `ring_deep` (32 KB tiles) give the bits
- * of `lookback`, `ring_64k` those of `lookback_smem_64k`, for every type and
- * op. Floats fold
+ * (scan_primitives.cuh): `ring` and `ring_deep` give the bits of `lookback`
+ * (same 32 KB tiles) for every type and op. Floats fold
  * serially (G - 1 dependent combines in one thread, ~1000 clocks at G = 264,
  * against ~4 us per round of tiles); integers by a shuffle tree (any grouping
  * gives the same bits).
@@ -54,12 +53,12 @@
 #include "cuda/scan/scan_primitives.cuh"
 #include "cuda/scan/scan_tile_status.cuh"
 
-/* Ring forms: tiles of a CTA in shared memory (one being stored, one looked
- * ahead, the rest in flight). `ring`: 3 x 32 KB per CTA, two CTAs per SM;
- * `ring_64k`: 3 x 64 KB, one CTA per SM; `ring_deep`: 6 x 32 KB, one CTA per
- * SM (four tiles in flight). */
+/* Ring forms: 32 KB tiles of a CTA in shared memory (one being stored, one
+ * looked ahead, the rest in flight). `ring`: 3 slots per CTA, two CTAs per
+ * SM; `ring_deep`: 6 slots, one CTA per SM (four tiles in flight). A form
+ * with 3 x 64 KB slots (`ring_64k`, one CTA per SM) measured no faster than
+ * `ring` in two runs (docs/scan.md) and was withdrawn. */
 #define RING_NV 8
-#define RING_NV_WIDE 16
 #define RING_STAGES 3
 #define RING_STAGES_DEEP 6
 /* Largest grid (aggregates polled per tile + 1): 2 CTAs on up to 256 SMs. */
@@ -122,6 +121,27 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
         return aggregate;
     };
 
+    /* The aggregates round k's tile needs: tiles [first, tile) (round 0:
+     * every tile before it). Thread i polls entries i and i + SCAN_BLOCK;
+     * the loads are issued a pass ahead of their use (`poll_issue`) and
+     * re-polled only if an aggregate was not there yet. */
+    const int i0 = threadIdx.x, i1 = threadIdx.x + SCAN_BLOCK;
+    unsigned f0, f1;
+    T v0, v1;
+    auto window_of = [&](int64_t k, int64_t &first) {
+        const int64_t t = k * grid + cta;
+        first = k == 0 ? 0 : t - grid + 1;
+        return (int)(t - first);
+    };
+    auto poll_issue = [&](int64_t k) {
+        int64_t first;
+        const int window = window_of(k, first);
+        f0 = f1 = STATUS_PREFIX; /* "nothing to wait for" */
+        v0 = v1 = scan_identity<T, OP>();
+        if (i0 < window) status.poll(first + i0, f0, v0);
+        if (i1 < window) status.poll(first + i1, f1, v1);
+    };
+
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) issue(s);
     T pre[NV];
@@ -130,6 +150,8 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
     look_ahead(0, pre);
     __syncthreads();
     if (warp == 0) aggregate = publish(0, w_excl);
+    poll_issue(0);
+    __syncthreads(); /* s_total is read by warp 0 before the loop rewrites it */
 
     /* warp 0: the inclusive prefix of this CTA's previous tile */
     T carried = scan_identity<T, OP>();
@@ -138,17 +160,6 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
         const bool ahead = tile + grid < tiles; /* the same for the whole CTA */
         /* slot (k - 1) % STAGES was last read by this thread in round k - 1 */
         issue(k + STAGES - 1);
-
-        /* The aggregates of the tiles between the previous own tile and this
-         * one, [first, tile): the loads go out now, their waits come after
-         * the look-ahead pass. */
-        const int64_t first = k == 0 ? 0 : tile - grid + 1;
-        const int window = (int)(tile - first);
-        const int i0 = threadIdx.x, i1 = threadIdx.x + SCAN_BLOCK;
-        unsigned f0 = STATUS_PREFIX, f1 = STATUS_PREFIX;
-        T v0 = scan_identity<T, OP>(), v1 = scan_identity<T, OP>();
-        if (i0 < window) status.poll(first + i0, f0, v0);
-        if (i1 < window) status.poll(first + i1, f1, v1);
 
         /* Round k + 1's tile: pass 1 and its aggregate published a round
          * before any CTA needs it. */
@@ -159,6 +170,8 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
         __syncthreads();
         if (ahead && warp == 0) aggregate_next = publish(k + 1, w_excl_next);
 
+        int64_t first;
+        const int window = window_of(k, first);
         while (f0 == STATUS_EMPTY) status.poll(first + i0, f0, v0);
         while (f1 == STATUS_EMPTY) status.poll(first + i1, f1, v1);
         if (i0 < window) s_aggregate[i0] = v0;
@@ -193,6 +206,8 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
         }
         __syncthreads();
 
+        /* the next round's polls travel while this tile is stored */
+        if (ahead) poll_issue(k + 1);
         const bool full = (tile + 1) * TILE <= n;
         smem_segment_store<T, OP, VEC, NV>(mine0 + (int)(k % STAGES) * TILE, pre, s_prefix[warp],
                                            exclusive, out, n, tile * TILE + (int64_t)warp * SEGMENT,
@@ -259,10 +274,16 @@ static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *
     return cuops_cuda_check_launch(h, kernel_name);
 }
 
-/* form: 0 ring, 1 ring_64k, 2 ring_deep */
-static const char *const ring_kernel_names[3][2] = {
+/* The auto scan's test: `ring`'s three 32 KB slots and its static shared
+ * memory fit one CTA of this device. */
+int cuops_scan_ring_serves(const struct cuops_handle *h)
+{
+    return h->smem_optin_bytes >= (int64_t)RING_STAGES * 32768 + 8192;
+}
+
+/* form: 0 ring, 1 ring_deep */
+static const char *const ring_kernel_names[2][2] = {
     {"scan_ring_vec16", "scan_ring_scalar"},
-    {"scan_ring_64k_vec16", "scan_ring_64k_scalar"},
     {"scan_ring_deep_vec16", "scan_ring_deep_scalar"}};
 
 template <typename T, int OP, int FORM>
@@ -275,8 +296,6 @@ static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t
         return st;
     }
     if constexpr (FORM == 1)
-        return ring_run<T, OP, RING_NV_WIDE, RING_STAGES>(h, d, ring_kernel_names[FORM][0]);
-    else if constexpr (FORM == 2)
         return ring_run<T, OP, RING_NV, RING_STAGES_DEEP>(h, d, ring_kernel_names[FORM][0]);
     else
         return ring_run<T, OP, RING_NV, RING_STAGES>(h, d, ring_kernel_names[FORM][0]);
@@ -286,8 +305,6 @@ template <typename T, int OP> static cuops_status_t ring_form0(struct cuops_hand
 { return ring_typed<T, OP, 0>(h, d); }
 template <typename T, int OP> static cuops_status_t ring_form1(struct cuops_handle *h, const cuops_scan_desc_t *d)
 { return ring_typed<T, OP, 1>(h, d); }
-template <typename T, int OP> static cuops_status_t ring_form2(struct cuops_handle *h, const cuops_scan_desc_t *d)
-{ return ring_typed<T, OP, 2>(h, d); }
 
 cuops_status_t cuops_scan_ring_launch(struct cuops_handle *h, const cuops_scan_desc_t *d, int form)
 {
@@ -297,7 +314,6 @@ cuops_status_t cuops_scan_ring_launch(struct cuops_handle *h, const cuops_scan_d
                                  cuops_dtype_name(d->type)),                                      \
                       FN, h, d)
     if (form == 1) return RING_CALL(ring_form1);
-    if (form == 2) return RING_CALL(ring_form2);
     return RING_CALL(ring_form0);
 #undef RING_CALL
 }
