@@ -35,7 +35,7 @@ typedef struct scan_state_view {
 } scan_state_view_t;
 cuops_status_t scan_state_acquire(struct cuops_handle *h, int64_t tiles, scan_state_view_t *view);
 
-/* scan_lookback_persistent.cu: the default; persistent CTAs that load their
+/* scan_lookback_persistent.cu: a named variant; persistent CTAs that load their
  * next tile while looking back for the current one; no memset per call. */
 cuops_status_t cuops_scan_lookback_persistent_launch(struct cuops_handle *h,
                                                      const cuops_scan_desc_t *d);
@@ -63,7 +63,7 @@ cuops_status_t cuops_scan_textbook_launch(struct cuops_handle *h, const cuops_sc
 /* reduce.cu: one launch, last CTA combines the partials. `mode` 0: one
  * wave of 4 CTAs per SM, contiguous ranges, ticket cleared by a memset
  * ("vectorized"); 1: up to 8 waves for large n, ticket in the handle's scan
- * state, no memset ("vectorized_multiwave", the default); 2: one wave, 16 KB
+ * state, no memset ("vectorized_multiwave"); 2: one wave, 16 KB
  * rounds dealt round-robin, ticket in the scan state ("vectorized_interleaved"). */
 cuops_status_t cuops_reduce_vectorized_launch(struct cuops_handle *h,
                                               const cuops_reduce_desc_t *d, int mode);

@@ -1,6 +1,7 @@
 /*
- * scan_lookback_persistent.cu - the default scan ("lookback_persistent", =
- * "auto"): the deterministic decoupled look-back of scan_lookback.cu, run by
+ * scan_lookback_persistent.cu - the named variant "lookback_persistent"
+ * (measured slower than the look-back and ring kernels, docs/scan.md): the
+ * deterministic decoupled look-back of scan_lookback.cu, run by
  * persistent CTAs that keep their next tile's loads in flight while they look
  * back for the current one, with no memset per call.
  *
