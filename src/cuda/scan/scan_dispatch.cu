@@ -6,10 +6,10 @@
  * round-robin to persistent CTAs, a cp.async ring of tiles in flight, each
  * tile's prefix from the CTA's previous tile and aggregates published a round
  * ahead) wherever the pointers are 16-byte aligned and the device holds its
- * 96 KB of slots: on the H200 (c172ef6) it read and wrote 3593-3816 GB/s at
- * 2^26..2^30 i32 (84-90 % of copy, 1.19-1.21x CUB), 45.4 us at 2^24 (1.12x)
- * and 1.08-1.09x at 2^16..2^20, ahead of every look-back kernel at every size
- * (docs/scan.md). Otherwise "lookback" (the tile in registers) up to 64 MB of
+ * 96 KB of slots: on the H200 (e06fd36, a30ef3b) it read and wrote
+ * 3379-3604 GB/s i32 and 3524-3816 GB/s f32 at 2^26..2^30 (80-90 % of copy,
+ * 1.12-1.20x CUB), 1.05-1.07x at 2^24 and 1.08-1.11x at 2^16..2^20, ahead of
+ * every look-back kernel at every size (docs/scan.md). Otherwise "lookback" (the tile in registers) up to 64 MB of
  * input and "lookback_smem_64k" (64 KB tiles staged in shared memory by
  * cp.async, 3 CTAs per SM) above: in two H200 runs of the
  * same commit (cbc9989, a7f1cc4) the 64 KB-tile kernel read and wrote

@@ -254,9 +254,8 @@ static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *
     if (grid > RING_MAX_GRID) grid = RING_MAX_GRID;
     if (grid > tiles) grid = tiles;
 
-    tile_status<T> status;
-    unsigned long long *counter = NULL; /* unused: tiles are dealt by CTA index */
-    cuops_status_t st = tile_status_acquire<T>(h, tiles, &status, &counter);
+    tile_status<T> status; /* no tile counter: tiles are dealt by CTA index */
+    cuops_status_t st = tile_status_acquire<T>(h, tiles, &status, NULL);
     if (st != CUOPS_STATUS_SUCCESS) return st;
 
     cudaLaunchConfig_t cfg = {};
@@ -275,10 +274,11 @@ static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *
 }
 
 /* The auto scan's test: `ring`'s three 32 KB slots and its static shared
- * memory fit one CTA of this device. */
+ * memory (at most 8 KB) fit one CTA of this device. */
 int cuops_scan_ring_serves(const struct cuops_handle *h)
 {
-    return h->smem_optin_bytes >= (int64_t)RING_STAGES * 32768 + 8192;
+    const int64_t slot_bytes = (int64_t)SCAN_BLOCK * 16 * RING_NV; /* 16 bytes per load */
+    return h->smem_optin_bytes >= RING_STAGES * slot_bytes + 8192;
 }
 
 /* form: 0 ring, 1 ring_deep */

@@ -77,7 +77,8 @@ template <typename T> struct tile_status<T, 8> {
 /*
  * Workspace of one call: [header: 256 B, a tile counter at its start]
  * [flags or words][aggregates][prefixes], the header and the flags cleared
- * on h's stream. `*counter` receives the header's address.
+ * on h's stream. `*counter` (when counter is not NULL) receives the header's
+ * address.
  */
 template <typename T>
 static cuops_status_t tile_status_acquire(struct cuops_handle *h, int64_t tiles,
@@ -98,7 +99,7 @@ static cuops_status_t tile_status_acquire(struct cuops_handle *h, int64_t tiles,
         status->aggregate = (unsigned long long *)(base + header + flag_bytes);
         status->prefix = (unsigned long long *)(base + header + flag_bytes + value_bytes);
     }
-    *counter = (unsigned long long *)base;
+    if (counter != NULL) *counter = (unsigned long long *)base;
     CUOPS_CUDA_TRY(h, cudaMemsetAsync(base, 0, header + flag_bytes, cuops_stream(h)));
     return CUOPS_STATUS_SUCCESS;
 }
