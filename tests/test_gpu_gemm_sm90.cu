@@ -11,7 +11,10 @@
  * (65, 129, 1537, 4095, ...); more tiles than SMs (the persistent loop and
  * its mbarrier phases across tiles); CUOPS_FLAG_NO_SWIZZLE and
  * CUOPS_FLAG_STAGGER_K; k == 0. Columns between n and ldc must stay NaN
- * (nothing written out of bounds).
+ * (nothing written out of bounds). A 16-bit C that TMA cannot store to
+ * (section 2b) goes through aligned workspace and a row copy: checked
+ * against the reference and bit for bit against the register epilogue
+ * ("sm90_ws_128x256_direct_c").
  *
  * Small shapes are compared with the CPU backend element by element; large
  * ones (4095^3, 1537x3001x2049, 4096^3) check whole rows and columns at tile
@@ -42,6 +45,8 @@ static const char *const SPLITK = "sm90_ws_128x256_splitk";
  * whose tile grid is at most 32 tiles on these GPUs (its own plan lowers S
  * until the clusters fit), which covers every split case below. */
 static const char *const DSMEM = "sm90_ws_128x256_splitk_dsmem";
+/* the plain kernel writing C from registers where TMA cannot store it */
+static const char *const DIRECT_C = "sm90_ws_128x256_direct_c";
 
 /* The library's split-K plan (gemm_sm90.cu, sm90_splitk_splits): the number
  * of K splits for this shape on `sms` SMs, 0 where it does not split. */
@@ -330,6 +335,57 @@ static void check_split_deterministic(cuops_handle_t gpu, int64_t m, int64_t n, 
     free(ha); free(hb); free(h1); free(h2);
 }
 
+/* The staged C (TMA stores into aligned workspace, then the row copy) must
+ * give the bits of the register epilogue writing C in place (the study entry
+ * sm90_ws_128x256_direct_c): both round alpha * acc once, and neither may
+ * touch C's padding or what lies before it. C is poisoned the same way for
+ * both; ldc = n + pad, every pointer `offset` elements past an aligned base. */
+static void check_staged_matches_direct(cuops_handle_t gpu, int64_t m, int64_t n, int64_t k,
+                                        int64_t pad, int64_t offset, cuops_dtype_t ab,
+                                        cuops_dtype_t ct)
+{
+    const int64_t ld = k + pad, ldc = n + pad;
+    const size_t a_elems = (size_t)(m * ld + offset), b_elems = (size_t)(n * ld + offset);
+    const size_t c_elems = (size_t)(m * ldc + offset);
+    void *ha = malloc(a_elems * 2), *hb = malloc(b_elems * 2);
+    void *h1 = malloc(c_elems * 2), *h2 = malloc(c_elems * 2);
+    void *da = NULL, *db = NULL, *dc = NULL;
+    tu_fill_float(ha, ab, a_elems, -1.0, 1.0);
+    tu_fill_float(hb, ab, b_elems, -1.0, 1.0);
+    if (cudaMalloc(&da, a_elems * 2) != cudaSuccess || cudaMalloc(&db, b_elems * 2) != cudaSuccess ||
+        cudaMalloc(&dc, c_elems * 2) != cudaSuccess) {
+        CHECK(0, "staged C %lldx%lldx%lld: cudaMalloc failed", (long long)m, (long long)n, (long long)k);
+    } else {
+        cudaMemcpy(da, ha, a_elems * 2, cudaMemcpyHostToDevice);
+        cudaMemcpy(db, hb, b_elems * 2, cudaMemcpyHostToDevice);
+        const char *const variants[2] = {VARIANT, DIRECT_C};
+        void *outs[2] = {h1, h2};
+        int ok = 1;
+        for (int v = 0; v < 2 && ok; v++) {
+            cuops_options_t opt;
+            memset(&opt, 0, sizeof opt);
+            opt.variant = variants[v];
+            cudaMemset(dc, 0xFF, c_elems * 2); /* NaN in f16 and bf16 */
+            cuops_status_t st = cuops_gemm_ex(gpu, CUOPS_OP_N, CUOPS_OP_T, m, n, k, -1.25f,
+                                              (const uint16_t *)da + offset, ld,
+                                              (const uint16_t *)db + offset, ld, 0.0f,
+                                              (uint16_t *)dc + offset, ldc, ab, ct, &opt);
+            CHECK(st == CUOPS_STATUS_SUCCESS, "staged C %s: %s (%s)", variants[v],
+                  cuops_status_string(st), cuops_last_error(gpu));
+            ok = st == CUOPS_STATUS_SUCCESS && cudaDeviceSynchronize() == cudaSuccess;
+            if (ok) cudaMemcpy(outs[v], dc, c_elems * 2, cudaMemcpyDeviceToHost);
+        }
+        if (ok)
+            CHECK(memcmp(h1, h2, c_elems * 2) == 0,
+                  "%lldx%lldx%lld %s->%s ldc %lld offset %lld: staged C differs from the direct "
+                  "epilogue's bits",
+                  (long long)m, (long long)n, (long long)k, tname(ab), tname(ct), (long long)ldc,
+                  (long long)offset);
+    }
+    cudaFree(da); cudaFree(db); cudaFree(dc);
+    free(ha); free(hb); free(h1); free(h2);
+}
+
 /* A forced split-K call on a shape its plan does not split: declined like
  * any variant that cannot serve a call (NOT_SUPPORTED plus a detail). */
 static void check_split_declines(cuops_handle_t gpu, void *d, int64_t m, int64_t n, int64_t k)
@@ -419,6 +475,47 @@ int main(void)
             if (quick && i == 0) continue;
             gemm_case_t t = tma_cases[i];
             run_case(gpu, cpu, &t, VARIANT, VARIANT);
+        }
+    }
+    /* 2b. C that TMA cannot store to (ldc not a multiple of 8, misaligned
+     *     base, n % 8 != 0): staged in aligned workspace and copied out, and
+     *     misaligned K-major A and B packed by the same row copy. Odd pads
+     *     give every row its own misalignment (all 8 for rows r..r+7); the
+     *     shapes reach rows shorter than a chunk (n = 1, k = 17) and rows of
+     *     many chunks. Checked against the CPU reference, the padding and the
+     *     offset checked untouched (run_case), and bitwise against the
+     *     register epilogue. */
+    {
+        const int64_t shapes[][3] = {{129, 61, 77}, {300, 520, 136}, {65, 1, 17}, {200, 1537, 33}};
+        const int64_t pads[3] = {1, 3, 5}, offsets[3] = {0, 1, 3};
+        for (int s = 0; s < 4; s++)
+            for (int v = 0; v < 3; v++) {
+                if (quick && s >= 2) break;
+                gemm_case_t c = {N, T, shapes[s][0], shapes[s][1], shapes[s][2], abs_[(s + v) % 2],
+                                 cts[(s + v) % 2], v == 1 ? -0.75f : 1.0f, 0.0f, pads[v],
+                                 offsets[(s + v) % 3], 0, 0};
+                run_case(gpu, cpu, &c, VARIANT, VARIANT);
+                run_case(gpu, cpu, &c, DIRECT_C, DIRECT_C);
+            }
+        check_staged_matches_direct(gpu, 300, 520, 136, 3, 1, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16);
+        check_staged_matches_direct(gpu, 129, 1537, 200, 1, 5, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16);
+        if (!quick) {
+            check_staged_matches_direct(gpu, 1000, 2001, 257, 7, 2, CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16);
+            /* the suite's odd shape, sampled */
+            gemm_case_t c = {N, T, 4095, 4095, 4095, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 0, 1, 0, 1};
+            run_case(gpu, cpu, &c, VARIANT, VARIANT);
+        }
+        /* A user workspace with room for the packed operands (256 KB) but
+         * not for the staged C (2 MB): C is written in place instead. */
+        void *small = NULL;
+        if (cudaMalloc(&small, (size_t)1 << 20) == cudaSuccess) {
+            CHECK_STATUS(cuops_set_workspace(gpu, small, (size_t)1 << 20), CUOPS_STATUS_SUCCESS);
+            gemm_case_t c = {N, T, 1000, 1000, 64, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 1, 1, 0, 0};
+            run_case(gpu, cpu, &c, VARIANT, VARIANT);
+            CHECK_STATUS(cuops_set_workspace(gpu, NULL, 0), CUOPS_STATUS_SUCCESS);
+            cudaFree(small);
+        } else {
+            CHECK(0, "cudaMalloc 1 MB failed");
         }
     }
     /* 3. Every transpose pair, ragged sizes, padded leading dimensions,

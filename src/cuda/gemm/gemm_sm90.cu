@@ -24,7 +24,10 @@
  *   - Epilogue: for 16-bit C, beta == 0, n % 8 == 0 and a C that TMA can
  *     address, stmatrix into two 8 KB shared buffers per consumer (64 x 64
  *     boxes, 128-byte swizzle) and TMA stores, which the warps do not wait
- *     for (sm90_epilogue_tma; 4-24 % faster, docs/gemm.md); otherwise
+ *     for (sm90_epilogue_tma; 4-24 % faster, docs/gemm.md). A 16-bit C
+ *     with beta == 0 that TMA cannot address (odd ldc, n % 8 != 0) is
+ *     written the same way into aligned workspace and copied out 16 bytes
+ *     per access (sm90_ws_run: "staged C"). Otherwise (f32 C, beta != 0)
  *     straight from the accumulator registers to global memory, masked at
  *     the ragged M/N edges; beta == 0 never reads C.
  *
@@ -821,9 +824,16 @@ static size_t sm90_align256(size_t x) { return (x + 255) & ~(size_t)255; }
 /* One GEMM on the TMA + wgmma kernel: splits >= 2 runs the split-K pair
  * (main kernel + fixup), or with dsmem the cluster split-K kernel (splits <=
  * 8, clusters resident at once: sm90_dsmem_splits); splits == 0 the plain
- * kernel. Needs k > 0 and a call sm90_ws_can_run accepts. */
+ * kernel. Needs k > 0 and a call sm90_ws_can_run accepts.
+ *
+ * A 16-bit C that TMA cannot store to (ldc or base not 16-byte aligned, or
+ * n % 8 != 0) with beta == 0: the plain kernel writes C through TMA stores
+ * into an aligned [m, n rounded up to 8] array in the workspace, and
+ * cuops_sm90_copy_rows moves it to C ("staged C"; docs/gemm.md). direct_c
+ * (the study entry sm90_ws_128x256_direct_c), too small a user workspace, or
+ * operands inside the workspace: the register epilogue writes C in place. */
 static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_t *d,
-                                  const cuops_options_t *opt, int splits, int dsmem)
+                                  const cuops_options_t *opt, int splits, int dsmem, int direct_c)
 {
     if (splits == 0) dsmem = 0;
     const char *const name = dsmem           ? "sm90_ws_128x256_splitk_dsmem"
@@ -844,6 +854,19 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
         (splits > 0 && !dsmem)
             ? (size_t)num_tiles * (size_t)splits * SM90_PARTIAL_F4_PER_UNIT * sizeof(float4)
             : 0;
+    const size_t esize = cuops_dtype_size(d->c_type);
+    const bool c_tma_direct =
+        esize == 2 && d->beta == 0.0f && d->n % 8 == 0 && cuops_sm90_tma_ok(d->c, d->ldc);
+    bool stage_c = splits == 0 && !direct_c && esize == 2 && d->beta == 0.0f && !c_tma_direct &&
+                   !sm90_in_workspace(h, d->a) && !sm90_in_workspace(h, d->b) &&
+                   !sm90_in_workspace(h, d->c);
+    const int64_t ldc_staged = cuops_sm90_packed_ld(d->n);
+    size_t c_bytes = stage_c ? sm90_align256((size_t)d->m * (size_t)ldc_staged * 2u) : 0;
+    if (stage_c && h->user_workspace &&
+        h->user_workspace_bytes < a_bytes + b_bytes + partial_bytes + c_bytes + 256) {
+        stage_c = false;
+        c_bytes = 0;
+    }
 
     /* One workspace region for everything this call keeps there, carved as
      * [packed A][packed B][partials]: a second cuops_cuda_workspace call could
@@ -852,20 +875,22 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
      * cuops_set_workspace may start at any address; the packed arrays must be
      * 16-byte aligned for TMA, the partials for float4. */
     void *ws = NULL;
-    if (a_bytes + b_bytes + partial_bytes > 0) {
-        const size_t need = a_bytes + b_bytes + partial_bytes + 256;
+    if (a_bytes + b_bytes + partial_bytes + c_bytes > 0) {
+        const size_t need = a_bytes + b_bytes + partial_bytes + c_bytes + 256;
         if (splits > 0 && !dsmem) {
             /* Without room for the partials the plain kernel still serves the
              * call (cuops_last_kernel then says so). */
             const bool too_small = h->user_workspace && h->user_workspace_bytes < need;
             const bool operand_in_ws = sm90_in_workspace(h, d->a) || sm90_in_workspace(h, d->b) ||
                                        sm90_in_workspace(h, d->c);
-            if (too_small || operand_in_ws) return sm90_ws_run(h, d, opt, 0, 0);
+            if (too_small || operand_in_ws) return sm90_ws_run(h, d, opt, 0, 0, direct_c);
         }
         void *ws_raw = NULL;
         cuops_status_t st = cuops_cuda_workspace(h, need, &ws_raw);
         if (st == CUOPS_STATUS_ALLOC_FAILED && splits > 0 && !dsmem)
-            return sm90_ws_run(h, d, opt, 0, 0);
+            return sm90_ws_run(h, d, opt, 0, 0, direct_c);
+        /* without room for the staged C, the register epilogue */
+        if (st == CUOPS_STATUS_ALLOC_FAILED && stage_c) return sm90_ws_run(h, d, opt, 0, 0, 1);
         if (st != CUOPS_STATUS_SUCCESS) return st;
         ws = (void *)(((uintptr_t)ws_raw + 255) & ~(uintptr_t)255);
     }
@@ -907,17 +932,19 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     p.group_rows = (flags & CUOPS_FLAG_NO_SWIZZLE) ? 0 : SM90_GROUP_ROWS;
     /* Stagger-K rotates a whole tile's K loop; a split is one K range. */
     p.stagger_k = (splits == 0 && (flags & CUOPS_FLAG_STAGGER_K)) ? 1 : 0;
-    const size_t esize = cuops_dtype_size(d->c_type);
     p.c_pair_ok = cuops_aligned(d->c, 2 * esize) && (d->ldc % 2 == 0);
     /* the unsplit kernel's epilogue by TMA stores: 16-bit C that TMA can
      * address, n whole 16-byte units (the store clips at n in 16-byte units:
-     * n = 7 wrote column 7 in the W4A16 kernel), no C to read (beta == 0) */
+     * n = 7 wrote column 7 in the W4A16 kernel), no C to read (beta == 0);
+     * or the staged C, whose extra columns n..ldc_staged-1 are never copied */
     CUtensorMap tmap_c;
     memset(&tmap_c, 0, sizeof tmap_c);
-    p.c_tma = splits == 0 && esize == 2 && d->beta == 0.0f && d->n % 8 == 0 &&
-              cuops_sm90_tma_ok(d->c, d->ldc);
+    void *c_staged = stage_c ? (uint8_t *)ws + a_bytes + b_bytes + partial_bytes : NULL;
+    p.c_tma = splits == 0 && (c_tma_direct || stage_c);
     if (p.c_tma) {
-        st = cuops_sm90_encode_kmajor(h, &tmap_c, d->c, d->c_type, d->m, d->n, d->ldc, 64);
+        st = stage_c ? cuops_sm90_encode_kmajor(h, &tmap_c, c_staged, d->c_type, d->m, ldc_staged,
+                                                ldc_staged, 64)
+                     : cuops_sm90_encode_kmajor(h, &tmap_c, d->c, d->c_type, d->m, d->n, d->ldc, 64);
         if (st != CUOPS_STATUS_SUCCESS) return st;
     }
 
@@ -930,7 +957,13 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
                                                SM90_SMEM_BYTES));
         const int grid = p.num_tiles < h->num_sms ? p.num_tiles : h->num_sms;
         fn<<<grid, SM90_THREADS, SM90_SMEM_BYTES, cuops_stream(h)>>>(tmap_a, tmap_b, tmap_c, p);
-        return cuops_cuda_check_launch(h, name);
+        if (!stage_c) return cuops_cuda_check_launch(h, name);
+        st = cuops_cuda_check_launch(h, name);
+        if (st != CUOPS_STATUS_SUCCESS) return st;
+        st = cuops_sm90_copy_rows(h, c_staged, ldc_staged, d->c, d->ldc, d->m, d->n, d->n);
+        if (st != CUOPS_STATUS_SUCCESS) return st;
+        h->last_kernel = name;
+        return CUOPS_STATUS_SUCCESS;
     }
 
     if (dsmem) {
@@ -986,7 +1019,24 @@ static cuops_status_t sm90_ws_launch(struct cuops_handle *h, const cuops_gemm_de
         if (st == CUOPS_STATUS_SUCCESS) h->last_kernel = name;
         return st;
     }
-    return sm90_ws_run(h, d, opt, 0, 0);
+    return sm90_ws_run(h, d, opt, 0, 0, 0);
+}
+
+/* Study entry: the plain kernel with C always written in place from the
+ * registers where TMA cannot store to it (no staged C), to measure what the
+ * staging gains. Never chosen by auto (the plain entry before it accepts
+ * the same calls). */
+static cuops_status_t sm90_ws_direct_c_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                              const cuops_options_t *opt)
+{
+    static const char *const name = "sm90_ws_128x256_direct_c";
+    if (!sm90_ws_supports(h, d))
+        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
+                          "%s: needs sm_90, f16/bf16 inputs, f16/bf16/f32 output, m > 64", name);
+    cuops_status_t st =
+        d->k == 0 ? cuops_sm90_scale_c(h, d) : sm90_ws_run(h, d, opt, 0, 0, 1);
+    if (st == CUOPS_STATUS_SUCCESS) h->last_kernel = name;
+    return st;
 }
 
 static cuops_status_t sm90_ws_splitk_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
@@ -997,7 +1047,7 @@ static cuops_status_t sm90_ws_splitk_launch(struct cuops_handle *h, const cuops_
                           "sm90_ws_128x256_splitk: needs sm_90, f16/bf16 inputs, f16/bf16/f32 "
                           "output, a tile grid of at most half the SMs and k > %d",
                           (SM90_SPLITK_MIN_K_BLOCKS - 1) * SM90_BK);
-    return sm90_ws_run(h, d, opt, sm90_splitk_splits(h, d), 0);
+    return sm90_ws_run(h, d, opt, sm90_splitk_splits(h, d), 0, 0);
 }
 
 static cuops_status_t sm90_ws_dsmem_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
@@ -1009,7 +1059,7 @@ static cuops_status_t sm90_ws_dsmem_launch(struct cuops_handle *h, const cuops_g
                           "f16/bf16/f32 output, a tile grid of at most half the SMs, k > %d, "
                           "and room for every tile's cluster of splits at once",
                           (SM90_SPLITK_MIN_K_BLOCKS - 1) * SM90_BK);
-    return sm90_ws_run(h, d, opt, sm90_dsmem_splits(h, d), 1);
+    return sm90_ws_run(h, d, opt, sm90_dsmem_splits(h, d), 1, 0);
 }
 
 /* ---- table ----------------------------------------------------------------- */
@@ -1024,6 +1074,7 @@ static const cuops_gemm_kernel_t sm90_table[] = {
     {"sm90_ws_128x256_splitk_dsmem", sm90_ws_dsmem_supports, sm90_ws_dsmem_launch},
     {"sm90_ws_128x256_splitk", sm90_ws_splitk_supports, sm90_ws_splitk_launch},
     {"sm90_ws_128x256", sm90_ws_supports, sm90_ws_launch},
+    {"sm90_ws_128x256_direct_c", sm90_ws_supports, sm90_ws_direct_c_launch},
 };
 
 extern "C" const cuops_gemm_kernel_t *cuops_gemm_sm90_kernel_table(int *count)

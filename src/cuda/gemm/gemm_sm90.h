@@ -37,6 +37,14 @@ cuops_status_t cuops_sm90_pack_kmajor(struct cuops_handle *h, const void *src, i
                                       int src_k_major, int64_t rows, int64_t k, void *dst,
                                       int64_t ld_dst);
 
+/* dst[r, 0..width) = src[r, 0..cols) then zeros, for r < rows (width >=
+ * cols): 16-bit rows at any 2-byte alignment on either side, 16 bytes per
+ * access away from the row ends. Packs misaligned K-major operands, and
+ * copies a C staged in aligned workspace out to its place. */
+cuops_status_t cuops_sm90_copy_rows(struct cuops_handle *h, const void *src, int64_t lds,
+                                    void *dst, int64_t ldd, int64_t rows, int64_t cols,
+                                    int64_t width);
+
 /* C = beta * C (beta == 0 writes zeros without reading C): the k == 0 GEMM. */
 cuops_status_t cuops_sm90_scale_c(struct cuops_handle *h, const cuops_gemm_desc_t *d);
 

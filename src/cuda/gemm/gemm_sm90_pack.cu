@@ -1,5 +1,6 @@
 /*
- * gemm_sm90_pack.cu - operand packing for the Hopper GEMM, and its k == 0 case.
+ * gemm_sm90_pack.cu - operand packing for the Hopper GEMM, C staging for
+ * leading dimensions TMA cannot store to, and the k == 0 case.
  *
  * The TMA + wgmma kernel reads both operands K-major through tensor maps,
  * which need a 16-byte-aligned base and a row stride that is a multiple of
@@ -9,11 +10,17 @@
  * elements, zero-padded. Cost: one read and one write of the operand,
  * O(MK + NK) bytes against the GEMM's O(MNK) work (see docs/gemm.md).
  *
- * One kernel serves both sources: a 64 x 64 tile goes through shared memory
- * as tile[row][k] so the global writes are 16-byte row segments whatever the
- * source order. The tile row pitch is 66 halves = 33 words: 33 = 1 mod 32, so
- * the transposed fill (32 consecutive rows, one k) and the row read-out (4
- * rows x 8 threads of 4 consecutive words) each hit 32 distinct banks.
+ * Transposed sources go through a 64 x 64 shared-memory tile as tile[row][k]
+ * so the global writes are 16-byte row segments. The tile row pitch is 66
+ * halves = 33 words: 33 = 1 mod 32, so the transposed fill (32 consecutive
+ * rows, one k) and the row read-out (4 rows x 8 threads of 4 consecutive
+ * words) each hit 32 distinct banks.
+ *
+ * K-major sources that are only misaligned (an odd lda such as 4095) are a
+ * row copy between two different 2-byte alignments: sm90_copy_rows_kernel
+ * moves them 16 bytes per access on both sides. The same kernel copies a C
+ * that the GEMM wrote into aligned workspace (TMA stores) out to a C whose
+ * leading dimension TMA cannot address.
  */
 #include "cuda/gemm/gemm_sm90.h"
 
@@ -21,7 +28,6 @@
 #define PACK_PITCH_WORDS 33 /* 66 halves */
 #define PACK_THREADS 256
 
-template <bool SRC_K_MAJOR>
 __global__ void __launch_bounds__(PACK_THREADS)
 sm90_pack_kmajor_kernel(const uint16_t *__restrict__ src, int64_t lds, int64_t rows, int64_t k,
                         uint16_t *__restrict__ dst, int64_t ld_dst)
@@ -35,16 +41,13 @@ sm90_pack_kmajor_kernel(const uint16_t *__restrict__ src, int64_t lds, int64_t r
     for (int64_t kt = blockIdx.y; kt < k_tiles; kt += gridDim.y) {
         const int64_t k0 = kt * PACK_TILE;
         /* Fill: the fast-varying thread index walks the source's contiguous
-         * dimension, so each warp reads 32 consecutive elements. */
-        const int fast = t % PACK_TILE;
-        for (int slow = t / PACK_TILE; slow < PACK_TILE; slow += PACK_THREADS / PACK_TILE) {
-            int r_local, k_local;
-            if (SRC_K_MAJOR) { r_local = slow; k_local = fast; }
-            else             { r_local = fast; k_local = slow; }
+         * dimension (rows of the packed operand), so each warp reads 32
+         * consecutive elements. */
+        const int r_local = t % PACK_TILE;
+        for (int k_local = t / PACK_TILE; k_local < PACK_TILE; k_local += PACK_THREADS / PACK_TILE) {
             const int64_t r = r0 + r_local, c = k0 + k_local;
             uint16_t v = 0;
-            if (r < rows && c < k)
-                v = SRC_K_MAJOR ? src[r * lds + c] : src[c * lds + r];
+            if (r < rows && c < k) v = src[c * lds + r];
             tile[r_local * (2 * PACK_PITCH_WORDS) + k_local] = v;
         }
         __syncthreads();
@@ -63,24 +66,120 @@ sm90_pack_kmajor_kernel(const uint16_t *__restrict__ src, int64_t lds, int64_t r
     }
 }
 
+/* ---- row copy between any two 2-byte alignments ----------------------- */
+
+#define COPY_ROWS_THREADS 256
+
+/* Elements [2t + sh, 2t + sh + 2) of the 16 halves in w[0..7] (sh = 0..7),
+ * for t = 0..3: a chunk shifted by sh halves, in registers (indices are
+ * compile-time after unrolling; the word offset is chosen by selects). */
+__device__ __forceinline__ uint4 shift_halves(const uint32_t (&w)[8], int sh)
+{
+    const int o = sh >> 1;
+    uint32_t v[5];
+#pragma unroll
+    for (int t = 0; t < 5; t++)
+        v[t] = o == 0 ? w[t] : o == 1 ? w[t + 1] : o == 2 ? w[t + 2] : w[t + 3];
+    const uint32_t bits = (uint32_t)(sh & 1) * 16u;
+    return make_uint4(__funnelshift_r(v[0], v[1], bits), __funnelshift_r(v[1], v[2], bits),
+                      __funnelshift_r(v[2], v[3], bits), __funnelshift_r(v[3], v[4], bits));
+}
+
+/* floor(a / 8) for any sign */
+__device__ __forceinline__ int64_t floor_div8(int64_t a) { return a >= 0 ? a / 8 : -((7 - a) / 8); }
+
+/*
+ * dst row r, elements [0, width): src row r's elements [0, cols), then zeros
+ * (width >= cols). Either row may start at any 2-byte address. A warp takes
+ * a row; lane j writes the destination row's aligned 16-byte chunks j,
+ * j + 32, ...; a chunk's 8 elements lie in two aligned 16-byte source chunks
+ * (one when both rows share the misalignment), shifted by the difference of
+ * the two misalignments. Chunks at a row's ends - the destination chunk
+ * reaching outside [0, width), or a source chunk outside [0, cols) - go
+ * element by element, so nothing outside either row is read or written.
+ */
+__global__ void __launch_bounds__(COPY_ROWS_THREADS)
+sm90_copy_rows_kernel(const uint16_t *__restrict__ src, int64_t lds, uint16_t *__restrict__ dst,
+                      int64_t ldd, int64_t rows, int64_t cols, int64_t width)
+{
+    const int lane = threadIdx.x % 32;
+    const int64_t warps = (int64_t)gridDim.x * (COPY_ROWS_THREADS / 32);
+    for (int64_t r = (int64_t)blockIdx.x * (COPY_ROWS_THREADS / 32) + threadIdx.x / 32; r < rows;
+         r += warps) {
+        const uint16_t *s_row = src + r * lds;
+        uint16_t *d_row = dst + r * ldd;
+        const int dmis = (int)(((uintptr_t)d_row & 15u) / 2); /* halves before d_row in its chunk */
+        const int smis = (int)(((uintptr_t)s_row & 15u) / 2);
+        const uint4 *s_chunks = (const uint4 *)(s_row - smis);
+        uint4 *d_chunks = (uint4 *)(d_row - dmis);
+        /* destination chunk j holds elements e0 = 8j - dmis .. e0 + 7, which
+         * sit at source chunk q = j + qoff, offset sh (0..7) */
+        const int diff = smis - dmis;
+        const int qoff = diff < 0 ? -1 : 0;
+        const int sh = diff - 8 * qoff;
+        const int64_t chunks = (width + dmis + 7) / 8;
+        /* chunks [j_lo, j_hi] are whole on both sides */
+        int64_t j_lo = dmis > 0 ? 1 : 0;
+        if ((smis > 0 ? 1 : 0) - qoff > j_lo) j_lo = (smis > 0 ? 1 : 0) - qoff;
+        int64_t j_hi = floor_div8(cols - 8 + dmis);
+        const int64_t q_hi = floor_div8(cols - 8 + smis) - qoff - (sh != 0 ? 1 : 0);
+        if (q_hi < j_hi) j_hi = q_hi;
+
+#pragma unroll 4
+        for (int64_t j = j_lo + lane; j <= j_hi; j += 32) {
+            const uint4 lo = __ldg(s_chunks + j + qoff);
+            const uint4 hi = sh != 0 ? __ldg(s_chunks + j + qoff + 1) : lo;
+            const uint32_t w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+            d_chunks[j] = shift_halves(w, sh);
+        }
+        /* the ends: chunks [0, j_lo) and (j_hi, chunks) */
+        const int64_t tail0 = j_hi + 1 > j_lo ? j_hi + 1 : j_lo;
+        const int64_t edge = j_lo + (chunks - tail0);
+        for (int64_t i = lane; i < edge; i += 32) {
+            const int64_t j = i < j_lo ? i : tail0 + (i - j_lo);
+#pragma unroll
+            for (int x = 0; x < 8; x++) {
+                const int64_t e = 8 * j - dmis + x;
+                if (e >= 0 && e < width) d_row[e] = e < cols ? s_row[e] : (uint16_t)0;
+            }
+        }
+    }
+}
+
+cuops_status_t cuops_sm90_copy_rows(struct cuops_handle *h, const void *src, int64_t lds,
+                                    void *dst, int64_t ldd, int64_t rows, int64_t cols,
+                                    int64_t width)
+{
+    if (!cuops_aligned(src, 2) || !cuops_aligned(dst, 2) || width < cols)
+        return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "gemm sm90 row copy: bad arguments");
+    if (rows <= 0 || width <= 0) return CUOPS_STATUS_SUCCESS;
+    const int64_t warps_per_cta = COPY_ROWS_THREADS / 32;
+    int64_t ctas = cuops_ceil_div(rows, warps_per_cta);
+    const int64_t cap = (int64_t)(h->num_sms > 0 ? h->num_sms : 1) * 16;
+    if (ctas > cap) ctas = cap;
+    sm90_copy_rows_kernel<<<(unsigned)ctas, COPY_ROWS_THREADS, 0, cuops_stream(h)>>>(
+        (const uint16_t *)src, lds, (uint16_t *)dst, ldd, rows, cols, width);
+    cudaError_t err = cudaGetLastError();
+    if (err != cudaSuccess) return cuops_cuda_fail(h, err, "sm90_copy_rows_kernel");
+    return CUOPS_STATUS_SUCCESS;
+}
+
 cuops_status_t cuops_sm90_pack_kmajor(struct cuops_handle *h, const void *src, int64_t lds,
                                       int src_k_major, int64_t rows, int64_t k, void *dst,
                                       int64_t ld_dst)
 {
     if (!cuops_aligned(dst, 16) || ld_dst % 8 != 0 || ld_dst < k)
         return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "gemm sm90 pack: bad destination");
+    /* K-major and only misaligned: a row copy, 16 bytes per access */
+    if (src_k_major) return cuops_sm90_copy_rows(h, src, lds, dst, ld_dst, rows, k, ld_dst);
     const int64_t row_tiles = cuops_ceil_div(rows, PACK_TILE);
     const int64_t k_tiles = cuops_ceil_div(ld_dst, PACK_TILE);
     if (row_tiles > 0x7fffffff)
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "gemm sm90 pack: %lld rows too many",
                           (long long)rows);
     dim3 grid((unsigned)row_tiles, (unsigned)(k_tiles < 65535 ? k_tiles : 65535));
-    if (src_k_major)
-        sm90_pack_kmajor_kernel<true><<<grid, PACK_THREADS, 0, cuops_stream(h)>>>(
-            (const uint16_t *)src, lds, rows, k, (uint16_t *)dst, ld_dst);
-    else
-        sm90_pack_kmajor_kernel<false><<<grid, PACK_THREADS, 0, cuops_stream(h)>>>(
-            (const uint16_t *)src, lds, rows, k, (uint16_t *)dst, ld_dst);
+    sm90_pack_kmajor_kernel<<<grid, PACK_THREADS, 0, cuops_stream(h)>>>(
+        (const uint16_t *)src, lds, rows, k, (uint16_t *)dst, ld_dst);
     cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess) return cuops_cuda_fail(h, err, "sm90_pack_kmajor_kernel");
     return CUOPS_STATUS_SUCCESS;

@@ -67,7 +67,11 @@
 /* two CTAs per SM where three 32 KB slots fit twice (<= 128 registers) */
 #define RING_CTAS_PER_SM(NV, STAGES) ((NV) * (STAGES) <= 24 ? 2 : 1)
 
-template <typename T, int OP, int NV, int STAGES>
+/* POLLS_EARLY: where round k's aggregate loads are issued. true: while
+ * round k - 1's tile is stored (a whole store pass ahead of their use);
+ * false: at the top of round k, before the look-ahead pass (the c172ef6
+ * form). Measured both ways (docs/scan.md): each type keeps its faster. */
+template <typename T, int OP, int NV, int STAGES, bool POLLS_EARLY>
 __global__ void __launch_bounds__(SCAN_BLOCK, RING_CTAS_PER_SM(NV, STAGES))
 scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> status)
 {
@@ -150,7 +154,7 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
     look_ahead(0, pre);
     __syncthreads();
     if (warp == 0) aggregate = publish(0, w_excl);
-    poll_issue(0);
+    if (POLLS_EARLY) poll_issue(0);
     __syncthreads(); /* s_total is read by warp 0 before the loop rewrites it */
 
     /* warp 0: the inclusive prefix of this CTA's previous tile */
@@ -160,6 +164,7 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
         const bool ahead = tile + grid < tiles; /* the same for the whole CTA */
         /* slot (k - 1) % STAGES was last read by this thread in round k - 1 */
         issue(k + STAGES - 1);
+        if (!POLLS_EARLY) poll_issue(k);
 
         /* Round k + 1's tile: pass 1 and its aggregate published a round
          * before any CTA needs it. */
@@ -207,7 +212,7 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
         __syncthreads();
 
         /* the next round's polls travel while this tile is stored */
-        if (ahead) poll_issue(k + 1);
+        if (POLLS_EARLY && ahead) poll_issue(k + 1);
         const bool full = (tile + 1) * TILE <= n;
         smem_segment_store<T, OP, VEC, NV>(mine0 + (int)(k % STAGES) * TILE, pre, s_prefix[warp],
                                            exclusive, out, n, tile * TILE + (int64_t)warp * SEGMENT,
@@ -224,7 +229,7 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
 
 /* ---- host side ----------------------------------------------------------- */
 
-template <typename T, int OP, int NV, int STAGES>
+template <typename T, int OP, int NV, int STAGES, bool POLLS_EARLY>
 static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *d,
                                const char *kernel_name)
 {
@@ -232,7 +237,7 @@ static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *
     const int64_t tile = (int64_t)SCAN_BLOCK * VEC * NV;
     const int64_t tiles = cuops_ceil_div(d->n, tile);
     const int smem = (int)(STAGES * tile * (int64_t)sizeof(T));
-    auto kernel = scan_ring_kernel<T, OP, NV, STAGES>;
+    auto kernel = scan_ring_kernel<T, OP, NV, STAGES, POLLS_EARLY>;
 
     static int ctas_per_sm = 0; /* per instantiation; the device's limits */
     if (ctas_per_sm == 0) {
@@ -281,10 +286,16 @@ int cuops_scan_ring_serves(const struct cuops_handle *h)
     return h->smem_optin_bytes >= RING_STAGES * slot_bytes + 8192;
 }
 
-/* form: 0 ring, 1 ring_deep */
-static const char *const ring_kernel_names[2][2] = {
+/* The poll order `ring` and `ring_deep` use for type T (POLLS_EARLY above). */
+template <typename T> static constexpr bool ring_polls_early() { return true; }
+
+/* form: 0 ring, 1 ring_deep, 2 ring_polls_early, 3 ring_polls_late (the last
+ * two: `ring` with the poll order fixed, for the study) */
+static const char *const ring_kernel_names[4][2] = {
     {"scan_ring_vec16", "scan_ring_scalar"},
-    {"scan_ring_deep_vec16", "scan_ring_deep_scalar"}};
+    {"scan_ring_deep_vec16", "scan_ring_deep_scalar"},
+    {"scan_ring_polls_early_vec16", "scan_ring_polls_early_scalar"},
+    {"scan_ring_polls_late_vec16", "scan_ring_polls_late_scalar"}};
 
 template <typename T, int OP, int FORM>
 static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t *d)
@@ -295,16 +306,19 @@ static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t
         if (st == CUOPS_STATUS_SUCCESS) h->last_kernel = ring_kernel_names[FORM][1];
         return st;
     }
-    if constexpr (FORM == 1)
-        return ring_run<T, OP, RING_NV, RING_STAGES_DEEP>(h, d, ring_kernel_names[FORM][0]);
-    else
-        return ring_run<T, OP, RING_NV, RING_STAGES>(h, d, ring_kernel_names[FORM][0]);
+    constexpr int stages = FORM == 1 ? RING_STAGES_DEEP : RING_STAGES;
+    constexpr bool early = FORM == 2 ? true : FORM == 3 ? false : ring_polls_early<T>();
+    return ring_run<T, OP, RING_NV, stages, early>(h, d, ring_kernel_names[FORM][0]);
 }
 
 template <typename T, int OP> static cuops_status_t ring_form0(struct cuops_handle *h, const cuops_scan_desc_t *d)
 { return ring_typed<T, OP, 0>(h, d); }
 template <typename T, int OP> static cuops_status_t ring_form1(struct cuops_handle *h, const cuops_scan_desc_t *d)
 { return ring_typed<T, OP, 1>(h, d); }
+template <typename T, int OP> static cuops_status_t ring_form2(struct cuops_handle *h, const cuops_scan_desc_t *d)
+{ return ring_typed<T, OP, 2>(h, d); }
+template <typename T, int OP> static cuops_status_t ring_form3(struct cuops_handle *h, const cuops_scan_desc_t *d)
+{ return ring_typed<T, OP, 3>(h, d); }
 
 cuops_status_t cuops_scan_ring_launch(struct cuops_handle *h, const cuops_scan_desc_t *d, int form)
 {
@@ -313,7 +327,11 @@ cuops_status_t cuops_scan_ring_launch(struct cuops_handle *h, const cuops_scan_d
                       cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "scan: dtype %s",                 \
                                  cuops_dtype_name(d->type)),                                      \
                       FN, h, d)
-    if (form == 1) return RING_CALL(ring_form1);
-    return RING_CALL(ring_form0);
+    switch (form) {
+    case 1: return RING_CALL(ring_form1);
+    case 2: return RING_CALL(ring_form2);
+    case 3: return RING_CALL(ring_form3);
+    default: return RING_CALL(ring_form0);
+    }
 #undef RING_CALL
 }
