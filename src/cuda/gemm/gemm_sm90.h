@@ -26,11 +26,16 @@ static inline int cuops_sm90_tma_ok(const void *base, int64_t ld)
     return cuops_aligned(base, 16) && ((ld * 2) % 16) == 0;
 }
 
-/* Leading dimension of a packed operand: k rounded up to 8 elements (16 bytes). */
-static inline int64_t cuops_sm90_packed_ld(int64_t k) { return (k + 7) / 8 * 8; }
+/* Leading dimension of a packed operand (or of a staged C): k rounded up to
+ * 64 elements, so every row starts on a 128-byte line. TMA needs only 16
+ * bytes, but with rows 16 bytes off the line each 128-byte box row spans two
+ * lines: the GEMM kernel took 1.18-1.20 ms at 8191x8193x4097 on operands
+ * packed with ld = 4104 (k rounded to 8), against 0.79 ms for the whole
+ * aligned 8192x8192x4096 call (H200, dbca219, docs/gemm.md). */
+static inline int64_t cuops_sm90_packed_ld(int64_t k) { return (k + 63) / 64 * 64; }
 
 /* Write the logical [rows, k] K-major operand into dst[rows, ld_dst]
- * (ld_dst = cuops_sm90_packed_ld(k), dst 16-byte aligned), zeros in columns
+ * (ld_dst % 8 == 0, e.g. cuops_sm90_packed_ld(k); dst 16-byte aligned), zeros in columns
  * k..ld_dst-1. The source element (r, c) is src[r*lds + c] when src_k_major,
  * else src[c*lds + r] (a transposed operand). */
 cuops_status_t cuops_sm90_pack_kmajor(struct cuops_handle *h, const void *src, int64_t lds,
