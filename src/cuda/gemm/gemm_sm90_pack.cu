@@ -70,34 +70,34 @@ sm90_pack_kmajor_kernel(const uint16_t *__restrict__ src, int64_t lds, int64_t r
 
 #define COPY_ROWS_THREADS 256
 
-/* Elements [2t + sh, 2t + sh + 2) of the 16 halves in w[0..7] (sh = 0..7),
- * for t = 0..3: a chunk shifted by sh halves, in registers (indices are
- * compile-time after unrolling; the word offset is chosen by selects). */
-__device__ __forceinline__ uint4 shift_halves(const uint32_t (&w)[8], int sh)
-{
-    const int o = sh >> 1;
-    uint32_t v[5];
-#pragma unroll
-    for (int t = 0; t < 5; t++)
-        v[t] = o == 0 ? w[t] : o == 1 ? w[t + 1] : o == 2 ? w[t + 2] : w[t + 3];
-    const uint32_t bits = (uint32_t)(sh & 1) * 16u;
-    return make_uint4(__funnelshift_r(v[0], v[1], bits), __funnelshift_r(v[1], v[2], bits),
-                      __funnelshift_r(v[2], v[3], bits), __funnelshift_r(v[3], v[4], bits));
-}
-
 /* floor(a / 8) for any sign */
 __device__ __forceinline__ int64_t floor_div8(int64_t a) { return a >= 0 ? a / 8 : -((7 - a) / 8); }
 
-/* Destination chunks per warp work unit: 32 lanes x COPY_UNIT_PER_LANE,
- * the loads of a unit issued before its stores (8 in flight per lane). */
-#define COPY_UNIT_PER_LANE 4
-#define COPY_UNIT_CHUNKS (32 * COPY_UNIT_PER_LANE)
-
-/* Work units per row: enough for the most chunks a row of `width` elements
- * spans (a misaligned start adds one). */
-__host__ __device__ static inline int64_t copy_units_per_row(int64_t width)
+/* Destination chunks [jb, je] of a row, all whole on both sides: chunk j is
+ * the 8 halves at offset SH of source chunks j and j + 1 (s_q is the source
+ * row's chunk array already moved by qoff). SH is a template argument so the
+ * shift is a fixed funnel shift per word; the loop is unrolled so a lane has
+ * several chunks' loads in flight. */
+template <int SH>
+__device__ __forceinline__ void copy_span(const uint4 *__restrict__ s_q, uint4 *__restrict__ d_chunks,
+                                          int64_t jb, int64_t je, int lane)
 {
-    return ((width + 14) / 8 + COPY_UNIT_CHUNKS - 1) / COPY_UNIT_CHUNKS;
+#pragma unroll 4
+    for (int64_t j = jb + lane; j <= je; j += 32) {
+        const uint4 lo = __ldg(s_q + j);
+        if (SH == 0) {
+            d_chunks[j] = lo;
+        } else {
+            const uint4 hi = __ldg(s_q + j + 1);
+            const uint32_t w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+            constexpr int o = SH / 2;
+            constexpr uint32_t bits = (SH & 1) * 16;
+            d_chunks[j] = make_uint4(__funnelshift_r(w[o], w[o + 1], bits),
+                                     __funnelshift_r(w[o + 1], w[o + 2], bits),
+                                     __funnelshift_r(w[o + 2], w[o + 3], bits),
+                                     __funnelshift_r(w[o + 3], w[o + 4], bits));
+        }
+    }
 }
 
 /*
@@ -108,31 +108,29 @@ __host__ __device__ static inline int64_t copy_units_per_row(int64_t width)
  * shifted by the difference of the two misalignments. Chunks at a row's
  * ends - the destination chunk reaching outside [0, width), or a source
  * chunk outside [0, cols) - go element by element, so nothing outside
- * either row is read or written.
+ * either row is read or written; chunks wholly in the zero fill are stored
+ * as zeros.
  *
- * Work is dealt in units of COPY_UNIT_CHUNKS chunks of one row, round-robin
- * over the warps of a grid sized to what the device holds at once: whole
- * rows per warp left a partial second wave (8191 rows over 5280 resident
- * warps ran at 3.1 TB/s, dbca219).
+ * A warp takes one of the `parts` equal pieces of a row at a time, pieces
+ * dealt round-robin; the host picks `parts` so the pieces divide evenly
+ * over the resident warps (whole rows per warp left a partial second round:
+ * 8191 rows over 5280 warps ran at 3.1 TB/s, dbca219).
  */
 __global__ void __launch_bounds__(COPY_ROWS_THREADS)
 sm90_copy_rows_kernel(const uint16_t *__restrict__ src, int64_t lds, uint16_t *__restrict__ dst,
-                      int64_t ldd, int64_t rows, int64_t cols, int64_t width)
+                      int64_t ldd, int64_t rows, int64_t cols, int64_t width, int parts)
 {
     const int lane = threadIdx.x % 32;
     const int64_t warps = (int64_t)gridDim.x * (COPY_ROWS_THREADS / 32);
-    const int64_t warp_id = (int64_t)blockIdx.x * (COPY_ROWS_THREADS / 32) + threadIdx.x / 32;
-    const int64_t units_per_row = copy_units_per_row(width);
-    const int64_t units = rows * units_per_row;
-    for (int64_t u = warp_id; u < units; u += warps) {
-        const int64_t r = u / units_per_row;
-        const int64_t j0 = (u - r * units_per_row) * COPY_UNIT_CHUNKS;
+    const int64_t pieces = rows * parts;
+    for (int64_t u = (int64_t)blockIdx.x * (COPY_ROWS_THREADS / 32) + threadIdx.x / 32; u < pieces;
+         u += warps) {
+        const int64_t r = u / parts;
+        const int part = (int)(u - r * parts);
         const uint16_t *s_row = src + r * lds;
         uint16_t *d_row = dst + r * ldd;
         const int dmis = (int)(((uintptr_t)d_row & 15u) / 2); /* halves before d_row in its chunk */
         const int smis = (int)(((uintptr_t)s_row & 15u) / 2);
-        const int64_t chunks = (width + dmis + 7) / 8;
-        if (j0 >= chunks) continue;
         const uint4 *s_chunks = (const uint4 *)(s_row - smis);
         uint4 *d_chunks = (uint4 *)(d_row - dmis);
         /* destination chunk j holds elements e0 = 8j - dmis .. e0 + 7, which
@@ -140,38 +138,72 @@ sm90_copy_rows_kernel(const uint16_t *__restrict__ src, int64_t lds, uint16_t *_
         const int diff = smis - dmis;
         const int qoff = diff < 0 ? -1 : 0;
         const int sh = diff - 8 * qoff;
+        const int64_t chunks = (width + dmis + 7) / 8;
+        /* this piece: chunks [pb, pe) */
+        const int64_t pb = part * chunks / parts, pe = (part + 1) * chunks / parts;
         /* chunks [j_lo, j_hi] are whole on both sides */
         int64_t j_lo = dmis > 0 ? 1 : 0;
         if ((smis > 0 ? 1 : 0) - qoff > j_lo) j_lo = (smis > 0 ? 1 : 0) - qoff;
         int64_t j_hi = floor_div8(cols - 8 + dmis);
         const int64_t q_hi = floor_div8(cols - 8 + smis) - qoff - (sh != 0 ? 1 : 0);
         if (q_hi < j_hi) j_hi = q_hi;
-
-        uint4 lo[COPY_UNIT_PER_LANE], hi[COPY_UNIT_PER_LANE];
-#pragma unroll
-        for (int i = 0; i < COPY_UNIT_PER_LANE; i++) {
-            const int64_t j = j0 + 32 * i + lane;
-            if (j >= j_lo && j <= j_hi) {
-                lo[i] = __ldg(s_chunks + j + qoff);
-                hi[i] = sh != 0 ? __ldg(s_chunks + j + qoff + 1) : lo[i];
+        const int64_t jb = pb > j_lo ? pb : j_lo, je = pe - 1 < j_hi ? pe - 1 : j_hi;
+        if (jb <= je) {
+            const uint4 *s_q = s_chunks + qoff;
+            switch (sh) { /* the same for the whole warp */
+            case 0: copy_span<0>(s_q, d_chunks, jb, je, lane); break;
+            case 1: copy_span<1>(s_q, d_chunks, jb, je, lane); break;
+            case 2: copy_span<2>(s_q, d_chunks, jb, je, lane); break;
+            case 3: copy_span<3>(s_q, d_chunks, jb, je, lane); break;
+            case 4: copy_span<4>(s_q, d_chunks, jb, je, lane); break;
+            case 5: copy_span<5>(s_q, d_chunks, jb, je, lane); break;
+            case 6: copy_span<6>(s_q, d_chunks, jb, je, lane); break;
+            default: copy_span<7>(s_q, d_chunks, jb, je, lane); break;
             }
         }
+        /* the piece's chunks outside [jb, je]: [pb, jb) and (je, pe) */
+        const int64_t tail0 = je + 1 > jb ? je + 1 : jb;
+        const int64_t edge = (jb - pb) + (pe - tail0);
+        for (int64_t i = lane; i < edge; i += 32) {
+            const int64_t j = i < jb - pb ? pb + i : tail0 + (i - (jb - pb));
+            const int64_t e0 = 8 * j - dmis;
+            if (e0 >= cols && e0 + 8 <= width) {
+                d_chunks[j] = make_uint4(0u, 0u, 0u, 0u);
+                continue;
+            }
 #pragma unroll
-        for (int i = 0; i < COPY_UNIT_PER_LANE; i++) {
-            const int64_t j = j0 + 32 * i + lane;
-            if (j >= j_lo && j <= j_hi) {
-                const uint32_t w[8] = {lo[i].x, lo[i].y, lo[i].z, lo[i].w,
-                                       hi[i].x, hi[i].y, hi[i].z, hi[i].w};
-                d_chunks[j] = shift_halves(w, sh);
-            } else if (j < chunks) {
-#pragma unroll
-                for (int x = 0; x < 8; x++) {
-                    const int64_t e = 8 * j - dmis + x;
-                    if (e >= 0 && e < width) d_row[e] = e < cols ? s_row[e] : (uint16_t)0;
-                }
+            for (int x = 0; x < 8; x++) {
+                const int64_t e = e0 + x;
+                if (e >= 0 && e < width) d_row[e] = e < cols ? s_row[e] : (uint16_t)0;
             }
         }
     }
+}
+
+/* Pieces per row for `rows` rows of `chunks` chunks over `warps` resident
+ * warps: few rows - split them until every warp has a piece (a piece keeps
+ * at least 32 chunks, one per lane); many rows - the split (1..4) whose
+ * rounds of pieces come out fullest. */
+static int copy_rows_parts(int64_t rows, int64_t chunks, int64_t warps)
+{
+    if (rows < warps) {
+        int64_t p = warps / rows;
+        const int64_t max_p = chunks / 32 > 1 ? chunks / 32 : 1;
+        if (p > max_p) p = max_p;
+        return (int)(p > 1024 ? 1024 : p);
+    }
+    int best = 1;
+    double best_fill = 0.0;
+    for (int p = 1; p <= 4; p++) {
+        const int64_t pieces = rows * p;
+        const int64_t rounds = (pieces + warps - 1) / warps;
+        const double fill = (double)pieces / (double)(rounds * warps);
+        if (fill > best_fill + 0.02) {
+            best = p;
+            best_fill = fill;
+        }
+    }
+    return best;
 }
 
 cuops_status_t cuops_sm90_copy_rows(struct cuops_handle *h, const void *src, int64_t lds,
@@ -190,13 +222,14 @@ cuops_status_t cuops_sm90_copy_rows(struct cuops_handle *h, const void *src, int
                               &per_sm, sm90_copy_rows_kernel, COPY_ROWS_THREADS, 0));
         __atomic_store_n(&per_sm_cache[dev], per_sm > 0 ? per_sm : 1, __ATOMIC_RELAXED);
     }
-    const int64_t warps_needed = rows * copy_units_per_row(width);
-    int64_t ctas = cuops_ceil_div(warps_needed, COPY_ROWS_THREADS / 32);
     const int64_t resident = (int64_t)(h->num_sms > 0 ? h->num_sms : 1) *
                              __atomic_load_n(&per_sm_cache[dev], __ATOMIC_RELAXED);
+    const int64_t warps_per_cta = COPY_ROWS_THREADS / 32;
+    const int parts = copy_rows_parts(rows, (width + 7) / 8, resident * warps_per_cta);
+    int64_t ctas = cuops_ceil_div(rows * parts, warps_per_cta);
     if (ctas > resident) ctas = resident;
     sm90_copy_rows_kernel<<<(unsigned)ctas, COPY_ROWS_THREADS, 0, cuops_stream(h)>>>(
-        (const uint16_t *)src, lds, (uint16_t *)dst, ldd, rows, cols, width);
+        (const uint16_t *)src, lds, (uint16_t *)dst, ldd, rows, cols, width, parts);
     cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess) return cuops_cuda_fail(h, err, "sm90_copy_rows_kernel");
     return CUOPS_STATUS_SUCCESS;

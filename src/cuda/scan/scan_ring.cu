@@ -286,12 +286,16 @@ int cuops_scan_ring_serves(const struct cuops_handle *h)
     return h->smem_optin_bytes >= RING_STAGES * slot_bytes + 8192;
 }
 
-/* The poll order `ring` and `ring_deep` use for type T (POLLS_EARLY above):
- * measured both ways in one run (H200, dbca219, docs/scan.md), i32 was
- * 5-9 % faster with the polls at the top of the round (90.0 % of copy at
- * 2^30 against 83.4 %), f32 3-5 % faster with them a store pass ahead (89.4 %
- * against 85.7 %). The 64-bit types follow their kind. */
-template <typename T> static constexpr bool ring_polls_early() { return !std::is_integral<T>::value; }
+/* The poll order `ring` and `ring_deep` use for type T (POLLS_EARLY above),
+ * each type's faster of the two measured in one run (H200, docs/scan.md):
+ * i32 5-9 % faster with the polls at the top of the round (90.0 % of copy
+ * at 2^30 against 83.4 %, dbca219); f32 3-5 % faster with them a store pass
+ * ahead (89.4 % against 85.7 %), and so were i64 (72.7 % against 66.8 % at
+ * 2^28) and f64 (71.0 % against 61.9 %, 18bffc2). Only i32 polls late. */
+template <typename T> static constexpr bool ring_polls_early()
+{
+    return !(std::is_integral<T>::value && sizeof(T) == 4);
+}
 
 /* form: 0 ring, 1 ring_deep, 2 ring_polls_early, 3 ring_polls_late (the last
  * two: `ring` with the poll order fixed, for the study) */
