@@ -73,57 +73,30 @@ sm90_pack_kmajor_kernel(const uint16_t *__restrict__ src, int64_t lds, int64_t r
 /* floor(a / 8) for any sign */
 __device__ __forceinline__ int64_t floor_div8(int64_t a) { return a >= 0 ? a / 8 : -((7 - a) / 8); }
 
-/* One destination chunk from source chunks lo and hi (SH: the source offset
- * in halves, 0..7): a fixed funnel shift per word. */
-template <int SH>
-__device__ __forceinline__ uint4 shift_chunk(const uint4 &lo, const uint4 &hi)
-{
-    if (SH == 0) return lo;
-    const uint32_t w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-    constexpr int o = SH / 2;
-    constexpr uint32_t bits = (SH & 1) * 16;
-    return make_uint4(__funnelshift_r(w[o], w[o + 1], bits), __funnelshift_r(w[o + 1], w[o + 2], bits),
-                      __funnelshift_r(w[o + 2], w[o + 3], bits), __funnelshift_r(w[o + 3], w[o + 4], bits));
-}
-
-#define COPY_BATCH 4 /* chunks per lane whose loads are issued before their stores */
-
 /* Destination chunks [jb, je] of a row, all whole on both sides: chunk j is
  * the 8 halves at offset SH of source chunks j and j + 1 (s_q is the source
- * row's chunk array already moved by qoff). A lane takes chunks lane,
- * lane + 32, ... in batches of COPY_BATCH, every load of a batch issued
- * before its first store: a loop with an exit test after each chunk kept
- * one chunk (two loads) in flight per lane, 3.0-3.2 TB/s (40f53db PTX and
- * ncu). */
+ * row's chunk array already moved by qoff). SH is a template argument so the
+ * shift is a fixed funnel shift per word; the loop is unrolled so a lane has
+ * several chunks' loads in flight. */
 template <int SH>
 __device__ __forceinline__ void copy_span(const uint4 *__restrict__ s_q, uint4 *__restrict__ d_chunks,
                                           int64_t jb, int64_t je, int lane)
 {
-    int64_t base = jb;
-    for (; base + 32 * COPY_BATCH - 1 <= je; base += 32 * COPY_BATCH) {
-        uint4 lo[COPY_BATCH], hi[COPY_BATCH];
-#pragma unroll
-        for (int i = 0; i < COPY_BATCH; i++) {
-            lo[i] = __ldg(s_q + base + 32 * i + lane);
-            hi[i] = SH != 0 ? __ldg(s_q + base + 32 * i + lane + 1) : lo[i];
+#pragma unroll 4
+    for (int64_t j = jb + lane; j <= je; j += 32) {
+        const uint4 lo = __ldg(s_q + j);
+        if (SH == 0) {
+            d_chunks[j] = lo;
+        } else {
+            const uint4 hi = __ldg(s_q + j + 1);
+            const uint32_t w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+            constexpr int o = SH / 2;
+            constexpr uint32_t bits = (SH & 1) * 16;
+            d_chunks[j] = make_uint4(__funnelshift_r(w[o], w[o + 1], bits),
+                                     __funnelshift_r(w[o + 1], w[o + 2], bits),
+                                     __funnelshift_r(w[o + 2], w[o + 3], bits),
+                                     __funnelshift_r(w[o + 3], w[o + 4], bits));
         }
-#pragma unroll
-        for (int i = 0; i < COPY_BATCH; i++) d_chunks[base + 32 * i + lane] = shift_chunk<SH>(lo[i], hi[i]);
-    }
-    /* the rest, fewer than 32 * COPY_BATCH chunks: the same with a guard per chunk */
-    uint4 lo[COPY_BATCH], hi[COPY_BATCH];
-#pragma unroll
-    for (int i = 0; i < COPY_BATCH; i++) {
-        const int64_t j = base + 32 * i + lane;
-        if (j <= je) {
-            lo[i] = __ldg(s_q + j);
-            hi[i] = SH != 0 ? __ldg(s_q + j + 1) : lo[i];
-        }
-    }
-#pragma unroll
-    for (int i = 0; i < COPY_BATCH; i++) {
-        const int64_t j = base + 32 * i + lane;
-        if (j <= je) d_chunks[j] = shift_chunk<SH>(lo[i], hi[i]);
     }
 }
 
