@@ -1,8 +1,8 @@
 /*
  * ptx_sm80.cuh - inline-PTX wrappers for the Ampere-style tensor-core path
  * (sm_80 and later, also valid on sm_90): cp.async 16-byte copies with
- * zero-fill, their commit/wait groups, ldmatrix x4 (plain and .trans) and
- * mma.sync m16n8k16 with fp32 accumulation for f16 and bf16.
+ * zero-fill, their commit/wait groups, named barriers, ldmatrix x4 (plain and
+ * .trans) and mma.sync m16n8k16 with fp32 accumulation for f16 and bf16.
  *
  * Why wrappers rather than intrinsics: cp.async's src-size operand (the
  * zero-fill that lets one code path serve ragged M/N/K edges) and ldmatrix
@@ -71,6 +71,18 @@ static __device__ __forceinline__ void cuops_cp_async_commit(void)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     asm volatile("cp.async.commit_group;\n" ::: "memory");
 #endif
+}
+
+/* Named barrier `id` (1..15; 0 is __syncthreads) over `threads` threads (a
+ * multiple of 32). sync waits for all of them; arrive counts this warp in
+ * and goes on without waiting (a producer handing data to a waiting warp). */
+static __device__ __forceinline__ void cuops_named_bar_sync(uint32_t id, uint32_t threads)
+{
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+static __device__ __forceinline__ void cuops_named_bar_arrive(uint32_t id, uint32_t threads)
+{
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
 /* Wait until at most `Pending` committed groups of this thread are still in

@@ -18,15 +18,9 @@
 #include <stdint.h>
 
 #include "cuda/common/cuda_common.cuh"
+#include "cuda/common/ptx_sm80.cuh" /* cuops_smem_addr, named barriers */
 
 #if CUOPS_SM90A_DEVICE
-
-/* ---- addresses --------------------------------------------------------- */
-
-__device__ __forceinline__ uint32_t cuops_smem_addr(const void *p)
-{
-    return (uint32_t)__cvta_generic_to_shared(p);
-}
 
 /* ---- mbarrier ------------------------------------------------------------
  * A phase of an mbarrier completes when its pending arrival count reaches
@@ -119,10 +113,16 @@ __device__ __forceinline__ float4 cuops_ld_dsmem_f4(uint32_t local, uint32_t ran
     return v;
 }
 
-/* Named barrier `id` (1..15; 0 is __syncthreads) over `threads` threads. */
-__device__ __forceinline__ void cuops_named_bar_sync(uint32_t id, uint32_t threads)
+
+/* Next slot of a STAGES-slot mbarrier ring: the parity a waiter expects
+ * flips each time the ring wraps. */
+template <int STAGES>
+__device__ __forceinline__ void cuops_ring_advance(int &stage, uint32_t &phase)
 {
-    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+    if (++stage == STAGES) {
+        stage = 0;
+        phase ^= 1u;
+    }
 }
 
 /* ---- TMA ------------------------------------------------------------------

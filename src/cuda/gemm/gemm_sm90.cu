@@ -434,10 +434,7 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                     /* Wraps only for stagger-K; a split's range ends at
                      * k_blocks at most, where the wrap is after its last load. */
                     if (++kb == p.k_blocks) kb = 0;
-                    if (++stage == SM90_STAGES) {
-                        stage = 0;
-                        phase ^= 1u;
-                    }
+                    cuops_ring_advance<SM90_STAGES>(stage, phase);
                 }
             }
         }
@@ -492,10 +489,7 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                 for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
                 if (i > 0 && threadIdx.x % 32 == 0) cuops_mbar_arrive(SM90_EMPTY_BAR(prev_stage));
                 prev_stage = stage;
-                if (++stage == SM90_STAGES) {
-                    stage = 0;
-                    phase ^= 1u;
-                }
+                cuops_ring_advance<SM90_STAGES>(stage, phase);
             }
             cuops_wgmma_wait<0>();
 #pragma unroll

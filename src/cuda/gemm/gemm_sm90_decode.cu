@@ -174,10 +174,7 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
                                   kb * SDW_BK, wb * SDW_WROWS);
                 cuops_tma_load_2d(x_smem + stage * XBYTES, &tmap_x, SDW_FULL_BAR(stage),
                                   kb * SDW_BK, 0);
-                if (++stage == STAGES) {
-                    stage = 0;
-                    phase ^= 1u;
-                }
+                cuops_ring_advance<STAGES>(stage, phase);
             }
         }
         if (p.splits > 1) {
@@ -214,10 +211,7 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
             /* the previous block's group is retired: its stage is free */
             if (kb > kb0) cuops_mbar_arrive(SDW_EMPTY_BAR(prev_stage));
             prev_stage = stage;
-            if (++stage == STAGES) {
-                stage = 0;
-                phase ^= 1u;
-            }
+            cuops_ring_advance<STAGES>(stage, phase);
         }
         cuops_wgmma_wait<0>();
 #pragma unroll
@@ -356,10 +350,7 @@ static __device__ __forceinline__ void sdn_cta(const CUtensorMap &tmap_w, const 
                                       kb * SDW_BK, tile * NW);
                     cuops_tma_load_2d(x_smem + stage * SDN_X_TILE_BYTES, &tmap_x,
                                       SDN_FULL_BAR(stage), kb * SDW_BK, 0);
-                    if (++stage == STAGES) {
-                        stage = 0;
-                        phase ^= 1u;
-                    }
+                    cuops_ring_advance<STAGES>(stage, phase);
                 }
             }
         }
@@ -408,10 +399,7 @@ static __device__ __forceinline__ void sdn_cta(const CUtensorMap &tmap_w, const 
             if (!first) cuops_mbar_arrive(SDN_EMPTY_BAR(prev_stage));
             first = false;
             prev_stage = stage;
-            if (++stage == STAGES) {
-                stage = 0;
-                phase ^= 1u;
-            }
+            cuops_ring_advance<STAGES>(stage, phase);
         }
         cuops_wgmma_wait<0>();
 #pragma unroll

@@ -185,10 +185,7 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
                     cuops_bulk_load(q_smem + stage * KT * QBYTES + lane * STRIP_BYTES,
                                     src + (int64_t)kb * W4_TILE_BYTES, (uint32_t)nt * W4_TILE_BYTES,
                                     W4D_FULL_BAR(stage));
-                if (++stage == STAGES) {
-                    stage = 0;
-                    phase ^= 1u;
-                }
+                cuops_ring_advance<STAGES>(stage, phase);
             }
         }
         /* the consumers' two cluster barriers (every thread of every CTA
@@ -294,10 +291,7 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
                         block(kb, t, a_odd, a_even);
                 }
                 prev_stage = stage;
-                if (++stage == STAGES) {
-                    stage = 0;
-                    phase ^= 1u;
-                }
+                cuops_ring_advance<STAGES>(stage, phase);
             }
         } else {
             /* KP = 4: block `consumer` of every stage (none in a last stage
@@ -329,10 +323,7 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
                     zv = zv_next;
                 }
                 prev_stage = stage;
-                if (++stage == STAGES) {
-                    stage = 0;
-                    phase ^= 1u;
-                }
+                cuops_ring_advance<STAGES>(stage, phase);
             }
         }
         cuops_wgmma_wait<0>();

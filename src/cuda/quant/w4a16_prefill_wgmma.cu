@@ -202,10 +202,7 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
                         cuops_bulk_load(q_smem + stage * W4F_Q_STAGE_BYTES + lane * W4_TILE_BYTES,
                                         src + (int64_t)kb * W4_TILE_BYTES, W4_TILE_BYTES,
                                         W4F_FULL_BAR(stage));
-                    if (++stage == W4F_STAGES) {
-                        stage = 0;
-                        phase ^= 1u;
-                    }
+                    cuops_ring_advance<W4F_STAGES>(stage, phase);
                 }
             }
         }
@@ -292,10 +289,7 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
                  * same and leaves the other lanes' LDS unordered for racecheck */
                 if (kb > 0) cuops_mbar_arrive(W4F_EMPTY_BAR(prev_stage));
                 prev_stage = stage;
-                if (++stage == W4F_STAGES) {
-                    stage = 0;
-                    phase ^= 1u;
-                }
+                cuops_ring_advance<W4F_STAGES>(stage, phase);
                 sv = sv_next;
                 zv = zv_next;
             };
