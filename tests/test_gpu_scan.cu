@@ -315,10 +315,9 @@ static void reproducibility(void)
         static const char *const det_variants[] = {"auto", "lookback", "lookback_wide",
                                                    "lookback_persistent", "lookback_smem",
                                                    "lookback_smem_64k", "ring", "ring_deep",
-                                                   "ring_polls_early", "ring_polls_late",
-                                                   "ring_full_barrier"};
+                                                   "ring_polls_early", "ring_polls_late"};
         for (int exclusive = 0; exclusive < 2; exclusive++) {
-            for (int v = 0; v < 11; v++) {
+            for (int v = 0; v < 10; v++) {
                 if (v > 0 && variant_skipped(det_variants[v])) continue;
                 cuops_options_t opt = {0};
                 opt.variant = det_variants[v];
@@ -810,7 +809,7 @@ int main(void)
                  CUOPS_STATUS_SUCCESS);
     CHECK_STATUS(cuops_variant_names("reduce", &g_reduce_variants, &g_reduce_variant_count),
                  CUOPS_STATUS_SUCCESS);
-    CHECK(g_scan_variant_count == 15 && strcmp(g_scan_variants[0], "auto") == 0,
+    CHECK(g_scan_variant_count == 14 && strcmp(g_scan_variants[0], "auto") == 0,
           "scan variants: %d, first '%s'", g_scan_variant_count,
           g_scan_variant_count ? g_scan_variants[0] : "");
     CHECK(g_reduce_variant_count == 8 && strcmp(g_reduce_variants[0], "auto") == 0,

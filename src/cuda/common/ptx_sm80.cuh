@@ -74,15 +74,10 @@ static __device__ __forceinline__ void cuops_cp_async_commit(void)
 }
 
 /* Named barrier `id` (1..15; 0 is __syncthreads) over `threads` threads (a
- * multiple of 32). sync waits for all of them; arrive counts this warp in
- * and goes on without waiting (a producer handing data to a waiting warp). */
+ * multiple of 32). */
 static __device__ __forceinline__ void cuops_named_bar_sync(uint32_t id, uint32_t threads)
 {
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-static __device__ __forceinline__ void cuops_named_bar_arrive(uint32_t id, uint32_t threads)
-{
-    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
 /* Wait until at most `Pending` committed groups of this thread are still in

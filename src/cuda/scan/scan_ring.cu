@@ -61,8 +61,6 @@
 #define RING_NV 8
 #define RING_STAGES 3
 #define RING_STAGES_DEEP 6
-/* Named barrier of the look-ahead gather (0 is __syncthreads). */
-#define RING_GATHER_BAR 1
 /* Largest grid (aggregates polled per tile + 1): 2 CTAs on up to 256 SMs. */
 #define RING_MAX_GRID 512
 
@@ -73,12 +71,7 @@
  * round k - 1's tile is stored (a whole store pass ahead of their use);
  * false: at the top of round k, before the look-ahead pass (the c172ef6
  * form). Measured both ways (docs/scan.md): each type keeps its faster. */
-/* GATHER_ARRIVE: how warp 0 gathers the look-ahead tile's 8 segment totals
- * before publishing its aggregate. true: the other warps count in on a
- * named barrier (bar.arrive) and go on to their polls, warp 0 alone waits
- * (bar.sync); false: a CTA barrier (the 40f53db form, where 27 % of the
- * warp samples waited at it, e06fd36 ncu). */
-template <typename T, int OP, int NV, int STAGES, bool POLLS_EARLY, bool GATHER_ARRIVE>
+template <typename T, int OP, int NV, int STAGES, bool POLLS_EARLY>
 __global__ void __launch_bounds__(SCAN_BLOCK, RING_CTAS_PER_SM(NV, STAGES))
 scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> status)
 {
@@ -179,14 +172,10 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
         T w_excl_next, aggregate_next;
         cuops_cp_async_wait<STAGES - 2>();
         if (ahead) look_ahead(k + 1, pre_next);
-        if (!GATHER_ARRIVE) {
-            __syncthreads();
-        } else if (ahead) { /* `ahead` is the same for the whole CTA */
-            /* s_total is next written after B1 and B2 below, which warp 0
-             * reaches only after reading it */
-            if (warp == 0) cuops_named_bar_sync(RING_GATHER_BAR, SCAN_BLOCK);
-            else cuops_named_bar_arrive(RING_GATHER_BAR, SCAN_BLOCK);
-        }
+        /* A CTA barrier, although only warp 0 reads the totals: a named
+         * barrier that warps 1-7 only arrive at measured no faster (dce30d1,
+         * docs/scan.md), and racecheck flagged s_prefix across it. */
+        __syncthreads();
         if (ahead && warp == 0) aggregate_next = publish(k + 1, w_excl_next);
 
         int64_t first;
@@ -243,7 +232,7 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
 
 /* ---- host side ----------------------------------------------------------- */
 
-template <typename T, int OP, int NV, int STAGES, bool POLLS_EARLY, bool GATHER_ARRIVE>
+template <typename T, int OP, int NV, int STAGES, bool POLLS_EARLY>
 static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *d,
                                const char *kernel_name)
 {
@@ -251,7 +240,7 @@ static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *
     const int64_t tile = (int64_t)SCAN_BLOCK * VEC * NV;
     const int64_t tiles = cuops_ceil_div(d->n, tile);
     const int smem = (int)(STAGES * tile * (int64_t)sizeof(T));
-    auto kernel = scan_ring_kernel<T, OP, NV, STAGES, POLLS_EARLY, GATHER_ARRIVE>;
+    auto kernel = scan_ring_kernel<T, OP, NV, STAGES, POLLS_EARLY>;
 
     static int ctas_per_sm = 0; /* per instantiation; the device's limits */
     if (ctas_per_sm == 0) {
@@ -311,15 +300,13 @@ template <typename T> static constexpr bool ring_polls_early()
     return !(std::is_integral<T>::value && sizeof(T) == 4);
 }
 
-/* form: 0 ring, 1 ring_deep, 2 ring_polls_early, 3 ring_polls_late, 4
- * ring_full_barrier (the last three: `ring` with the poll order fixed, or
- * with a CTA barrier for the gather, for the study) */
-static const char *const ring_kernel_names[5][2] = {
+/* form: 0 ring, 1 ring_deep, 2 ring_polls_early, 3 ring_polls_late (the last
+ * two: `ring` with the poll order fixed, for the study) */
+static const char *const ring_kernel_names[4][2] = {
     {"scan_ring_vec16", "scan_ring_scalar"},
     {"scan_ring_deep_vec16", "scan_ring_deep_scalar"},
     {"scan_ring_polls_early_vec16", "scan_ring_polls_early_scalar"},
-    {"scan_ring_polls_late_vec16", "scan_ring_polls_late_scalar"},
-    {"scan_ring_full_barrier_vec16", "scan_ring_full_barrier_scalar"}};
+    {"scan_ring_polls_late_vec16", "scan_ring_polls_late_scalar"}};
 
 template <typename T, int OP, int FORM>
 static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t *d)
@@ -332,8 +319,7 @@ static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t
     }
     constexpr int stages = FORM == 1 ? RING_STAGES_DEEP : RING_STAGES;
     constexpr bool early = FORM == 2 ? true : FORM == 3 ? false : ring_polls_early<T>();
-    constexpr bool arrive = FORM != 4;
-    return ring_run<T, OP, RING_NV, stages, early, arrive>(h, d, ring_kernel_names[FORM][0]);
+    return ring_run<T, OP, RING_NV, stages, early>(h, d, ring_kernel_names[FORM][0]);
 }
 
 template <typename T, int OP> static cuops_status_t ring_form0(struct cuops_handle *h, const cuops_scan_desc_t *d)
@@ -344,8 +330,6 @@ template <typename T, int OP> static cuops_status_t ring_form2(struct cuops_hand
 { return ring_typed<T, OP, 2>(h, d); }
 template <typename T, int OP> static cuops_status_t ring_form3(struct cuops_handle *h, const cuops_scan_desc_t *d)
 { return ring_typed<T, OP, 3>(h, d); }
-template <typename T, int OP> static cuops_status_t ring_form4(struct cuops_handle *h, const cuops_scan_desc_t *d)
-{ return ring_typed<T, OP, 4>(h, d); }
 
 cuops_status_t cuops_scan_ring_launch(struct cuops_handle *h, const cuops_scan_desc_t *d, int form)
 {
@@ -358,7 +342,6 @@ cuops_status_t cuops_scan_ring_launch(struct cuops_handle *h, const cuops_scan_d
     case 1: return RING_CALL(ring_form1);
     case 2: return RING_CALL(ring_form2);
     case 3: return RING_CALL(ring_form3);
-    case 4: return RING_CALL(ring_form4);
     default: return RING_CALL(ring_form0);
     }
 #undef RING_CALL
