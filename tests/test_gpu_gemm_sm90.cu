@@ -294,6 +294,22 @@ done:
     free(ha); free(hb); free(hc_in); free(hc_out);
 }
 
+/* run_case with a 1 MB workspace set through cuops_set_workspace (the
+ * handle's own workspace back afterwards). */
+static void run_case_small_workspace(cuops_handle_t gpu, cuops_handle_t cpu, const gemm_case_t *c,
+                                     const char *variant, const char *expect_kernel)
+{
+    void *small = NULL;
+    if (cudaMalloc(&small, (size_t)1 << 20) != cudaSuccess) {
+        CHECK(0, "cudaMalloc 1 MB failed");
+        return;
+    }
+    CHECK_STATUS(cuops_set_workspace(gpu, small, (size_t)1 << 20), CUOPS_STATUS_SUCCESS);
+    run_case(gpu, cpu, c, variant, expect_kernel);
+    CHECK_STATUS(cuops_set_workspace(gpu, NULL, 0), CUOPS_STATUS_SUCCESS);
+    cudaFree(small);
+}
+
 /* Two runs of the forced split-K variant on the same inputs must give the
  * same bits (fixed summation order, no atomics). */
 static void check_split_deterministic(cuops_handle_t gpu, int64_t m, int64_t n, int64_t k,
@@ -507,16 +523,8 @@ int main(void)
         }
         /* A user workspace with room for the packed operands (256 KB) but
          * not for the staged C (2 MB): C is written in place instead. */
-        void *small = NULL;
-        if (cudaMalloc(&small, (size_t)1 << 20) == cudaSuccess) {
-            CHECK_STATUS(cuops_set_workspace(gpu, small, (size_t)1 << 20), CUOPS_STATUS_SUCCESS);
-            gemm_case_t c = {N, T, 1000, 1000, 64, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 1, 1, 0, 0};
-            run_case(gpu, cpu, &c, VARIANT, VARIANT);
-            CHECK_STATUS(cuops_set_workspace(gpu, NULL, 0), CUOPS_STATUS_SUCCESS);
-            cudaFree(small);
-        } else {
-            CHECK(0, "cudaMalloc 1 MB failed");
-        }
+        gemm_case_t c = {N, T, 1000, 1000, 64, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 1, 1, 0, 0};
+        run_case_small_workspace(gpu, cpu, &c, VARIANT, VARIANT);
     }
     /* 3. Every transpose pair, ragged sizes, padded leading dimensions,
      *    misaligned bases (packing path), beta != 0. */
@@ -668,16 +676,8 @@ int main(void)
         /* g. A user workspace too small for the partials: the plain kernel
          *    serves the call (NT aligned: it needs no workspace itself). */
         if (splitk_plan(128, 1024, 2048, sms) > 0) {
-            void *small = NULL;
-            if (cudaMalloc(&small, (size_t)1 << 20) == cudaSuccess) {
-                CHECK_STATUS(cuops_set_workspace(gpu, small, (size_t)1 << 20), CUOPS_STATUS_SUCCESS);
-                gemm_case_t c = {N, T, 128, 1024, 2048, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.5f, 8, 0, 0, 0};
-                run_case(gpu, cpu, &c, SPLITK, VARIANT);
-                CHECK_STATUS(cuops_set_workspace(gpu, NULL, 0), CUOPS_STATUS_SUCCESS);
-                cudaFree(small);
-            } else {
-                CHECK(0, "cudaMalloc 1 MB failed");
-            }
+            gemm_case_t c = {N, T, 128, 1024, 2048, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.5f, 8, 0, 0, 0};
+            run_case_small_workspace(gpu, cpu, &c, SPLITK, VARIANT);
         }
 #undef SPLIT_CASE
     }

@@ -1001,19 +1001,24 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     return CUOPS_STATUS_SUCCESS;
 }
 
-static cuops_status_t sm90_ws_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
-                                     const cuops_options_t *opt)
+/* The plain kernel under `name`; direct_c: C written from the registers
+ * where TMA cannot store to it (sm90_ws_run). */
+static cuops_status_t sm90_ws_plain(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                    const cuops_options_t *opt, const char *name, int direct_c)
 {
-    static const char *const name = "sm90_ws_128x256";
     if (!sm90_ws_supports(h, d))
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
                           "%s: needs sm_90, f16/bf16 inputs, f16/bf16/f32 output, m > 64", name);
-    if (d->k == 0) {
-        cuops_status_t st = cuops_sm90_scale_c(h, d);
-        if (st == CUOPS_STATUS_SUCCESS) h->last_kernel = name;
-        return st;
-    }
-    return sm90_ws_run(h, d, opt, 0, 0, 0);
+    cuops_status_t st =
+        d->k == 0 ? cuops_sm90_scale_c(h, d) : sm90_ws_run(h, d, opt, 0, 0, direct_c);
+    if (st == CUOPS_STATUS_SUCCESS) h->last_kernel = name;
+    return st;
+}
+
+static cuops_status_t sm90_ws_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                     const cuops_options_t *opt)
+{
+    return sm90_ws_plain(h, d, opt, "sm90_ws_128x256", 0);
 }
 
 /* Study entry: the plain kernel with C always written in place from the
@@ -1023,14 +1028,7 @@ static cuops_status_t sm90_ws_launch(struct cuops_handle *h, const cuops_gemm_de
 static cuops_status_t sm90_ws_direct_c_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                               const cuops_options_t *opt)
 {
-    static const char *const name = "sm90_ws_128x256_direct_c";
-    if (!sm90_ws_supports(h, d))
-        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
-                          "%s: needs sm_90, f16/bf16 inputs, f16/bf16/f32 output, m > 64", name);
-    cuops_status_t st =
-        d->k == 0 ? cuops_sm90_scale_c(h, d) : sm90_ws_run(h, d, opt, 0, 0, 1);
-    if (st == CUOPS_STATUS_SUCCESS) h->last_kernel = name;
-    return st;
+    return sm90_ws_plain(h, d, opt, "sm90_ws_128x256_direct_c", 1);
 }
 
 static cuops_status_t sm90_ws_splitk_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
