@@ -822,7 +822,7 @@ static size_t sm90_align256(size_t x) { return (x + 255) & ~(size_t)255; }
  *
  * A 16-bit C that TMA cannot store to (ldc or base not 16-byte aligned, or
  * n % 8 != 0) with beta == 0: the plain kernel writes C through TMA stores
- * into an aligned [m, n rounded up to 8] array in the workspace, and
+ * into an aligned [m, cuops_sm90_packed_ld(n)] array in the workspace, and
  * cuops_sm90_copy_rows moves it to C ("staged C"; docs/gemm.md). direct_c
  * (the study entry sm90_ws_128x256_direct_c), too small a user workspace, or
  * operands inside the workspace: the register epilogue writes C in place. */
@@ -863,7 +863,7 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     }
 
     /* One workspace region for everything this call keeps there, carved as
-     * [packed A][packed B][partials]: a second cuops_cuda_workspace call could
+     * [packed A][packed B][partials][staged C]: a second cuops_cuda_workspace call could
      * move the block (the handle's own grows by reallocation) and leave the
      * first pointer dangling. +256: a workspace given through
      * cuops_set_workspace may start at any address; the packed arrays must be

@@ -76,8 +76,9 @@ __device__ __forceinline__ int64_t floor_div8(int64_t a) { return a >= 0 ? a / 8
 /* Destination chunks [jb, je] of a row, all whole on both sides: chunk j is
  * the 8 halves at offset SH of source chunks j and j + 1 (s_q is the source
  * row's chunk array already moved by qoff). SH is a template argument so the
- * shift is a fixed funnel shift per word; the loop is unrolled so a lane has
- * several chunks' loads in flight. */
+ * shift is a fixed funnel shift per word. The exit test after each chunk
+ * keeps one chunk's loads in flight per lane; issuing four chunks' loads
+ * before their stores measured no faster (50d5e1a, docs/gemm.md). */
 template <int SH>
 __device__ __forceinline__ void copy_span(const uint4 *__restrict__ s_q, uint4 *__restrict__ d_chunks,
                                           int64_t jb, int64_t je, int lane)
