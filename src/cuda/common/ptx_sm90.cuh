@@ -114,6 +114,15 @@ __device__ __forceinline__ float4 cuops_ld_dsmem_f4(uint32_t local, uint32_t ran
 }
 
 
+/* The first 1024-byte boundary at or after the dynamic shared memory `raw`,
+ * as a shared-window address: TMA's and wgmma's 128-byte swizzle repeats
+ * every 8 rows x 128 bytes, and tiles laid out from that boundary keep the
+ * swizzle phase their descriptors assume. */
+__device__ __forceinline__ uint32_t cuops_smem_align1024(const void *raw)
+{
+    return (cuops_smem_addr(raw) + 1023u) & ~1023u;
+}
+
 /* Next slot of a STAGES-slot mbarrier ring: the parity a waiter expects
  * flips each time the ring wraps. */
 template <int STAGES>

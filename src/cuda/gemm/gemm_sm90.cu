@@ -384,7 +384,7 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                                             int splits)
 {
     extern __shared__ uint8_t smem_raw[];
-    const uint32_t smem_base = (cuops_smem_addr(smem_raw) + 1023u) & ~1023u;
+    const uint32_t smem_base = cuops_smem_align1024(smem_raw);
     const uint32_t a_smem = smem_base;
     const uint32_t b_smem = smem_base + SM90_STAGES * SM90_A_STAGE_BYTES;
     const uint32_t epi_smem = b_smem + SM90_STAGES * SM90_B_STAGE_BYTES;
@@ -951,9 +951,8 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
                                                SM90_SMEM_BYTES));
         const int grid = p.num_tiles < h->num_sms ? p.num_tiles : h->num_sms;
         fn<<<grid, SM90_THREADS, SM90_SMEM_BYTES, cuops_stream(h)>>>(tmap_a, tmap_b, tmap_c, p);
-        if (!stage_c) return cuops_cuda_check_launch(h, name);
         st = cuops_cuda_check_launch(h, name);
-        if (st != CUOPS_STATUS_SUCCESS) return st;
+        if (st != CUOPS_STATUS_SUCCESS || !stage_c) return st;
         st = cuops_sm90_copy_rows(h, c_staged, ldc_staged, d->c, d->ldc, d->m, d->n, d->n);
         if (st != CUOPS_STATUS_SUCCESS) return st;
         h->last_kernel = name;

@@ -136,7 +136,7 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
     constexpr int STAGES = SDW_STAGES(XN);
     constexpr uint32_t XBYTES = SDW_X_TILE_BYTES(XN);
     extern __shared__ uint8_t smem_raw[];
-    const uint32_t base = (cuops_smem_addr(smem_raw) + 1023u) & ~1023u;
+    const uint32_t base = cuops_smem_align1024(smem_raw);
     const uint32_t w_smem = base;                              /* STAGES x 32 KB */
     const uint32_t x_smem = w_smem + STAGES * SDW_W_TILE_BYTES; /* STAGES x XBYTES */
     const uint32_t bars = x_smem + STAGES * XBYTES;
@@ -318,7 +318,7 @@ static __device__ __forceinline__ void sdn_cta(const CUtensorMap &tmap_w, const 
     constexpr uint32_t WBYTES = SDN_W_TILE_BYTES(NW);
     constexpr int ACC = NW / 2;
     extern __shared__ uint8_t smem_raw[];
-    const uint32_t base = (cuops_smem_addr(smem_raw) + 1023u) & ~1023u;
+    const uint32_t base = cuops_smem_align1024(smem_raw);
     const uint32_t x_smem = base;                              /* STAGES x 8 KB */
     const uint32_t w_smem = x_smem + STAGES * SDN_X_TILE_BYTES; /* STAGES x WBYTES */
     const uint32_t bars = w_smem + STAGES * WBYTES;

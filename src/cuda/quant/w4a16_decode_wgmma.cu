@@ -132,7 +132,7 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
     constexpr uint32_t XBYTES = W4D_X_TILE_BYTES(XN);
     constexpr uint32_t STRIP_BYTES = KT * W4_TILE_BYTES; /* one strip's KT blocks in a stage */
     extern __shared__ uint8_t smem_raw[];
-    const uint32_t base = (cuops_smem_addr(smem_raw) + 1023u) & ~1023u;
+    const uint32_t base = cuops_smem_align1024(smem_raw);
     /* stage s: x tiles at x_smem + (s*KT + t)*XBYTES (each 1024-aligned),
      * int4 at q_smem + s*KT*8K as [strip][KT][512 B] */
     const uint32_t x_smem = base;

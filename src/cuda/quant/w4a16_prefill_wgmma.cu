@@ -156,7 +156,7 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
                                                const w4f_params_t &p)
 {
     extern __shared__ uint8_t smem_raw[];
-    const uint32_t base = (cuops_smem_addr(smem_raw) + 1023u) & ~1023u;
+    const uint32_t base = cuops_smem_align1024(smem_raw);
     const uint32_t x_smem = base;
     const uint32_t q_smem = x_smem + W4F_STAGES * W4F_X_STAGE_BYTES;
     const uint32_t e_smem = q_smem + W4F_STAGES * W4F_Q_STAGE_BYTES;
