@@ -41,6 +41,57 @@ __device__ __forceinline__ float4 cuops_cluster_sum_f4(uint32_t addr, int splits
     return sum;
 }
 
+/* For j in [j0, j1): store(j, sum), sum = the float4 at addr + j * stride
+ * summed over ranks 0..splits-1 in that order (the bits of
+ * cuops_cluster_sum_f4). The loads of a batch of NB float4s from every rank
+ * are issued before the first add, so a batch costs one trip over the
+ * cluster network, not one per float4: one at a time, the loads held 21 % of
+ * the consumer warps' samples of the 1024^3 split-K GEMM (ncu, S = 3).
+ * NB * MAXS = 16 float4s (64 registers) in flight per thread. */
+template <int NB, int MAXS, typename Store>
+__device__ __forceinline__ void cuops_cluster_reduce_batches(uint32_t addr, uint32_t stride,
+                                                             int splits, int j0, int j1,
+                                                             Store store)
+{
+    for (int jb = j0; jb < j1; jb += NB) {
+        float4 v[NB][MAXS];
+#pragma unroll
+        for (int q = 0; q < MAXS; q++)
+#pragma unroll
+            for (int i = 0; i < NB; i++)
+                if (q < splits && jb + i < j1)
+                    v[i][q] = cuops_ld_dsmem_f4(addr + (uint32_t)(jb + i) * stride, (uint32_t)q);
+#pragma unroll
+        for (int i = 0; i < NB; i++) {
+            if (jb + i >= j1) break;
+            float4 sum = v[i][0];
+#pragma unroll
+            for (int q = 1; q < MAXS; q++) {
+                if (q < splits) {
+                    sum.x += v[i][q].x;
+                    sum.y += v[i][q].y;
+                    sum.z += v[i][q].z;
+                    sum.w += v[i][q].w;
+                }
+            }
+            store(jb + i, sum);
+        }
+    }
+}
+
+template <typename Store>
+__device__ __forceinline__ void cuops_cluster_reduce_store(uint32_t addr, uint32_t stride,
+                                                           int splits, int j0, int j1, Store store)
+{
+    if (splits <= 2)
+        cuops_cluster_reduce_batches<8, 2>(addr, stride, splits, j0, j1, store);
+    else if (splits <= 4)
+        cuops_cluster_reduce_batches<4, 4>(addr, stride, splits, j0, j1, store);
+    else
+        cuops_cluster_reduce_batches<2, CUOPS_CLUSTER_MAX_SPLITS>(addr, stride, splits, j0, j1,
+                                                                  store);
+}
+
 /* This thread's float4 j of its fragment to shared memory at `addr`. */
 __device__ __forceinline__ void cuops_st_shared_f4(uint32_t addr, float x, float y, float z, float w)
 {

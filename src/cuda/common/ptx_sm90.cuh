@@ -92,6 +92,16 @@ __device__ __forceinline__ void cuops_cluster_sync(void)
                  "barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
+/* A cluster barrier that publishes nothing: for "no CTA leaves while the
+ * others still read its shared memory", where every read before it has
+ * already returned its value. The release form waits for this thread's
+ * outstanding global stores too (MEMBAR.ALL.GPU in the SASS). */
+__device__ __forceinline__ void cuops_cluster_sync_relaxed(void)
+{
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n"
+                 "barrier.cluster.wait.aligned;" ::: "memory");
+}
+
 __device__ __forceinline__ uint32_t cuops_cluster_ctarank(void)
 {
     uint32_t r;

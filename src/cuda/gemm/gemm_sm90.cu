@@ -346,9 +346,8 @@ __device__ __forceinline__ void sm90_cluster_reduce_store(const sm90_gemm_params
     OutT *c = (OutT *)p.c;
     const bool read_c = (p.beta != 0.0f);
     const uint32_t src = base + (uint32_t)((consumer * SM90_PARTIAL_F4_PER_THREAD * 128 + t) * 16);
-    for (int j = j0; j < j1; j++) {
-        /* the S partials in split order (cluster_splitk.cuh) */
-        const float4 sum = cuops_cluster_sum_f4(src + (uint32_t)(j * 128 * 16), splits);
+    /* the S partials in split order (cluster_splitk.cuh) */
+    cuops_cluster_reduce_store(src, 128 * 16, splits, j0, j1, [&](int j, const float4 &sum) {
 #pragma unroll
         for (int half = 0; half < 2; half++) {
             const int row = row_a + 8 * half;
@@ -358,7 +357,7 @@ __device__ __forceinline__ void sm90_cluster_reduce_store(const sm90_gemm_params
             const float v1 = half ? sum.w : sum.y;
             sm90_store_c2<OutT>(p, c_row, col_a + 8 * j, p.alpha * v0, p.alpha * v1, read_c);
         }
-    }
+    });
 }
 
 #endif /* CUOPS_SM90A_DEVICE */
@@ -441,7 +440,7 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
         if (DSMEM) {
             __syncwarp();
             cuops_cluster_sync(); /* partials of every CTA in shared memory */
-            cuops_cluster_sync(); /* every CTA done reading them */
+            cuops_cluster_sync_relaxed(); /* every CTA done reading them */
         }
     } else {
         /* ---------------- consumers ---------------- */
@@ -518,7 +517,7 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
         if (DSMEM) {
             cuops_cluster_sync();
             sm90_cluster_reduce_store<OutT>(p, splits, smem_base);
-            cuops_cluster_sync();
+            cuops_cluster_sync_relaxed();
         }
     }
 #undef SM90_FULL_BAR

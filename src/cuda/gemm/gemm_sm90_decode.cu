@@ -179,7 +179,7 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
         }
         if (p.splits > 1) {
             cuops_cluster_sync();
-            cuops_cluster_sync();
+            cuops_cluster_sync_relaxed();
         }
     } else {
         /* ---------------- consumers ---------------- */
@@ -237,10 +237,10 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
                                acc[4 * j + 2], acc[4 * j + 3]);
         cuops_cluster_sync();
         const int j0 = split * F4 / p.splits, j1 = (split + 1) * F4 / p.splits;
-        for (int j = j0; j < j1; j++)
-            sdw_store_frag(p, wb, consumer, warp, g, tq, j,
-                           cuops_cluster_sum_f4(part + (uint32_t)(j * 128 * 16), p.splits));
-        cuops_cluster_sync();
+        cuops_cluster_reduce_store(part, 128 * 16, p.splits, j0, j1, [&](int j, const float4 &sum) {
+            sdw_store_frag(p, wb, consumer, warp, g, tq, j, sum);
+        });
+        cuops_cluster_sync_relaxed();
     }
 #undef SDW_FULL_BAR
 #undef SDW_EMPTY_BAR

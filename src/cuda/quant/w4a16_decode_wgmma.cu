@@ -192,7 +192,7 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
          * takes part) */
         if (p.splits > 1) {
             cuops_cluster_sync();
-            cuops_cluster_sync();
+            cuops_cluster_sync_relaxed();
         }
     } else {
         /* ---------------- consumers ---------------- */
@@ -366,7 +366,7 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
                 }
                 w4d_store_frag<T, KP>(p, wb, 0, warp, g, tq, j, sum);
             }
-            if (p.splits > 1) cuops_cluster_sync(); /* no CTA leaves while its partials are read */
+            if (p.splits > 1) cuops_cluster_sync_relaxed(); /* no CTA leaves while its partials are read */
             return;
         }
         if (p.splits == 1) {
@@ -392,10 +392,10 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
         /* CTA `split` adds float4s [j0, j1) of every thread over the cluster
          * in rank order and stores them */
         const int j0 = split * F4 / p.splits, j1 = (split + 1) * F4 / p.splits;
-        for (int j = j0; j < j1; j++)
-            w4d_store_frag<T, KP>(p, wb, consumer, warp, g, tq, j,
-                                  cuops_cluster_sum_f4(part + (uint32_t)(j * 128 * 16), p.splits));
-        cuops_cluster_sync(); /* no CTA leaves while its partials are read */
+        cuops_cluster_reduce_store(part, 128 * 16, p.splits, j0, j1, [&](int j, const float4 &sum) {
+            w4d_store_frag<T, KP>(p, wb, consumer, warp, g, tq, j, sum);
+        });
+        cuops_cluster_sync_relaxed(); /* no CTA leaves while its partials are read */
     }
 #undef W4D_FULL_BAR
 #undef W4D_EMPTY_BAR
