@@ -31,6 +31,10 @@
  * reduced inside a thread-block cluster through distributed shared memory):
  * same checks, its own determinism check and declines.
  *
+ * The 128 x 128 tile (section 8): sections 1-4 forced on "sm90_ws_128x128",
+ * a staged C, sampled suite shapes, and its cluster split-K form
+ * "sm90_ws_128x128_splitk_dsmem" on split shapes, bitwise reproducible.
+ *
  * Skips (exit 0) without a CUDA device or on a device that is not sm_90.
  * CUOPS_TEST_QUICK=1 runs a reduced set (for compute-sanitizer).
  */
@@ -47,12 +51,16 @@ static const char *const SPLITK = "sm90_ws_128x256_splitk";
 static const char *const DSMEM = "sm90_ws_128x256_splitk_dsmem";
 /* the plain kernel writing C from registers where TMA cannot store it */
 static const char *const DIRECT_C = "sm90_ws_128x256_direct_c";
+/* the same kernels with 128 x 128 tiles (section 8) */
+static const char *const V128 = "sm90_ws_128x128";
+static const char *const DSMEM128 = "sm90_ws_128x128_splitk_dsmem";
 
-/* The library's split-K plan (gemm_sm90.cu, sm90_splitk_splits): the number
- * of K splits for this shape on `sms` SMs, 0 where it does not split. */
-static int splitk_plan(int64_t m, int64_t n, int64_t k, int sms)
+/* The library's split-K plan (gemm_sm90.cu, sm90_splitk_splits) for tiles
+ * 128 x bn: the number of K splits for this shape on `sms` SMs, 0 where it
+ * does not split. */
+static int splitk_plan_bn(int64_t m, int64_t n, int64_t k, int sms, int64_t bn)
 {
-    const int64_t tiles = ((m + 127) / 128) * ((n + 255) / 256);
+    const int64_t tiles = ((m + 127) / 128) * ((n + bn - 1) / bn);
     const int64_t k_blocks = (k + 63) / 64;
     if (tiles <= 0 || 2 * tiles > sms || k_blocks < 8) return 0;
     int64_t s = sms / tiles;
@@ -60,6 +68,7 @@ static int splitk_plan(int64_t m, int64_t n, int64_t k, int sms)
     if (s > 16) s = 16;
     return s >= 2 ? (int)s : 0;
 }
+static int splitk_plan(int64_t m, int64_t n, int64_t k, int sms) { return splitk_plan_bn(m, n, k, sms, 256); }
 
 typedef struct gemm_case {
     cuops_op_t ta, tb;
@@ -423,6 +432,79 @@ static void check_split_declines(cuops_handle_t gpu, void *d, int64_t m, int64_t
     }
 }
 
+/* Sections 1-4 of main for one plain (unsplit) variant: every dtype pair,
+ * multi-tile grids with each flag, the TMA-store epilogue, every transpose
+ * pair with padded and misaligned operands, k == 0. */
+static void check_plain_variant(cuops_handle_t gpu, cuops_handle_t cpu, int quick, const char *variant)
+{
+    const cuops_dtype_t abs_[2] = {CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16};
+    const cuops_dtype_t cts[3] = {CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32};
+    const cuops_op_t N = CUOPS_OP_N, T = CUOPS_OP_T;
+    /* 1. The native case (NT, aligned, no packing): every dtype pair, single
+     *    and multi-tile, k-blocks below, at and above the stage count. */
+    {
+        const int64_t shapes[][3] = {{128, 256, 64}, {65, 8, 8}, {129, 257, 72}, {200, 300, 264}, {256, 512, 1024}};
+        const int ns = quick ? 2 : 5;
+        for (int a = 0; a < 2; a++)
+            for (int ci = 0; ci < 3; ci++)
+                for (int s = 0; s < ns; s++) {
+                    gemm_case_t c = {N, T, shapes[s][0], shapes[s][1], shapes[s][2], abs_[a], cts[ci],
+                                     1.0f, 0.0f, 0, 0, 0, 0};
+                    run_case(gpu, cpu, &c, variant, variant);
+                }
+    }
+    /* 2. More tiles than SMs: each CTA runs several tiles, mbarrier phases
+     *    carry across tiles; with and without swizzle / stagger; beta != 0. */
+    {
+        const unsigned flag_sets[3] = {0, CUOPS_FLAG_NO_SWIZZLE, CUOPS_FLAG_STAGGER_K};
+        for (int f = 0; f < (quick ? 1 : 3); f++) {
+            gemm_case_t c = {N, T, 1537, 4353, 200, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32, 0.75f, 0.0f, 0, 0,
+                             flag_sets[f], 0};
+            if (quick) { c.m = 520; c.n = 8000; c.k = 136; } /* 5 x 32 = 160 tiles > 132 SMs */
+            run_case(gpu, cpu, &c, variant, variant);
+        }
+        gemm_case_t c = {N, T, 1100, 2100, 136, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.25f, -0.5f, 8, 0, 0, 0};
+        if (!quick) run_case(gpu, cpu, &c, variant, variant);
+        /* The epilogue by TMA stores (16-bit C, beta == 0, ldc % 8 == 0, n % 8
+         * == 0): several tiles per CTA (its two buffers reused across tiles),
+         * boxes clipped at m and n inside a tile, the ldc padding untouched;
+         * and n % 8 != 0 with the same ldc (the register epilogue). */
+        const gemm_case_t tma_cases[] = {
+            {N, T, 1537, 4352, 136, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, 0.75f, 0.0f, 8, 0, 0, 0},
+            {N, T, 300, 200, 136, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 8, 0, 0, 0},
+            {N, T, 300, 65, 136, CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 7, 0, 0, 0},
+        };
+        for (int i = 0; i < 3; i++) {
+            if (quick && i == 0) continue;
+            gemm_case_t t = tma_cases[i];
+            run_case(gpu, cpu, &t, variant, variant);
+        }
+    }
+    /* 3. Every transpose pair, ragged sizes, padded leading dimensions,
+     *    misaligned bases (packing path), beta != 0. */
+    {
+        const cuops_op_t ops[4][2] = {{N, T}, {N, N}, {T, T}, {T, N}};
+        const int64_t shapes[][3] = {{65, 7, 17}, {129, 129, 65}, {300, 520, 136}, {257, 1, 1}};
+        for (int o = 0; o < 4; o++)
+            for (int s = 0; s < (quick ? 2 : 4); s++)
+                for (int v = 0; v < (quick ? 2 : 4); v++) {
+                    gemm_case_t c = {ops[o][0], ops[o][1], shapes[s][0], shapes[s][1], shapes[s][2],
+                                     abs_[v % 2], cts[(o + s + v) % 3], 1.0f, 0.0f, 0, 0, 0, 0};
+                    if (v >= 1) c.pad = 3;                 /* row strides not multiples of 16 bytes */
+                    if (v >= 2) { c.offset = 1; c.beta = 0.5f; c.alpha = -1.5f; }  /* misaligned bases */
+                    if (v == 3) c.pad = 8;
+                    run_case(gpu, cpu, &c, variant, variant);
+                }
+    }
+    /* 4. k == 0: C = beta * C (beta == 0: zeros, C not read). */
+    {
+        gemm_case_t c = {N, T, 130, 70, 0, CUOPS_DTYPE_F16, CUOPS_DTYPE_F32, 1.0f, 0.5f, 2, 0, 0, 0};
+        run_case(gpu, cpu, &c, variant, variant);
+        c.beta = 0.0f; c.ct = CUOPS_DTYPE_BF16;
+        run_case(gpu, cpu, &c, variant, variant);
+    }
+}
+
 int main(void)
 {
     tu_seed_from_env();
@@ -453,46 +535,7 @@ int main(void)
     const cuops_dtype_t cts[3] = {CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32};
     const cuops_op_t N = CUOPS_OP_N, T = CUOPS_OP_T;
 
-    /* 1. The native case (NT, aligned, no packing): every dtype pair, single
-     *    and multi-tile, k-blocks below, at and above the stage count. */
-    {
-        const int64_t shapes[][3] = {{128, 256, 64}, {65, 8, 8}, {129, 257, 72}, {200, 300, 264}, {256, 512, 1024}};
-        const int ns = quick ? 2 : 5;
-        for (int a = 0; a < 2; a++)
-            for (int ci = 0; ci < 3; ci++)
-                for (int s = 0; s < ns; s++) {
-                    gemm_case_t c = {N, T, shapes[s][0], shapes[s][1], shapes[s][2], abs_[a], cts[ci],
-                                     1.0f, 0.0f, 0, 0, 0, 0};
-                    run_case(gpu, cpu, &c, VARIANT, VARIANT);
-                }
-    }
-    /* 2. More tiles than SMs: each CTA runs several tiles, mbarrier phases
-     *    carry across tiles; with and without swizzle / stagger; beta != 0. */
-    {
-        const unsigned flag_sets[3] = {0, CUOPS_FLAG_NO_SWIZZLE, CUOPS_FLAG_STAGGER_K};
-        for (int f = 0; f < (quick ? 1 : 3); f++) {
-            gemm_case_t c = {N, T, 1537, 4353, 200, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32, 0.75f, 0.0f, 0, 0,
-                             flag_sets[f], 0};
-            if (quick) { c.m = 520; c.n = 8000; c.k = 136; } /* 5 x 32 = 160 tiles > 132 SMs */
-            run_case(gpu, cpu, &c, VARIANT, VARIANT);
-        }
-        gemm_case_t c = {N, T, 1100, 2100, 136, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.25f, -0.5f, 8, 0, 0, 0};
-        if (!quick) run_case(gpu, cpu, &c, VARIANT, VARIANT);
-        /* The epilogue by TMA stores (16-bit C, beta == 0, ldc % 8 == 0, n % 8
-         * == 0): several tiles per CTA (its two buffers reused across tiles),
-         * boxes clipped at m and n inside a tile, the ldc padding untouched;
-         * and n % 8 != 0 with the same ldc (the register epilogue). */
-        const gemm_case_t tma_cases[] = {
-            {N, T, 1537, 4352, 136, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, 0.75f, 0.0f, 8, 0, 0, 0},
-            {N, T, 300, 200, 136, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 8, 0, 0, 0},
-            {N, T, 300, 65, 136, CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 7, 0, 0, 0},
-        };
-        for (int i = 0; i < 3; i++) {
-            if (quick && i == 0) continue;
-            gemm_case_t t = tma_cases[i];
-            run_case(gpu, cpu, &t, VARIANT, VARIANT);
-        }
-    }
+    check_plain_variant(gpu, cpu, quick, VARIANT);
     /* 2b. C that TMA cannot store to (ldc not a multiple of 8, misaligned
      *     base, n % 8 != 0): staged in aligned workspace and copied out, and
      *     misaligned K-major A and B packed by the same row copy. Odd pads
@@ -525,29 +568,6 @@ int main(void)
          * not for the staged C (2 MB): C is written in place instead. */
         gemm_case_t c = {N, T, 1000, 1000, 64, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 1, 1, 0, 0};
         run_case_small_workspace(gpu, cpu, &c, VARIANT, VARIANT);
-    }
-    /* 3. Every transpose pair, ragged sizes, padded leading dimensions,
-     *    misaligned bases (packing path), beta != 0. */
-    {
-        const cuops_op_t ops[4][2] = {{N, T}, {N, N}, {T, T}, {T, N}};
-        const int64_t shapes[][3] = {{65, 7, 17}, {129, 129, 65}, {300, 520, 136}, {257, 1, 1}};
-        for (int o = 0; o < 4; o++)
-            for (int s = 0; s < (quick ? 2 : 4); s++)
-                for (int v = 0; v < (quick ? 2 : 4); v++) {
-                    gemm_case_t c = {ops[o][0], ops[o][1], shapes[s][0], shapes[s][1], shapes[s][2],
-                                     abs_[v % 2], cts[(o + s + v) % 3], 1.0f, 0.0f, 0, 0, 0, 0};
-                    if (v >= 1) c.pad = 3;                 /* row strides not multiples of 16 bytes */
-                    if (v >= 2) { c.offset = 1; c.beta = 0.5f; c.alpha = -1.5f; }  /* misaligned bases */
-                    if (v == 3) c.pad = 8;
-                    run_case(gpu, cpu, &c, VARIANT, VARIANT);
-                }
-    }
-    /* 4. k == 0: C = beta * C (beta == 0: zeros, C not read). */
-    {
-        gemm_case_t c = {N, T, 130, 70, 0, CUOPS_DTYPE_F16, CUOPS_DTYPE_F32, 1.0f, 0.5f, 2, 0, 0, 0};
-        run_case(gpu, cpu, &c, VARIANT, VARIANT);
-        c.beta = 0.0f; c.ct = CUOPS_DTYPE_BF16;
-        run_case(gpu, cpu, &c, VARIANT, VARIANT);
     }
     /* 5. The benchmark's large shapes (sampled checks). */
     if (!quick) {
@@ -680,6 +700,45 @@ int main(void)
             run_case_small_workspace(gpu, cpu, &c, SPLITK, VARIANT);
         }
 #undef SPLIT_CASE
+    }
+    /* 8. The 128 x 128 tile (the ring of 6 stages of 32 KB, m64n128k16, the
+     *    epilogue of two 64-column boxes per consumer): sections 1-4 forced
+     *    on "sm90_ws_128x128", a staged C, the sampled suite shapes; its
+     *    cluster split-K form on the split cases (plan on 128-column tiles;
+     *    every case here has a cluster size that fits at once on H100/H200),
+     *    bitwise reproducible. */
+    {
+        check_plain_variant(gpu, cpu, quick, V128);
+        gemm_case_t staged = {N, T, 300, 520, 136, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, -0.75f, 0.0f, 3, 1, 0, 0};
+        run_case(gpu, cpu, &staged, V128, V128);
+        if (!quick) {
+            gemm_case_t c1 = {N, T, 1537, 3001, 2049, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 1};
+            run_case(gpu, cpu, &c1, V128, V128);
+            gemm_case_t c2 = {N, T, 1000, 1000, 1000, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32, 1.0f, 0.0f, 0, 0, 0, 1};
+            run_case(gpu, cpu, &c2, V128, V128);
+        }
+        const int sms = prop.multiProcessorCount;
+        const gemm_case_t cs[] = {
+            {N, T, 128, 1024, 2048, CUOPS_DTYPE_F16, CUOPS_DTYPE_F32, 1.0f, 0.0f, 0, 0, 0, 0},
+            {N, T, 1, 7, 1025, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0},
+            {N, T, 130, 300, 1000, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F16, 1.0f, 0.5f, 2, 0, 0, 0},
+            {N, T, 65, 257, 4095, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, -0.5f, 0.75f, 5, 0, 0, 0},
+            {T, N, 129, 512, 1024, CUOPS_DTYPE_F16, CUOPS_DTYPE_F32, 2.0f, -1.0f, 3, 1, 0, 0},
+            {N, T, 1000, 1000, 1000, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 1},
+            {N, T, 128, 4096, 4096, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 1},
+        };
+        const int nc = (int)(sizeof cs / sizeof cs[0]);
+        for (int i = 0; i < nc; i++) {
+            if (quick && i >= 3) break;
+            gemm_case_t c = cs[i];
+            if (splitk_plan_bn(c.m, c.n, c.k, sms, 128) > 0)
+                run_case(gpu, cpu, &c, DSMEM128, DSMEM128);
+            else
+                SKIP("%lldx%lldx%lld: not split on %d SMs with 128-column tiles", (long long)c.m,
+                     (long long)c.n, (long long)c.k, sms);
+        }
+        if (splitk_plan_bn(128, 1024, 2048, sms, 128) > 0)
+            check_split_deterministic(gpu, 128, 1024, 2048, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32, DSMEM128);
     }
 
     cuops_destroy(gpu);

@@ -512,7 +512,7 @@ CUOPS_WGMMA_RS_M64N64K16(cuops_wgmma_m64n64k16_rs_f16, "f16")
 CUOPS_WGMMA_RS_M64N64K16(cuops_wgmma_m64n64k16_rs_bf16, "bf16")
 #undef CUOPS_WGMMA_RS_M64N64K16
 
-/* m64nNk16 (N = 8, 16, 32, 64), fp32 accumulate, A and B from shared memory
+/* m64nNk16 (N = 8, 16, 32, 64, 128), fp32 accumulate, A and B from shared memory
  * through descriptors, both K-major; `accumulate` != 0 adds, 0 overwrites.
  * Accumulator layout as for the register-A forms above. */
 #define CUOPS_WGMMA_SS_M64N8K16(NAME, TYPE)                                                 \
@@ -584,14 +584,42 @@ CUOPS_WGMMA_SS_M64N64K16(cuops_wgmma_m64n64k16_ss_f16, "f16")
 CUOPS_WGMMA_SS_M64N64K16(cuops_wgmma_m64n64k16_ss_bf16, "bf16")
 #undef CUOPS_WGMMA_SS_M64N64K16
 
-/* wgmma.m64nNk16, D += A * B, with N in {8, 16, 32, 64} and the input type
- * (F16: f16, else bf16) chosen at compile time: A from shared memory (a
- * descriptor) or from registers (the four registers of one k16 step). */
+#define CUOPS_WGMMA_SS_M64N128K16(NAME, TYPE)                                                                                                  \
+    __device__ __forceinline__ void NAME(float (&acc)[64], uint64_t desc_a, uint64_t desc_b,                                                   \
+                                         int accumulate)                                                                                       \
+    {                                                                                                                                          \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                                                              \
+                     "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE " {"                                                         \
+                     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                                                  \
+                     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "                                        \
+                     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "                                        \
+                     "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"                                          \
+                     "}, %64, %65, p, 1, 1, 0, 0;\n}\n"                                                                                        \
+                     : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),         \
+                       "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]),   \
+                       "+f"(acc[16]), "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]), \
+                       "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]), "+f"(acc[30]), "+f"(acc[31]), \
+                       "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]), "+f"(acc[36]), "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]), \
+                       "+f"(acc[40]), "+f"(acc[41]), "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]), "+f"(acc[47]), \
+                       "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]), "+f"(acc[52]), "+f"(acc[53]), "+f"(acc[54]), "+f"(acc[55]), \
+                       "+f"(acc[56]), "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]), "+f"(acc[60]), "+f"(acc[61]), "+f"(acc[62]), "+f"(acc[63])  \
+                     : "l"(desc_a), "l"(desc_b), "r"(accumulate)                                                                               \
+                     : "memory");                                                                                                              \
+    }
+CUOPS_WGMMA_SS_M64N128K16(cuops_wgmma_m64n128k16_ss_f16, "f16")
+CUOPS_WGMMA_SS_M64N128K16(cuops_wgmma_m64n128k16_ss_bf16, "bf16")
+#undef CUOPS_WGMMA_SS_M64N128K16
+
+/* wgmma.m64nNk16, D += A * B, with N in {8, 16, 32, 64} (also 128 and 256
+ * with A from shared memory) and the input type (F16: f16, else bf16)
+ * chosen at compile time: A from shared memory (a descriptor) or from
+ * registers (the four registers of one k16 step). */
 template <int N, bool F16>
 __device__ __forceinline__ void cuops_wgmma_m64nk16(float (&acc)[N / 2], uint64_t desc_a,
                                                     uint64_t desc_b, int accumulate)
 {
-    static_assert(N == 8 || N == 16 || N == 32 || N == 64, "N is 8, 16, 32 or 64");
+    static_assert(N == 8 || N == 16 || N == 32 || N == 64 || N == 128 || N == 256,
+                  "N is 8, 16, 32, 64, 128 or 256");
     if constexpr (N == 8) {
         if constexpr (F16) cuops_wgmma_m64n8k16_ss_f16(acc, desc_a, desc_b, accumulate);
         else cuops_wgmma_m64n8k16_ss_bf16(acc, desc_a, desc_b, accumulate);
@@ -601,9 +629,15 @@ __device__ __forceinline__ void cuops_wgmma_m64nk16(float (&acc)[N / 2], uint64_
     } else if constexpr (N == 32) {
         if constexpr (F16) cuops_wgmma_m64n32k16_ss_f16(acc, desc_a, desc_b, accumulate);
         else cuops_wgmma_m64n32k16_ss_bf16(acc, desc_a, desc_b, accumulate);
-    } else {
+    } else if constexpr (N == 64) {
         if constexpr (F16) cuops_wgmma_m64n64k16_ss_f16(acc, desc_a, desc_b, accumulate);
         else cuops_wgmma_m64n64k16_ss_bf16(acc, desc_a, desc_b, accumulate);
+    } else if constexpr (N == 128) {
+        if constexpr (F16) cuops_wgmma_m64n128k16_ss_f16(acc, desc_a, desc_b, accumulate);
+        else cuops_wgmma_m64n128k16_ss_bf16(acc, desc_a, desc_b, accumulate);
+    } else {
+        if constexpr (F16) cuops_wgmma_m64n256k16_f16(acc, desc_a, desc_b, accumulate);
+        else cuops_wgmma_m64n256k16_bf16(acc, desc_a, desc_b, accumulate);
     }
 }
 template <int N, bool F16>

@@ -75,21 +75,13 @@
 #include "cuda/gemm/gemm_sm90.h"
 
 #define SM90_BM 128
-#define SM90_BN 256
 #define SM90_BK 64
-#define SM90_STAGES 4
 #define SM90_THREADS 384
 #define SM90_A_STAGE_BYTES (SM90_BM * SM90_BK * 2) /* 16 KB */
-#define SM90_B_STAGE_BYTES (SM90_BN * SM90_BK * 2) /* 32 KB */
-#define SM90_STAGE_BYTES (SM90_A_STAGE_BYTES + SM90_B_STAGE_BYTES)
 /* Epilogue through TMA stores: per consumer two buffers of one 64 x 64
  * 16-bit box (8 KB, 128B swizzle), filled and stored in turn. */
 #define SM90_EPI_BUF_BYTES (64 * 64 * 2)
 #define SM90_EPI_BYTES (2 * 2 * SM90_EPI_BUF_BYTES)
-/* stages + epilogue buffers + 2 mbarriers per stage + slack to align the
- * base to 1024 bytes (the 128B-swizzle atom: 8 rows x 128 bytes) */
-#define SM90_SMEM_BYTES \
-    (SM90_STAGES * SM90_STAGE_BYTES + SM90_EPI_BYTES + 2 * SM90_STAGES * 8 + 1024)
 #define SM90_GROUP_ROWS 16
 #define SM90_PRODUCER_REGS 40
 #define SM90_CONSUMER_REGS 232
@@ -98,18 +90,33 @@
 #define SM90_SPLITK_MAX_SPLITS 16
 #define SM90_SPLITK_MIN_K_BLOCKS 8          /* k > 448 */
 #define SM90_SPLITK_MIN_BLOCKS_PER_SPLIT 4  /* >= one full ring of stages */
-/* A consumer's 64 x 256 fp32 accumulator as 32 float4 per thread, for 128
- * threads: 64 KB per (unit, consumer), 128 KB per unit. */
-#define SM90_PARTIAL_F4_PER_THREAD 32
-#define SM90_PARTIAL_F4_PER_UNIT (2 * SM90_PARTIAL_F4_PER_THREAD * 128)
 /* Fixup: one CTA of 128 threads (thread t reads what consumer thread t
- * wrote) per (tile, consumer, group of 4 float4 columns): 16 CTAs per tile. */
+ * wrote) per (tile, consumer, group of 4 float4 columns). */
 #define SM90_FIXUP_THREADS 128
 #define SM90_FIXUP_F4 4
-#define SM90_FIXUP_CTAS_PER_TILE (2 * SM90_PARTIAL_F4_PER_THREAD / SM90_FIXUP_F4)
 #define SM90_FIXUP_BATCH 4 /* splits whose loads are issued together */
 /* Cluster split-K: the S CTAs of a tile in one cluster (portable size). */
 #define SM90_DSMEM_MAX_SPLITS CUOPS_CLUSTER_MAX_SPLITS
+
+/* The two tile widths. BN = 256 (4 stages of A 16 KB + B 32 KB): the
+ * default. BN = 128 (6 stages of 16 + 16 KB): half the tile, so twice the
+ * tiles where 128 x 256 tiles leave SMs idle (1024^3: 32 tiles on 132 SMs),
+ * at twice the operand bytes per FLOP from L2. Both rings hold 192 KB. */
+template <int BN> struct sm90_tile {
+    static_assert(BN == 128 || BN == 256, "tile widths 128 and 256");
+    static constexpr int B_STAGE_BYTES = BN * SM90_BK * 2;
+    static constexpr int STAGE_BYTES = SM90_A_STAGE_BYTES + B_STAGE_BYTES;
+    static constexpr int STAGES = 192 * 1024 / STAGE_BYTES;
+    /* a consumer's 64 x BN fp32 accumulator per thread, as floats and as
+     * float4s (the split-K partials: [consumer][float4 j][thread]) */
+    static constexpr int ACC = BN / 2;
+    static constexpr int F4 = BN / 8;
+    static constexpr int PARTIAL_F4_PER_UNIT = 2 * F4 * 128;
+    static constexpr int FIXUP_CTAS_PER_TILE = 2 * F4 / SM90_FIXUP_F4;
+    /* stages + epilogue buffers + 2 mbarriers per stage + slack to align the
+     * base to 1024 bytes (the 128B-swizzle atom: 8 rows x 128 bytes) */
+    static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + SM90_EPI_BYTES + 2 * STAGES * 8 + 1024;
+};
 
 typedef struct sm90_gemm_params {
     void *c;
@@ -192,10 +199,10 @@ __device__ __forceinline__ void sm90_store_c2(const sm90_gemm_params_t &p, OutT 
     }
 }
 
-/* Write this thread's part of a consumer's 64 x 256 accumulator tile.
- * row0/col0: the tile's first row/column of C for this consumer. */
-template <typename OutT>
-__device__ __forceinline__ void sm90_epilogue(const sm90_gemm_params_t &p, const float (&acc)[128],
+/* Write this thread's part of a consumer's 64 x BN accumulator tile (ACC =
+ * BN / 2). row0/col0: the tile's first row/column of C for this consumer. */
+template <typename OutT, int ACC>
+__device__ __forceinline__ void sm90_epilogue(const sm90_gemm_params_t &p, const float (&acc)[ACC],
                                               int row0, int col0)
 {
     const int t = threadIdx.x % 128;
@@ -210,7 +217,7 @@ __device__ __forceinline__ void sm90_epilogue(const sm90_gemm_params_t &p, const
         if (row >= p.m) continue;
         OutT *c_row = c + (int64_t)row * p.ldc;
 #pragma unroll
-        for (int j = 0; j < 32; j++) {
+        for (int j = 0; j < ACC / 4; j++) {
             const int col = col_a + 8 * j;
             float v0 = p.alpha * acc[4 * j + 2 * half + 0];
             float v1 = p.alpha * acc[4 * j + 2 * half + 1];
@@ -239,10 +246,10 @@ __device__ __forceinline__ void sm90_epilogue(const sm90_gemm_params_t &p, const
  * at c ^ (r & 7): conflict-free), then thread 0 issues the bulk tensor
  * store, clipped at m and n by the hardware, and the warps go on; a buffer
  * is refilled once the store that last read it is done reading. */
-template <typename OutT>
+template <typename OutT, int ACC>
 __device__ __forceinline__ void sm90_epilogue_tma(const sm90_gemm_params_t &p,
                                                   const CUtensorMap *tmap_c,
-                                                  const float (&acc)[128], uint32_t bufs,
+                                                  const float (&acc)[ACC], uint32_t bufs,
                                                   int consumer, int row0, int col0)
 {
     /* 16-bit C only (the caller's test; this keeps f32 instances empty) */
@@ -255,7 +262,7 @@ __device__ __forceinline__ void sm90_epilogue_tma(const sm90_gemm_params_t &p,
          * lane gives row i of matrix q, i.e. tile row 16 warp + 8 (q & 1) + i */
         const int r = 16 * warp + 8 * (q & 1) + i;
 #pragma unroll
-        for (int cc = 0; cc < 4; cc++) {
+        for (int cc = 0; cc < ACC / 32; cc++) {
             const uint32_t buf = bufs + (uint32_t)((cc & 1) * SM90_EPI_BUF_BYTES);
             if (t == 0) cuops_tma_store_wait_read<1>();
             cuops_named_bar_sync(bar_id, 128);
@@ -296,27 +303,30 @@ __device__ __forceinline__ void sm90_split_unit(const sm90_gemm_params_t &p, int
 /* A consumer's accumulators into the partials of unit u, in register order:
  * float4 j of thread t at [u][consumer][j][t], so each warp store is 512
  * contiguous bytes and the fixup reads them back the same way. */
+template <int ACC>
 __device__ __forceinline__ void sm90_store_partials(float4 *partials, int u, int consumer,
-                                                    const float (&acc)[128])
+                                                    const float (&acc)[ACC])
 {
+    constexpr int F4 = ACC / 4;
     const int t = threadIdx.x % 128;
-    float4 *dst = partials + (size_t)u * SM90_PARTIAL_F4_PER_UNIT +
-                  (size_t)consumer * (SM90_PARTIAL_F4_PER_THREAD * 128) + t;
+    float4 *dst = partials + (size_t)u * (2 * F4 * 128) + (size_t)consumer * (F4 * 128) + t;
 #pragma unroll
-    for (int j = 0; j < SM90_PARTIAL_F4_PER_THREAD; j++)
+    for (int j = 0; j < F4; j++)
         dst[j * 128] = make_float4(acc[4 * j + 0], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
 }
 
 /* The same, into this CTA's shared memory at `base` (the stage ring, free
- * once both consumers are done): [consumer][j][t] float4, 64 KB per
+ * once both consumers are done): [consumer][j][t] float4, BN / 4 KB per
  * consumer; consecutive threads write consecutive 16 bytes. */
+template <int ACC>
 __device__ __forceinline__ void sm90_store_partials_smem(uint32_t base, int consumer,
-                                                         const float (&acc)[128])
+                                                         const float (&acc)[ACC])
 {
+    constexpr int F4 = ACC / 4;
     const int t = threadIdx.x % 128;
-    const uint32_t dst = base + (uint32_t)((consumer * SM90_PARTIAL_F4_PER_THREAD * 128 + t) * 16);
+    const uint32_t dst = base + (uint32_t)((consumer * F4 * 128 + t) * 16);
 #pragma unroll
-    for (int j = 0; j < SM90_PARTIAL_F4_PER_THREAD; j++)
+    for (int j = 0; j < F4; j++)
         asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(dst + (uint32_t)(j * 128 * 16)),
                      "f"(acc[4 * j + 0]), "f"(acc[4 * j + 1]), "f"(acc[4 * j + 2]),
                      "f"(acc[4 * j + 3])
@@ -329,23 +339,24 @@ __device__ __forceinline__ void sm90_store_partials_smem(uint32_t base, int cons
  * [32r/S, 32(r+1)/S) of both consumers; thread (consumer, t) adds what
  * consumer thread t of each CTA s = 0..S-1 wrote there, in that order, and
  * stores the C elements sm90_epilogue would (same rows, columns, masking). */
-template <typename OutT>
+template <int BN, typename OutT>
 __device__ __forceinline__ void sm90_cluster_reduce_store(const sm90_gemm_params_t &p, int splits,
                                                           uint32_t base)
 {
+    constexpr int F4 = sm90_tile<BN>::F4;
     const int ct = threadIdx.x - 128;
     const int consumer = ct / 128, t = ct % 128;
     const int rank = (int)cuops_cluster_ctarank();
-    const int j0 = rank * SM90_PARTIAL_F4_PER_THREAD / splits;
-    const int j1 = (rank + 1) * SM90_PARTIAL_F4_PER_THREAD / splits;
+    const int j0 = rank * F4 / splits;
+    const int j1 = (rank + 1) * F4 / splits;
     int tm, tn;
     sm90_tile_coords(p, (int)blockIdx.x / splits, &tm, &tn);
     const int warp = t / 32, lane = t % 32;
     const int row_a = tm * SM90_BM + consumer * 64 + warp * 16 + lane / 4;
-    const int col_a = tn * SM90_BN + 2 * (lane % 4);
+    const int col_a = tn * BN + 2 * (lane % 4);
     OutT *c = (OutT *)p.c;
     const bool read_c = (p.beta != 0.0f);
-    const uint32_t src = base + (uint32_t)((consumer * SM90_PARTIAL_F4_PER_THREAD * 128 + t) * 16);
+    const uint32_t src = base + (uint32_t)((consumer * F4 * 128 + t) * 16);
     /* the S partials in split order (cluster_splitk.cuh) */
     cuops_cluster_reduce_store(src, 128 * 16, splits, j0, j1, [&](int j, const float4 &sum) {
 #pragma unroll
@@ -376,26 +387,28 @@ __device__ __forceinline__ void sm90_cluster_reduce_store(const sm90_gemm_params
  * cluster reduces them (sm90_cluster_reduce_store). Each role runs its own
  * two cluster barriers inside its branch, so no code after the branches runs
  * at the producer's reduced register count. */
-template <bool AB_BF16, typename OutT, bool SPLIT, bool DSMEM = false>
+template <int BN, bool AB_BF16, typename OutT, bool SPLIT, bool DSMEM = false>
 __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUtensorMap &tmap_b,
                                             const CUtensorMap *tmap_c,
                                             const sm90_gemm_params_t &p, float4 *partials,
                                             int splits)
 {
+    using tile = sm90_tile<BN>;
+    constexpr int STAGES = tile::STAGES;
     extern __shared__ uint8_t smem_raw[];
     const uint32_t smem_base = cuops_smem_align1024(smem_raw);
     const uint32_t a_smem = smem_base;
-    const uint32_t b_smem = smem_base + SM90_STAGES * SM90_A_STAGE_BYTES;
-    const uint32_t epi_smem = b_smem + SM90_STAGES * SM90_B_STAGE_BYTES;
+    const uint32_t b_smem = smem_base + STAGES * SM90_A_STAGE_BYTES;
+    const uint32_t epi_smem = b_smem + STAGES * tile::B_STAGE_BYTES;
     const uint32_t bars = epi_smem + SM90_EPI_BYTES;
 #define SM90_FULL_BAR(s) (bars + 8u * (uint32_t)(s))
-#define SM90_EMPTY_BAR(s) (bars + 8u * (uint32_t)(SM90_STAGES + (s)))
+#define SM90_EMPTY_BAR(s) (bars + 8u * (uint32_t)(STAGES + (s)))
 
     const int warpgroup = threadIdx.x / 128;
     const int units = SPLIT ? p.num_tiles * splits : p.num_tiles;
 
     if (threadIdx.x == 0) {
-        for (int s = 0; s < SM90_STAGES; s++) {
+        for (int s = 0; s < STAGES; s++) {
             /* full: the producer's one arrive.expect_tx + the TMA bytes. */
             cuops_mbar_init(SM90_FULL_BAR(s), 1);
             /* empty: lane 0 of each of the 8 consumer warps arrives once the
@@ -425,15 +438,15 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                      * the previous round (first round passes: parity 1 of a
                      * fresh barrier counts as complete). */
                     cuops_mbar_wait(SM90_EMPTY_BAR(stage), phase ^ 1u);
-                    cuops_mbar_arrive_expect_tx(SM90_FULL_BAR(stage), SM90_STAGE_BYTES);
+                    cuops_mbar_arrive_expect_tx(SM90_FULL_BAR(stage), tile::STAGE_BYTES);
                     cuops_tma_load_2d(a_smem + stage * SM90_A_STAGE_BYTES, &tmap_a,
                                       SM90_FULL_BAR(stage), kb * SM90_BK, tm * SM90_BM);
-                    cuops_tma_load_2d(b_smem + stage * SM90_B_STAGE_BYTES, &tmap_b,
-                                      SM90_FULL_BAR(stage), kb * SM90_BK, tn * SM90_BN);
+                    cuops_tma_load_2d(b_smem + stage * tile::B_STAGE_BYTES, &tmap_b,
+                                      SM90_FULL_BAR(stage), kb * SM90_BK, tn * BN);
                     /* Wraps only for stagger-K; a split's range ends at
                      * k_blocks at most, where the wrap is after its last load. */
                     if (++kb == p.k_blocks) kb = 0;
-                    cuops_ring_advance<SM90_STAGES>(stage, phase);
+                    cuops_ring_advance<STAGES>(stage, phase);
                 }
             }
         }
@@ -446,9 +459,9 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
         /* ---------------- consumers ---------------- */
         cuops_setmaxnreg_inc<SM90_CONSUMER_REGS>();
         const int consumer = warpgroup - 1;
-        float acc[128];
+        float acc[tile::ACC];
 #pragma unroll
-        for (int i = 0; i < 128; i++) acc[i] = 0.0f;
+        for (int i = 0; i < tile::ACC; i++) acc[i] = 0.0f;
 
         int stage = 0;
         uint32_t phase = 0;
@@ -465,34 +478,30 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                 cuops_mbar_wait(SM90_FULL_BAR(stage), phase);
                 const uint64_t desc_a = cuops_wgmma_desc_k_sw128(
                     a_smem + stage * SM90_A_STAGE_BYTES + consumer * (64 * SM90_BK * 2));
-                const uint64_t desc_b = cuops_wgmma_desc_k_sw128(b_smem + stage * SM90_B_STAGE_BYTES);
+                const uint64_t desc_b = cuops_wgmma_desc_k_sw128(b_smem + stage * tile::B_STAGE_BYTES);
 #pragma unroll
-                for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
+                for (int r = 0; r < tile::ACC; r++) cuops_reg_fence(acc[r]);
                 cuops_wgmma_fence();
 #pragma unroll
                 for (int kk = 0; kk < SM90_BK / 16; kk++) {
                     /* +32 bytes per 16 K-elements = +2 in the >>4 address field.
                      * The first MMA of each unit overwrites the accumulators. */
-                    if (AB_BF16)
-                        cuops_wgmma_m64n256k16_bf16(acc, desc_a + 2 * kk, desc_b + 2 * kk,
-                                                    (i > 0 || kk > 0) ? 1 : 0);
-                    else
-                        cuops_wgmma_m64n256k16_f16(acc, desc_a + 2 * kk, desc_b + 2 * kk,
-                                                   (i > 0 || kk > 0) ? 1 : 0);
+                    cuops_wgmma_m64nk16<BN, !AB_BF16>(acc, desc_a + 2 * kk, desc_b + 2 * kk,
+                                                      (i > 0 || kk > 0) ? 1 : 0);
                 }
                 cuops_wgmma_commit();
                 /* Keep this k-block's group in flight; the previous one is
                  * done after wait<1>, so its stage can go back to the producer. */
                 cuops_wgmma_wait<1>();
 #pragma unroll
-                for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
+                for (int r = 0; r < tile::ACC; r++) cuops_reg_fence(acc[r]);
                 if (i > 0 && threadIdx.x % 32 == 0) cuops_mbar_arrive(SM90_EMPTY_BAR(prev_stage));
                 prev_stage = stage;
-                cuops_ring_advance<SM90_STAGES>(stage, phase);
+                cuops_ring_advance<STAGES>(stage, phase);
             }
             cuops_wgmma_wait<0>();
 #pragma unroll
-            for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
+            for (int r = 0; r < tile::ACC; r++) cuops_reg_fence(acc[r]);
             if (threadIdx.x % 32 == 0) cuops_mbar_arrive(SM90_EMPTY_BAR(prev_stage));
 
             if (SPLIT && DSMEM) {
@@ -506,9 +515,9 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
             } else if (sizeof(OutT) == 2 && p.c_tma) {
                 sm90_epilogue_tma<OutT>(p, tmap_c, acc,
                                         epi_smem + (uint32_t)(consumer * 2 * SM90_EPI_BUF_BYTES),
-                                        consumer, tm * SM90_BM + consumer * 64, tn * SM90_BN);
+                                        consumer, tm * SM90_BM + consumer * 64, tn * BN);
             } else {
-                sm90_epilogue<OutT>(p, acc, tm * SM90_BM + consumer * 64, tn * SM90_BN);
+                sm90_epilogue<OutT>(p, acc, tm * SM90_BM + consumer * 64, tn * BN);
             }
         }
         /* the epilogue buffers must outlive the last TMA store's reads */
@@ -516,7 +525,7 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
             cuops_tma_store_wait_all();
         if (DSMEM) {
             cuops_cluster_sync();
-            sm90_cluster_reduce_store<OutT>(p, splits, smem_base);
+            sm90_cluster_reduce_store<BN, OutT>(p, splits, smem_base);
             cuops_cluster_sync_relaxed();
         }
     }
@@ -526,45 +535,45 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
 
 #endif /* CUOPS_SM90A_DEVICE */
 
-template <bool AB_BF16, typename OutT>
+template <int BN, bool AB_BF16, typename OutT>
 __global__ void __launch_bounds__(SM90_THREADS, 1)
-sm90_ws_128x256_kernel(const __grid_constant__ CUtensorMap tmap_a,
-                       const __grid_constant__ CUtensorMap tmap_b,
-                       const __grid_constant__ CUtensorMap tmap_c, const sm90_gemm_params_t p)
+sm90_ws_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
+               const __grid_constant__ CUtensorMap tmap_c, const sm90_gemm_params_t p)
 {
 #if CUOPS_SM90A_DEVICE
-    sm90_ws_cta<AB_BF16, OutT, false>(tmap_a, tmap_b, &tmap_c, p, NULL, 1);
+    sm90_ws_cta<BN, AB_BF16, OutT, false>(tmap_a, tmap_b, &tmap_c, p, NULL, 1);
 #endif
 }
 
 /* The main loop of split-K: fp32 partials, no C access. */
-template <bool AB_BF16>
+template <int BN, bool AB_BF16>
 __global__ void __launch_bounds__(SM90_THREADS, 1)
-sm90_ws_128x256_splitk_kernel(const __grid_constant__ CUtensorMap tmap_a,
-                              const __grid_constant__ CUtensorMap tmap_b,
-                              const sm90_gemm_params_t p, const sm90_splitk_params_t sp)
+sm90_ws_splitk_kernel(const __grid_constant__ CUtensorMap tmap_a,
+                      const __grid_constant__ CUtensorMap tmap_b, const sm90_gemm_params_t p,
+                      const sm90_splitk_params_t sp)
 {
 #if CUOPS_SM90A_DEVICE
-    sm90_ws_cta<AB_BF16, float, true>(tmap_a, tmap_b, NULL, p, sp.partials, sp.splits);
+    sm90_ws_cta<BN, AB_BF16, float, true>(tmap_a, tmap_b, NULL, p, sp.partials, sp.splits);
 #endif
 }
 
 /* Split-K with the reduction in the cluster: grid = tiles * S CTAs in
  * clusters of S (one unit each). */
-template <bool AB_BF16, typename OutT>
+template <int BN, bool AB_BF16, typename OutT>
 __global__ void __launch_bounds__(SM90_THREADS, 1)
-sm90_ws_128x256_splitk_dsmem_kernel(const __grid_constant__ CUtensorMap tmap_a,
-                                    const __grid_constant__ CUtensorMap tmap_b,
-                                    const sm90_gemm_params_t p, const int splits)
+sm90_ws_splitk_dsmem_kernel(const __grid_constant__ CUtensorMap tmap_a,
+                            const __grid_constant__ CUtensorMap tmap_b, const sm90_gemm_params_t p,
+                            const int splits)
 {
 #if CUOPS_SM90A_DEVICE
-    sm90_ws_cta<AB_BF16, OutT, true, true>(tmap_a, tmap_b, NULL, p, NULL, splits);
+    sm90_ws_cta<BN, AB_BF16, OutT, true, true>(tmap_a, tmap_b, NULL, p, NULL, splits);
 #endif
 }
 
 /* Split-K fixup: C = alpha * (sum over s = 0..S-1 of the partials, in that
- * order, fp32) + beta * C. CTA b serves tile b / 16, consumer half
- * (b % 16) / 8, float4 columns j0 .. j0 + 3 with j0 = 4 * (b % 8). Thread t
+ * order, fp32) + beta * C. With F = BN / 32 CTAs per consumer half (8 at
+ * BN = 256), CTA b serves tile b / 2F, consumer half (b % 2F) / F, float4
+ * columns j0 .. j0 + 3 with j0 = 4 * (b % F). Thread t
  * stands for consumer thread t of the main kernel: it reads the float4s that
  * thread wrote (coalesced: 512 contiguous bytes per warp and j) and owns the
  * same C elements as in sm90_epilogue (row 16*warp + lane/4 (+8), column
@@ -582,19 +591,21 @@ __device__ __forceinline__ void sm90_add4(float4 &a, const float4 b)
 }
 #endif
 
-template <typename OutT>
+template <int BN, typename OutT>
 __global__ void __launch_bounds__(SM90_FIXUP_THREADS)
 sm90_splitk_fixup_kernel(const sm90_gemm_params_t p, const sm90_splitk_params_t sp)
 {
 #if CUOPS_SM90A_DEVICE
-    const int tile = blockIdx.x / SM90_FIXUP_CTAS_PER_TILE;
-    const int part = blockIdx.x - tile * SM90_FIXUP_CTAS_PER_TILE;
-    const int consumer = part / (SM90_PARTIAL_F4_PER_THREAD / SM90_FIXUP_F4);
-    const int j0 = (part % (SM90_PARTIAL_F4_PER_THREAD / SM90_FIXUP_F4)) * SM90_FIXUP_F4;
+    constexpr int F4 = sm90_tile<BN>::F4;
+    constexpr int PER_UNIT = sm90_tile<BN>::PARTIAL_F4_PER_UNIT;
+    const int tile = blockIdx.x / sm90_tile<BN>::FIXUP_CTAS_PER_TILE;
+    const int part = blockIdx.x - tile * sm90_tile<BN>::FIXUP_CTAS_PER_TILE;
+    const int consumer = part / (F4 / SM90_FIXUP_F4);
+    const int j0 = (part % (F4 / SM90_FIXUP_F4)) * SM90_FIXUP_F4;
     const int t = threadIdx.x;
 
-    const float4 *src = sp.partials + (size_t)tile * sp.splits * SM90_PARTIAL_F4_PER_UNIT +
-                        (size_t)consumer * (SM90_PARTIAL_F4_PER_THREAD * 128) + j0 * 128 + t;
+    const float4 *src = sp.partials + (size_t)tile * sp.splits * PER_UNIT +
+                        (size_t)consumer * (F4 * 128) + j0 * 128 + t;
     float4 sum[SM90_FIXUP_F4];
 #pragma unroll
     for (int j = 0; j < SM90_FIXUP_F4; j++) sum[j] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
@@ -609,7 +620,7 @@ sm90_splitk_fixup_kernel(const sm90_gemm_params_t p, const sm90_splitk_params_t 
         for (int q = 0; q < SM90_FIXUP_BATCH; q++)
 #pragma unroll
             for (int j = 0; j < SM90_FIXUP_F4; j++)
-                v[q][j] = __ldcg(src + (size_t)(s + q) * SM90_PARTIAL_F4_PER_UNIT + j * 128);
+                v[q][j] = __ldcg(src + (size_t)(s + q) * PER_UNIT + j * 128);
 #pragma unroll
         for (int q = 0; q < SM90_FIXUP_BATCH; q++)
 #pragma unroll
@@ -618,14 +629,14 @@ sm90_splitk_fixup_kernel(const sm90_gemm_params_t p, const sm90_splitk_params_t 
     for (; s < sp.splits; s++) {
 #pragma unroll
         for (int j = 0; j < SM90_FIXUP_F4; j++)
-            sm90_add4(sum[j], __ldcg(src + (size_t)s * SM90_PARTIAL_F4_PER_UNIT + j * 128));
+            sm90_add4(sum[j], __ldcg(src + (size_t)s * PER_UNIT + j * 128));
     }
 
     int tm, tn;
     sm90_tile_coords(p, tile, &tm, &tn);
     const int warp = t / 32, lane = t % 32;
     const int row_a = tm * SM90_BM + consumer * 64 + warp * 16 + lane / 4;
-    const int col_a = tn * SM90_BN + 2 * (lane % 4) + 8 * j0;
+    const int col_a = tn * BN + 2 * (lane % 4) + 8 * j0;
     OutT *c = (OutT *)p.c;
     const bool read_c = (p.beta != 0.0f);
 #pragma unroll
@@ -653,65 +664,71 @@ typedef void (*sm90_fixup_kernel_fn)(const sm90_gemm_params_t, const sm90_splitk
 typedef void (*sm90_dsmem_kernel_fn)(const CUtensorMap, const CUtensorMap, const sm90_gemm_params_t,
                                      const int);
 
-static sm90_kernel_fn sm90_pick_kernel(cuops_dtype_t ab, cuops_dtype_t c)
+template <int BN> static sm90_kernel_fn sm90_pick_kernel(cuops_dtype_t ab, cuops_dtype_t c)
 {
     const bool bf = (ab == CUOPS_DTYPE_BF16);
     switch (c) {
     case CUOPS_DTYPE_F16:
-        return bf ? sm90_ws_128x256_kernel<true, __half> : sm90_ws_128x256_kernel<false, __half>;
+        return bf ? sm90_ws_kernel<BN, true, __half> : sm90_ws_kernel<BN, false, __half>;
     case CUOPS_DTYPE_BF16:
-        return bf ? sm90_ws_128x256_kernel<true, __nv_bfloat16>
-                  : sm90_ws_128x256_kernel<false, __nv_bfloat16>;
+        return bf ? sm90_ws_kernel<BN, true, __nv_bfloat16> : sm90_ws_kernel<BN, false, __nv_bfloat16>;
     case CUOPS_DTYPE_F32:
-        return bf ? sm90_ws_128x256_kernel<true, float> : sm90_ws_128x256_kernel<false, float>;
+        return bf ? sm90_ws_kernel<BN, true, float> : sm90_ws_kernel<BN, false, float>;
     default:
         return NULL;
     }
 }
 
-static sm90_fixup_kernel_fn sm90_pick_fixup_kernel(cuops_dtype_t c)
+template <int BN> static sm90_fixup_kernel_fn sm90_pick_fixup_kernel(cuops_dtype_t c)
 {
     switch (c) {
-    case CUOPS_DTYPE_F16: return sm90_splitk_fixup_kernel<__half>;
-    case CUOPS_DTYPE_BF16: return sm90_splitk_fixup_kernel<__nv_bfloat16>;
-    case CUOPS_DTYPE_F32: return sm90_splitk_fixup_kernel<float>;
+    case CUOPS_DTYPE_F16: return sm90_splitk_fixup_kernel<BN, __half>;
+    case CUOPS_DTYPE_BF16: return sm90_splitk_fixup_kernel<BN, __nv_bfloat16>;
+    case CUOPS_DTYPE_F32: return sm90_splitk_fixup_kernel<BN, float>;
     default: return NULL;
     }
 }
 
+template <int BN>
 static sm90_dsmem_kernel_fn sm90_pick_dsmem_kernel(cuops_dtype_t ab, cuops_dtype_t c)
 {
     const bool bf = (ab == CUOPS_DTYPE_BF16);
     switch (c) {
     case CUOPS_DTYPE_F16:
-        return bf ? sm90_ws_128x256_splitk_dsmem_kernel<true, __half>
-                  : sm90_ws_128x256_splitk_dsmem_kernel<false, __half>;
+        return bf ? sm90_ws_splitk_dsmem_kernel<BN, true, __half>
+                  : sm90_ws_splitk_dsmem_kernel<BN, false, __half>;
     case CUOPS_DTYPE_BF16:
-        return bf ? sm90_ws_128x256_splitk_dsmem_kernel<true, __nv_bfloat16>
-                  : sm90_ws_128x256_splitk_dsmem_kernel<false, __nv_bfloat16>;
+        return bf ? sm90_ws_splitk_dsmem_kernel<BN, true, __nv_bfloat16>
+                  : sm90_ws_splitk_dsmem_kernel<BN, false, __nv_bfloat16>;
     case CUOPS_DTYPE_F32:
-        return bf ? sm90_ws_128x256_splitk_dsmem_kernel<true, float>
-                  : sm90_ws_128x256_splitk_dsmem_kernel<false, float>;
+        return bf ? sm90_ws_splitk_dsmem_kernel<BN, true, float>
+                  : sm90_ws_splitk_dsmem_kernel<BN, false, float>;
     default:
         return NULL;
     }
 }
 
+/* Tiles of width BN over the call's C. */
+template <int BN> static int64_t sm90_tiles(const cuops_gemm_desc_t *d)
+{
+    return cuops_ceil_div(d->m, SM90_BM) * cuops_ceil_div(d->n, BN);
+}
+
 /* TMA coordinates and the tile arithmetic are 32-bit. */
 #define SM90_MAX_DIM ((int64_t)0x7fffffff - 1024)
 
-/* Arch, dtypes, shared memory, size limits and element alignment: what both
- * table entries need. */
-static int sm90_ws_can_run(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
+/* Arch, dtypes, shared memory, size limits and element alignment: what
+ * every table entry needs. */
+template <int BN> static int sm90_ws_can_run(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 {
     if (h->sm_major != 9) return 0;
     if (d->ab_type != CUOPS_DTYPE_F16 && d->ab_type != CUOPS_DTYPE_BF16) return 0;
     if (d->c_type != CUOPS_DTYPE_F16 && d->c_type != CUOPS_DTYPE_BF16 &&
         d->c_type != CUOPS_DTYPE_F32)
         return 0;
-    if (h->smem_optin_bytes < SM90_SMEM_BYTES) return 0;
+    if (h->smem_optin_bytes < sm90_tile<BN>::SMEM_BYTES) return 0;
     if (d->m > SM90_MAX_DIM || d->n > SM90_MAX_DIM || d->k > SM90_MAX_DIM) return 0;
-    if (cuops_ceil_div(d->m, SM90_BM) * cuops_ceil_div(d->n, SM90_BN) > 0x7fffffff) return 0;
+    if (sm90_tiles<BN>(d) > 0x7fffffff) return 0;
     /* Elements must at least sit at their natural alignment. */
     if (!cuops_aligned(d->a, 2) || !cuops_aligned(d->b, 2) ||
         !cuops_aligned(d->c, cuops_dtype_size(d->c_type)))
@@ -719,9 +736,9 @@ static int sm90_ws_can_run(const struct cuops_handle *h, const cuops_gemm_desc_t
     return 1;
 }
 
-static int sm90_ws_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
+template <int BN> static int sm90_ws_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 {
-    if (!sm90_ws_can_run(h, d)) return 0;
+    if (!sm90_ws_can_run<BN>(h, d)) return 0;
     /* Decode-sized M leaves a 128-row tile mostly empty and gives too few
      * tiles to spread a weight read over all SMs: left to other kernels. */
     if (d->m <= 64) return 0;
@@ -741,10 +758,10 @@ static int sm90_ws_supports(const struct cuops_handle *h, const cuops_gemm_desc_
  * On 132 SMs: 128 x 4096 x 4096 -> 16 tiles, S = 8; 1000^3 and 1024^3 ->
  * 32 tiles, S = 4; 128 x 4096 x 1024 -> 16 tiles, S = 4.
  */
-static int sm90_splitk_splits(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
+template <int BN> static int sm90_splitk_splits(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 {
     const int64_t sms = h->num_sms;
-    const int64_t tiles = cuops_ceil_div(d->m, SM90_BM) * cuops_ceil_div(d->n, SM90_BN);
+    const int64_t tiles = sm90_tiles<BN>(d);
     const int64_t k_blocks = cuops_ceil_div(d->k, SM90_BK);
     if (sms <= 0 || tiles <= 0 || 2 * tiles > sms || k_blocks < SM90_SPLITK_MIN_K_BLOCKS) return 0;
     const int64_t by_k = k_blocks / SM90_SPLITK_MIN_BLOCKS_PER_SPLIT;
@@ -758,16 +775,16 @@ static int sm90_splitk_splits(const struct cuops_handle *h, const cuops_gemm_des
  * once (cudaOccupancyMaxActiveClusters; every instantiation has the same
  * block, shared memory and registers, so one answer per size and device).
  * -1 when the query fails. */
-static int sm90_dsmem_max_clusters(int dev, int size)
+template <int BN> static int sm90_dsmem_max_clusters(int dev, int size)
 {
-    static int cache[16][SM90_DSMEM_MAX_SPLITS + 1];
+    static int cache[16][SM90_DSMEM_MAX_SPLITS + 1]; /* one per BN */
     if (dev < 0 || dev >= 16 || size < 2 || size > SM90_DSMEM_MAX_SPLITS) return -1;
     int *slot = &cache[dev][size];
     if (__atomic_load_n(slot, __ATOMIC_RELAXED) == 0)
         __atomic_store_n(slot,
                          cuops_cluster_max_active(
-                             (const void *)sm90_ws_128x256_splitk_dsmem_kernel<false, __half>,
-                             SM90_THREADS, size, SM90_SMEM_BYTES),
+                             (const void *)sm90_ws_splitk_dsmem_kernel<BN, false, __half>,
+                             SM90_THREADS, size, sm90_tile<BN>::SMEM_BYTES),
                          __ATOMIC_RELAXED);
     return __atomic_load_n(slot, __ATOMIC_RELAXED);
 }
@@ -775,20 +792,21 @@ static int sm90_dsmem_max_clusters(int dev, int size)
 /* Cluster split-K plan: the split-K plan's S capped at the portable cluster
  * size (8) and lowered until every tile's cluster is resident at once (a
  * second wave of clusters would double the time); 0 where none fits. */
-static int sm90_dsmem_splits(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
+template <int BN> static int sm90_dsmem_splits(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 {
-    int s = sm90_splitk_splits(h, d);
+    int s = sm90_splitk_splits<BN>(h, d);
     if (s > SM90_DSMEM_MAX_SPLITS) s = SM90_DSMEM_MAX_SPLITS;
-    const int64_t tiles = cuops_ceil_div(d->m, SM90_BM) * cuops_ceil_div(d->n, SM90_BN);
+    const int64_t tiles = sm90_tiles<BN>(d);
     for (; s >= 2; s--)
-        if (tiles <= sm90_dsmem_max_clusters(h->device, s)) return s;
+        if (tiles <= sm90_dsmem_max_clusters<BN>(h->device, s)) return s;
     return 0;
 }
 
+template <int BN>
 static int sm90_ws_dsmem_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 {
     /* sm90_dsmem_splits is 0 wherever the split-K plan does not split */
-    return sm90_ws_can_run(h, d) && sm90_dsmem_splits(h, d) > 0;
+    return sm90_ws_can_run<BN>(h, d) && sm90_dsmem_splits<BN>(h, d) > 0;
 }
 
 /* The split-K entry serves every m, m <= 64 included (with K split the few
@@ -796,7 +814,7 @@ static int sm90_ws_dsmem_supports(const struct cuops_handle *h, const cuops_gemm
  * order and keep the NT calls of that range. */
 static int sm90_ws_splitk_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 {
-    return sm90_ws_can_run(h, d) && sm90_splitk_splits(h, d) > 0;
+    return sm90_ws_can_run<256>(h, d) && sm90_splitk_splits<256>(h, d) > 0;
 }
 
 /* Whether p lies inside the handle's current workspace. A caller inside cuops
@@ -825,13 +843,17 @@ static size_t sm90_align256(size_t x) { return (x + 255) & ~(size_t)255; }
  * cuops_sm90_copy_rows moves it to C ("staged C"; docs/gemm.md). direct_c
  * (the study entry sm90_ws_128x256_direct_c), too small a user workspace, or
  * operands inside the workspace: the register epilogue writes C in place. */
+template <int BN>
 static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                   const cuops_options_t *opt, int splits, int dsmem, int direct_c)
 {
+    using tile = sm90_tile<BN>;
     if (splits == 0) dsmem = 0;
-    const char *const name = dsmem           ? "sm90_ws_128x256_splitk_dsmem"
-                             : splits > 0    ? "sm90_ws_128x256_splitk"
-                                             : "sm90_ws_128x256";
+    const char *const name = dsmem ? (BN == 256 ? "sm90_ws_128x256_splitk_dsmem"
+                                                : "sm90_ws_128x128_splitk_dsmem")
+                             : splits > 0 ? (BN == 256 ? "sm90_ws_128x256_splitk"
+                                                       : "sm90_ws_128x128_splitk")
+                                          : (BN == 256 ? "sm90_ws_128x256" : "sm90_ws_128x128");
     const unsigned flags = opt ? opt->flags : 0u;
 
     /* Operands as K-major [rows, k] arrays, packed where TMA cannot read them. */
@@ -842,10 +864,10 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     const int64_t ldp = cuops_sm90_packed_ld(d->k);
     const size_t a_bytes = pack_a ? sm90_align256((size_t)d->m * (size_t)ldp * 2u) : 0;
     const size_t b_bytes = pack_b ? sm90_align256((size_t)d->n * (size_t)ldp * 2u) : 0;
-    const int64_t num_tiles = cuops_ceil_div(d->m, SM90_BM) * cuops_ceil_div(d->n, SM90_BN);
+    const int64_t num_tiles = sm90_tiles<BN>(d);
     const size_t partial_bytes =
         (splits > 0 && !dsmem)
-            ? (size_t)num_tiles * (size_t)splits * SM90_PARTIAL_F4_PER_UNIT * sizeof(float4)
+            ? (size_t)num_tiles * (size_t)splits * tile::PARTIAL_F4_PER_UNIT * sizeof(float4)
             : 0;
     const size_t esize = cuops_dtype_size(d->c_type);
     const bool c_tma_direct =
@@ -876,14 +898,14 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
             const bool too_small = h->user_workspace && h->user_workspace_bytes < need;
             const bool operand_in_ws = sm90_in_workspace(h, d->a) || sm90_in_workspace(h, d->b) ||
                                        sm90_in_workspace(h, d->c);
-            if (too_small || operand_in_ws) return sm90_ws_run(h, d, opt, 0, 0, direct_c);
+            if (too_small || operand_in_ws) return sm90_ws_run<BN>(h, d, opt, 0, 0, direct_c);
         }
         void *ws_raw = NULL;
         cuops_status_t st = cuops_cuda_workspace(h, need, &ws_raw);
         if (st == CUOPS_STATUS_ALLOC_FAILED && splits > 0 && !dsmem)
-            return sm90_ws_run(h, d, opt, 0, 0, direct_c);
+            return sm90_ws_run<BN>(h, d, opt, 0, 0, direct_c);
         /* without room for the staged C, the register epilogue */
-        if (st == CUOPS_STATUS_ALLOC_FAILED && stage_c) return sm90_ws_run(h, d, opt, 0, 0, 1);
+        if (st == CUOPS_STATUS_ALLOC_FAILED && stage_c) return sm90_ws_run<BN>(h, d, opt, 0, 0, 1);
         if (st != CUOPS_STATUS_SUCCESS) return st;
         ws = (void *)(((uintptr_t)ws_raw + 255) & ~(uintptr_t)255);
     }
@@ -906,7 +928,7 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     CUtensorMap tmap_a, tmap_b;
     cuops_status_t st = cuops_sm90_encode_kmajor(h, &tmap_a, a, d->ab_type, d->m, d->k, lda, SM90_BM);
     if (st != CUOPS_STATUS_SUCCESS) return st;
-    st = cuops_sm90_encode_kmajor(h, &tmap_b, b, d->ab_type, d->n, d->k, ldb, SM90_BN);
+    st = cuops_sm90_encode_kmajor(h, &tmap_b, b, d->ab_type, d->n, d->k, ldb, BN);
     if (st != CUOPS_STATUS_SUCCESS) return st;
 
     sm90_gemm_params_t p;
@@ -919,7 +941,7 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     p.alpha = d->alpha;
     p.beta = d->beta;
     p.tiles_m = (int)cuops_ceil_div(d->m, SM90_BM);
-    p.tiles_n = (int)cuops_ceil_div(d->n, SM90_BN);
+    p.tiles_n = (int)cuops_ceil_div(d->n, BN);
     p.num_tiles = p.tiles_m * p.tiles_n;
     p.k_blocks = (int)cuops_ceil_div(d->k, SM90_BK);
     p.group_rows = (flags & CUOPS_FLAG_NO_SWIZZLE) ? 0 : SM90_GROUP_ROWS;
@@ -942,14 +964,14 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     }
 
     if (splits == 0) {
-        sm90_kernel_fn fn = sm90_pick_kernel(d->ab_type, d->c_type);
+        sm90_kernel_fn fn = sm90_pick_kernel<BN>(d->ab_type, d->c_type);
         if (!fn)
             return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no kernel for c_type", name);
         CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
                                                cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                               SM90_SMEM_BYTES));
+                                               tile::SMEM_BYTES));
         const int grid = p.num_tiles < h->num_sms ? p.num_tiles : h->num_sms;
-        fn<<<grid, SM90_THREADS, SM90_SMEM_BYTES, cuops_stream(h)>>>(tmap_a, tmap_b, tmap_c, p);
+        fn<<<grid, SM90_THREADS, tile::SMEM_BYTES, cuops_stream(h)>>>(tmap_a, tmap_b, tmap_c, p);
         st = cuops_cuda_check_launch(h, name);
         if (st != CUOPS_STATUS_SUCCESS || !stage_c) return st;
         st = cuops_sm90_copy_rows(h, c_staged, ldc_staged, d->c, d->ldc, d->m, d->n, d->n);
@@ -959,17 +981,17 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     }
 
     if (dsmem) {
-        sm90_dsmem_kernel_fn fn = sm90_pick_dsmem_kernel(d->ab_type, d->c_type);
+        sm90_dsmem_kernel_fn fn = sm90_pick_dsmem_kernel<BN>(d->ab_type, d->c_type);
         if (!fn)
             return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no kernel for c_type", name);
         CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
                                                cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                               SM90_SMEM_BYTES));
+                                               tile::SMEM_BYTES));
         cudaLaunchConfig_t cfg;
         cudaLaunchAttribute attr;
         /* one unit per CTA */
         cuops_cluster_launch_config(&cfg, &attr, p.num_tiles * splits, SM90_THREADS, splits,
-                                    SM90_SMEM_BYTES, cuops_stream(h));
+                                    tile::SMEM_BYTES, cuops_stream(h));
         CUOPS_CUDA_TRY(h, cudaLaunchKernelEx(&cfg, fn, tmap_a, tmap_b, p, splits));
         return cuops_cuda_check_launch(h, name);
     }
@@ -977,21 +999,20 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     sm90_splitk_params_t sp;
     sp.partials = (float4 *)((uint8_t *)ws + a_bytes + b_bytes);
     sp.splits = splits;
-    sm90_splitk_kernel_fn fn = d->ab_type == CUOPS_DTYPE_BF16
-                                   ? sm90_ws_128x256_splitk_kernel<true>
-                                   : sm90_ws_128x256_splitk_kernel<false>;
-    sm90_fixup_kernel_fn fixup = sm90_pick_fixup_kernel(d->c_type);
+    sm90_splitk_kernel_fn fn = d->ab_type == CUOPS_DTYPE_BF16 ? sm90_ws_splitk_kernel<BN, true>
+                                                               : sm90_ws_splitk_kernel<BN, false>;
+    sm90_fixup_kernel_fn fixup = sm90_pick_fixup_kernel<BN>(d->c_type);
     if (!fixup) return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no fixup for c_type", name);
     CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           SM90_SMEM_BYTES));
+                                           tile::SMEM_BYTES));
     /* The plan keeps num_tiles * splits <= #SMs: one unit per CTA, one wave. */
     const int units = p.num_tiles * splits;
     const int grid = units < h->num_sms ? units : h->num_sms;
-    fn<<<grid, SM90_THREADS, SM90_SMEM_BYTES, cuops_stream(h)>>>(tmap_a, tmap_b, p, sp);
+    fn<<<grid, SM90_THREADS, tile::SMEM_BYTES, cuops_stream(h)>>>(tmap_a, tmap_b, p, sp);
     st = cuops_cuda_check_launch(h, name);
     if (st != CUOPS_STATUS_SUCCESS) return st;
-    fixup<<<(unsigned)(p.num_tiles * SM90_FIXUP_CTAS_PER_TILE), SM90_FIXUP_THREADS, 0,
+    fixup<<<(unsigned)(p.num_tiles * tile::FIXUP_CTAS_PER_TILE), SM90_FIXUP_THREADS, 0,
             cuops_stream(h)>>>(p, sp);
     st = cuops_cuda_check_launch(h, "sm90_splitk_fixup_kernel");
     if (st != CUOPS_STATUS_SUCCESS) return st;
@@ -1001,14 +1022,15 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
 
 /* The plain kernel under `name`; direct_c: C written from the registers
  * where TMA cannot store to it (sm90_ws_run). */
+template <int BN>
 static cuops_status_t sm90_ws_plain(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                     const cuops_options_t *opt, const char *name, int direct_c)
 {
-    if (!sm90_ws_supports(h, d))
+    if (!sm90_ws_supports<BN>(h, d))
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
                           "%s: needs sm_90, f16/bf16 inputs, f16/bf16/f32 output, m > 64", name);
     cuops_status_t st =
-        d->k == 0 ? cuops_sm90_scale_c(h, d) : sm90_ws_run(h, d, opt, 0, 0, direct_c);
+        d->k == 0 ? cuops_sm90_scale_c(h, d) : sm90_ws_run<BN>(h, d, opt, 0, 0, direct_c);
     if (st == CUOPS_STATUS_SUCCESS) h->last_kernel = name;
     return st;
 }
@@ -1016,7 +1038,14 @@ static cuops_status_t sm90_ws_plain(struct cuops_handle *h, const cuops_gemm_des
 static cuops_status_t sm90_ws_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                      const cuops_options_t *opt)
 {
-    return sm90_ws_plain(h, d, opt, "sm90_ws_128x256", 0);
+    return sm90_ws_plain<256>(h, d, opt, "sm90_ws_128x256", 0);
+}
+
+/* The 128 x 128 tile, unsplit (see sm90_tile). */
+static cuops_status_t sm90_ws_128_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                         const cuops_options_t *opt)
+{
+    return sm90_ws_plain<128>(h, d, opt, "sm90_ws_128x128", 0);
 }
 
 /* Study entry: the plain kernel with C always written in place from the
@@ -1026,7 +1055,7 @@ static cuops_status_t sm90_ws_launch(struct cuops_handle *h, const cuops_gemm_de
 static cuops_status_t sm90_ws_direct_c_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                               const cuops_options_t *opt)
 {
-    return sm90_ws_plain(h, d, opt, "sm90_ws_128x256_direct_c", 1);
+    return sm90_ws_plain<256>(h, d, opt, "sm90_ws_128x256_direct_c", 1);
 }
 
 static cuops_status_t sm90_ws_splitk_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
@@ -1037,19 +1066,32 @@ static cuops_status_t sm90_ws_splitk_launch(struct cuops_handle *h, const cuops_
                           "sm90_ws_128x256_splitk: needs sm_90, f16/bf16 inputs, f16/bf16/f32 "
                           "output, a tile grid of at most half the SMs and k > %d",
                           (SM90_SPLITK_MIN_K_BLOCKS - 1) * SM90_BK);
-    return sm90_ws_run(h, d, opt, sm90_splitk_splits(h, d), 0, 0);
+    return sm90_ws_run<256>(h, d, opt, sm90_splitk_splits<256>(h, d), 0, 0);
+}
+
+template <int BN>
+static cuops_status_t sm90_ws_dsmem_run(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                        const cuops_options_t *opt, const char *name)
+{
+    if (!sm90_ws_dsmem_supports<BN>(h, d))
+        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
+                          "%s: needs sm_90, f16/bf16 inputs, f16/bf16/f32 output, a tile grid of "
+                          "at most half the SMs, k > %d, and room for every tile's cluster of "
+                          "splits at once",
+                          name, (SM90_SPLITK_MIN_K_BLOCKS - 1) * SM90_BK);
+    return sm90_ws_run<BN>(h, d, opt, sm90_dsmem_splits<BN>(h, d), 1, 0);
 }
 
 static cuops_status_t sm90_ws_dsmem_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                            const cuops_options_t *opt)
 {
-    if (!sm90_ws_dsmem_supports(h, d))
-        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
-                          "sm90_ws_128x256_splitk_dsmem: needs sm_90, f16/bf16 inputs, "
-                          "f16/bf16/f32 output, a tile grid of at most half the SMs, k > %d, "
-                          "and room for every tile's cluster of splits at once",
-                          (SM90_SPLITK_MIN_K_BLOCKS - 1) * SM90_BK);
-    return sm90_ws_run(h, d, opt, sm90_dsmem_splits(h, d), 1, 0);
+    return sm90_ws_dsmem_run<256>(h, d, opt, "sm90_ws_128x256_splitk_dsmem");
+}
+
+static cuops_status_t sm90_ws_128_dsmem_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                               const cuops_options_t *opt)
+{
+    return sm90_ws_dsmem_run<128>(h, d, opt, "sm90_ws_128x128_splitk_dsmem");
 }
 
 /* ---- table ----------------------------------------------------------------- */
@@ -1061,10 +1103,12 @@ static cuops_status_t sm90_ws_dsmem_launch(struct cuops_handle *h, const cuops_g
  * 17.1 us, docs/gemm.md); the fixup path stays for the splits whose
  * clusters the device cannot hold at once. */
 static const cuops_gemm_kernel_t sm90_table[] = {
-    {"sm90_ws_128x256_splitk_dsmem", sm90_ws_dsmem_supports, sm90_ws_dsmem_launch},
+    {"sm90_ws_128x256_splitk_dsmem", sm90_ws_dsmem_supports<256>, sm90_ws_dsmem_launch},
     {"sm90_ws_128x256_splitk", sm90_ws_splitk_supports, sm90_ws_splitk_launch},
-    {"sm90_ws_128x256", sm90_ws_supports, sm90_ws_launch},
-    {"sm90_ws_128x256_direct_c", sm90_ws_supports, sm90_ws_direct_c_launch},
+    {"sm90_ws_128x256", sm90_ws_supports<256>, sm90_ws_launch},
+    {"sm90_ws_128x256_direct_c", sm90_ws_supports<256>, sm90_ws_direct_c_launch},
+    {"sm90_ws_128x128_splitk_dsmem", sm90_ws_dsmem_supports<128>, sm90_ws_128_dsmem_launch},
+    {"sm90_ws_128x128", sm90_ws_supports<128>, sm90_ws_128_launch},
 };
 
 extern "C" const cuops_gemm_kernel_t *cuops_gemm_sm90_kernel_table(int *count)
