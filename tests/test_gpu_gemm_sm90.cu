@@ -57,18 +57,30 @@ static const char *const DSMEM128 = "sm90_ws_128x128_splitk_dsmem";
 
 /* The library's split-K plan (gemm_sm90.cu, sm90_splitk_splits) for tiles
  * 128 x bn: the number of K splits for this shape on `sms` SMs, 0 where it
- * does not split. */
+ * does not split (each split keeps >= 4 k-blocks, >= 16 for bn = 128). */
 static int splitk_plan_bn(int64_t m, int64_t n, int64_t k, int sms, int64_t bn)
 {
     const int64_t tiles = ((m + 127) / 128) * ((n + bn - 1) / bn);
     const int64_t k_blocks = (k + 63) / 64;
     if (tiles <= 0 || 2 * tiles > sms || k_blocks < 8) return 0;
     int64_t s = sms / tiles;
-    if (s > k_blocks / 4) s = k_blocks / 4;
+    if (s > k_blocks / (bn == 128 ? 16 : 4)) s = k_blocks / (bn == 128 ? 16 : 4);
     if (s > 16) s = 16;
     return s >= 2 ? (int)s : 0;
 }
 static int splitk_plan(int64_t m, int64_t n, int64_t k, int sms) { return splitk_plan_bn(m, n, k, sms, 256); }
+
+/* Auto's sm90 kernel for an NT aligned call with m > 64 (gemm_sm90.cu,
+ * cuops_gemm_sm90_auto_tile128 and the table after it), assuming every
+ * planned cluster fits at once (true for the shapes used here on H100/H200). */
+static const char *auto_sm90_kernel(int64_t m, int64_t n, int64_t k, int sms)
+{
+    if (splitk_plan_bn(m, n, k, sms, 128) > 0) return DSMEM128;
+    const int64_t t256 = ((m + 127) / 128) * ((n + 255) / 256), t128 = ((m + 127) / 128) * ((n + 127) / 128);
+    const int64_t r256 = (t256 + sms - 1) / sms, r128 = (t128 + sms - 1) / sms;
+    if (92 * t128 * r256 > 100 * t256 * r128) return V128;
+    return splitk_plan(m, n, k, sms) > 0 ? DSMEM : VARIANT;
+}
 
 typedef struct gemm_case {
     cuops_op_t ta, tb;
@@ -659,17 +671,20 @@ int main(void)
             SPLIT_CASE(c2);
             gemm_case_t c3 = {N, T, 1024, 1024, 1024, CUOPS_DTYPE_F16, CUOPS_DTYPE_F32, 1.0f, 0.0f, 0, 0, 0, 1};
             SPLIT_CASE(c3);
-            /* auto takes the split path exactly where the plan splits, in its
-             * cluster form (these grids have <= 32 tiles: their clusters fit) */
+            /* auto on these small grids: the cluster split on 128-column
+             * tiles (128 x 4096 x 4096) or the unsplit 128 x 128 tile (1000^3) */
             gemm_case_t c4 = {N, T, 128, 4096, 4096, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 1};
-            run_case(gpu, cpu, &c4, NULL, splitk_plan(128, 4096, 4096, sms) > 0 ? DSMEM : VARIANT);
+            run_case(gpu, cpu, &c4, NULL, auto_sm90_kernel(128, 4096, 4096, sms));
             gemm_case_t c5 = {N, T, 1000, 1000, 1000, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 1};
-            run_case(gpu, cpu, &c5, NULL, splitk_plan(1000, 1000, 1000, sms) > 0 ? DSMEM : VARIANT);
+            run_case(gpu, cpu, &c5, NULL, auto_sm90_kernel(1000, 1000, 1000, sms));
+            gemm_case_t c6 = {N, T, 1024, 2048, 4096, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 1};
+            run_case(gpu, cpu, &c6, NULL, auto_sm90_kernel(1024, 2048, 4096, sms));
         }
-        /* auto at a shape just outside the plan (k = 448: 7 k-blocks) */
+        /* auto at a shape just outside the plan (k = 448: 7 k-blocks): 8
+         * tiles of 128 x 128 fill more SMs than 4 of 128 x 256 */
         {
             gemm_case_t c = {N, T, 128, 1024, 448, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 0};
-            run_case(gpu, cpu, &c, NULL, VARIANT);
+            run_case(gpu, cpu, &c, NULL, auto_sm90_kernel(128, 1024, 448, sms));
         }
         /* e. Bitwise identical run to run. */
         if (splitk_plan(128, 1024, 2048, sms) > 0) {
@@ -718,13 +733,15 @@ int main(void)
             run_case(gpu, cpu, &c2, V128, V128);
         }
         const int sms = prop.multiProcessorCount;
+        /* every split keeps >= 16 k-blocks: uneven ranges (33 over 2, 47
+         * over 2, 64 over 4), m = 1, ragged tiles, beta != 0, the pack path */
         const gemm_case_t cs[] = {
             {N, T, 128, 1024, 2048, CUOPS_DTYPE_F16, CUOPS_DTYPE_F32, 1.0f, 0.0f, 0, 0, 0, 0},
-            {N, T, 1, 7, 1025, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0},
-            {N, T, 130, 300, 1000, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F16, 1.0f, 0.5f, 2, 0, 0, 0},
+            {N, T, 1, 7, 2100, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0},
+            {N, T, 130, 300, 2000, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F16, 1.0f, 0.5f, 2, 0, 0, 0},
             {N, T, 65, 257, 4095, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, -0.5f, 0.75f, 5, 0, 0, 0},
-            {T, N, 129, 512, 1024, CUOPS_DTYPE_F16, CUOPS_DTYPE_F32, 2.0f, -1.0f, 3, 1, 0, 0},
-            {N, T, 1000, 1000, 1000, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 1},
+            {T, N, 129, 512, 3000, CUOPS_DTYPE_F16, CUOPS_DTYPE_F32, 2.0f, -1.0f, 3, 1, 0, 0},
+            {N, T, 256, 4096, 4096, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 1},
             {N, T, 128, 4096, 4096, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 1},
         };
         const int nc = (int)(sizeof cs / sizeof cs[0]);

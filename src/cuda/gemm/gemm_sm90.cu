@@ -90,6 +90,9 @@
 #define SM90_SPLITK_MAX_SPLITS 16
 #define SM90_SPLITK_MIN_K_BLOCKS 8          /* k > 448 */
 #define SM90_SPLITK_MIN_BLOCKS_PER_SPLIT 4  /* >= one full ring of stages */
+/* 128-column tiles split only where each split keeps >= 16 k-blocks: at 8
+ * (1024^3, S = 2) the split ran 11.9 us against 10.6 unsplit (H200, 68a9c98) */
+#define SM90_SPLITK_MIN_BLOCKS_PER_SPLIT_128 16
 /* Fixup: one CTA of 128 threads (thread t reads what consumer thread t
  * wrote) per (tile, consumer, group of 4 float4 columns). */
 #define SM90_FIXUP_THREADS 128
@@ -764,7 +767,8 @@ template <int BN> static int sm90_splitk_splits(const struct cuops_handle *h, co
     const int64_t tiles = sm90_tiles<BN>(d);
     const int64_t k_blocks = cuops_ceil_div(d->k, SM90_BK);
     if (sms <= 0 || tiles <= 0 || 2 * tiles > sms || k_blocks < SM90_SPLITK_MIN_K_BLOCKS) return 0;
-    const int64_t by_k = k_blocks / SM90_SPLITK_MIN_BLOCKS_PER_SPLIT;
+    const int64_t by_k = k_blocks / (BN == 128 ? SM90_SPLITK_MIN_BLOCKS_PER_SPLIT_128
+                                               : SM90_SPLITK_MIN_BLOCKS_PER_SPLIT);
     int64_t s = sms / tiles;
     if (s > by_k) s = by_k;
     if (s > SM90_SPLITK_MAX_SPLITS) s = SM90_SPLITK_MAX_SPLITS;
@@ -1101,18 +1105,52 @@ static cuops_status_t sm90_ws_128_dsmem_launch(struct cuops_handle *h, const cuo
  * The cluster reduction before the fixup kernel: faster on every small-grid
  * shape measured (9eb5e0c: 128x4096x4096 25.7 -> 18.5 us, 1000^3 19.0 ->
  * 17.1 us, docs/gemm.md); the fixup path stays for the splits whose
- * clusters the device cannot hold at once. */
+ * clusters the device cannot hold at once. The 128 x 128 entries come last,
+ * after entries that accept the same calls: auto reaches them only through
+ * cuops_gemm_sm90_auto_tile128 (gemm_tuning.h puts its pick first). */
+#define SM90_ENTRY_128_DSMEM \
+    {"sm90_ws_128x128_splitk_dsmem", sm90_ws_dsmem_supports<128>, sm90_ws_128_dsmem_launch}
+#define SM90_ENTRY_128 {"sm90_ws_128x128", sm90_ws_supports<128>, sm90_ws_128_launch}
 static const cuops_gemm_kernel_t sm90_table[] = {
     {"sm90_ws_128x256_splitk_dsmem", sm90_ws_dsmem_supports<256>, sm90_ws_dsmem_launch},
     {"sm90_ws_128x256_splitk", sm90_ws_splitk_supports, sm90_ws_splitk_launch},
     {"sm90_ws_128x256", sm90_ws_supports<256>, sm90_ws_launch},
     {"sm90_ws_128x256_direct_c", sm90_ws_supports<256>, sm90_ws_direct_c_launch},
-    {"sm90_ws_128x128_splitk_dsmem", sm90_ws_dsmem_supports<128>, sm90_ws_128_dsmem_launch},
-    {"sm90_ws_128x128", sm90_ws_supports<128>, sm90_ws_128_launch},
+    SM90_ENTRY_128_DSMEM,
+    SM90_ENTRY_128,
 };
 
 extern "C" const cuops_gemm_kernel_t *cuops_gemm_sm90_kernel_table(int *count)
 {
     *count = (int)(sizeof(sm90_table) / sizeof(sm90_table[0]));
     return sm90_table;
+}
+
+/* Share of the SMs' tile slots a grid of `tiles` uses over its rounds. */
+static int64_t sm90_rounds(int64_t tiles, int64_t sms) { return (tiles + sms - 1) / sms; }
+
+/* Auto's 128 x 128 tile (ahead of the table above; NULL: the table decides).
+ * Measured (H200, 68a9c98, f16 / bf16, against the entries auto took before):
+ * the cluster split on 128-column tiles 15.5 against 18.5 us at 128 x 4096 x
+ * 4096 and 19.9 against 24.7 at 256 x 4096 x 4096; unsplit 128 x 128 tiles
+ * 10.6 against 14.8 at 1024^3, 12.4 against 16.1 at 1000^3, 26.8 against
+ * 32.4 at 1024 x 2048 x 4096, 73.0 against 76.2 at 1537 x 3001 x 2049 (312
+ * tiles in 3 rounds against 156 in 2); but 8 % slower at 4096^3 and 2-6 %
+ * at 2048^3 and 1024 x 4096 x 4096, where 128 x 256 tiles fill their rounds
+ * (twice the operand bytes per FLOP from L2). So: the split form where its
+ * plan splits; else the unsplit form where its rounds are fuller than the
+ * 128 x 256 grid's by more than that 8 %. */
+extern "C" const cuops_gemm_kernel_t *cuops_gemm_sm90_auto_tile128(const struct cuops_handle *h,
+                                                                   const cuops_gemm_desc_t *d)
+{
+    const int64_t sms = h->num_sms;
+    if (sms <= 0 || d->k == 0 || !sm90_ws_can_run<128>(h, d)) return NULL;
+    static const cuops_gemm_kernel_t dsmem128 = SM90_ENTRY_128_DSMEM, plain128 = SM90_ENTRY_128;
+    if (sm90_dsmem_splits<128>(h, d) > 0) return &dsmem128;
+    if (d->m <= 64 || sm90_splitk_splits<128>(h, d) > 0) return NULL;
+    const int64_t t256 = sm90_tiles<256>(d), t128 = sm90_tiles<128>(d);
+    /* fill(128) * 0.92 > fill(256), fill = tiles / (rounds * sms) */
+    if (92 * t128 * sm90_rounds(t256, sms) > 100 * t256 * sm90_rounds(t128, sms))
+        return &plain128;
+    return NULL;
 }

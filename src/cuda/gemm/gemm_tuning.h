@@ -43,6 +43,11 @@ __attribute__((weak, visibility("hidden")))
 const cuops_gemm_kernel_t *cuops_gemm_sm90_kernel_table(int *count);
 __attribute__((weak, visibility("hidden")))
 const cuops_gemm_kernel_t *cuops_gemm_sm80_kernel_table(int *count);
+/* gemm_sm90.cu: the 128 x 128-tile entry auto runs before the sm90 table for
+ * this call (grids that 128 x 256 tiles fill poorly), or NULL */
+__attribute__((weak, visibility("hidden")))
+const cuops_gemm_kernel_t *cuops_gemm_sm90_auto_tile128(const struct cuops_handle *h,
+                                                       const cuops_gemm_desc_t *d);
 /* gemm_sm90_decode.cu: the decode GEMM on TMA + wgmma with cluster split-K */
 __attribute__((weak, visibility("hidden")))
 extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma;
@@ -137,7 +142,11 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
  *    decode kernels first (their supports() accepts only those calls): they
  *    split K so every SM streams the weight, where a 128-row tile would leave
  *    most SMs idle.
- *  F16/BF16 on sm_90: wgmma kernels (TMA, 4th-gen tensor cores) in their own
+ *  F16/BF16 on sm_90: the 128 x 128-tile entry cuops_gemm_sm90_auto_tile128
+ *    picks (its cluster split-K where that plan splits with >= 16 k-blocks
+ *    per split, else the unsplit 128 x 128 tile where its rounds are fuller
+ *    than the 128 x 256 grid's: 1000^3, 1024^3, 1537 x 3001 x 2049, ...),
+ *    then the wgmma kernels (TMA, 4th-gen tensor cores) in their own
  *    order (gemm_sm90.cu: sm90_ws_128x256_splitk_dsmem and
  *    sm90_ws_128x256_splitk, which accept only the calls whose tile grid
  *    covers at most half of the SMs and k > 448 - the cluster reduction
@@ -184,6 +193,9 @@ static inline int cuops_gemm_auto_candidates(const struct cuops_handle *h,
             for (int i = 0; i < count && n < max - 1; i++) out[n++] = &t[i];
         }
         if (h->sm_major == 9) {
+            const cuops_gemm_kernel_t *k128 =
+                cuops_gemm_sm90_auto_tile128 ? cuops_gemm_sm90_auto_tile128(h, d) : NULL;
+            if (k128) out[n++] = k128;
             const cuops_gemm_kernel_t *t =
                 cuops_gemm_family_table(cuops_gemm_sm90_kernel_table, &count);
             for (int i = 0; i < count && n < max - 1; i++) out[n++] = &t[i];
