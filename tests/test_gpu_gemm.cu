@@ -590,6 +590,8 @@ static void test_big(void)
             run_vector_case(g_variants[v], N, N, 256, 264, 128, 1.0f, 0.5f, F32, F32);
             /* a shape the split-K planner splits (4 tiles, 8 k-blocks) */
             run_vector_case(g_variants[v], N, T, 128, 512, 512, 1.0f, 0.0f, F16, F16);
+            /* one its 128-column form splits too (>= 16 k-blocks per split) */
+            run_vector_case(g_variants[v], N, T, 128, 512, 2048, 1.0f, 0.0f, BF16, BF16);
         }
         return;
     }
@@ -609,6 +611,8 @@ static void test_big(void)
         run_vector_case(g_variants[v], N, N, 1537, 2049, 1031, 1.0f, 0.5f, BF16, F32);
         run_vector_case(g_variants[v], N, T, 2048, 2048, 2048, 1.0f, 0.0f, F32, F32);
         run_vector_case(g_variants[v], T, T, 1537, 2049, 1031, -0.75f, 0.5f, F32, F32);
+        /* few tiles, deep K: the split-K variants (both tile widths) serve it */
+        run_vector_case(g_variants[v], N, T, 128, 512, 2048, 1.0f, 0.0f, BF16, BF16);
     }
 }
 
