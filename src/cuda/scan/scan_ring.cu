@@ -61,6 +61,15 @@
 #define RING_NV 8
 #define RING_STAGES 3
 #define RING_STAGES_DEEP 6
+/* Study forms with the same 96 KB of slots per CTA cut finer, two CTAs per
+ * SM: `ring_4x24k` (4 slots of 24 KB: two tiles loading while one is looked
+ * ahead and one stored) and `ring_6x16k` (6 of 16 KB: four loading). More
+ * bytes in flight per SM at the price of more tiles (polls, barriers) per
+ * byte; the float sums are grouped by their own tile size. */
+#define RING_NV_24K 6
+#define RING_STAGES_24K 4
+#define RING_NV_16K 4
+#define RING_STAGES_16K 6
 /* Largest grid (aggregates polled per tile + 1): 2 CTAs on up to 256 SMs. */
 #define RING_MAX_GRID 512
 
@@ -300,13 +309,15 @@ template <typename T> static constexpr bool ring_polls_early()
     return !(std::is_integral<T>::value && sizeof(T) == 4);
 }
 
-/* form: 0 ring, 1 ring_deep, 2 ring_polls_early, 3 ring_polls_late (the last
- * two: `ring` with the poll order fixed, for the study) */
-static const char *const ring_kernel_names[4][2] = {
+/* form: 0 ring, 1 ring_deep, 2 ring_polls_early, 3 ring_polls_late (`ring`
+ * with the poll order fixed, for the study), 4 ring_4x24k, 5 ring_6x16k */
+static const char *const ring_kernel_names[6][2] = {
     {"scan_ring_vec16", "scan_ring_scalar"},
     {"scan_ring_deep_vec16", "scan_ring_deep_scalar"},
     {"scan_ring_polls_early_vec16", "scan_ring_polls_early_scalar"},
-    {"scan_ring_polls_late_vec16", "scan_ring_polls_late_scalar"}};
+    {"scan_ring_polls_late_vec16", "scan_ring_polls_late_scalar"},
+    {"scan_ring_4x24k_vec16", "scan_ring_4x24k_scalar"},
+    {"scan_ring_6x16k_vec16", "scan_ring_6x16k_scalar"}};
 
 template <typename T, int OP, int FORM>
 static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t *d)
@@ -317,9 +328,13 @@ static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t
         if (st == CUOPS_STATUS_SUCCESS) h->last_kernel = ring_kernel_names[FORM][1];
         return st;
     }
-    constexpr int stages = FORM == 1 ? RING_STAGES_DEEP : RING_STAGES;
+    constexpr int stages = FORM == 1   ? RING_STAGES_DEEP
+                           : FORM == 4 ? RING_STAGES_24K
+                           : FORM == 5 ? RING_STAGES_16K
+                                       : RING_STAGES;
+    constexpr int nv = FORM == 4 ? RING_NV_24K : FORM == 5 ? RING_NV_16K : RING_NV;
     constexpr bool early = FORM == 2 ? true : FORM == 3 ? false : ring_polls_early<T>();
-    return ring_run<T, OP, RING_NV, stages, early>(h, d, ring_kernel_names[FORM][0]);
+    return ring_run<T, OP, nv, stages, early>(h, d, ring_kernel_names[FORM][0]);
 }
 
 template <typename T, int OP> static cuops_status_t ring_form0(struct cuops_handle *h, const cuops_scan_desc_t *d)
@@ -330,6 +345,10 @@ template <typename T, int OP> static cuops_status_t ring_form2(struct cuops_hand
 { return ring_typed<T, OP, 2>(h, d); }
 template <typename T, int OP> static cuops_status_t ring_form3(struct cuops_handle *h, const cuops_scan_desc_t *d)
 { return ring_typed<T, OP, 3>(h, d); }
+template <typename T, int OP> static cuops_status_t ring_form4(struct cuops_handle *h, const cuops_scan_desc_t *d)
+{ return ring_typed<T, OP, 4>(h, d); }
+template <typename T, int OP> static cuops_status_t ring_form5(struct cuops_handle *h, const cuops_scan_desc_t *d)
+{ return ring_typed<T, OP, 5>(h, d); }
 
 cuops_status_t cuops_scan_ring_launch(struct cuops_handle *h, const cuops_scan_desc_t *d, int form)
 {
@@ -342,6 +361,8 @@ cuops_status_t cuops_scan_ring_launch(struct cuops_handle *h, const cuops_scan_d
     case 1: return RING_CALL(ring_form1);
     case 2: return RING_CALL(ring_form2);
     case 3: return RING_CALL(ring_form3);
+    case 4: return RING_CALL(ring_form4);
+    case 5: return RING_CALL(ring_form5);
     default: return RING_CALL(ring_form0);
     }
 #undef RING_CALL
