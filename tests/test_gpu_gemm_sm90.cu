@@ -33,7 +33,8 @@
  *
  * The 128 x 128 tile (section 8): sections 1-4 forced on "sm90_ws_128x128",
  * a staged C, sampled suite shapes, and its cluster split-K form
- * "sm90_ws_128x128_splitk_dsmem" on split shapes, bitwise reproducible.
+ * "sm90_ws_128x128_splitk_dsmem" on split shapes, bitwise reproducible;
+ * the same plain checks on the 64 x 128 tile "sm90_ws_64x128".
  *
  * Skips (exit 0) without a CUDA device or on a device that is not sm_90.
  * CUOPS_TEST_QUICK=1 runs a reduced set (for compute-sanitizer).
@@ -54,6 +55,7 @@ static const char *const DIRECT_C = "sm90_ws_128x256_direct_c";
 /* the same kernels with 128 x 128 tiles (section 8) */
 static const char *const V128 = "sm90_ws_128x128";
 static const char *const DSMEM128 = "sm90_ws_128x128_splitk_dsmem";
+static const char *const V64 = "sm90_ws_64x128"; /* 64 x 128 tiles (section 8) */
 
 /* The library's split-K plan (gemm_sm90.cu, sm90_splitk_splits) for tiles
  * 128 x bn: the number of K splits for this shape on `sms` SMs, 0 where it
@@ -78,7 +80,10 @@ static const char *auto_sm90_kernel(int64_t m, int64_t n, int64_t k, int sms)
     if (splitk_plan_bn(m, n, k, sms, 128) > 0) return DSMEM128;
     const int64_t t256 = ((m + 127) / 128) * ((n + 255) / 256), t128 = ((m + 127) / 128) * ((n + 127) / 128);
     const int64_t r256 = (t256 + sms - 1) / sms, r128 = (t128 + sms - 1) / sms;
-    if (92 * t128 * r256 > 100 * t256 * r128) return V128;
+    if (92 * t128 * r256 > 100 * t256 * r128) {
+        const int64_t t64 = ((m + 63) / 64) * ((n + 127) / 128), r64 = (t64 + sms - 1) / sms;
+        return 2 * t128 <= sms && 80 * t64 * r128 > 92 * t128 * r64 ? V64 : V128;
+    }
     return splitk_plan(m, n, k, sms) > 0 ? DSMEM : VARIANT;
 }
 
@@ -756,6 +761,19 @@ int main(void)
         }
         if (splitk_plan_bn(128, 1024, 2048, sms, 128) > 0)
             check_split_deterministic(gpu, 128, 1024, 2048, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32, DSMEM128);
+        /* the 64 x 128 tile (consumers split the columns: m64n64k16 each) */
+        check_plain_variant(gpu, cpu, quick, V64);
+        gemm_case_t staged64 = {N, T, 129, 1537, 200, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 5, 1, 0, 0};
+        run_case(gpu, cpu, &staged64, V64, V64);
+        if (!quick) {
+            gemm_case_t c1 = {N, T, 1000, 1000, 1000, CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 1};
+            run_case(gpu, cpu, &c1, V64, V64);
+            gemm_case_t c2 = {T, N, 1537, 3001, 2049, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32, 1.0f, 0.5f, 0, 0, 0, 1};
+            run_case(gpu, cpu, &c2, V64, V64);
+            /* auto at 1024^3 (the 64 x 128 tile on H100/H200) */
+            gemm_case_t c3 = {N, T, 1024, 1024, 1024, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 1};
+            run_case(gpu, cpu, &c3, NULL, auto_sm90_kernel(1024, 1024, 1024, sms));
+        }
     }
 
     cuops_destroy(gpu);

@@ -74,10 +74,8 @@
 #include "cuda/gemm/gemm_kernels.h"
 #include "cuda/gemm/gemm_sm90.h"
 
-#define SM90_BM 128
 #define SM90_BK 64
 #define SM90_THREADS 384
-#define SM90_A_STAGE_BYTES (SM90_BM * SM90_BK * 2) /* 16 KB */
 /* Epilogue through TMA stores: per consumer two buffers of one 64 x 64
  * 16-bit box (8 KB, 128B swizzle), filled and stored in turn. */
 #define SM90_EPI_BUF_BYTES (64 * 64 * 2)
@@ -101,19 +99,28 @@
 /* Cluster split-K: the S CTAs of a tile in one cluster (portable size). */
 #define SM90_DSMEM_MAX_SPLITS CUOPS_CLUSTER_MAX_SPLITS
 
-/* The two tile widths. BN = 256 (4 stages of A 16 KB + B 32 KB): the
- * default. BN = 128 (6 stages of 16 + 16 KB): half the tile, so twice the
- * tiles where 128 x 256 tiles leave SMs idle (1024^3: 32 tiles on 132 SMs),
- * at twice the operand bytes per FLOP from L2. Both rings hold 192 KB. */
-template <int BN> struct sm90_tile {
-    static_assert(BN == 128 || BN == 256, "tile widths 128 and 256");
+/* The tiles, BM x BN. 128 x 256 (4 stages of A 16 KB + B 32 KB): the
+ * default. 128 x 128 (6 stages of 16 + 16 KB) and 64 x 128 (8 stages of
+ * 8 + 16 KB): two or four times the tiles where 128 x 256 tiles leave SMs
+ * idle (1024^3: 32 tiles on 132 SMs), at more operand bytes per FLOP from L2.
+ * Every ring holds 192 KB. The two consumer warpgroups split a 128-row tile
+ * by rows (each 64 x BN) and a 64-row tile by columns (each 64 x BN / 2). */
+template <int BM, int BN> struct sm90_tile {
+    static_assert((BM == 128 && (BN == 128 || BN == 256)) || (BM == 64 && BN == 128),
+                  "tiles 128 x 256, 128 x 128 and 64 x 128");
+    static constexpr int A_STAGE_BYTES = BM * SM90_BK * 2;
     static constexpr int B_STAGE_BYTES = BN * SM90_BK * 2;
-    static constexpr int STAGE_BYTES = SM90_A_STAGE_BYTES + B_STAGE_BYTES;
+    static constexpr int STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
     static constexpr int STAGES = 192 * 1024 / STAGE_BYTES;
-    /* a consumer's 64 x BN fp32 accumulator per thread, as floats and as
+    /* consumer c computes rows c * ROW_STEP .. + 63 and columns
+     * c * COL_STEP .. + CN - 1 of the tile */
+    static constexpr int CN = BM == 128 ? BN : BN / 2;
+    static constexpr int ROW_STEP = BM == 128 ? 64 : 0;
+    static constexpr int COL_STEP = BM == 128 ? 0 : CN;
+    /* a consumer's 64 x CN fp32 accumulator per thread, as floats and as
      * float4s (the split-K partials: [consumer][float4 j][thread]) */
-    static constexpr int ACC = BN / 2;
-    static constexpr int F4 = BN / 8;
+    static constexpr int ACC = CN / 2;
+    static constexpr int F4 = CN / 8;
     static constexpr int PARTIAL_F4_PER_UNIT = 2 * F4 * 128;
     static constexpr int FIXUP_CTAS_PER_TILE = 2 * F4 / SM90_FIXUP_F4;
     /* stages + epilogue buffers + 2 mbarriers per stage + slack to align the
@@ -342,11 +349,11 @@ __device__ __forceinline__ void sm90_store_partials_smem(uint32_t base, int cons
  * [32r/S, 32(r+1)/S) of both consumers; thread (consumer, t) adds what
  * consumer thread t of each CTA s = 0..S-1 wrote there, in that order, and
  * stores the C elements sm90_epilogue would (same rows, columns, masking). */
-template <int BN, typename OutT>
+template <int BM, int BN, typename OutT>
 __device__ __forceinline__ void sm90_cluster_reduce_store(const sm90_gemm_params_t &p, int splits,
                                                           uint32_t base)
 {
-    constexpr int F4 = sm90_tile<BN>::F4;
+    constexpr int F4 = sm90_tile<BM, BN>::F4;
     const int ct = threadIdx.x - 128;
     const int consumer = ct / 128, t = ct % 128;
     const int rank = (int)cuops_cluster_ctarank();
@@ -355,8 +362,8 @@ __device__ __forceinline__ void sm90_cluster_reduce_store(const sm90_gemm_params
     int tm, tn;
     sm90_tile_coords(p, (int)blockIdx.x / splits, &tm, &tn);
     const int warp = t / 32, lane = t % 32;
-    const int row_a = tm * SM90_BM + consumer * 64 + warp * 16 + lane / 4;
-    const int col_a = tn * BN + 2 * (lane % 4);
+    const int row_a = tm * BM + consumer * sm90_tile<BM, BN>::ROW_STEP + warp * 16 + lane / 4;
+    const int col_a = tn * BN + consumer * sm90_tile<BM, BN>::COL_STEP + 2 * (lane % 4);
     OutT *c = (OutT *)p.c;
     const bool read_c = (p.beta != 0.0f);
     const uint32_t src = base + (uint32_t)((consumer * F4 * 128 + t) * 16);
@@ -390,18 +397,18 @@ __device__ __forceinline__ void sm90_cluster_reduce_store(const sm90_gemm_params
  * cluster reduces them (sm90_cluster_reduce_store). Each role runs its own
  * two cluster barriers inside its branch, so no code after the branches runs
  * at the producer's reduced register count. */
-template <int BN, bool AB_BF16, typename OutT, bool SPLIT, bool DSMEM = false>
+template <int BM, int BN, bool AB_BF16, typename OutT, bool SPLIT, bool DSMEM = false>
 __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUtensorMap &tmap_b,
                                             const CUtensorMap *tmap_c,
                                             const sm90_gemm_params_t &p, float4 *partials,
                                             int splits)
 {
-    using tile = sm90_tile<BN>;
+    using tile = sm90_tile<BM, BN>;
     constexpr int STAGES = tile::STAGES;
     extern __shared__ uint8_t smem_raw[];
     const uint32_t smem_base = cuops_smem_align1024(smem_raw);
     const uint32_t a_smem = smem_base;
-    const uint32_t b_smem = smem_base + STAGES * SM90_A_STAGE_BYTES;
+    const uint32_t b_smem = smem_base + STAGES * tile::A_STAGE_BYTES;
     const uint32_t epi_smem = b_smem + STAGES * tile::B_STAGE_BYTES;
     const uint32_t bars = epi_smem + SM90_EPI_BYTES;
 #define SM90_FULL_BAR(s) (bars + 8u * (uint32_t)(s))
@@ -442,8 +449,8 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                      * fresh barrier counts as complete). */
                     cuops_mbar_wait(SM90_EMPTY_BAR(stage), phase ^ 1u);
                     cuops_mbar_arrive_expect_tx(SM90_FULL_BAR(stage), tile::STAGE_BYTES);
-                    cuops_tma_load_2d(a_smem + stage * SM90_A_STAGE_BYTES, &tmap_a,
-                                      SM90_FULL_BAR(stage), kb * SM90_BK, tm * SM90_BM);
+                    cuops_tma_load_2d(a_smem + stage * tile::A_STAGE_BYTES, &tmap_a,
+                                      SM90_FULL_BAR(stage), kb * SM90_BK, tm * BM);
                     cuops_tma_load_2d(b_smem + stage * tile::B_STAGE_BYTES, &tmap_b,
                                       SM90_FULL_BAR(stage), kb * SM90_BK, tn * BN);
                     /* Wraps only for stagger-K; a split's range ends at
@@ -480,8 +487,11 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
             for (int i = 0; i < kb_count; i++) {
                 cuops_mbar_wait(SM90_FULL_BAR(stage), phase);
                 const uint64_t desc_a = cuops_wgmma_desc_k_sw128(
-                    a_smem + stage * SM90_A_STAGE_BYTES + consumer * (64 * SM90_BK * 2));
-                const uint64_t desc_b = cuops_wgmma_desc_k_sw128(b_smem + stage * tile::B_STAGE_BYTES);
+                    a_smem + stage * tile::A_STAGE_BYTES +
+                    consumer * (tile::ROW_STEP * SM90_BK * 2));
+                const uint64_t desc_b = cuops_wgmma_desc_k_sw128(
+                    b_smem + stage * tile::B_STAGE_BYTES +
+                    consumer * (tile::COL_STEP * SM90_BK * 2));
 #pragma unroll
                 for (int r = 0; r < tile::ACC; r++) cuops_reg_fence(acc[r]);
                 cuops_wgmma_fence();
@@ -489,7 +499,7 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                 for (int kk = 0; kk < SM90_BK / 16; kk++) {
                     /* +32 bytes per 16 K-elements = +2 in the >>4 address field.
                      * The first MMA of each unit overwrites the accumulators. */
-                    cuops_wgmma_m64nk16<BN, !AB_BF16>(acc, desc_a + 2 * kk, desc_b + 2 * kk,
+                    cuops_wgmma_m64nk16<tile::CN, !AB_BF16>(acc, desc_a + 2 * kk, desc_b + 2 * kk,
                                                       (i > 0 || kk > 0) ? 1 : 0);
                 }
                 cuops_wgmma_commit();
@@ -518,9 +528,11 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
             } else if (sizeof(OutT) == 2 && p.c_tma) {
                 sm90_epilogue_tma<OutT>(p, tmap_c, acc,
                                         epi_smem + (uint32_t)(consumer * 2 * SM90_EPI_BUF_BYTES),
-                                        consumer, tm * SM90_BM + consumer * 64, tn * BN);
+                                        consumer, tm * BM + consumer * tile::ROW_STEP,
+                                        tn * BN + consumer * tile::COL_STEP);
             } else {
-                sm90_epilogue<OutT>(p, acc, tm * SM90_BM + consumer * 64, tn * BN);
+                sm90_epilogue<OutT>(p, acc, tm * BM + consumer * tile::ROW_STEP,
+                                    tn * BN + consumer * tile::COL_STEP);
             }
         }
         /* the epilogue buffers must outlive the last TMA store's reads */
@@ -528,7 +540,7 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
             cuops_tma_store_wait_all();
         if (DSMEM) {
             cuops_cluster_sync();
-            sm90_cluster_reduce_store<BN, OutT>(p, splits, smem_base);
+            sm90_cluster_reduce_store<BM, BN, OutT>(p, splits, smem_base);
             cuops_cluster_sync_relaxed();
         }
     }
@@ -538,38 +550,39 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
 
 #endif /* CUOPS_SM90A_DEVICE */
 
-template <int BN, bool AB_BF16, typename OutT>
+template <int BM, int BN, bool AB_BF16, typename OutT>
 __global__ void __launch_bounds__(SM90_THREADS, 1)
-sm90_ws_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
+sm90_ws_kernel(const __grid_constant__ CUtensorMap tmap_a,
+               const __grid_constant__ CUtensorMap tmap_b,
                const __grid_constant__ CUtensorMap tmap_c, const sm90_gemm_params_t p)
 {
 #if CUOPS_SM90A_DEVICE
-    sm90_ws_cta<BN, AB_BF16, OutT, false>(tmap_a, tmap_b, &tmap_c, p, NULL, 1);
+    sm90_ws_cta<BM, BN, AB_BF16, OutT, false>(tmap_a, tmap_b, &tmap_c, p, NULL, 1);
 #endif
 }
 
 /* The main loop of split-K: fp32 partials, no C access. */
-template <int BN, bool AB_BF16>
+template <int BM, int BN, bool AB_BF16>
 __global__ void __launch_bounds__(SM90_THREADS, 1)
 sm90_ws_splitk_kernel(const __grid_constant__ CUtensorMap tmap_a,
                       const __grid_constant__ CUtensorMap tmap_b, const sm90_gemm_params_t p,
                       const sm90_splitk_params_t sp)
 {
 #if CUOPS_SM90A_DEVICE
-    sm90_ws_cta<BN, AB_BF16, float, true>(tmap_a, tmap_b, NULL, p, sp.partials, sp.splits);
+    sm90_ws_cta<BM, BN, AB_BF16, float, true>(tmap_a, tmap_b, NULL, p, sp.partials, sp.splits);
 #endif
 }
 
 /* Split-K with the reduction in the cluster: grid = tiles * S CTAs in
  * clusters of S (one unit each). */
-template <int BN, bool AB_BF16, typename OutT>
+template <int BM, int BN, bool AB_BF16, typename OutT>
 __global__ void __launch_bounds__(SM90_THREADS, 1)
 sm90_ws_splitk_dsmem_kernel(const __grid_constant__ CUtensorMap tmap_a,
                             const __grid_constant__ CUtensorMap tmap_b, const sm90_gemm_params_t p,
                             const int splits)
 {
 #if CUOPS_SM90A_DEVICE
-    sm90_ws_cta<BN, AB_BF16, OutT, true, true>(tmap_a, tmap_b, NULL, p, NULL, splits);
+    sm90_ws_cta<BM, BN, AB_BF16, OutT, true, true>(tmap_a, tmap_b, NULL, p, NULL, splits);
 #endif
 }
 
@@ -594,15 +607,15 @@ __device__ __forceinline__ void sm90_add4(float4 &a, const float4 b)
 }
 #endif
 
-template <int BN, typename OutT>
+template <int BM, int BN, typename OutT>
 __global__ void __launch_bounds__(SM90_FIXUP_THREADS)
 sm90_splitk_fixup_kernel(const sm90_gemm_params_t p, const sm90_splitk_params_t sp)
 {
 #if CUOPS_SM90A_DEVICE
-    constexpr int F4 = sm90_tile<BN>::F4;
-    constexpr int PER_UNIT = sm90_tile<BN>::PARTIAL_F4_PER_UNIT;
-    const int tile = blockIdx.x / sm90_tile<BN>::FIXUP_CTAS_PER_TILE;
-    const int part = blockIdx.x - tile * sm90_tile<BN>::FIXUP_CTAS_PER_TILE;
+    constexpr int F4 = sm90_tile<BM, BN>::F4;
+    constexpr int PER_UNIT = sm90_tile<BM, BN>::PARTIAL_F4_PER_UNIT;
+    const int tile = blockIdx.x / sm90_tile<BM, BN>::FIXUP_CTAS_PER_TILE;
+    const int part = blockIdx.x - tile * sm90_tile<BM, BN>::FIXUP_CTAS_PER_TILE;
     const int consumer = part / (F4 / SM90_FIXUP_F4);
     const int j0 = (part % (F4 / SM90_FIXUP_F4)) * SM90_FIXUP_F4;
     const int t = threadIdx.x;
@@ -638,8 +651,8 @@ sm90_splitk_fixup_kernel(const sm90_gemm_params_t p, const sm90_splitk_params_t 
     int tm, tn;
     sm90_tile_coords(p, tile, &tm, &tn);
     const int warp = t / 32, lane = t % 32;
-    const int row_a = tm * SM90_BM + consumer * 64 + warp * 16 + lane / 4;
-    const int col_a = tn * BN + 2 * (lane % 4) + 8 * j0;
+    const int row_a = tm * BM + consumer * sm90_tile<BM, BN>::ROW_STEP + warp * 16 + lane / 4;
+    const int col_a = tn * BN + consumer * sm90_tile<BM, BN>::COL_STEP + 2 * (lane % 4) + 8 * j0;
     OutT *c = (OutT *)p.c;
     const bool read_c = (p.beta != 0.0f);
 #pragma unroll
@@ -667,54 +680,55 @@ typedef void (*sm90_fixup_kernel_fn)(const sm90_gemm_params_t, const sm90_splitk
 typedef void (*sm90_dsmem_kernel_fn)(const CUtensorMap, const CUtensorMap, const sm90_gemm_params_t,
                                      const int);
 
-template <int BN> static sm90_kernel_fn sm90_pick_kernel(cuops_dtype_t ab, cuops_dtype_t c)
+template <int BM, int BN> static sm90_kernel_fn sm90_pick_kernel(cuops_dtype_t ab, cuops_dtype_t c)
 {
     const bool bf = (ab == CUOPS_DTYPE_BF16);
     switch (c) {
     case CUOPS_DTYPE_F16:
-        return bf ? sm90_ws_kernel<BN, true, __half> : sm90_ws_kernel<BN, false, __half>;
+        return bf ? sm90_ws_kernel<BM, BN, true, __half> : sm90_ws_kernel<BM, BN, false, __half>;
     case CUOPS_DTYPE_BF16:
-        return bf ? sm90_ws_kernel<BN, true, __nv_bfloat16> : sm90_ws_kernel<BN, false, __nv_bfloat16>;
+        return bf ? sm90_ws_kernel<BM, BN, true, __nv_bfloat16>
+                  : sm90_ws_kernel<BM, BN, false, __nv_bfloat16>;
     case CUOPS_DTYPE_F32:
-        return bf ? sm90_ws_kernel<BN, true, float> : sm90_ws_kernel<BN, false, float>;
+        return bf ? sm90_ws_kernel<BM, BN, true, float> : sm90_ws_kernel<BM, BN, false, float>;
     default:
         return NULL;
     }
 }
 
-template <int BN> static sm90_fixup_kernel_fn sm90_pick_fixup_kernel(cuops_dtype_t c)
+template <int BM, int BN> static sm90_fixup_kernel_fn sm90_pick_fixup_kernel(cuops_dtype_t c)
 {
     switch (c) {
-    case CUOPS_DTYPE_F16: return sm90_splitk_fixup_kernel<BN, __half>;
-    case CUOPS_DTYPE_BF16: return sm90_splitk_fixup_kernel<BN, __nv_bfloat16>;
-    case CUOPS_DTYPE_F32: return sm90_splitk_fixup_kernel<BN, float>;
+    case CUOPS_DTYPE_F16: return sm90_splitk_fixup_kernel<BM, BN, __half>;
+    case CUOPS_DTYPE_BF16: return sm90_splitk_fixup_kernel<BM, BN, __nv_bfloat16>;
+    case CUOPS_DTYPE_F32: return sm90_splitk_fixup_kernel<BM, BN, float>;
     default: return NULL;
     }
 }
 
-template <int BN>
+template <int BM, int BN>
 static sm90_dsmem_kernel_fn sm90_pick_dsmem_kernel(cuops_dtype_t ab, cuops_dtype_t c)
 {
     const bool bf = (ab == CUOPS_DTYPE_BF16);
     switch (c) {
     case CUOPS_DTYPE_F16:
-        return bf ? sm90_ws_splitk_dsmem_kernel<BN, true, __half>
-                  : sm90_ws_splitk_dsmem_kernel<BN, false, __half>;
+        return bf ? sm90_ws_splitk_dsmem_kernel<BM, BN, true, __half>
+                  : sm90_ws_splitk_dsmem_kernel<BM, BN, false, __half>;
     case CUOPS_DTYPE_BF16:
-        return bf ? sm90_ws_splitk_dsmem_kernel<BN, true, __nv_bfloat16>
-                  : sm90_ws_splitk_dsmem_kernel<BN, false, __nv_bfloat16>;
+        return bf ? sm90_ws_splitk_dsmem_kernel<BM, BN, true, __nv_bfloat16>
+                  : sm90_ws_splitk_dsmem_kernel<BM, BN, false, __nv_bfloat16>;
     case CUOPS_DTYPE_F32:
-        return bf ? sm90_ws_splitk_dsmem_kernel<BN, true, float>
-                  : sm90_ws_splitk_dsmem_kernel<BN, false, float>;
+        return bf ? sm90_ws_splitk_dsmem_kernel<BM, BN, true, float>
+                  : sm90_ws_splitk_dsmem_kernel<BM, BN, false, float>;
     default:
         return NULL;
     }
 }
 
-/* Tiles of width BN over the call's C. */
-template <int BN> static int64_t sm90_tiles(const cuops_gemm_desc_t *d)
+/* Tiles of BM x BN over the call's C. */
+template <int BM, int BN> static int64_t sm90_tiles(const cuops_gemm_desc_t *d)
 {
-    return cuops_ceil_div(d->m, SM90_BM) * cuops_ceil_div(d->n, BN);
+    return cuops_ceil_div(d->m, BM) * cuops_ceil_div(d->n, BN);
 }
 
 /* TMA coordinates and the tile arithmetic are 32-bit. */
@@ -722,16 +736,17 @@ template <int BN> static int64_t sm90_tiles(const cuops_gemm_desc_t *d)
 
 /* Arch, dtypes, shared memory, size limits and element alignment: what
  * every table entry needs. */
-template <int BN> static int sm90_ws_can_run(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
+template <int BM, int BN>
+static int sm90_ws_can_run(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 {
     if (h->sm_major != 9) return 0;
     if (d->ab_type != CUOPS_DTYPE_F16 && d->ab_type != CUOPS_DTYPE_BF16) return 0;
     if (d->c_type != CUOPS_DTYPE_F16 && d->c_type != CUOPS_DTYPE_BF16 &&
         d->c_type != CUOPS_DTYPE_F32)
         return 0;
-    if (h->smem_optin_bytes < sm90_tile<BN>::SMEM_BYTES) return 0;
+    if (h->smem_optin_bytes < sm90_tile<BM, BN>::SMEM_BYTES) return 0;
     if (d->m > SM90_MAX_DIM || d->n > SM90_MAX_DIM || d->k > SM90_MAX_DIM) return 0;
-    if (sm90_tiles<BN>(d) > 0x7fffffff) return 0;
+    if (sm90_tiles<BM, BN>(d) > 0x7fffffff) return 0;
     /* Elements must at least sit at their natural alignment. */
     if (!cuops_aligned(d->a, 2) || !cuops_aligned(d->b, 2) ||
         !cuops_aligned(d->c, cuops_dtype_size(d->c_type)))
@@ -739,9 +754,10 @@ template <int BN> static int sm90_ws_can_run(const struct cuops_handle *h, const
     return 1;
 }
 
-template <int BN> static int sm90_ws_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
+template <int BM, int BN>
+static int sm90_ws_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 {
-    if (!sm90_ws_can_run<BN>(h, d)) return 0;
+    if (!sm90_ws_can_run<BM, BN>(h, d)) return 0;
     /* Decode-sized M leaves a 128-row tile mostly empty and gives too few
      * tiles to spread a weight read over all SMs: left to other kernels. */
     if (d->m <= 64) return 0;
@@ -761,10 +777,11 @@ template <int BN> static int sm90_ws_supports(const struct cuops_handle *h, cons
  * On 132 SMs: 128 x 4096 x 4096 -> 16 tiles, S = 8; 1000^3 and 1024^3 ->
  * 32 tiles, S = 4; 128 x 4096 x 1024 -> 16 tiles, S = 4.
  */
-template <int BN> static int sm90_splitk_splits(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
+template <int BM, int BN>
+static int sm90_splitk_splits(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 {
     const int64_t sms = h->num_sms;
-    const int64_t tiles = sm90_tiles<BN>(d);
+    const int64_t tiles = sm90_tiles<BM, BN>(d);
     const int64_t k_blocks = cuops_ceil_div(d->k, SM90_BK);
     if (sms <= 0 || tiles <= 0 || 2 * tiles > sms || k_blocks < SM90_SPLITK_MIN_K_BLOCKS) return 0;
     const int64_t by_k = k_blocks / (BN == 128 ? SM90_SPLITK_MIN_BLOCKS_PER_SPLIT_128
@@ -779,7 +796,7 @@ template <int BN> static int sm90_splitk_splits(const struct cuops_handle *h, co
  * once (cudaOccupancyMaxActiveClusters; every instantiation has the same
  * block, shared memory and registers, so one answer per size and device).
  * -1 when the query fails. */
-template <int BN> static int sm90_dsmem_max_clusters(int dev, int size)
+template <int BM, int BN> static int sm90_dsmem_max_clusters(int dev, int size)
 {
     static int cache[16][SM90_DSMEM_MAX_SPLITS + 1]; /* one per BN */
     if (dev < 0 || dev >= 16 || size < 2 || size > SM90_DSMEM_MAX_SPLITS) return -1;
@@ -787,8 +804,8 @@ template <int BN> static int sm90_dsmem_max_clusters(int dev, int size)
     if (__atomic_load_n(slot, __ATOMIC_RELAXED) == 0)
         __atomic_store_n(slot,
                          cuops_cluster_max_active(
-                             (const void *)sm90_ws_splitk_dsmem_kernel<BN, false, __half>,
-                             SM90_THREADS, size, sm90_tile<BN>::SMEM_BYTES),
+                             (const void *)sm90_ws_splitk_dsmem_kernel<BM, BN, false, __half>,
+                             SM90_THREADS, size, sm90_tile<BM, BN>::SMEM_BYTES),
                          __ATOMIC_RELAXED);
     return __atomic_load_n(slot, __ATOMIC_RELAXED);
 }
@@ -796,21 +813,22 @@ template <int BN> static int sm90_dsmem_max_clusters(int dev, int size)
 /* Cluster split-K plan: the split-K plan's S capped at the portable cluster
  * size (8) and lowered until every tile's cluster is resident at once (a
  * second wave of clusters would double the time); 0 where none fits. */
-template <int BN> static int sm90_dsmem_splits(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
+template <int BM, int BN>
+static int sm90_dsmem_splits(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 {
-    int s = sm90_splitk_splits<BN>(h, d);
+    int s = sm90_splitk_splits<BM, BN>(h, d);
     if (s > SM90_DSMEM_MAX_SPLITS) s = SM90_DSMEM_MAX_SPLITS;
-    const int64_t tiles = sm90_tiles<BN>(d);
+    const int64_t tiles = sm90_tiles<BM, BN>(d);
     for (; s >= 2; s--)
-        if (tiles <= sm90_dsmem_max_clusters<BN>(h->device, s)) return s;
+        if (tiles <= sm90_dsmem_max_clusters<BM, BN>(h->device, s)) return s;
     return 0;
 }
 
-template <int BN>
+template <int BM, int BN>
 static int sm90_ws_dsmem_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 {
     /* sm90_dsmem_splits is 0 wherever the split-K plan does not split */
-    return sm90_ws_can_run<BN>(h, d) && sm90_dsmem_splits<BN>(h, d) > 0;
+    return sm90_ws_can_run<BM, BN>(h, d) && sm90_dsmem_splits<BM, BN>(h, d) > 0;
 }
 
 /* The split-K entry serves every m, m <= 64 included (with K split the few
@@ -818,7 +836,7 @@ static int sm90_ws_dsmem_supports(const struct cuops_handle *h, const cuops_gemm
  * order and keep the NT calls of that range. */
 static int sm90_ws_splitk_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 {
-    return sm90_ws_can_run<256>(h, d) && sm90_splitk_splits<256>(h, d) > 0;
+    return sm90_ws_can_run<128, 256>(h, d) && sm90_splitk_splits<128, 256>(h, d) > 0;
 }
 
 /* Whether p lies inside the handle's current workspace. A caller inside cuops
@@ -847,16 +865,20 @@ static size_t sm90_align256(size_t x) { return (x + 255) & ~(size_t)255; }
  * cuops_sm90_copy_rows moves it to C ("staged C"; docs/gemm.md). direct_c
  * (the study entry sm90_ws_128x256_direct_c), too small a user workspace, or
  * operands inside the workspace: the register epilogue writes C in place. */
-template <int BN>
+template <int BM, int BN>
 static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                   const cuops_options_t *opt, int splits, int dsmem, int direct_c)
 {
-    using tile = sm90_tile<BN>;
+    using tile = sm90_tile<BM, BN>;
     if (splits == 0) dsmem = 0;
+    /* the 64-row tile has no split-K form (its entry never asks for one) */
+    if (BM == 64 && splits > 0)
+        return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "sm90_ws_64x128: no split-K form");
     const char *const name = dsmem ? (BN == 256 ? "sm90_ws_128x256_splitk_dsmem"
                                                 : "sm90_ws_128x128_splitk_dsmem")
                              : splits > 0 ? (BN == 256 ? "sm90_ws_128x256_splitk"
                                                        : "sm90_ws_128x128_splitk")
+                             : BM == 64   ? "sm90_ws_64x128"
                                           : (BN == 256 ? "sm90_ws_128x256" : "sm90_ws_128x128");
     const unsigned flags = opt ? opt->flags : 0u;
 
@@ -868,7 +890,7 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     const int64_t ldp = cuops_sm90_packed_ld(d->k);
     const size_t a_bytes = pack_a ? sm90_align256((size_t)d->m * (size_t)ldp * 2u) : 0;
     const size_t b_bytes = pack_b ? sm90_align256((size_t)d->n * (size_t)ldp * 2u) : 0;
-    const int64_t num_tiles = sm90_tiles<BN>(d);
+    const int64_t num_tiles = sm90_tiles<BM, BN>(d);
     const size_t partial_bytes =
         (splits > 0 && !dsmem)
             ? (size_t)num_tiles * (size_t)splits * tile::PARTIAL_F4_PER_UNIT * sizeof(float4)
@@ -902,14 +924,15 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
             const bool too_small = h->user_workspace && h->user_workspace_bytes < need;
             const bool operand_in_ws = sm90_in_workspace(h, d->a) || sm90_in_workspace(h, d->b) ||
                                        sm90_in_workspace(h, d->c);
-            if (too_small || operand_in_ws) return sm90_ws_run<BN>(h, d, opt, 0, 0, direct_c);
+            if (too_small || operand_in_ws) return sm90_ws_run<BM, BN>(h, d, opt, 0, 0, direct_c);
         }
         void *ws_raw = NULL;
         cuops_status_t st = cuops_cuda_workspace(h, need, &ws_raw);
         if (st == CUOPS_STATUS_ALLOC_FAILED && splits > 0 && !dsmem)
-            return sm90_ws_run<BN>(h, d, opt, 0, 0, direct_c);
+            return sm90_ws_run<BM, BN>(h, d, opt, 0, 0, direct_c);
         /* without room for the staged C, the register epilogue */
-        if (st == CUOPS_STATUS_ALLOC_FAILED && stage_c) return sm90_ws_run<BN>(h, d, opt, 0, 0, 1);
+        if (st == CUOPS_STATUS_ALLOC_FAILED && stage_c)
+            return sm90_ws_run<BM, BN>(h, d, opt, 0, 0, 1);
         if (st != CUOPS_STATUS_SUCCESS) return st;
         ws = (void *)(((uintptr_t)ws_raw + 255) & ~(uintptr_t)255);
     }
@@ -930,7 +953,7 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     }
 
     CUtensorMap tmap_a, tmap_b;
-    cuops_status_t st = cuops_sm90_encode_kmajor(h, &tmap_a, a, d->ab_type, d->m, d->k, lda, SM90_BM);
+    cuops_status_t st = cuops_sm90_encode_kmajor(h, &tmap_a, a, d->ab_type, d->m, d->k, lda, BM);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     st = cuops_sm90_encode_kmajor(h, &tmap_b, b, d->ab_type, d->n, d->k, ldb, BN);
     if (st != CUOPS_STATUS_SUCCESS) return st;
@@ -944,7 +967,7 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     p.k = (int)d->k;
     p.alpha = d->alpha;
     p.beta = d->beta;
-    p.tiles_m = (int)cuops_ceil_div(d->m, SM90_BM);
+    p.tiles_m = (int)cuops_ceil_div(d->m, BM);
     p.tiles_n = (int)cuops_ceil_div(d->n, BN);
     p.num_tiles = p.tiles_m * p.tiles_n;
     p.k_blocks = (int)cuops_ceil_div(d->k, SM90_BK);
@@ -968,7 +991,7 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     }
 
     if (splits == 0) {
-        sm90_kernel_fn fn = sm90_pick_kernel<BN>(d->ab_type, d->c_type);
+        sm90_kernel_fn fn = sm90_pick_kernel<BM, BN>(d->ab_type, d->c_type);
         if (!fn)
             return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no kernel for c_type", name);
         CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
@@ -984,57 +1007,64 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
         return CUOPS_STATUS_SUCCESS;
     }
 
-    if (dsmem) {
-        sm90_dsmem_kernel_fn fn = sm90_pick_dsmem_kernel<BN>(d->ab_type, d->c_type);
-        if (!fn)
-            return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no kernel for c_type", name);
+    /* split-K: the 128-row tiles only (not instantiated for 64 rows) */
+    if constexpr (BM == 64) {
+        return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no split-K form", name);
+    } else {
+        if (dsmem) {
+            sm90_dsmem_kernel_fn fn = sm90_pick_dsmem_kernel<BM, BN>(d->ab_type, d->c_type);
+            if (!fn)
+                return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no kernel for c_type", name);
+            CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
+                                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                   tile::SMEM_BYTES));
+            cudaLaunchConfig_t cfg;
+            cudaLaunchAttribute attr;
+            /* one unit per CTA */
+            cuops_cluster_launch_config(&cfg, &attr, p.num_tiles * splits, SM90_THREADS, splits,
+                                        tile::SMEM_BYTES, cuops_stream(h));
+            CUOPS_CUDA_TRY(h, cudaLaunchKernelEx(&cfg, fn, tmap_a, tmap_b, p, splits));
+            return cuops_cuda_check_launch(h, name);
+        }
+
+        sm90_splitk_params_t sp;
+        sp.partials = (float4 *)((uint8_t *)ws + a_bytes + b_bytes);
+        sp.splits = splits;
+        sm90_splitk_kernel_fn fn = d->ab_type == CUOPS_DTYPE_BF16
+                                       ? sm90_ws_splitk_kernel<BM, BN, true>
+                                       : sm90_ws_splitk_kernel<BM, BN, false>;
+        sm90_fixup_kernel_fn fixup = sm90_pick_fixup_kernel<BM, BN>(d->c_type);
+        if (!fixup)
+            return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no fixup for c_type", name);
         CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
                                                cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                tile::SMEM_BYTES));
-        cudaLaunchConfig_t cfg;
-        cudaLaunchAttribute attr;
-        /* one unit per CTA */
-        cuops_cluster_launch_config(&cfg, &attr, p.num_tiles * splits, SM90_THREADS, splits,
-                                    tile::SMEM_BYTES, cuops_stream(h));
-        CUOPS_CUDA_TRY(h, cudaLaunchKernelEx(&cfg, fn, tmap_a, tmap_b, p, splits));
-        return cuops_cuda_check_launch(h, name);
+        /* The plan keeps num_tiles * splits <= #SMs: one unit per CTA, one wave. */
+        const int units = p.num_tiles * splits;
+        const int grid = units < h->num_sms ? units : h->num_sms;
+        fn<<<grid, SM90_THREADS, tile::SMEM_BYTES, cuops_stream(h)>>>(tmap_a, tmap_b, p, sp);
+        st = cuops_cuda_check_launch(h, name);
+        if (st != CUOPS_STATUS_SUCCESS) return st;
+        fixup<<<(unsigned)(p.num_tiles * tile::FIXUP_CTAS_PER_TILE), SM90_FIXUP_THREADS, 0,
+                cuops_stream(h)>>>(p, sp);
+        st = cuops_cuda_check_launch(h, "sm90_splitk_fixup_kernel");
+        if (st != CUOPS_STATUS_SUCCESS) return st;
+        h->last_kernel = name;
+        return CUOPS_STATUS_SUCCESS;
     }
-
-    sm90_splitk_params_t sp;
-    sp.partials = (float4 *)((uint8_t *)ws + a_bytes + b_bytes);
-    sp.splits = splits;
-    sm90_splitk_kernel_fn fn = d->ab_type == CUOPS_DTYPE_BF16 ? sm90_ws_splitk_kernel<BN, true>
-                                                               : sm90_ws_splitk_kernel<BN, false>;
-    sm90_fixup_kernel_fn fixup = sm90_pick_fixup_kernel<BN>(d->c_type);
-    if (!fixup) return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no fixup for c_type", name);
-    CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           tile::SMEM_BYTES));
-    /* The plan keeps num_tiles * splits <= #SMs: one unit per CTA, one wave. */
-    const int units = p.num_tiles * splits;
-    const int grid = units < h->num_sms ? units : h->num_sms;
-    fn<<<grid, SM90_THREADS, tile::SMEM_BYTES, cuops_stream(h)>>>(tmap_a, tmap_b, p, sp);
-    st = cuops_cuda_check_launch(h, name);
-    if (st != CUOPS_STATUS_SUCCESS) return st;
-    fixup<<<(unsigned)(p.num_tiles * tile::FIXUP_CTAS_PER_TILE), SM90_FIXUP_THREADS, 0,
-            cuops_stream(h)>>>(p, sp);
-    st = cuops_cuda_check_launch(h, "sm90_splitk_fixup_kernel");
-    if (st != CUOPS_STATUS_SUCCESS) return st;
-    h->last_kernel = name;
-    return CUOPS_STATUS_SUCCESS;
 }
 
 /* The plain kernel under `name`; direct_c: C written from the registers
  * where TMA cannot store to it (sm90_ws_run). */
-template <int BN>
+template <int BM, int BN>
 static cuops_status_t sm90_ws_plain(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                     const cuops_options_t *opt, const char *name, int direct_c)
 {
-    if (!sm90_ws_supports<BN>(h, d))
+    if (!sm90_ws_supports<BM, BN>(h, d))
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
                           "%s: needs sm_90, f16/bf16 inputs, f16/bf16/f32 output, m > 64", name);
     cuops_status_t st =
-        d->k == 0 ? cuops_sm90_scale_c(h, d) : sm90_ws_run<BN>(h, d, opt, 0, 0, direct_c);
+        d->k == 0 ? cuops_sm90_scale_c(h, d) : sm90_ws_run<BM, BN>(h, d, opt, 0, 0, direct_c);
     if (st == CUOPS_STATUS_SUCCESS) h->last_kernel = name;
     return st;
 }
@@ -1042,14 +1072,21 @@ static cuops_status_t sm90_ws_plain(struct cuops_handle *h, const cuops_gemm_des
 static cuops_status_t sm90_ws_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                      const cuops_options_t *opt)
 {
-    return sm90_ws_plain<256>(h, d, opt, "sm90_ws_128x256", 0);
+    return sm90_ws_plain<128, 256>(h, d, opt, "sm90_ws_128x256", 0);
 }
 
 /* The 128 x 128 tile, unsplit (see sm90_tile). */
 static cuops_status_t sm90_ws_128_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                          const cuops_options_t *opt)
 {
-    return sm90_ws_plain<128>(h, d, opt, "sm90_ws_128x128", 0);
+    return sm90_ws_plain<128, 128>(h, d, opt, "sm90_ws_128x128", 0);
+}
+
+/* The 64 x 128 tile (see sm90_tile): four times the tiles of 128 x 256. */
+static cuops_status_t sm90_ws_64_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                        const cuops_options_t *opt)
+{
+    return sm90_ws_plain<64, 128>(h, d, opt, "sm90_ws_64x128", 0);
 }
 
 /* Study entry: the plain kernel with C always written in place from the
@@ -1059,7 +1096,7 @@ static cuops_status_t sm90_ws_128_launch(struct cuops_handle *h, const cuops_gem
 static cuops_status_t sm90_ws_direct_c_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                               const cuops_options_t *opt)
 {
-    return sm90_ws_plain<256>(h, d, opt, "sm90_ws_128x256_direct_c", 1);
+    return sm90_ws_plain<128, 256>(h, d, opt, "sm90_ws_128x256_direct_c", 1);
 }
 
 static cuops_status_t sm90_ws_splitk_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
@@ -1070,32 +1107,32 @@ static cuops_status_t sm90_ws_splitk_launch(struct cuops_handle *h, const cuops_
                           "sm90_ws_128x256_splitk: needs sm_90, f16/bf16 inputs, f16/bf16/f32 "
                           "output, a tile grid of at most half the SMs and k > %d",
                           (SM90_SPLITK_MIN_K_BLOCKS - 1) * SM90_BK);
-    return sm90_ws_run<256>(h, d, opt, sm90_splitk_splits<256>(h, d), 0, 0);
+    return sm90_ws_run<128, 256>(h, d, opt, sm90_splitk_splits<128, 256>(h, d), 0, 0);
 }
 
-template <int BN>
+template <int BM, int BN>
 static cuops_status_t sm90_ws_dsmem_run(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                         const cuops_options_t *opt, const char *name)
 {
-    if (!sm90_ws_dsmem_supports<BN>(h, d))
+    if (!sm90_ws_dsmem_supports<BM, BN>(h, d))
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
                           "%s: needs sm_90, f16/bf16 inputs, f16/bf16/f32 output, a tile grid of "
                           "at most half the SMs, k > %d, and room for every tile's cluster of "
                           "splits at once",
                           name, (SM90_SPLITK_MIN_K_BLOCKS - 1) * SM90_BK);
-    return sm90_ws_run<BN>(h, d, opt, sm90_dsmem_splits<BN>(h, d), 1, 0);
+    return sm90_ws_run<BM, BN>(h, d, opt, sm90_dsmem_splits<BM, BN>(h, d), 1, 0);
 }
 
 static cuops_status_t sm90_ws_dsmem_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                            const cuops_options_t *opt)
 {
-    return sm90_ws_dsmem_run<256>(h, d, opt, "sm90_ws_128x256_splitk_dsmem");
+    return sm90_ws_dsmem_run<128, 256>(h, d, opt, "sm90_ws_128x256_splitk_dsmem");
 }
 
 static cuops_status_t sm90_ws_128_dsmem_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                                const cuops_options_t *opt)
 {
-    return sm90_ws_dsmem_run<128>(h, d, opt, "sm90_ws_128x128_splitk_dsmem");
+    return sm90_ws_dsmem_run<128, 128>(h, d, opt, "sm90_ws_128x128_splitk_dsmem");
 }
 
 /* ---- table ----------------------------------------------------------------- */
@@ -1109,15 +1146,17 @@ static cuops_status_t sm90_ws_128_dsmem_launch(struct cuops_handle *h, const cuo
  * after entries that accept the same calls: auto reaches them only through
  * cuops_gemm_sm90_auto_tile128 (gemm_tuning.h puts its pick first). */
 #define SM90_ENTRY_128_DSMEM \
-    {"sm90_ws_128x128_splitk_dsmem", sm90_ws_dsmem_supports<128>, sm90_ws_128_dsmem_launch}
-#define SM90_ENTRY_128 {"sm90_ws_128x128", sm90_ws_supports<128>, sm90_ws_128_launch}
+    {"sm90_ws_128x128_splitk_dsmem", sm90_ws_dsmem_supports<128, 128>, sm90_ws_128_dsmem_launch}
+#define SM90_ENTRY_128 {"sm90_ws_128x128", sm90_ws_supports<128, 128>, sm90_ws_128_launch}
+#define SM90_ENTRY_64 {"sm90_ws_64x128", sm90_ws_supports<64, 128>, sm90_ws_64_launch}
 static const cuops_gemm_kernel_t sm90_table[] = {
-    {"sm90_ws_128x256_splitk_dsmem", sm90_ws_dsmem_supports<256>, sm90_ws_dsmem_launch},
+    {"sm90_ws_128x256_splitk_dsmem", sm90_ws_dsmem_supports<128, 256>, sm90_ws_dsmem_launch},
     {"sm90_ws_128x256_splitk", sm90_ws_splitk_supports, sm90_ws_splitk_launch},
-    {"sm90_ws_128x256", sm90_ws_supports<256>, sm90_ws_launch},
-    {"sm90_ws_128x256_direct_c", sm90_ws_supports<256>, sm90_ws_direct_c_launch},
+    {"sm90_ws_128x256", sm90_ws_supports<128, 256>, sm90_ws_launch},
+    {"sm90_ws_128x256_direct_c", sm90_ws_supports<128, 256>, sm90_ws_direct_c_launch},
     SM90_ENTRY_128_DSMEM,
     SM90_ENTRY_128,
+    SM90_ENTRY_64,
 };
 
 extern "C" const cuops_gemm_kernel_t *cuops_gemm_sm90_kernel_table(int *count)
@@ -1139,18 +1178,25 @@ static int64_t sm90_rounds(int64_t tiles, int64_t sms) { return (tiles + sms - 1
  * at 2048^3 and 1024 x 4096 x 4096, where 128 x 256 tiles fill their rounds
  * (twice the operand bytes per FLOP from L2). So: the split form where its
  * plan splits; else the unsplit form where its rounds are fuller than the
- * 128 x 256 grid's by more than that 8 %. */
+ * 128 x 256 grid's by more than that 8 %. Where even the 128 x 128 grid
+ * covers at most half of the SMs (1000^3, 1024^3), the 64 x 128 tile if its
+ * rounds are fuller still, counting it 20 % less efficient per tile slot
+ * (an estimate: 1.5 times the operand bytes per FLOP of 128 x 128). */
 extern "C" const cuops_gemm_kernel_t *cuops_gemm_sm90_auto_tile128(const struct cuops_handle *h,
                                                                    const cuops_gemm_desc_t *d)
 {
     const int64_t sms = h->num_sms;
-    if (sms <= 0 || d->k == 0 || !sm90_ws_can_run<128>(h, d)) return NULL;
-    static const cuops_gemm_kernel_t dsmem128 = SM90_ENTRY_128_DSMEM, plain128 = SM90_ENTRY_128;
-    if (sm90_dsmem_splits<128>(h, d) > 0) return &dsmem128;
-    if (d->m <= 64 || sm90_splitk_splits<128>(h, d) > 0) return NULL;
-    const int64_t t256 = sm90_tiles<256>(d), t128 = sm90_tiles<128>(d);
+    if (sms <= 0 || d->k == 0 || !sm90_ws_can_run<128, 128>(h, d)) return NULL;
+    static const cuops_gemm_kernel_t dsmem128 = SM90_ENTRY_128_DSMEM, plain128 = SM90_ENTRY_128,
+                                     plain64 = SM90_ENTRY_64;
+    if (sm90_dsmem_splits<128, 128>(h, d) > 0) return &dsmem128;
+    if (d->m <= 64 || sm90_splitk_splits<128, 128>(h, d) > 0) return NULL;
+    const int64_t t256 = sm90_tiles<128, 256>(d), t128 = sm90_tiles<128, 128>(d);
     /* fill(128) * 0.92 > fill(256), fill = tiles / (rounds * sms) */
-    if (92 * t128 * sm90_rounds(t256, sms) > 100 * t256 * sm90_rounds(t128, sms))
-        return &plain128;
-    return NULL;
+    if (92 * t128 * sm90_rounds(t256, sms) <= 100 * t256 * sm90_rounds(t128, sms)) return NULL;
+    const int64_t t64 = sm90_tiles<64, 128>(d);
+    if (2 * t128 <= sms && sm90_ws_can_run<64, 128>(h, d) &&
+        80 * t64 * sm90_rounds(t128, sms) > 92 * t128 * sm90_rounds(t64, sms))
+        return &plain64;
+    return &plain128;
 }

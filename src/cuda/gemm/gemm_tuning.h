@@ -43,8 +43,8 @@ __attribute__((weak, visibility("hidden")))
 const cuops_gemm_kernel_t *cuops_gemm_sm90_kernel_table(int *count);
 __attribute__((weak, visibility("hidden")))
 const cuops_gemm_kernel_t *cuops_gemm_sm80_kernel_table(int *count);
-/* gemm_sm90.cu: the 128 x 128-tile entry auto runs before the sm90 table for
- * this call (grids that 128 x 256 tiles fill poorly), or NULL */
+/* gemm_sm90.cu: the 128 x 128- or 64 x 128-tile entry auto runs before the
+ * sm90 table for this call (grids that 128 x 256 tiles fill poorly), or NULL */
 __attribute__((weak, visibility("hidden")))
 const cuops_gemm_kernel_t *cuops_gemm_sm90_auto_tile128(const struct cuops_handle *h,
                                                        const cuops_gemm_desc_t *d);
@@ -145,7 +145,9 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
  *  F16/BF16 on sm_90: the 128 x 128-tile entry cuops_gemm_sm90_auto_tile128
  *    picks (its cluster split-K where that plan splits with >= 16 k-blocks
  *    per split, else the unsplit 128 x 128 tile where its rounds are fuller
- *    than the 128 x 256 grid's: 1000^3, 1024^3, 1537 x 3001 x 2049, ...),
+ *    than the 128 x 256 grid's: 1024 x 2048 x 4096, 1537 x 3001 x 2049, ...;
+ *    the 64 x 128 tile where even 128 x 128 tiles cover at most half of the
+ *    SMs: 1000^3, 1024^3),
  *    then the wgmma kernels (TMA, 4th-gen tensor cores) in their own
  *    order (gemm_sm90.cu: sm90_ws_128x256_splitk_dsmem and
  *    sm90_ws_128x256_splitk, which accept only the calls whose tile grid
