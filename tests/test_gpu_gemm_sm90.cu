@@ -72,18 +72,20 @@ static int splitk_plan_bn(int64_t m, int64_t n, int64_t k, int sms, int64_t bn)
 }
 static int splitk_plan(int64_t m, int64_t n, int64_t k, int sms) { return splitk_plan_bn(m, n, k, sms, 256); }
 
-/* Auto's sm90 kernel for an NT aligned call with m > 64 (gemm_sm90.cu,
+/* Auto's sm90 kernel for an NT call with m > 64, A [m, k] and B [n, k]
+ * dense (lda = ldb = k) at 256-byte-aligned bases (gemm_sm90.cu,
  * cuops_gemm_sm90_auto_tile128 and the table after it), assuming every
  * planned cluster fits at once (true for the shapes used here on H100/H200). */
 static const char *auto_sm90_kernel(int64_t m, int64_t n, int64_t k, int sms)
 {
-    if (splitk_plan_bn(m, n, k, sms, 128) > 0) return DSMEM128;
     const int64_t t256 = ((m + 127) / 128) * ((n + 255) / 256), t128 = ((m + 127) / 128) * ((n + 127) / 128);
-    const int64_t r256 = (t256 + sms - 1) / sms, r128 = (t128 + sms - 1) / sms;
-    if (92 * t128 * r256 > 100 * t256 * r128) {
-        const int64_t t64 = ((m + 63) / 64) * ((n + 127) / 128), r64 = (t64 + sms - 1) / sms;
-        return 2 * t128 <= sms && 80 * t64 * r128 > 92 * t128 * r64 ? V64 : V128;
-    }
+    const int64_t t64 = ((m + 63) / 64) * ((n + 127) / 128);
+    const int64_t r256 = (t256 + sms - 1) / sms, r128 = (t128 + sms - 1) / sms, r64 = (t64 + sms - 1) / sms;
+    const int tile64 = (k * 2) % 128 == 0 && 2 * t128 <= sms; /* rows on 128-byte lines */
+    if (tile64 && 3 * t64 >= 2 * sms && t64 <= sms && k <= 2048) return V64;
+    if (splitk_plan_bn(m, n, k, sms, 128) > 0) return DSMEM128;
+    if (92 * t128 * r256 > 100 * t256 * r128)
+        return tile64 && 80 * t64 * r128 > 92 * t128 * r64 ? V64 : V128;
     return splitk_plan(m, n, k, sms) > 0 ? DSMEM : VARIANT;
 }
 

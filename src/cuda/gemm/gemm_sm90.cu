@@ -255,12 +255,16 @@ __device__ __forceinline__ void sm90_epilogue(const sm90_gemm_params_t &p, const
  * consumer's two buffers in TMA's 128-byte swizzle (16-byte chunk c of row r
  * at c ^ (r & 7): conflict-free), then thread 0 issues the bulk tensor
  * store, clipped at m and n by the hardware, and the warps go on; a buffer
- * is refilled once the store that last read it is done reading. */
+ * is refilled once the store that last read it is done reading. The
+ * buffers alternate across tiles too (`parity`, the consumer's count of
+ * boxes mod 2): with one box per tile (64 x 128 tiles) the next tile would
+ * otherwise refill the buffer whose store may still be reading it. */
 template <typename OutT, int ACC>
 __device__ __forceinline__ void sm90_epilogue_tma(const sm90_gemm_params_t &p,
                                                   const CUtensorMap *tmap_c,
                                                   const float (&acc)[ACC], uint32_t bufs,
-                                                  int consumer, int row0, int col0)
+                                                  int consumer, int row0, int col0,
+                                                  uint32_t &parity)
 {
     /* 16-bit C only (the caller's test; this keeps f32 instances empty) */
     if constexpr (sizeof(OutT) == 2) {
@@ -273,7 +277,7 @@ __device__ __forceinline__ void sm90_epilogue_tma(const sm90_gemm_params_t &p,
         const int r = 16 * warp + 8 * (q & 1) + i;
 #pragma unroll
         for (int cc = 0; cc < ACC / 32; cc++) {
-            const uint32_t buf = bufs + (uint32_t)((cc & 1) * SM90_EPI_BUF_BYTES);
+            const uint32_t buf = bufs + ((uint32_t)cc + parity) % 2u * SM90_EPI_BUF_BYTES;
             if (t == 0) cuops_tma_store_wait_read<1>();
             cuops_named_bar_sync(bar_id, 128);
 #pragma unroll
@@ -293,6 +297,7 @@ __device__ __forceinline__ void sm90_epilogue_tma(const sm90_gemm_params_t &p,
                 cuops_tma_store_commit();
             }
         }
+        if constexpr ((ACC / 32) % 2 == 1) parity ^= 1u;
     }
 }
 
@@ -475,6 +480,7 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
 
         int stage = 0;
         uint32_t phase = 0;
+        uint32_t epi_parity = 0; /* sm90_epilogue_tma's buffer alternation */
         for (int u = blockIdx.x; u < units; u += gridDim.x) {
             /* kb_count >= 1 (host plan), so prev_stage below is always a
              * stage this unit read. */
@@ -529,7 +535,7 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                 sm90_epilogue_tma<OutT>(p, tmap_c, acc,
                                         epi_smem + (uint32_t)(consumer * 2 * SM90_EPI_BUF_BYTES),
                                         consumer, tm * BM + consumer * tile::ROW_STEP,
-                                        tn * BN + consumer * tile::COL_STEP);
+                                        tn * BN + consumer * tile::COL_STEP, epi_parity);
             } else {
                 sm90_epilogue<OutT>(p, acc, tm * BM + consumer * tile::ROW_STEP,
                                     tn * BN + consumer * tile::COL_STEP);
@@ -1178,10 +1184,16 @@ static int64_t sm90_rounds(int64_t tiles, int64_t sms) { return (tiles + sms - 1
  * at 2048^3 and 1024 x 4096 x 4096, where 128 x 256 tiles fill their rounds
  * (twice the operand bytes per FLOP from L2). So: the split form where its
  * plan splits; else the unsplit form where its rounds are fuller than the
- * 128 x 256 grid's by more than that 8 %. Where even the 128 x 128 grid
- * covers at most half of the SMs (1000^3, 1024^3), the 64 x 128 tile if its
- * rounds are fuller still, counting it 20 % less efficient per tile slot
- * (an estimate: 1.5 times the operand bytes per FLOP of 128 x 128). */
+ * 128 x 256 grid's by more than that 8 %.
+ * The 64 x 128 tile (H200, 306ccaf): 8.5 against 10.6 us (128 x 128) at
+ * 1024^3, 11.0 against 13.7 (128 x 128 split) at 768 x 1024 x 2048, but
+ * 14.1 against 12.4 at 1000^3, whose operand rows (2000 bytes) sit off the
+ * 128-byte lines, and 12-14 % slower than 128 x 256 at 2048^3. So only for
+ * operands on 128-byte rows (or packed onto them), where 128 x 128 tiles
+ * cover at most half of the SMs: first where its own tiles fill 2/3 of
+ * them in one round with K <= 2048 (the range measured), else where its
+ * rounds are fuller than 128 x 128's, counting it 20 % less efficient per
+ * tile slot (an estimate). */
 extern "C" const cuops_gemm_kernel_t *cuops_gemm_sm90_auto_tile128(const struct cuops_handle *h,
                                                                    const cuops_gemm_desc_t *d)
 {
@@ -1189,14 +1201,22 @@ extern "C" const cuops_gemm_kernel_t *cuops_gemm_sm90_auto_tile128(const struct 
     if (sms <= 0 || d->k == 0 || !sm90_ws_can_run<128, 128>(h, d)) return NULL;
     static const cuops_gemm_kernel_t dsmem128 = SM90_ENTRY_128_DSMEM, plain128 = SM90_ENTRY_128,
                                      plain64 = SM90_ENTRY_64;
+    const int64_t t256 = sm90_tiles<128, 256>(d), t128 = sm90_tiles<128, 128>(d);
+    const int64_t t64 = sm90_tiles<64, 128>(d);
+    /* operands read on whole 128-byte lines: in place, or packed (onto rows
+     * of cuops_sm90_packed_ld, in workspace aligned to 256 bytes) */
+    const bool a_lines = d->trans_a != CUOPS_OP_N || !cuops_sm90_tma_ok(d->a, d->lda) ||
+                         (cuops_aligned(d->a, 128) && (d->lda * 2) % 128 == 0);
+    const bool b_lines = d->trans_b != CUOPS_OP_T || !cuops_sm90_tma_ok(d->b, d->ldb) ||
+                         (cuops_aligned(d->b, 128) && (d->ldb * 2) % 128 == 0);
+    const bool tile64 = d->m > 64 && a_lines && b_lines && 2 * t128 <= sms &&
+                        sm90_ws_can_run<64, 128>(h, d);
+    if (tile64 && 3 * t64 >= 2 * sms && t64 <= sms && d->k <= 2048) return &plain64;
     if (sm90_dsmem_splits<128, 128>(h, d) > 0) return &dsmem128;
     if (d->m <= 64 || sm90_splitk_splits<128, 128>(h, d) > 0) return NULL;
-    const int64_t t256 = sm90_tiles<128, 256>(d), t128 = sm90_tiles<128, 128>(d);
     /* fill(128) * 0.92 > fill(256), fill = tiles / (rounds * sms) */
     if (92 * t128 * sm90_rounds(t256, sms) <= 100 * t256 * sm90_rounds(t128, sms)) return NULL;
-    const int64_t t64 = sm90_tiles<64, 128>(d);
-    if (2 * t128 <= sms && sm90_ws_can_run<64, 128>(h, d) &&
-        80 * t64 * sm90_rounds(t128, sms) > 92 * t128 * sm90_rounds(t64, sms))
+    if (tile64 && 80 * t64 * sm90_rounds(t128, sms) > 92 * t128 * sm90_rounds(t64, sms))
         return &plain64;
     return &plain128;
 }
