@@ -53,6 +53,13 @@
  * stores C. No workspace, no second kernel, no partials through L2/HBM;
  * bitwise identical run to run.
  *
+ * Kernels "sm90_ws_128x128", "sm90_ws_128x128_splitk_dsmem" and
+ * "sm90_ws_64x128" (last in the table): the same CTA body with a smaller
+ * tile (sm90_tile<BM, BN>; in a 64-row tile the two consumers split the
+ * columns), for grids that 128 x 256 tiles leave mostly idle. Auto reaches
+ * them through cuops_gemm_sm90_auto_tile128 (measured rule, below the
+ * table), which gemm_tuning.h asks before walking the table.
+ *
  * Operands are read K-major (A as [m,k], B as [n,k]: the trans_a = N,
  * trans_b = T case of torch linear). Any other transpose, and any operand
  * whose base is not 16-byte aligned or whose row stride is not a multiple of
