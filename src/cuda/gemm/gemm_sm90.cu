@@ -1082,34 +1082,21 @@ static cuops_status_t sm90_ws_plain(struct cuops_handle *h, const cuops_gemm_des
     return st;
 }
 
-static cuops_status_t sm90_ws_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
-                                     const cuops_options_t *opt)
+/* The unsplit entries: "sm90_ws_128x256", "sm90_ws_128x128",
+ * "sm90_ws_64x128" (see sm90_tile), and the study entry
+ * "sm90_ws_128x256_direct_c": the 128 x 256 kernel with C always written in
+ * place from the registers where TMA cannot store to it (no staged C), to
+ * measure what the staging gains; never chosen by auto (the plain entry
+ * before it accepts the same calls). */
+template <int BM, int BN, int DIRECT_C>
+static cuops_status_t sm90_ws_plain_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                           const cuops_options_t *opt)
 {
-    return sm90_ws_plain<128, 256>(h, d, opt, "sm90_ws_128x256", 0);
-}
-
-/* The 128 x 128 tile, unsplit (see sm90_tile). */
-static cuops_status_t sm90_ws_128_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
-                                         const cuops_options_t *opt)
-{
-    return sm90_ws_plain<128, 128>(h, d, opt, "sm90_ws_128x128", 0);
-}
-
-/* The 64 x 128 tile (see sm90_tile): four times the tiles of 128 x 256. */
-static cuops_status_t sm90_ws_64_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
-                                        const cuops_options_t *opt)
-{
-    return sm90_ws_plain<64, 128>(h, d, opt, "sm90_ws_64x128", 0);
-}
-
-/* Study entry: the plain kernel with C always written in place from the
- * registers where TMA cannot store to it (no staged C), to measure what the
- * staging gains. Never chosen by auto (the plain entry before it accepts
- * the same calls). */
-static cuops_status_t sm90_ws_direct_c_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
-                                              const cuops_options_t *opt)
-{
-    return sm90_ws_plain<128, 256>(h, d, opt, "sm90_ws_128x256_direct_c", 1);
+    const char *const name = DIRECT_C    ? "sm90_ws_128x256_direct_c"
+                             : BM == 64  ? "sm90_ws_64x128"
+                             : BN == 128 ? "sm90_ws_128x128"
+                                         : "sm90_ws_128x256";
+    return sm90_ws_plain<BM, BN>(h, d, opt, name, DIRECT_C);
 }
 
 static cuops_status_t sm90_ws_splitk_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
@@ -1160,13 +1147,14 @@ static cuops_status_t sm90_ws_128_dsmem_launch(struct cuops_handle *h, const cuo
  * cuops_gemm_sm90_auto_tile128 (gemm_tuning.h puts its pick first). */
 #define SM90_ENTRY_128_DSMEM \
     {"sm90_ws_128x128_splitk_dsmem", sm90_ws_dsmem_supports<128, 128>, sm90_ws_128_dsmem_launch}
-#define SM90_ENTRY_128 {"sm90_ws_128x128", sm90_ws_supports<128, 128>, sm90_ws_128_launch}
-#define SM90_ENTRY_64 {"sm90_ws_64x128", sm90_ws_supports<64, 128>, sm90_ws_64_launch}
+#define SM90_ENTRY_128 \
+    {"sm90_ws_128x128", sm90_ws_supports<128, 128>, sm90_ws_plain_launch<128, 128, 0>}
+#define SM90_ENTRY_64 {"sm90_ws_64x128", sm90_ws_supports<64, 128>, sm90_ws_plain_launch<64, 128, 0>}
 static const cuops_gemm_kernel_t sm90_table[] = {
     {"sm90_ws_128x256_splitk_dsmem", sm90_ws_dsmem_supports<128, 256>, sm90_ws_dsmem_launch},
     {"sm90_ws_128x256_splitk", sm90_ws_splitk_supports, sm90_ws_splitk_launch},
-    {"sm90_ws_128x256", sm90_ws_supports<128, 256>, sm90_ws_launch},
-    {"sm90_ws_128x256_direct_c", sm90_ws_supports<128, 256>, sm90_ws_direct_c_launch},
+    {"sm90_ws_128x256", sm90_ws_supports<128, 256>, sm90_ws_plain_launch<128, 256, 0>},
+    {"sm90_ws_128x256_direct_c", sm90_ws_supports<128, 256>, sm90_ws_plain_launch<128, 256, 1>},
     SM90_ENTRY_128_DSMEM,
     SM90_ENTRY_128,
     SM90_ENTRY_64,
