@@ -34,6 +34,11 @@ if [ -f "$root/src/cuda/gemm/gemm_sm90.cu" ]; then
     for ins in wgmma.mma_async cp.async.bulk.tensor setmaxnreg mbarrier.try_wait; do
         check "grep -q '$ins' '$f90'" "the Hopper GEMM PTX has no $ins"
     done
+    # one wgmma width per tile: 128 x 256 (n256), 128 x 128 (n128), 64 x 128 (n64 per consumer)
+    for nn in 256 128 64; do
+        check "grep -q 'wgmma.mma_async.sync.aligned.m64n${nn}k16.f32' '$f90'" \
+              "the Hopper GEMM PTX has no wgmma m64n${nn}k16 (tile width)"
+    done
 else
     fail "src/cuda/gemm/gemm_sm90.cu missing"
 fi
