@@ -44,10 +44,11 @@ __device__ __forceinline__ float4 cuops_cluster_sum_f4(uint32_t addr, int splits
 /* For j in [j0, j1): store(j, sum), sum = the float4 at addr + j * stride
  * summed over ranks 0..splits-1 in that order (the bits of
  * cuops_cluster_sum_f4). The loads of a batch of NB float4s from every rank
- * are issued before the first add, so a batch costs one trip over the
- * cluster network, not one per float4: one at a time, the loads held 21 % of
- * the consumer warps' samples of the 1024^3 split-K GEMM (ncu, S = 3).
- * NB * MAXS = 16 float4s (64 registers) in flight per thread. */
+ * are issued before the first add (NB * MAXS = 16 float4s, 64 registers, in
+ * flight per thread), not one float4 at a time. Measured on the 1024^3
+ * split-K GEMM (S = 3, H200): 1 us of ~15 faster; the warps still wait on
+ * these loads as long (ncu), so the distributed-shared-memory path's own
+ * throughput, not its round trips, bounds the reduction. */
 template <int NB, int MAXS, typename Store>
 __device__ __forceinline__ void cuops_cluster_reduce_batches(uint32_t addr, uint32_t stride,
                                                              int splits, int j0, int j1,
