@@ -337,18 +337,14 @@ static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t
     return ring_run<T, OP, nv, stages, early>(h, d, ring_kernel_names[FORM][0]);
 }
 
-template <typename T, int OP> static cuops_status_t ring_form0(struct cuops_handle *h, const cuops_scan_desc_t *d)
-{ return ring_typed<T, OP, 0>(h, d); }
-template <typename T, int OP> static cuops_status_t ring_form1(struct cuops_handle *h, const cuops_scan_desc_t *d)
-{ return ring_typed<T, OP, 1>(h, d); }
-template <typename T, int OP> static cuops_status_t ring_form2(struct cuops_handle *h, const cuops_scan_desc_t *d)
-{ return ring_typed<T, OP, 2>(h, d); }
-template <typename T, int OP> static cuops_status_t ring_form3(struct cuops_handle *h, const cuops_scan_desc_t *d)
-{ return ring_typed<T, OP, 3>(h, d); }
-template <typename T, int OP> static cuops_status_t ring_form4(struct cuops_handle *h, const cuops_scan_desc_t *d)
-{ return ring_typed<T, OP, 4>(h, d); }
-template <typename T, int OP> static cuops_status_t ring_form5(struct cuops_handle *h, const cuops_scan_desc_t *d)
-{ return ring_typed<T, OP, 5>(h, d); }
+/* ring_typed with FORM fixed, as the <T, OP> template SCAN_TYPE_OP_CALL expects */
+template <int FORM> struct ring_form {
+    template <typename T, int OP>
+    static cuops_status_t run(struct cuops_handle *h, const cuops_scan_desc_t *d)
+    {
+        return ring_typed<T, OP, FORM>(h, d);
+    }
+};
 
 cuops_status_t cuops_scan_ring_launch(struct cuops_handle *h, const cuops_scan_desc_t *d, int form)
 {
@@ -358,12 +354,12 @@ cuops_status_t cuops_scan_ring_launch(struct cuops_handle *h, const cuops_scan_d
                                  cuops_dtype_name(d->type)),                                      \
                       FN, h, d)
     switch (form) {
-    case 1: return RING_CALL(ring_form1);
-    case 2: return RING_CALL(ring_form2);
-    case 3: return RING_CALL(ring_form3);
-    case 4: return RING_CALL(ring_form4);
-    case 5: return RING_CALL(ring_form5);
-    default: return RING_CALL(ring_form0);
+    case 1: return RING_CALL(ring_form<1>::run);
+    case 2: return RING_CALL(ring_form<2>::run);
+    case 3: return RING_CALL(ring_form<3>::run);
+    case 4: return RING_CALL(ring_form<4>::run);
+    case 5: return RING_CALL(ring_form<5>::run);
+    default: return RING_CALL(ring_form<0>::run);
     }
 #undef RING_CALL
 }
