@@ -312,14 +312,15 @@ static void reproducibility(void)
          * persistent kernel's misaligned tiles, `lookback_smem_64k`'s
          * 64 KB tiles and the 24 KB / 16 KB tiles of `ring_4x24k` and
          * `ring_6x16k` group the sums differently, so they are only held to
-         * themselves. */
+         * themselves. `ring_one_barrier` folds as `ring` does: auto's bits. */
         static const char *const det_variants[] = {"auto", "lookback", "lookback_wide",
                                                    "lookback_persistent", "lookback_smem",
                                                    "lookback_smem_64k", "ring", "ring_deep",
                                                    "ring_polls_early", "ring_polls_late",
-                                                   "ring_4x24k", "ring_6x16k"};
+                                                   "ring_4x24k", "ring_6x16k",
+                                                   "ring_one_barrier"};
         for (int exclusive = 0; exclusive < 2; exclusive++) {
-            for (int v = 0; v < 12; v++) {
+            for (int v = 0; v < (int)(sizeof det_variants / sizeof det_variants[0]); v++) {
                 if (v > 0 && variant_skipped(det_variants[v])) continue;
                 cuops_options_t opt = {0};
                 opt.variant = det_variants[v];
@@ -334,7 +335,7 @@ static void reproducibility(void)
                     const float *mine = v == 0 ? first : vfirst;
                     if (run > 0 && memcmp(mine, again, n * sizeof(float)) != 0) differing++;
                 }
-                if (v == 1 || v == 2 || v == 4 || (v >= 6 && v <= 9)) differ_from_auto = memcmp(first, vfirst, n * sizeof(float)) != 0;
+                if (v == 1 || v == 2 || v == 4 || (v >= 6 && v <= 9) || v == 12) differ_from_auto = memcmp(first, vfirst, n * sizeof(float)) != 0;
                 CHECK(differing == 0 && differ_from_auto == 0,
                       "f32 sum scan n=2^24 %s %s variant %s: %d of 9 reruns differ bitwise%s",
                       exclusive ? "exclusive" : "inclusive", misaligned ? "misaligned" : "aligned",
