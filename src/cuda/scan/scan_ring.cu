@@ -76,20 +76,17 @@
 /* two CTAs per SM where three 32 KB slots fit twice (<= 128 registers) */
 #define RING_CTAS_PER_SM(NV, STAGES) ((NV) * (STAGES) <= 24 ? 2 : 1)
 
-/* POLLS_EARLY: where round k's aggregate loads are issued. true: while
- * round k - 1's tile is stored (a whole store pass ahead of their use);
- * false: at the top of round k, before the look-ahead pass (the c172ef6
- * form). Measured both ways (docs/scan.md): each type keeps its faster. */
-/* ONE_BARRIER: the round's three CTA barriers (gather the look-ahead totals;
- * gather the polled aggregates; hand warp 0's fold to the other warps)
- * become one. The look-ahead totals and the polled aggregates are gathered
- * behind the same barrier, and every warp then folds the aggregates and
- * scans the tile's warp totals itself (the same functions on the same
- * values as warp 0 in the three-barrier form, so the same bits). The
- * shared arrays this needs to outlive a round are rotated: the warp totals
- * over three rounds (written a round ahead, read a round later), the
- * aggregates over two. */
-template <typename T, int OP, int NV, int STAGES, bool POLLS_EARLY, bool ONE_BARRIER>
+/* POLLS: where round k's aggregate loads are issued. RING_POLLS_EARLY:
+ * while round k - 1's tile is stored (a whole store pass ahead of their
+ * use); RING_POLLS_LATE: at the top of round k, before the look-ahead pass
+ * (the c172ef6 form); RING_POLLS_TWICE: early, and at the top of round k
+ * again for the entries the early load found empty, so an aggregate that was
+ * there early costs no wait and one that was not costs what the late form
+ * does. Measured (docs/scan.md): each type keeps its fastest. */
+#define RING_POLLS_LATE 0
+#define RING_POLLS_EARLY 1
+#define RING_POLLS_TWICE 2
+template <typename T, int OP, int NV, int STAGES, int POLLS>
 __global__ void __launch_bounds__(SCAN_BLOCK, RING_CTAS_PER_SM(NV, STAGES))
 scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> status)
 {
@@ -99,13 +96,9 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
     constexpr int SEGMENT = 32 * VEC * NV;
     constexpr int64_t TILE = (int64_t)SCAN_BLOCK * VEC * NV;
     extern __shared__ __align__(16) uint4 s_ring_raw[];
-    constexpr int TOTAL_SETS = ONE_BARRIER ? 3 : 1, AGGREGATE_SETS = ONE_BARRIER ? 2 : 1;
-    /* segment totals of the look-ahead tile (ONE_BARRIER: of round r in set r % 3) */
-    __shared__ T s_total_sets[TOTAL_SETS][SCAN_WARPS];
+    __shared__ T s_total[SCAN_WARPS];  /* segment totals of the look-ahead tile */
     __shared__ T s_prefix[SCAN_WARPS]; /* segment prefixes of the tile being stored */
-    __shared__ T s_aggregate_sets[AGGREGATE_SETS][RING_MAX_GRID];
-    auto totals_of = [&](int64_t k) { return s_total_sets[ONE_BARRIER ? (int)(k % 3) : 0]; };
-    auto aggregates_of = [&](int64_t k) { return s_aggregate_sets[ONE_BARRIER ? (int)(k & 1) : 0]; };
+    __shared__ T s_aggregate[RING_MAX_GRID];
 
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
@@ -131,18 +124,18 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
         cuops_cp_async_commit();
     };
     /* Pass 1 over round k's tile (its copies complete): pre[] and the
-     * segment total in totals_of(k); the partial last tile is filled here. */
+     * segment total in s_total; the partial last tile is filled here. */
     auto look_ahead = [&](int64_t k, T (&pre)[NV]) {
         const int64_t t = k * grid + cta;
         T *mine = mine0 + (int)(k % STAGES) * TILE;
         if ((t + 1) * TILE > n)
             smem_segment_fill_guarded<T, OP, VEC, NV>(mine, in, n, t * TILE + warp * SEGMENT, lane);
         const T total = smem_segment_scan<T, OP, VEC, NV>(mine, pre, lane);
-        if (lane == 0) totals_of(k)[warp] = total;
+        if (lane == 0) s_total[warp] = total;
     };
     /* Warp 0, after a barrier: the look-ahead tile's aggregate, published. */
     auto publish = [&](int64_t k, T &w_excl) {
-        const T aggregate = tile_scan_warp_totals<T, OP>(totals_of(k), lane, w_excl);
+        const T aggregate = tile_scan_warp_totals<T, OP>(s_total, lane, w_excl);
         if (lane == 0) status.publish(k * grid + cta, STATUS_AGGREGATE, aggregate);
         return aggregate;
     };
@@ -167,43 +160,13 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
         if (i0 < window) status.poll(first + i0, f0, v0);
         if (i1 < window) status.poll(first + i1, f1, v1);
     };
-
-    /* One warp: P(tile - 1), the left fold of round k's polled aggregates
-     * from the carried prefix (round 0: from A(0) itself, as `lookback`
-     * publishes P(0) = A(0)); every lane gets it. */
-    auto fold = [&](int64_t k, int window, T carried) {
-        const T *aggregates = aggregates_of(k);
-        T prefix = scan_identity<T, OP>();
-        if (window > 0) {
-            if (std::is_integral<T>::value) {
-                T part = scan_identity<T, OP>();
-                for (int i = lane; i < window; i += 32)
-                    part = scan_combine<T, OP>(part, aggregates[i]);
-                part = __shfl_sync(SCAN_FULL_MASK, warp_reduce<T, OP>(part), 0);
-                prefix = scan_combine<T, OP>(carried, part);
-            } else {
-                if (lane == 0) {
-                    int i = 0;
-                    T p = carried;
-                    if (k == 0) p = aggregates[i++];
-#pragma unroll 8
-                    for (; i < window; i++) p = scan_combine<T, OP>(p, aggregates[i]);
-                    prefix = p;
-                }
-                prefix = __shfl_sync(SCAN_FULL_MASK, prefix, 0);
-            }
-        }
-        return prefix;
-    };
-    /* Spin until round k's aggregates are all there; into shared memory. */
-    auto poll_wait = [&](int64_t k) {
+    /* The loads of the entries an earlier poll found empty, issued again
+     * without waiting for them. */
+    auto poll_reissue = [&](int64_t k) {
         int64_t first;
-        const int window = window_of(k, first);
-        while (f0 == STATUS_EMPTY) status.poll(first + i0, f0, v0);
-        while (f1 == STATUS_EMPTY) status.poll(first + i1, f1, v1);
-        if (i0 < window) aggregates_of(k)[i0] = v0;
-        if (i1 < window) aggregates_of(k)[i1] = v1;
-        return window;
+        window_of(k, first);
+        if (f0 == STATUS_EMPTY) status.poll(first + i0, f0, v0);
+        if (f1 == STATUS_EMPTY) status.poll(first + i1, f1, v1);
     };
 
 #pragma unroll
@@ -214,20 +177,18 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
     look_ahead(0, pre);
     __syncthreads();
     if (warp == 0) aggregate = publish(0, w_excl);
-    if (POLLS_EARLY) poll_issue(0);
-    /* s_total is read by warp 0 before the loop rewrites it (ONE_BARRIER:
-     * round 0's set is next written after round 1's barrier) */
-    if (!ONE_BARRIER) __syncthreads();
+    if (POLLS != RING_POLLS_LATE) poll_issue(0);
+    __syncthreads(); /* s_total is read by warp 0 before the loop rewrites it */
 
-    /* warp 0 (ONE_BARRIER: every warp): the inclusive prefix of this CTA's
-     * previous tile */
+    /* warp 0: the inclusive prefix of this CTA's previous tile */
     T carried = scan_identity<T, OP>();
     for (int64_t k = 0; k * grid + cta < tiles; k++) {
         const int64_t tile = k * grid + cta;
         const bool ahead = tile + grid < tiles; /* the same for the whole CTA */
         /* slot (k - 1) % STAGES was last read by this thread in round k - 1 */
         issue(k + STAGES - 1);
-        if (!POLLS_EARLY) poll_issue(k);
+        if (POLLS == RING_POLLS_LATE) poll_issue(k);
+        if (POLLS == RING_POLLS_TWICE) poll_reissue(k);
 
         /* Round k + 1's tile: pass 1 and its aggregate published a round
          * before any CTA needs it. */
@@ -235,49 +196,59 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
         T w_excl_next, aggregate_next;
         cuops_cp_async_wait<STAGES - 2>();
         if (ahead) look_ahead(k + 1, pre_next);
-        T segment_prefix; /* of this warp's segment of the tile being stored */
-        if (ONE_BARRIER) {
-            const int window = poll_wait(k);
-            __syncthreads(); /* the round's only barrier */
-            if (ahead && warp == 0) publish(k + 1, w_excl_next);
-            /* what warp 0 computes in the three-barrier form, by every warp */
-            T w_excl_lane;
-            const T tile_aggregate = tile_scan_warp_totals<T, OP>(totals_of(k), lane, w_excl_lane);
-            const T w_excl_mine = __shfl_sync(SCAN_FULL_MASK, w_excl_lane, warp);
-            const T prefix = fold(k, window, carried);
-            carried = tile == 0 ? tile_aggregate : scan_combine<T, OP>(prefix, tile_aggregate);
-            segment_prefix = warp == 0 ? prefix : scan_combine<T, OP>(prefix, w_excl_mine);
-        } else {
-            /* A CTA barrier, although only warp 0 reads the totals: a named
-             * barrier that warps 1-7 only arrive at measured no faster
-             * (dce30d1, docs/scan.md), and racecheck flagged s_prefix across
-             * it. */
-            __syncthreads();
-            if (ahead && warp == 0) aggregate_next = publish(k + 1, w_excl_next);
-            const int window = poll_wait(k);
-            __syncthreads();
-            if (warp == 0) {
-                const T prefix = fold(k, window, carried);
-                carried = tile == 0 ? aggregate : scan_combine<T, OP>(prefix, aggregate);
-                tile_set_warp_prefixes<T, OP>(s_prefix, lane, prefix, w_excl);
+        /* A CTA barrier, although only warp 0 reads the totals: a named
+         * barrier that warps 1-7 only arrive at measured no faster (dce30d1,
+         * docs/scan.md), and racecheck flagged s_prefix across it. */
+        __syncthreads();
+        if (ahead && warp == 0) aggregate_next = publish(k + 1, w_excl_next);
+
+        int64_t first;
+        const int window = window_of(k, first);
+        while (f0 == STATUS_EMPTY) status.poll(first + i0, f0, v0);
+        while (f1 == STATUS_EMPTY) status.poll(first + i1, f1, v1);
+        if (i0 < window) s_aggregate[i0] = v0;
+        if (i1 < window) s_aggregate[i1] = v1;
+        __syncthreads();
+
+        if (warp == 0) {
+            /* P(tile - 1): the left fold from the carried prefix (round 0:
+             * from A(0) itself, as `lookback` publishes P(0) = A(0)) */
+            T prefix = scan_identity<T, OP>();
+            if (window > 0) {
+                if (std::is_integral<T>::value) {
+                    T part = scan_identity<T, OP>();
+                    for (int i = lane; i < window; i += 32)
+                        part = scan_combine<T, OP>(part, s_aggregate[i]);
+                    part = __shfl_sync(SCAN_FULL_MASK, warp_reduce<T, OP>(part), 0);
+                    prefix = scan_combine<T, OP>(carried, part);
+                } else {
+                    if (lane == 0) {
+                        int i = 0;
+                        T p = carried;
+                        if (k == 0) p = s_aggregate[i++];
+#pragma unroll 8
+                        for (; i < window; i++) p = scan_combine<T, OP>(p, s_aggregate[i]);
+                        prefix = p;
+                    }
+                    prefix = __shfl_sync(SCAN_FULL_MASK, prefix, 0);
+                }
             }
-            __syncthreads();
-            segment_prefix = s_prefix[warp];
+            carried = tile == 0 ? aggregate : scan_combine<T, OP>(prefix, aggregate);
+            tile_set_warp_prefixes<T, OP>(s_prefix, lane, prefix, w_excl);
         }
+        __syncthreads();
 
         /* the next round's polls travel while this tile is stored */
-        if (POLLS_EARLY && ahead) poll_issue(k + 1);
+        if (POLLS != RING_POLLS_LATE && ahead) poll_issue(k + 1);
         const bool full = (tile + 1) * TILE <= n;
-        smem_segment_store<T, OP, VEC, NV>(mine0 + (int)(k % STAGES) * TILE, pre, segment_prefix,
+        smem_segment_store<T, OP, VEC, NV>(mine0 + (int)(k % STAGES) * TILE, pre, s_prefix[warp],
                                            exclusive, out, n, tile * TILE + (int64_t)warp * SEGMENT,
                                            lane, full);
         if (ahead) {
 #pragma unroll
             for (int j = 0; j < NV; j++) pre[j] = pre_next[j];
-            if (!ONE_BARRIER) {
-                w_excl = w_excl_next;
-                aggregate = aggregate_next;
-            }
+            w_excl = w_excl_next;
+            aggregate = aggregate_next;
         }
     }
     cuops_cp_async_wait<0>();
@@ -285,7 +256,7 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
 
 /* ---- host side ----------------------------------------------------------- */
 
-template <typename T, int OP, int NV, int STAGES, bool POLLS_EARLY, bool ONE_BARRIER>
+template <typename T, int OP, int NV, int STAGES, int POLLS>
 static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *d,
                                const char *kernel_name)
 {
@@ -293,7 +264,7 @@ static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *
     const int64_t tile = (int64_t)SCAN_BLOCK * VEC * NV;
     const int64_t tiles = cuops_ceil_div(d->n, tile);
     const int smem = (int)(STAGES * tile * (int64_t)sizeof(T));
-    auto kernel = scan_ring_kernel<T, OP, NV, STAGES, POLLS_EARLY, ONE_BARRIER>;
+    auto kernel = scan_ring_kernel<T, OP, NV, STAGES, POLLS>;
 
     static int ctas_per_sm = 0; /* per instantiation; the device's limits */
     if (ctas_per_sm == 0) {
@@ -342,20 +313,20 @@ int cuops_scan_ring_serves(const struct cuops_handle *h)
     return h->smem_optin_bytes >= RING_STAGES * slot_bytes + 8192;
 }
 
-/* The poll order `ring` and `ring_deep` use for type T (POLLS_EARLY above),
+/* The poll order `ring` and `ring_deep` use for type T (POLLS above),
  * each type's faster of the two measured in one run (H200, docs/scan.md):
  * i32 5-9 % faster with the polls at the top of the round (90.0 % of copy
  * at 2^30 against 83.4 %, dbca219); f32 3-5 % faster with them a store pass
  * ahead (89.4 % against 85.7 %), and so were i64 (72.7 % against 66.8 % at
  * 2^28) and f64 (71.0 % against 61.9 %, 18bffc2). Only i32 polls late. */
-template <typename T> static constexpr bool ring_polls_early()
+template <typename T> static constexpr int ring_polls()
 {
-    return !(std::is_integral<T>::value && sizeof(T) == 4);
+    return std::is_integral<T>::value && sizeof(T) == 4 ? RING_POLLS_LATE : RING_POLLS_EARLY;
 }
 
-/* form: 0 ring, 1 ring_deep, 2 ring_polls_early, 3 ring_polls_late (`ring`
- * with the poll order fixed, for the study), 4 ring_4x24k, 5 ring_6x16k,
- * 6 ring_one_barrier (`ring` with one CTA barrier per round) */
+/* form: 0 ring, 1 ring_deep, 2 ring_polls_early, 3 ring_polls_late, 6
+ * ring_polls_twice (`ring` with the poll order fixed, for the study), 4
+ * ring_4x24k, 5 ring_6x16k */
 static const char *const ring_kernel_names[7][2] = {
     {"scan_ring_vec16", "scan_ring_scalar"},
     {"scan_ring_deep_vec16", "scan_ring_deep_scalar"},
@@ -363,7 +334,7 @@ static const char *const ring_kernel_names[7][2] = {
     {"scan_ring_polls_late_vec16", "scan_ring_polls_late_scalar"},
     {"scan_ring_4x24k_vec16", "scan_ring_4x24k_scalar"},
     {"scan_ring_6x16k_vec16", "scan_ring_6x16k_scalar"},
-    {"scan_ring_one_barrier_vec16", "scan_ring_one_barrier_scalar"}};
+    {"scan_ring_polls_twice_vec16", "scan_ring_polls_twice_scalar"}};
 
 template <typename T, int OP, int FORM>
 static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t *d)
@@ -379,8 +350,11 @@ static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t
                            : FORM == 5 ? RING_STAGES_16K
                                        : RING_STAGES;
     constexpr int nv = FORM == 4 ? RING_NV_24K : FORM == 5 ? RING_NV_16K : RING_NV;
-    constexpr bool early = FORM == 2 ? true : FORM == 3 ? false : ring_polls_early<T>();
-    return ring_run<T, OP, nv, stages, early, FORM == 6>(h, d, ring_kernel_names[FORM][0]);
+    constexpr int polls = FORM == 2   ? RING_POLLS_EARLY
+                          : FORM == 3 ? RING_POLLS_LATE
+                          : FORM == 6 ? RING_POLLS_TWICE
+                                      : ring_polls<T>();
+    return ring_run<T, OP, nv, stages, polls>(h, d, ring_kernel_names[FORM][0]);
 }
 
 /* ring_typed with FORM fixed, as the <T, OP> template SCAN_TYPE_OP_CALL expects */
