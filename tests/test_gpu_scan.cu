@@ -312,13 +312,13 @@ static void reproducibility(void)
          * persistent kernel's misaligned tiles, `lookback_smem_64k`'s
          * 64 KB tiles and the 24 KB / 16 KB tiles of `ring_4x24k` and
          * `ring_6x16k` group the sums differently, so they are only held to
-         * themselves. `ring_polls_twice` folds as `ring`: auto's bits. */
+         * themselves. `ring_polls_first` folds as `ring`: auto's bits. */
         static const char *const det_variants[] = {"auto", "lookback", "lookback_wide",
                                                    "lookback_persistent", "lookback_smem",
                                                    "lookback_smem_64k", "ring", "ring_deep",
                                                    "ring_polls_early", "ring_polls_late",
                                                    "ring_4x24k", "ring_6x16k",
-                                                   "ring_polls_twice"};
+                                                   "ring_polls_first"};
         for (int exclusive = 0; exclusive < 2; exclusive++) {
             for (int v = 0; v < (int)(sizeof det_variants / sizeof det_variants[0]); v++) {
                 if (v > 0 && variant_skipped(det_variants[v])) continue;

@@ -78,14 +78,15 @@
 
 /* POLLS: where round k's aggregate loads are issued. RING_POLLS_EARLY:
  * while round k - 1's tile is stored (a whole store pass ahead of their
- * use); RING_POLLS_LATE: at the top of round k, before the look-ahead pass
- * (the c172ef6 form); RING_POLLS_TWICE: early, and at the top of round k
- * again for the entries the early load found empty, so an aggregate that was
- * there early costs no wait and one that was not costs what the late form
- * does. Measured (docs/scan.md): each type keeps its fastest. */
+ * use); RING_POLLS_LATE: at the top of round k, after the round's cp.async
+ * copies, before the look-ahead pass (the c172ef6 form); RING_POLLS_FIRST:
+ * at the top of round k before the round's copies, so the polls do not
+ * queue behind 32 KB of loads (a poll's round trip measured longer than a
+ * store pass; ring_polls_twice, b42d184, docs/scan.md). Measured: each type
+ * keeps its fastest. */
 #define RING_POLLS_LATE 0
 #define RING_POLLS_EARLY 1
-#define RING_POLLS_TWICE 2
+#define RING_POLLS_FIRST 2
 template <typename T, int OP, int NV, int STAGES, int POLLS>
 __global__ void __launch_bounds__(SCAN_BLOCK, RING_CTAS_PER_SM(NV, STAGES))
 scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> status)
@@ -160,14 +161,6 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
         if (i0 < window) status.poll(first + i0, f0, v0);
         if (i1 < window) status.poll(first + i1, f1, v1);
     };
-    /* The loads of the entries an earlier poll found empty, issued again
-     * without waiting for them. */
-    auto poll_reissue = [&](int64_t k) {
-        int64_t first;
-        window_of(k, first);
-        if (f0 == STATUS_EMPTY) status.poll(first + i0, f0, v0);
-        if (f1 == STATUS_EMPTY) status.poll(first + i1, f1, v1);
-    };
 
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) issue(s);
@@ -177,7 +170,7 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
     look_ahead(0, pre);
     __syncthreads();
     if (warp == 0) aggregate = publish(0, w_excl);
-    if (POLLS != RING_POLLS_LATE) poll_issue(0);
+    if (POLLS == RING_POLLS_EARLY) poll_issue(0);
     __syncthreads(); /* s_total is read by warp 0 before the loop rewrites it */
 
     /* warp 0: the inclusive prefix of this CTA's previous tile */
@@ -185,10 +178,10 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
     for (int64_t k = 0; k * grid + cta < tiles; k++) {
         const int64_t tile = k * grid + cta;
         const bool ahead = tile + grid < tiles; /* the same for the whole CTA */
+        if (POLLS == RING_POLLS_FIRST) poll_issue(k);
         /* slot (k - 1) % STAGES was last read by this thread in round k - 1 */
         issue(k + STAGES - 1);
         if (POLLS == RING_POLLS_LATE) poll_issue(k);
-        if (POLLS == RING_POLLS_TWICE) poll_reissue(k);
 
         /* Round k + 1's tile: pass 1 and its aggregate published a round
          * before any CTA needs it. */
@@ -239,7 +232,7 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
         __syncthreads();
 
         /* the next round's polls travel while this tile is stored */
-        if (POLLS != RING_POLLS_LATE && ahead) poll_issue(k + 1);
+        if (POLLS == RING_POLLS_EARLY && ahead) poll_issue(k + 1);
         const bool full = (tile + 1) * TILE <= n;
         smem_segment_store<T, OP, VEC, NV>(mine0 + (int)(k % STAGES) * TILE, pre, s_prefix[warp],
                                            exclusive, out, n, tile * TILE + (int64_t)warp * SEGMENT,
@@ -325,7 +318,7 @@ template <typename T> static constexpr int ring_polls()
 }
 
 /* form: 0 ring, 1 ring_deep, 2 ring_polls_early, 3 ring_polls_late, 6
- * ring_polls_twice (`ring` with the poll order fixed, for the study), 4
+ * ring_polls_first (`ring` with the poll order fixed, for the study), 4
  * ring_4x24k, 5 ring_6x16k */
 static const char *const ring_kernel_names[7][2] = {
     {"scan_ring_vec16", "scan_ring_scalar"},
@@ -334,7 +327,7 @@ static const char *const ring_kernel_names[7][2] = {
     {"scan_ring_polls_late_vec16", "scan_ring_polls_late_scalar"},
     {"scan_ring_4x24k_vec16", "scan_ring_4x24k_scalar"},
     {"scan_ring_6x16k_vec16", "scan_ring_6x16k_scalar"},
-    {"scan_ring_polls_twice_vec16", "scan_ring_polls_twice_scalar"}};
+    {"scan_ring_polls_first_vec16", "scan_ring_polls_first_scalar"}};
 
 template <typename T, int OP, int FORM>
 static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t *d)
@@ -352,7 +345,7 @@ static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t
     constexpr int nv = FORM == 4 ? RING_NV_24K : FORM == 5 ? RING_NV_16K : RING_NV;
     constexpr int polls = FORM == 2   ? RING_POLLS_EARLY
                           : FORM == 3 ? RING_POLLS_LATE
-                          : FORM == 6 ? RING_POLLS_TWICE
+                          : FORM == 6 ? RING_POLLS_FIRST
                                       : ring_polls<T>();
     return ring_run<T, OP, nv, stages, polls>(h, d, ring_kernel_names[FORM][0]);
 }
