@@ -37,7 +37,8 @@ typedef struct dequant_variant {
     int vec;                 /* outputs per chunk; 0 = 16 bytes of output */
     int unroll;              /* chunks per thread */
     int store;               /* vector: 0 st.global, 1 st.global.cs, 2 st.global after
-                                the lane-pair exchange (sector-complete stores);
+                                the lane-pair exchange (sector-complete stores), 3
+                                st.global, 32 registers (8 CTAs per SM);
                                 persistent: 0 st.global, 1 st.global.cs, 2 shared
                                 memory + bulk copy (sm_90) */
 } dequant_variant_t;
@@ -50,6 +51,7 @@ static const dequant_variant_t dequant_table[] = {
     {"hoisted_b16", "dequant_hoisted_b16", KIND_VECTOR, 16, 1, 0},
     {"hoisted_b16_pair", "dequant_hoisted_b16_pair", KIND_VECTOR, 16, 1, 2},
     {"hoisted_b16_pair_x2", "dequant_hoisted_b16_pair_x2", KIND_VECTOR, 16, 2, 2},
+    {"hoisted_b16_occ8", "dequant_hoisted_b16_occ8", KIND_VECTOR, 16, 1, 3},
     {"hoisted_b32", "dequant_hoisted_b32", KIND_VECTOR, 32, 1, 0},
     {"warp_coalesced_x1", "dequant_warp_coalesced_x1", KIND_VECTOR, 0, 1, 0},
     {"warp_coalesced_x2", "dequant_warp_coalesced_x2", KIND_VECTOR, 0, 2, 0},
@@ -72,6 +74,7 @@ static const char *const dequant_names[] = {
     "hoisted_b16",
     "hoisted_b16_pair",
     "hoisted_b16_pair_x2",
+    "hoisted_b16_occ8",
     "hoisted_b32",
     "warp_coalesced_x1",
     "warp_coalesced_x2",

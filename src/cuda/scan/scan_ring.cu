@@ -307,14 +307,18 @@ int cuops_scan_ring_serves(const struct cuops_handle *h)
 }
 
 /* The poll order `ring` and `ring_deep` use for type T (POLLS above),
- * each type's faster of the two measured in one run (H200, docs/scan.md):
+ * each type's fastest measured (H200, docs/scan.md). 8-byte types: polls
+ * before the round's copies, 2.2 / 2.0 % faster than early at 2^28 (i64 /
+ * f64, 44c1c6a); before that, the faster of the first two orders:
  * i32 5-9 % faster with the polls at the top of the round (90.0 % of copy
  * at 2^30 against 83.4 %, dbca219); f32 3-5 % faster with them a store pass
  * ahead (89.4 % against 85.7 %), and so were i64 (72.7 % against 66.8 % at
  * 2^28) and f64 (71.0 % against 61.9 %, 18bffc2). Only i32 polls late. */
 template <typename T> static constexpr int ring_polls()
 {
-    return std::is_integral<T>::value && sizeof(T) == 4 ? RING_POLLS_LATE : RING_POLLS_EARLY;
+    return sizeof(T) == 8                  ? RING_POLLS_FIRST
+           : std::is_integral<T>::value ? RING_POLLS_LATE
+                                          : RING_POLLS_EARLY;
 }
 
 /* form: 0 ring, 1 ring_deep, 2 ring_polls_early, 3 ring_polls_late, 6
