@@ -15,7 +15,8 @@
  * named variants only until the H200 has measured them.
  *
  * Auto, by what the H200 measured (see choose_auto): hoisted_b16 for
- * weights of 2^24 elements and more, warp_coalesced (16-byte, warp-contiguous
+ * weights of 2^24 elements and more (hoisted_b16_occ8, the same kernel at 8
+ * CTAs per SM, from 2^27), warp_coalesced (16-byte, warp-contiguous
  * stores) below that or where b16 does not fit, then the widest hoisted_bN
  * that fits, then hoisted_b1 (any alignment, any even group). The persistent
  * kernels measured slower than both (80% of copy at 32768x8192 against 88%
@@ -135,7 +136,14 @@ static const dequant_variant_t *choose_auto(const struct cuops_handle *h, const 
      * from 4096x4096 up, hoisted_b16 is the fastest variant (16.0 / 48.4 /
      * 179.8 us at 4096x4096 / 16384x4096 / 32768x8192, against 16.5-17.1 /
      * 49.9-54.4 / 185-204 for warp_coalesced_x2/x4 and persistent_x4); below
-     * that, warp_coalesced_x1 (4.80 us at 128x4096; persistent_x1 4.90). */
+     * that, warp_coalesced_x1 (4.80 us at 128x4096; persistent_x1 4.90).
+     * From 2^27 outputs, the same kernel held to 32 registers (8 CTAs per
+     * SM): 177.3 / 176.9 us against 180.0 / 179.7 at 32768x8192 f16 / bf16,
+     * level at 16384x4096 (48.3 / 48.5), 1 % slower at 4096x4096 (3caa261). */
+    if (d->n * d->k >= ((int64_t)1 << 27)) {
+        const dequant_variant_t *v = find_variant("hoisted_b16_occ8");
+        if (variant_supported(h, v, d, why)) return v;
+    }
     if (d->n * d->k >= ((int64_t)1 << 24)) {
         const dequant_variant_t *v = find_variant("hoisted_b16");
         if (variant_supported(h, v, d, why)) return v;
