@@ -80,9 +80,11 @@
  * while round k - 1's tile is stored (a whole store pass ahead of their
  * use); RING_POLLS_LATE: at the top of round k, after the round's cp.async
  * copies, before the look-ahead pass (the c172ef6 form); RING_POLLS_FIRST:
- * at the top of round k before the round's copies, so the polls do not
- * queue behind 32 KB of loads (a poll's round trip measured longer than a
- * store pass; ring_polls_twice, b42d184, docs/scan.md). Measured: each type
+ * at the top of round k before the round's copies. A poll's round trip
+ * measured longer than a store pass (ring_polls_twice, b42d184); issuing it
+ * ahead of the copies did not shorten it for i32 (level with late: the time
+ * is spent past the SM, docs/scan.md) but the 8-byte types, whose poll
+ * waits for the flag before it loads the value, gained 1-2 %. Each type
  * keeps its fastest. */
 #define RING_POLLS_LATE 0
 #define RING_POLLS_EARLY 1
