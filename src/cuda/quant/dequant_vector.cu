@@ -39,9 +39,6 @@
  *  hoisted_b16_occ8            hoisted_b16 held to 32 registers, so 8 CTAs
  *                              (every warp slot) fit an SM instead of 6: a
  *                              third more loads in flight per SM.
- *  hoisted_b16_occ8_cs         the same with st.global.cs (evict-first), for
- *                              outputs far larger than L2, which a consumer
- *                              cannot find there anyway.
  *
  * Little's law at x4 on an H200: 4 chunks x (4 B packed + scale + zero) per
  * thread, 2048 threads per SM -> ~40 KB of loads in flight per SM (the reads
@@ -333,8 +330,7 @@ static void launch_vector_one(const dequant_params_t &p, int64_t blocks, cudaStr
 
 /* The (VEC, UNROLL, store) combinations the dispatch table names; store: 0
  * st.global, 1 st.global.cs, 2 st.global after the lane-pair exchange, 3
- * st.global from a kernel held to 32 registers (8 CTAs per SM), 4 the same
- * with st.global.cs. */
+ * st.global from a kernel held to 32 registers (8 CTAs per SM). */
 template <typename S, typename O>
 static int launch_vector_typed(const dequant_params_t &p, int vec, int unroll, int store,
                                int64_t blocks, cudaStream_t st)
@@ -347,10 +343,9 @@ static int launch_vector_typed(const dequant_params_t &p, int vec, int unroll, i
         if (unroll == 2) { launch_vector_one<S, O, 16, 2, false, true>(p, blocks, st); return 1; }
         return 0;
     }
-    if (store == 3 || store == 4) {
+    if (store == 3) {
         if (vec != 16 || unroll != 1) return 0;
-        if (store == 3) launch_vector_one<S, O, 16, 1, false, false, 8>(p, blocks, st);
-        else launch_vector_one<S, O, 16, 1, true, false, 8>(p, blocks, st);
+        launch_vector_one<S, O, 16, 1, false, false, 8>(p, blocks, st);
         return 1;
     }
     if (unroll == 1 && store == 0) {
