@@ -353,10 +353,11 @@ static void variant_cases(void)
     }
 }
 
-/* 16384 x 4096 on the GPU; 48 random rows (plus the first and last) checked by the CPU. */
+/* 32768 x 4096 (2^27 outputs: auto's hoisted_b16_occ8 path) on the GPU; 48 random rows
+ * (plus the first and last) checked by the CPU. */
 static void large_case(void)
 {
-    const int64_t n = 16384, k = 4096, group = 128, ng = k / group, ldq = k / 2, ldo = k;
+    const int64_t n = 32768, k = 4096, group = 128, ng = k / group, ldq = k / 2, ldo = k;
     const size_t qb = (size_t)(n * ldq), sb = (size_t)(n * ng) * 2, zb = (size_t)(n * ng);
     const size_t ob = (size_t)(n * ldo + GUARD) * 2;
     uint8_t *hq = (uint8_t *)malloc(qb), *hs = (uint8_t *)malloc(sb), *hz = (uint8_t *)malloc(zb);
@@ -372,6 +373,8 @@ static void large_case(void)
         CHECK_STATUS(cuops_dequant_int4(gpu, n, k, group, dq, ldq, ds, CUOPS_DTYPE_BF16, dz, dout, ldo, CUOPS_DTYPE_BF16),
                      CUOPS_STATUS_SUCCESS);
         fprintf(stderr, "large: kernel %s\n", cuops_last_kernel(gpu));
+        CHECK(strcmp(cuops_last_kernel(gpu), "dequant_hoisted_b16_occ8") == 0,
+              "large: auto ran %s, not dequant_hoisted_b16_occ8 (2^27 outputs)", cuops_last_kernel(gpu));
         CHECK(cudaDeviceSynchronize() == cudaSuccess, "large: CUDA error");
         cudaMemcpy(got, dout, ob, cudaMemcpyDeviceToHost);
         int64_t bad = 0;
