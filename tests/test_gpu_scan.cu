@@ -312,13 +312,14 @@ static void reproducibility(void)
          * persistent kernel's misaligned tiles, `lookback_smem_64k`'s
          * 64 KB tiles and the 24 KB / 16 KB tiles of `ring_4x24k` and
          * `ring_6x16k` group the sums differently, so they are only held to
-         * themselves. `ring_polls_first` folds as `ring`: auto's bits. */
+         * themselves. `ring_polls_first` folds as `ring`: auto's bits;
+         * `ring_lead2` has `ring_4x24k`'s 24 KB tiles: held to itself. */
         static const char *const det_variants[] = {"auto", "lookback", "lookback_wide",
                                                    "lookback_persistent", "lookback_smem",
                                                    "lookback_smem_64k", "ring", "ring_deep",
                                                    "ring_polls_early", "ring_polls_late",
                                                    "ring_4x24k", "ring_6x16k",
-                                                   "ring_polls_first"};
+                                                   "ring_polls_first", "ring_lead2"};
         for (int exclusive = 0; exclusive < 2; exclusive++) {
             for (int v = 0; v < (int)(sizeof det_variants / sizeof det_variants[0]); v++) {
                 if (v > 0 && variant_skipped(det_variants[v])) continue;
@@ -812,7 +813,7 @@ int main(void)
                  CUOPS_STATUS_SUCCESS);
     CHECK_STATUS(cuops_variant_names("reduce", &g_reduce_variants, &g_reduce_variant_count),
                  CUOPS_STATUS_SUCCESS);
-    CHECK(g_scan_variant_count == 17 && strcmp(g_scan_variants[0], "auto") == 0,
+    CHECK(g_scan_variant_count == 18 && strcmp(g_scan_variants[0], "auto") == 0,
           "scan variants: %d, first '%s'", g_scan_variant_count,
           g_scan_variant_count ? g_scan_variants[0] : "");
     CHECK(g_reduce_variant_count == 8 && strcmp(g_reduce_variants[0], "auto") == 0,

@@ -89,11 +89,19 @@
 #define RING_POLLS_LATE 0
 #define RING_POLLS_EARLY 1
 #define RING_POLLS_FIRST 2
+/* RING_POLLS_LEAD2: the look-ahead pass runs two rounds ahead (round k
+ * scans tile k + 2 and publishes its aggregate), so the aggregates round
+ * k + 1 needs were all published a round before it starts, and its polls are
+ * issued at the end of round k, a whole round before their test: the polls'
+ * round trip leaves the round's serial path. Needs a fourth slot. */
+#define RING_POLLS_LEAD2 3
 template <typename T, int OP, int NV, int STAGES, int POLLS>
 __global__ void __launch_bounds__(SCAN_BLOCK, RING_CTAS_PER_SM(NV, STAGES))
 scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> status)
 {
     static_assert(STAGES >= 3, "one tile stored, one looked ahead, one in flight");
+    constexpr int LEAD = POLLS == RING_POLLS_LEAD2 ? 2 : 1; /* rounds looked ahead */
+    static_assert(STAGES >= 2 + LEAD, "one tile stored, LEAD looked ahead, one in flight");
     static_assert(RING_MAX_GRID <= 2 * SCAN_BLOCK, "two polls per thread");
     constexpr int VEC = SCAN_VEC(T);
     constexpr int SEGMENT = 32 * VEC * NV;
@@ -174,6 +182,18 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
     if (warp == 0) aggregate = publish(0, w_excl);
     if (POLLS == RING_POLLS_EARLY) poll_issue(0);
     __syncthreads(); /* s_total is read by warp 0 before the loop rewrites it */
+    /* LEAD 2: round 1's tile scanned and published too, round 0's polls out */
+    T pre1[NV];
+    T w_excl1, aggregate1; /* warp 0: of round 1's tile */
+    if (LEAD == 2) {
+        cuops_cp_async_wait<(STAGES >= 3 ? STAGES - 3 : 0)>();
+        const bool has1 = cta + grid < tiles;
+        if (has1) look_ahead(1, pre1);
+        __syncthreads();
+        if (has1 && warp == 0) aggregate1 = publish(1, w_excl1);
+        poll_issue(0);
+        __syncthreads();
+    }
 
     /* warp 0: the inclusive prefix of this CTA's previous tile */
     T carried = scan_identity<T, OP>();
@@ -185,17 +205,18 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
         issue(k + STAGES - 1);
         if (POLLS == RING_POLLS_LATE) poll_issue(k);
 
-        /* Round k + 1's tile: pass 1 and its aggregate published a round
-         * before any CTA needs it. */
+        /* Round k + LEAD's tile: pass 1 and its aggregate published a round
+         * (LEAD 2: two) before any CTA needs it. */
         T pre_next[NV];
         T w_excl_next, aggregate_next;
-        cuops_cp_async_wait<STAGES - 2>();
-        if (ahead) look_ahead(k + 1, pre_next);
+        const bool ahead_lead = tile + LEAD * grid < tiles;
+        cuops_cp_async_wait<STAGES - 1 - LEAD>();
+        if (ahead_lead) look_ahead(k + LEAD, pre_next);
         /* A CTA barrier, although only warp 0 reads the totals: a named
          * barrier that warps 1-7 only arrive at measured no faster (dce30d1,
          * docs/scan.md), and racecheck flagged s_prefix across it. */
         __syncthreads();
-        if (ahead && warp == 0) aggregate_next = publish(k + 1, w_excl_next);
+        if (ahead_lead && warp == 0) aggregate_next = publish(k + LEAD, w_excl_next);
 
         int64_t first;
         const int window = window_of(k, first);
@@ -234,16 +255,30 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
         __syncthreads();
 
         /* the next round's polls travel while this tile is stored */
-        if (POLLS == RING_POLLS_EARLY && ahead) poll_issue(k + 1);
+        if ((POLLS == RING_POLLS_EARLY || POLLS == RING_POLLS_LEAD2) && ahead) poll_issue(k + 1);
         const bool full = (tile + 1) * TILE <= n;
         smem_segment_store<T, OP, VEC, NV>(mine0 + (int)(k % STAGES) * TILE, pre, s_prefix[warp],
                                            exclusive, out, n, tile * TILE + (int64_t)warp * SEGMENT,
                                            lane, full);
-        if (ahead) {
+        if (LEAD == 1 && ahead) {
 #pragma unroll
             for (int j = 0; j < NV; j++) pre[j] = pre_next[j];
             w_excl = w_excl_next;
             aggregate = aggregate_next;
+        }
+        if (LEAD == 2) {
+            if (ahead) {
+#pragma unroll
+                for (int j = 0; j < NV; j++) pre[j] = pre1[j];
+                w_excl = w_excl1;
+                aggregate = aggregate1;
+            }
+            if (ahead_lead) {
+#pragma unroll
+                for (int j = 0; j < NV; j++) pre1[j] = pre_next[j];
+                w_excl1 = w_excl_next;
+                aggregate1 = aggregate_next;
+            }
         }
     }
     cuops_cp_async_wait<0>();
@@ -325,15 +360,17 @@ template <typename T> static constexpr int ring_polls()
 
 /* form: 0 ring, 1 ring_deep, 2 ring_polls_early, 3 ring_polls_late, 6
  * ring_polls_first (`ring` with the poll order fixed, for the study), 4
- * ring_4x24k, 5 ring_6x16k */
-static const char *const ring_kernel_names[7][2] = {
+ * ring_4x24k, 5 ring_6x16k, 7 ring_lead2 (4 x 24 KB, looked ahead two
+ * rounds, polls a round ahead) */
+static const char *const ring_kernel_names[8][2] = {
     {"scan_ring_vec16", "scan_ring_scalar"},
     {"scan_ring_deep_vec16", "scan_ring_deep_scalar"},
     {"scan_ring_polls_early_vec16", "scan_ring_polls_early_scalar"},
     {"scan_ring_polls_late_vec16", "scan_ring_polls_late_scalar"},
     {"scan_ring_4x24k_vec16", "scan_ring_4x24k_scalar"},
     {"scan_ring_6x16k_vec16", "scan_ring_6x16k_scalar"},
-    {"scan_ring_polls_first_vec16", "scan_ring_polls_first_scalar"}};
+    {"scan_ring_polls_first_vec16", "scan_ring_polls_first_scalar"},
+    {"scan_ring_lead2_vec16", "scan_ring_lead2_scalar"}};
 
 template <typename T, int OP, int FORM>
 static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t *d)
@@ -345,13 +382,14 @@ static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t
         return st;
     }
     constexpr int stages = FORM == 1   ? RING_STAGES_DEEP
-                           : FORM == 4 ? RING_STAGES_24K
+                           : FORM == 4 || FORM == 7 ? RING_STAGES_24K
                            : FORM == 5 ? RING_STAGES_16K
                                        : RING_STAGES;
-    constexpr int nv = FORM == 4 ? RING_NV_24K : FORM == 5 ? RING_NV_16K : RING_NV;
+    constexpr int nv = FORM == 4 || FORM == 7 ? RING_NV_24K : FORM == 5 ? RING_NV_16K : RING_NV;
     constexpr int polls = FORM == 2   ? RING_POLLS_EARLY
                           : FORM == 3 ? RING_POLLS_LATE
                           : FORM == 6 ? RING_POLLS_FIRST
+                          : FORM == 7 ? RING_POLLS_LEAD2
                                       : ring_polls<T>();
     return ring_run<T, OP, nv, stages, polls>(h, d, ring_kernel_names[FORM][0]);
 }
@@ -379,6 +417,7 @@ cuops_status_t cuops_scan_ring_launch(struct cuops_handle *h, const cuops_scan_d
     case 4: return RING_CALL(ring_form<4>::run);
     case 5: return RING_CALL(ring_form<5>::run);
     case 6: return RING_CALL(ring_form<6>::run);
+    case 7: return RING_CALL(ring_form<7>::run);
     default: return RING_CALL(ring_form<0>::run);
     }
 #undef RING_CALL
