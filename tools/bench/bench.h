@@ -95,6 +95,8 @@ typedef struct bench_row {
     double max_rel_err;
     bench_row_status_t status;
     double triton_seed_us, triton_hoisted_us; /* dequant rows only (NAN otherwise) */
+    double copy_same_us;     /* a D2D copy moving the row's bytes (read + write), same rotation
+                                and timing: dequant/scan/reduce rows (NAN otherwise) */
     char note[160];          /* why a row is not ok (table and stderr) */
 } bench_row_t;
 
@@ -182,6 +184,12 @@ void bench_timing_fini(bench_env_t *env);
  * the stream held by a blocking kernel while the batch is enqueued, so that
  * host launch cost never shows up as GPU time. Median of the reps. */
 bench_timing_t bench_time(bench_env_t *env, bench_enqueue_fn fn, void *ctx, int num_sets);
+/* Median us of a cudaMemcpyAsync D2D that moves bytes_moved (half read, half
+ * written), rotated past L2 like the rows: the copy ceiling at the row's own
+ * size, so a memory-bound row can be read against a copy of its bytes as well
+ * as against the 1 GiB ceiling (which hides the launch and the ramp). NAN when
+ * it cannot run. Memoized on bytes_moved (dtypes and variants share it). */
+double bench_copy_same_bytes(bench_env_t *env, double bytes_moved);
 /* Buffer sets needed so that together they exceed 3x L2 (each set touches
  * set_bytes per repetition). At most max_sets. */
 int bench_rotation_sets(const bench_env_t *env, size_t set_bytes, int max_sets);

@@ -66,6 +66,10 @@ static inline void bj_row(FILE *f, const bench_row_t *r)
         bj_key(f, "triton_seed_us"); bj_number(f, r->triton_seed_us); fputs(", ", f);
         bj_key(f, "triton_hoisted_us"); bj_number(f, r->triton_hoisted_us);
     }
+    if (isfinite(r->copy_same_us)) {
+        fputs(", ", f);
+        bj_key(f, "copy_same_us"); bj_number(f, r->copy_same_us);
+    }
     if (r->status != BENCH_ROW_OK) {
         fputs(", ", f);
         bj_key(f, "note"); bv_json_write_string(f, r->note);

@@ -363,6 +363,7 @@ bench_row_t *bench_row_new(bench_env_t *env, const char *op, const char *variant
     r->us = r->tflops = r->gbps = r->pct_of_ceiling = NAN;
     r->baseline_us = r->speedup = r->max_rel_err = NAN;
     r->triton_seed_us = r->triton_hoisted_us = NAN;
+    r->copy_same_us = NAN;
     r->status = BENCH_ROW_OK;
     return r;
 }
@@ -523,6 +524,55 @@ static int enqueue_copy(void *p, int set, char *err, size_t len)
         return -1;
     }
     return 0;
+}
+
+typedef struct copy_rot_ctx {
+    uint8_t *src, *dst;
+    size_t bytes, stride;
+    cudaStream_t stream;
+} copy_rot_ctx_t;
+
+static int enqueue_copy_rotated(void *p, int set, char *err, size_t len)
+{
+    copy_rot_ctx_t *c = (copy_rot_ctx_t *)p;
+    cudaError_t e = cudaMemcpyAsync(c->dst + (size_t)set * c->stride, c->src + (size_t)set * c->stride,
+                                    c->bytes, cudaMemcpyDeviceToDevice, c->stream);
+    if (e != cudaSuccess) {
+        snprintf(err, len, "cudaMemcpyAsync: %s", cudaGetErrorString(e));
+        return -1;
+    }
+    return 0;
+}
+
+double bench_copy_same_bytes(bench_env_t *env, double bytes_moved)
+{
+    static double last_bytes = -1.0, last_us = NAN;
+    if (!env->gpu || !(bytes_moved >= 2.0)) return NAN;
+    if (bytes_moved == last_bytes) return last_us;
+    copy_rot_ctx_t c;
+    c.bytes = (size_t)(bytes_moved / 2.0);
+    c.stride = (c.bytes + 255) & ~(size_t)255;
+    c.stream = env->stream;
+    const int sets = bench_rotation_sets(env, 2 * c.stride, 512);
+    c.src = c.dst = NULL;
+    double us = NAN;
+    if (bench_fits(2 * (size_t)sets * c.stride) &&
+        cudaMalloc((void **)&c.src, (size_t)sets * c.stride) == cudaSuccess &&
+        cudaMalloc((void **)&c.dst, (size_t)sets * c.stride) == cudaSuccess) {
+        bench_fill(env, c.src, CUOPS_DTYPE_F32, (size_t)sets * c.stride / 4, -1.0, 1.0);
+        bench_timing_t t = bench_time(env, enqueue_copy_rotated, &c, sets);
+        if (t.ok) us = t.median_us;
+    }
+    cudaFree(c.src);
+    cudaFree(c.dst);
+    (void)cudaGetLastError();
+    if (isfinite(us))
+        fprintf(stderr, "  copy of the same %.1f MB (D2D of %.1f MB, %d set%s): %.2f us, %.0f GB/s\n",
+                bytes_moved / 1e6, (double)c.bytes / 1e6, sets, sets > 1 ? "s" : "", us,
+                bytes_moved / (us * 1e3));
+    last_bytes = bytes_moved;
+    last_us = us;
+    return us;
 }
 
 static void measure_copy(bench_env_t *env)

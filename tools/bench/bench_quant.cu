@@ -286,8 +286,10 @@ static void run_dequant_shape(bench_env_t *env, cuops_dtype_t type, int64_t n, i
     if (!skip && fetch_weight(&w, d.q, q_bytes, d.s, s_bytes, d.z, z_bytes))
         skip = "host copies of the weight failed";
 
+    const double copy_same_us = skip ? NAN : bench_copy_same_bytes(env, bytes_moved);
     for (int v = 0; v < num_variants; v++) {
         bench_row_t *row = bench_row_new(env, "dequant", variants[v], type);
+        row->copy_same_us = copy_same_us;
         row->shape_kind = 1;
         row->n = n; row->k = k; row->group = QUANT_GROUP;
         row->suite = tags;

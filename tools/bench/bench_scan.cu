@@ -276,8 +276,11 @@ static void run_scan_size(bench_env_t *env, int reduce, cuops_dtype_t type, int6
         }
     }
 
+    /* scan only: a reduce reads n and writes nothing, which a copy does not model */
+    const double copy_same_us = (skip || reduce) ? NAN : bench_copy_same_bytes(env, bytes_moved);
     for (int v = 0; v < num_variants; v++) {
         bench_row_t *row = bench_row_new(env, op, variants[v], type);
+        row->copy_same_us = copy_same_us;
         row->shape_kind = 2;
         row->n = n;
         row->suite = tags;
