@@ -313,13 +313,16 @@ static void reproducibility(void)
          * 64 KB tiles and the 24 KB / 16 KB tiles of `ring_4x24k` and
          * `ring_6x16k` group the sums differently, so they are only held to
          * themselves. `ring_polls_first` folds as `ring`: auto's bits;
-         * `ring_lead2` has `ring_4x24k`'s 24 KB tiles: held to itself. */
+         * `ring_lead2` and `ring_lead2_fused` have `ring_4x24k`'s 24 KB
+         * tiles: held to themselves; `ring_lead2_deep` has 32 KB tiles and
+         * the left fold: auto's bits. */
         static const char *const det_variants[] = {"auto", "lookback", "lookback_wide",
                                                    "lookback_persistent", "lookback_smem",
                                                    "lookback_smem_64k", "ring", "ring_deep",
                                                    "ring_polls_early", "ring_polls_late",
                                                    "ring_4x24k", "ring_6x16k",
-                                                   "ring_polls_first", "ring_lead2"};
+                                                   "ring_polls_first", "ring_lead2",
+                                                   "ring_lead2_fused", "ring_lead2_deep"};
         for (int exclusive = 0; exclusive < 2; exclusive++) {
             for (int v = 0; v < (int)(sizeof det_variants / sizeof det_variants[0]); v++) {
                 if (v > 0 && variant_skipped(det_variants[v])) continue;
@@ -336,7 +339,7 @@ static void reproducibility(void)
                     const float *mine = v == 0 ? first : vfirst;
                     if (run > 0 && memcmp(mine, again, n * sizeof(float)) != 0) differing++;
                 }
-                if (v == 1 || v == 2 || v == 4 || (v >= 6 && v <= 9) || v == 12) differ_from_auto = memcmp(first, vfirst, n * sizeof(float)) != 0;
+                if (v == 1 || v == 2 || v == 4 || (v >= 6 && v <= 9) || v == 12 || v == 15) differ_from_auto = memcmp(first, vfirst, n * sizeof(float)) != 0;
                 CHECK(differing == 0 && differ_from_auto == 0,
                       "f32 sum scan n=2^24 %s %s variant %s: %d of 9 reruns differ bitwise%s",
                       exclusive ? "exclusive" : "inclusive", misaligned ? "misaligned" : "aligned",
@@ -813,7 +816,7 @@ int main(void)
                  CUOPS_STATUS_SUCCESS);
     CHECK_STATUS(cuops_variant_names("reduce", &g_reduce_variants, &g_reduce_variant_count),
                  CUOPS_STATUS_SUCCESS);
-    CHECK(g_scan_variant_count == 18 && strcmp(g_scan_variants[0], "auto") == 0,
+    CHECK(g_scan_variant_count == 20 && strcmp(g_scan_variants[0], "auto") == 0,
           "scan variants: %d, first '%s'", g_scan_variant_count,
           g_scan_variant_count ? g_scan_variants[0] : "");
     CHECK(g_reduce_variant_count == 8 && strcmp(g_reduce_variants[0], "auto") == 0,

@@ -55,7 +55,9 @@ cuops_status_t cuops_scan_lookback_launch(struct cuops_handle *h, const cuops_sc
  * 4, 5: the same 96 KB cut into 4 x 24 KB or 6 x 16 KB slots ("ring_4x24k",
  * "ring_6x16k"); 6: at the top of the round before the round's copies
  * ("ring_polls_first"); 7: 4 x 24 KB slots, the look-ahead two rounds ahead
- * and the polls a round ahead ("ring_lead2"). */
+ * and the polls a round ahead ("ring_lead2"); 8: the same with two CTA
+ * barriers per round ("ring_lead2_fused"); 9: 7's order on 6 x 32 KB slots,
+ * one CTA per SM ("ring_lead2_deep"). */
 cuops_status_t cuops_scan_ring_launch(struct cuops_handle *h, const cuops_scan_desc_t *d, int form);
 /* Whether the device holds a `ring` CTA (its shared memory). */
 int cuops_scan_ring_serves(const struct cuops_handle *h);

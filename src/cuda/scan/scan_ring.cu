@@ -95,12 +95,20 @@
  * issued at the end of round k, a whole round before their test: the polls'
  * round trip leaves the round's serial path. Needs a fourth slot. */
 #define RING_POLLS_LEAD2 3
+/* RING_POLLS_LEAD2_FUSED: LEAD2 with two CTA barriers per round instead of
+ * three. The look-ahead aggregate (tile k + 2) is not needed before round
+ * k + 1 ends, so warp 0 publishes it after the barrier that follows the
+ * polls' test, together with the fold, instead of behind a barrier of its
+ * own: look-ahead, polls tested -> barrier -> warp 0 publishes and folds ->
+ * barrier -> store. */
+#define RING_POLLS_LEAD2_FUSED 4
 template <typename T, int OP, int NV, int STAGES, int POLLS>
 __global__ void __launch_bounds__(SCAN_BLOCK, RING_CTAS_PER_SM(NV, STAGES))
 scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> status)
 {
     static_assert(STAGES >= 3, "one tile stored, one looked ahead, one in flight");
-    constexpr int LEAD = POLLS == RING_POLLS_LEAD2 ? 2 : 1; /* rounds looked ahead */
+    constexpr bool FUSED = POLLS == RING_POLLS_LEAD2_FUSED;
+    constexpr int LEAD = POLLS == RING_POLLS_LEAD2 || FUSED ? 2 : 1; /* rounds looked ahead */
     static_assert(STAGES >= 2 + LEAD, "one tile stored, LEAD looked ahead, one in flight");
     static_assert(RING_MAX_GRID <= 2 * SCAN_BLOCK, "two polls per thread");
     constexpr int VEC = SCAN_VEC(T);
@@ -212,11 +220,14 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
         const bool ahead_lead = tile + LEAD * grid < tiles;
         cuops_cp_async_wait<STAGES - 1 - LEAD>();
         if (ahead_lead) look_ahead(k + LEAD, pre_next);
-        /* A CTA barrier, although only warp 0 reads the totals: a named
-         * barrier that warps 1-7 only arrive at measured no faster (dce30d1,
-         * docs/scan.md), and racecheck flagged s_prefix across it. */
-        __syncthreads();
-        if (ahead_lead && warp == 0) aggregate_next = publish(k + LEAD, w_excl_next);
+        if (!FUSED) {
+            /* A CTA barrier, although only warp 0 reads the totals: a named
+             * barrier that warps 1-7 only arrive at measured no faster
+             * (dce30d1, docs/scan.md), and racecheck flagged s_prefix across
+             * it. */
+            __syncthreads();
+            if (ahead_lead && warp == 0) aggregate_next = publish(k + LEAD, w_excl_next);
+        }
 
         int64_t first;
         const int window = window_of(k, first);
@@ -226,6 +237,9 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
         if (i1 < window) s_aggregate[i1] = v1;
         __syncthreads();
 
+        /* FUSED: s_total (the look-ahead pass's) is complete at the barrier
+         * above and rewritten only after the one below */
+        if (FUSED && ahead_lead && warp == 0) aggregate_next = publish(k + LEAD, w_excl_next);
         if (warp == 0) {
             /* P(tile - 1): the left fold from the carried prefix (round 0:
              * from A(0) itself, as `lookback` publishes P(0) = A(0)) */
@@ -255,7 +269,7 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
         __syncthreads();
 
         /* the next round's polls travel while this tile is stored */
-        if ((POLLS == RING_POLLS_EARLY || POLLS == RING_POLLS_LEAD2) && ahead) poll_issue(k + 1);
+        if ((POLLS == RING_POLLS_EARLY || LEAD == 2) && ahead) poll_issue(k + 1);
         const bool full = (tile + 1) * TILE <= n;
         smem_segment_store<T, OP, VEC, NV>(mine0 + (int)(k % STAGES) * TILE, pre, s_prefix[warp],
                                            exclusive, out, n, tile * TILE + (int64_t)warp * SEGMENT,
@@ -361,8 +375,11 @@ template <typename T> static constexpr int ring_polls()
 /* form: 0 ring, 1 ring_deep, 2 ring_polls_early, 3 ring_polls_late, 6
  * ring_polls_first (`ring` with the poll order fixed, for the study), 4
  * ring_4x24k, 5 ring_6x16k, 7 ring_lead2 (4 x 24 KB, looked ahead two
- * rounds, polls a round ahead) */
-static const char *const ring_kernel_names[8][2] = {
+ * rounds, polls a round ahead), 8 ring_lead2_fused (the same with two
+ * barriers per round), 9 ring_lead2_deep (lead2 on ring_deep's 6 x 32 KB
+ * slots, one CTA per SM: `lookback`'s tiles and bits) */
+#define RING_FORMS 10
+static const char *const ring_kernel_names[RING_FORMS][2] = {
     {"scan_ring_vec16", "scan_ring_scalar"},
     {"scan_ring_deep_vec16", "scan_ring_deep_scalar"},
     {"scan_ring_polls_early_vec16", "scan_ring_polls_early_scalar"},
@@ -370,7 +387,9 @@ static const char *const ring_kernel_names[8][2] = {
     {"scan_ring_4x24k_vec16", "scan_ring_4x24k_scalar"},
     {"scan_ring_6x16k_vec16", "scan_ring_6x16k_scalar"},
     {"scan_ring_polls_first_vec16", "scan_ring_polls_first_scalar"},
-    {"scan_ring_lead2_vec16", "scan_ring_lead2_scalar"}};
+    {"scan_ring_lead2_vec16", "scan_ring_lead2_scalar"},
+    {"scan_ring_lead2_fused_vec16", "scan_ring_lead2_fused_scalar"},
+    {"scan_ring_lead2_deep_vec16", "scan_ring_lead2_deep_scalar"}};
 
 template <typename T, int OP, int FORM>
 static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t *d)
@@ -381,16 +400,18 @@ static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t
         if (st == CUOPS_STATUS_SUCCESS) h->last_kernel = ring_kernel_names[FORM][1];
         return st;
     }
-    constexpr int stages = FORM == 1   ? RING_STAGES_DEEP
-                           : FORM == 4 || FORM == 7 ? RING_STAGES_24K
-                           : FORM == 5 ? RING_STAGES_16K
-                                       : RING_STAGES;
-    constexpr int nv = FORM == 4 || FORM == 7 ? RING_NV_24K : FORM == 5 ? RING_NV_16K : RING_NV;
-    constexpr int polls = FORM == 2   ? RING_POLLS_EARLY
-                          : FORM == 3 ? RING_POLLS_LATE
-                          : FORM == 6 ? RING_POLLS_FIRST
-                          : FORM == 7 ? RING_POLLS_LEAD2
-                                      : ring_polls<T>();
+    constexpr bool slots_24k = FORM == 4 || FORM == 7 || FORM == 8;
+    constexpr int stages = FORM == 1 || FORM == 9 ? RING_STAGES_DEEP
+                           : slots_24k            ? RING_STAGES_24K
+                           : FORM == 5            ? RING_STAGES_16K
+                                                  : RING_STAGES;
+    constexpr int nv = slots_24k ? RING_NV_24K : FORM == 5 ? RING_NV_16K : RING_NV;
+    constexpr int polls = FORM == 2                ? RING_POLLS_EARLY
+                          : FORM == 3              ? RING_POLLS_LATE
+                          : FORM == 6              ? RING_POLLS_FIRST
+                          : FORM == 7 || FORM == 9 ? RING_POLLS_LEAD2
+                          : FORM == 8              ? RING_POLLS_LEAD2_FUSED
+                                                   : ring_polls<T>();
     return ring_run<T, OP, nv, stages, polls>(h, d, ring_kernel_names[FORM][0]);
 }
 
@@ -418,6 +439,8 @@ cuops_status_t cuops_scan_ring_launch(struct cuops_handle *h, const cuops_scan_d
     case 5: return RING_CALL(ring_form<5>::run);
     case 6: return RING_CALL(ring_form<6>::run);
     case 7: return RING_CALL(ring_form<7>::run);
+    case 8: return RING_CALL(ring_form<8>::run);
+    case 9: return RING_CALL(ring_form<9>::run);
     default: return RING_CALL(ring_form<0>::run);
     }
 #undef RING_CALL
