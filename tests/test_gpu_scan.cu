@@ -315,14 +315,16 @@ static void reproducibility(void)
          * themselves. `ring_polls_first` folds as `ring`: auto's bits;
          * `ring_lead2` and `ring_lead2_fused` have `ring_4x24k`'s 24 KB
          * tiles: held to themselves; `ring_lead2_deep` has 32 KB tiles and
-         * the left fold: auto's bits. */
+         * the left fold: auto's bits; `ring_lead2_5x20k` (20 KB tiles) is
+         * held to itself. */
         static const char *const det_variants[] = {"auto", "lookback", "lookback_wide",
                                                    "lookback_persistent", "lookback_smem",
                                                    "lookback_smem_64k", "ring", "ring_deep",
                                                    "ring_polls_early", "ring_polls_late",
                                                    "ring_4x24k", "ring_6x16k",
                                                    "ring_polls_first", "ring_lead2",
-                                                   "ring_lead2_fused", "ring_lead2_deep"};
+                                                   "ring_lead2_fused", "ring_lead2_deep",
+                                                   "ring_lead2_5x20k"};
         for (int exclusive = 0; exclusive < 2; exclusive++) {
             for (int v = 0; v < (int)(sizeof det_variants / sizeof det_variants[0]); v++) {
                 if (v > 0 && variant_skipped(det_variants[v])) continue;
@@ -794,6 +796,67 @@ static void auto_dispatch(void)
     cudaFree(d_in); cudaFree(d_out);
 }
 
+/* From 128-512 MB of input auto takes a form that looks ahead two rounds
+ * (i32: ring_lead2 from 256 MB, ring_lead2_deep from 512 MB; f32:
+ * ring_lead2 from 256 MB; i64: ring_lead2_fused from 128 MB; f64: ring).
+ * Checked by kernel name just below and at each line (the values at these
+ * sizes: scan_case at 2^26 and huge_case); f32 at 256 MB must give
+ * ring_lead2's bits (its 24 KB tiles group the sums). */
+static void auto_large_forms(void)
+{
+    int optin = 0;
+    cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
+    if (optin < 3 * 32768 + 8192) {
+        SKIP("auto large forms: the device does not hold ring's slots");
+        return;
+    }
+    const int deep = optin >= 6 * 32768 + 8192;
+    const struct {
+        cuops_dtype_t t;
+        size_t n;
+        const char *kernel;
+    } cases[] = {
+        {CUOPS_DTYPE_I32, ((size_t)64 << 20) - 1024, "scan_ring_vec16"},
+        {CUOPS_DTYPE_I32, (size_t)64 << 20, "scan_ring_lead2_vec16"},
+        {CUOPS_DTYPE_I32, ((size_t)128 << 20) - 1024, "scan_ring_lead2_vec16"},
+        {CUOPS_DTYPE_I32, (size_t)128 << 20, deep ? "scan_ring_lead2_deep_vec16" : "scan_ring_lead2_vec16"},
+        {CUOPS_DTYPE_F32, ((size_t)64 << 20) - 1024, "scan_ring_vec16"},
+        {CUOPS_DTYPE_F32, (size_t)64 << 20, "scan_ring_lead2_vec16"},
+        {CUOPS_DTYPE_F32, (size_t)128 << 20, "scan_ring_lead2_vec16"},
+        {CUOPS_DTYPE_I64, ((size_t)16 << 20) - 1024, "scan_ring_vec16"},
+        {CUOPS_DTYPE_I64, (size_t)16 << 20, "scan_ring_lead2_fused_vec16"},
+        {CUOPS_DTYPE_F64, (size_t)64 << 20, "scan_ring_vec16"},
+    };
+    const size_t max_bytes = (size_t)512 << 20;
+    void *d_in = NULL, *d_out = NULL;
+    unsigned char *a = (unsigned char *)malloc((size_t)256 << 20), *b = (unsigned char *)malloc((size_t)256 << 20);
+    if (!a || !b || cudaMalloc(&d_in, max_bytes) != cudaSuccess || cudaMalloc(&d_out, max_bytes) != cudaSuccess) {
+        SKIP("auto large forms: no memory for 2 x 512 MB");
+        free(a); free(b); cudaFree(d_in); cudaFree(d_out);
+        return;
+    }
+    cudaMemset(d_in, 0x3c, max_bytes); /* 0x3c3c3c3c: 0.0115 as f32, a valid value of every type */
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const size_t n = cases[c].n;
+        const cuops_dtype_t t = cases[c].t;
+        CHECK_STATUS(cuops_scan(g_gpu, CUOPS_REDUCE_SUM, 0, t, (int64_t)n, d_in, d_out), CUOPS_STATUS_SUCCESS);
+        CHECK(strcmp(cuops_last_kernel(g_gpu), cases[c].kernel) == 0,
+              "auto scan %s n=%zu ran '%s', expected '%s'", type_name(t), n, cuops_last_kernel(g_gpu),
+              cases[c].kernel);
+        if (t == CUOPS_DTYPE_F32 && n == ((size_t)64 << 20)) {
+            cudaMemcpy(a, d_out, n * 4, cudaMemcpyDeviceToHost);
+            cuops_options_t opt = {0};
+            opt.variant = "ring_lead2";
+            CHECK_STATUS(cuops_scan_ex(g_gpu, CUOPS_REDUCE_SUM, 0, t, (int64_t)n, d_in, d_out, &opt),
+                         CUOPS_STATUS_SUCCESS);
+            cudaMemcpy(b, d_out, n * 4, cudaMemcpyDeviceToHost);
+            CHECK(memcmp(a, b, n * 4) == 0, "auto scan f32 n=2^26: bits differ from ring_lead2");
+        }
+    }
+    free(a); free(b);
+    cudaFree(d_in); cudaFree(d_out);
+}
+
 int main(void)
 {
     int count = 0;
@@ -816,7 +879,7 @@ int main(void)
                  CUOPS_STATUS_SUCCESS);
     CHECK_STATUS(cuops_variant_names("reduce", &g_reduce_variants, &g_reduce_variant_count),
                  CUOPS_STATUS_SUCCESS);
-    CHECK(g_scan_variant_count == 20 && strcmp(g_scan_variants[0], "auto") == 0,
+    CHECK(g_scan_variant_count == 21 && strcmp(g_scan_variants[0], "auto") == 0,
           "scan variants: %d, first '%s'", g_scan_variant_count,
           g_scan_variant_count ? g_scan_variants[0] : "");
     CHECK(g_reduce_variant_count == 8 && strcmp(g_reduce_variants[0], "auto") == 0,
@@ -862,6 +925,7 @@ int main(void)
 
     reproducibility();
     auto_dispatch();
+    if (!quick) auto_large_forms();
     back_to_back();
     planted_stamps(0);
     planted_stamps(1);

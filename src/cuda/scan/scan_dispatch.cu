@@ -9,7 +9,10 @@
  * 96 KB of slots: on the H200 (e06fd36, a30ef3b) it read and wrote
  * 3379-3604 GB/s i32 and 3524-3816 GB/s f32 at 2^26..2^30 (80-90 % of copy,
  * 1.12-1.20x CUB), 1.05-1.07x at 2^24 and 1.08-1.11x at 2^16..2^20, ahead of
- * every look-back kernel at every size (docs/scan.md). Otherwise "lookback" (the tile in registers) up to 64 MB of
+ * every look-back kernel at every size (docs/scan.md). From 128-512 MB of
+ * input, by type, auto runs the forms that look ahead two rounds instead
+ * (cuops_scan_ring_auto_form: i32 94.2 % of copy and 1.268x CUB at 2^30 in
+ * run P51). Otherwise "lookback" (the tile in registers) up to 64 MB of
  * input and "lookback_smem_64k" (64 KB tiles staged in shared memory by
  * cp.async, 3 CTAs per SM) above: in two H200 runs of the
  * same commit (cbc9989, a7f1cc4) the 64 KB-tile kernel read and wrote
@@ -62,7 +65,7 @@ static cuops_status_t scan_lookback_entry(struct cuops_handle *h, const cuops_sc
 }
 /* algo = 0 ring, 1 ring_deep, 2 ring_polls_early, 3 ring_polls_late,
  * 4 ring_4x24k, 5 ring_6x16k, 6 ring_polls_first, 7 ring_lead2, 8 ring_lead2_fused,
- * 9 ring_lead2_deep */
+ * 9 ring_lead2_deep, 10 ring_lead2_5x20k */
 static cuops_status_t scan_ring_entry(struct cuops_handle *h, const cuops_scan_desc_t *d, int form)
 {
     return cuops_scan_ring_launch(h, d, form);
@@ -95,21 +98,24 @@ static const scan_variant_t scan_table[] = {
     {"ring_lead2", 7, scan_ring_entry},
     {"ring_lead2_fused", 8, scan_ring_entry},
     {"ring_lead2_deep", 9, scan_ring_entry},
+    {"ring_lead2_5x20k", 10, scan_ring_entry},
     {"blelloch_smem", SCAN_ALGO_BLELLOCH, cuops_scan_textbook_launch},
     {"blelloch_smem_padded", SCAN_ALGO_BLELLOCH_PADDED, cuops_scan_textbook_launch},
     {"warp_shuffle", SCAN_ALGO_WARP_SHUFFLE, cuops_scan_textbook_launch},
     {"reduce_then_scan", -1, scan_rts_entry},
 };
-/* The scan "auto" (header comment; docs/scan.md): `ring` for aligned
- * pointers where it fits, else input bytes decide. Every kernel here gives
- * the same results for integers; float sums are grouped by the kernel's tile
- * (32 KB for `ring` and `lookback`, whose bits are equal; 64 KB for
- * `lookback_smem_64k`), so the bits never depend on timing. */
+/* The scan "auto" (header comment; docs/scan.md): a `ring` form for aligned
+ * pointers where it fits (cuops_scan_ring_auto_form: by type and size), else
+ * input bytes decide. Every kernel here gives the same results for
+ * integers; float sums are grouped by the kernel's tile (32 KB for `ring`
+ * and `lookback`, whose bits are equal; 24 KB for `ring_lead2`, auto's f32
+ * form from 256 MB; 64 KB for `lookback_smem_64k`), so the bits never
+ * depend on timing. */
 #define SCAN_AUTO_LARGE_BYTES ((int64_t)64 << 20)
 static cuops_status_t scan_auto(struct cuops_handle *h, const cuops_scan_desc_t *d)
 {
     if (cuops_aligned(d->in, 16) && cuops_aligned(d->out, 16) && cuops_scan_ring_serves(h))
-        return cuops_scan_ring_launch(h, d, 0);
+        return cuops_scan_ring_launch(h, d, cuops_scan_ring_auto_form(h, d));
     const int64_t bytes = d->n * (int64_t)cuops_dtype_size(d->type);
     return cuops_scan_lookback_launch(h, d, bytes > SCAN_AUTO_LARGE_BYTES ? 3 : 0);
 }
@@ -133,7 +139,8 @@ static const char *const scan_names[] = {"auto", "blelloch_smem", "blelloch_smem
                                          "lookback_smem_64k", "ring", "ring_deep",
                                          "ring_polls_early", "ring_polls_late", "ring_4x24k",
                                          "ring_6x16k", "ring_polls_first",
-                                         "ring_lead2", "ring_lead2_fused", "ring_lead2_deep"};
+                                         "ring_lead2", "ring_lead2_fused", "ring_lead2_deep",
+                                         "ring_lead2_5x20k"};
 static const char *const reduce_names[] = {"auto", "interleaved_divergent", "interleaved_strided",
                                            "sequential_addressing", "warp_shuffle", "vectorized",
                                            "vectorized_multiwave", "vectorized_interleaved"};

@@ -57,8 +57,13 @@ cuops_status_t cuops_scan_lookback_launch(struct cuops_handle *h, const cuops_sc
  * ("ring_polls_first"); 7: 4 x 24 KB slots, the look-ahead two rounds ahead
  * and the polls a round ahead ("ring_lead2"); 8: the same with two CTA
  * barriers per round ("ring_lead2_fused"); 9: 7's order on 6 x 32 KB slots,
- * one CTA per SM ("ring_lead2_deep"). */
+ * one CTA per SM ("ring_lead2_deep"); 10: 7's order on 5 x 20 KB slots, two
+ * CTAs per SM ("ring_lead2_5x20k"). */
 cuops_status_t cuops_scan_ring_launch(struct cuops_handle *h, const cuops_scan_desc_t *d, int form);
+/* The form auto runs for an aligned call once `ring` is served: 0 `ring`,
+ * 7 `ring_lead2`, 8 `ring_lead2_fused`, 9 `ring_lead2_deep` (by type and
+ * input bytes, as measured on the H200). */
+int cuops_scan_ring_auto_form(const struct cuops_handle *h, const cuops_scan_desc_t *d);
 /* Whether the device holds a `ring` CTA (its shared memory). */
 int cuops_scan_ring_serves(const struct cuops_handle *h);
 /* scan_reduce_then_scan.cu: tile reduce, scan of tile sums, scan with offsets. */

@@ -73,8 +73,15 @@
 /* Largest grid (aggregates polled per tile + 1): 2 CTAs on up to 256 SMs. */
 #define RING_MAX_GRID 512
 
-/* two CTAs per SM where three 32 KB slots fit twice (<= 128 registers) */
-#define RING_CTAS_PER_SM(NV, STAGES) ((NV) * (STAGES) <= 24 ? 2 : 1)
+/* `ring_lead2_5x20k`: five 20 KB slots, two CTAs per SM, so two tiles
+ * load while one is stored and two are looked ahead (80 KB of copies in
+ * flight per SM against `ring_lead2`'s 48 KB and `ring_lead2_deep`'s 96 KB,
+ * at two CTAs per SM). */
+#define RING_NV_20K 5
+#define RING_STAGES_20K 5
+/* two CTAs per SM where the slots fit twice (<= 104 KB per CTA, <= 128
+ * registers) */
+#define RING_CTAS_PER_SM(NV, STAGES) ((NV) * (STAGES) <= 26 ? 2 : 1)
 
 /* POLLS: where round k's aggregate loads are issued. RING_POLLS_EARLY:
  * while round k - 1's tile is stored (a whole store pass ahead of their
@@ -357,6 +364,34 @@ int cuops_scan_ring_serves(const struct cuops_handle *h)
     return h->smem_optin_bytes >= RING_STAGES * slot_bytes + 8192;
 }
 
+/* The ring form auto takes for this call (aligned pointers, `ring` served),
+ * each type's fastest in the H200 runs P50-P51 (docs/scan.md, "Looked ahead
+ * two rounds"): i32 `ring_lead2_deep` from 512 MB of input (94.2 % of copy
+ * at 2^30, 92.1 % at 2^28, against `ring_lead2` 92.7 / 91.2 % and `ring`
+ * 89.7 / 88.4 %; 0.7 points behind `ring_lead2` at 2^26) and `ring_lead2`
+ * from 256 MB (86.9 % against 84.9 % at 2^26); f32 `ring_lead2` from 256 MB
+ * (90.8 / 88.9 / 82.8 % at 2^30 / 2^28 / 2^26 against 89.5 / 87.9 / 82.6 %;
+ * its one-CTA-per-SM form is 5 points slower: the serial float fold stalls
+ * the only CTA of the SM); i64 `ring_lead2_fused` from 128 MB (77.9 % at
+ * 2^28 against 74.2 %, 88.5 against 98.3 us at 2^24); f64 keeps `ring`
+ * (lead2 forms 8-12 % slower). Below those sizes `ring` was as fast or
+ * faster (2^20, 2^24). The f32 sums of `ring_lead2` group by its 24 KB
+ * tiles: auto's f32 bits at 256 MB and up are `ring_lead2`'s, below it
+ * `ring`'s (= `lookback`'s); both fixed for a given n and device. */
+int cuops_scan_ring_auto_form(const struct cuops_handle *h, const cuops_scan_desc_t *d)
+{
+    const int64_t bytes = d->n * (int64_t)cuops_dtype_size(d->type);
+    const int64_t deep_smem = (int64_t)RING_STAGES_DEEP * SCAN_BLOCK * 16 * RING_NV + 8192;
+    switch (d->type) {
+    case CUOPS_DTYPE_I32:
+        if (bytes >= ((int64_t)512 << 20) && h->smem_optin_bytes >= deep_smem) return 9;
+        return bytes >= ((int64_t)256 << 20) ? 7 : 0;
+    case CUOPS_DTYPE_F32: return bytes >= ((int64_t)256 << 20) ? 7 : 0;
+    case CUOPS_DTYPE_I64: return bytes >= ((int64_t)128 << 20) ? 8 : 0;
+    default: return 0;
+    }
+}
+
 /* The poll order `ring` and `ring_deep` use for type T (POLLS above),
  * each type's fastest measured (H200, docs/scan.md). 8-byte types: polls
  * before the round's copies, 2.2 / 2.0 % faster than early at 2^28 (i64 /
@@ -377,8 +412,9 @@ template <typename T> static constexpr int ring_polls()
  * ring_4x24k, 5 ring_6x16k, 7 ring_lead2 (4 x 24 KB, looked ahead two
  * rounds, polls a round ahead), 8 ring_lead2_fused (the same with two
  * barriers per round), 9 ring_lead2_deep (lead2 on ring_deep's 6 x 32 KB
- * slots, one CTA per SM: `lookback`'s tiles and bits) */
-#define RING_FORMS 10
+ * slots, one CTA per SM: `lookback`'s tiles and bits), 10
+ * ring_lead2_5x20k (lead2 on 5 x 20 KB slots, two CTAs per SM) */
+#define RING_FORMS 11
 static const char *const ring_kernel_names[RING_FORMS][2] = {
     {"scan_ring_vec16", "scan_ring_scalar"},
     {"scan_ring_deep_vec16", "scan_ring_deep_scalar"},
@@ -389,7 +425,8 @@ static const char *const ring_kernel_names[RING_FORMS][2] = {
     {"scan_ring_polls_first_vec16", "scan_ring_polls_first_scalar"},
     {"scan_ring_lead2_vec16", "scan_ring_lead2_scalar"},
     {"scan_ring_lead2_fused_vec16", "scan_ring_lead2_fused_scalar"},
-    {"scan_ring_lead2_deep_vec16", "scan_ring_lead2_deep_scalar"}};
+    {"scan_ring_lead2_deep_vec16", "scan_ring_lead2_deep_scalar"},
+    {"scan_ring_lead2_5x20k_vec16", "scan_ring_lead2_5x20k_scalar"}};
 
 template <typename T, int OP, int FORM>
 static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t *d)
@@ -404,12 +441,16 @@ static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t
     constexpr int stages = FORM == 1 || FORM == 9 ? RING_STAGES_DEEP
                            : slots_24k            ? RING_STAGES_24K
                            : FORM == 5            ? RING_STAGES_16K
+                           : FORM == 10           ? RING_STAGES_20K
                                                   : RING_STAGES;
-    constexpr int nv = slots_24k ? RING_NV_24K : FORM == 5 ? RING_NV_16K : RING_NV;
+    constexpr int nv = slots_24k    ? RING_NV_24K
+                       : FORM == 5  ? RING_NV_16K
+                       : FORM == 10 ? RING_NV_20K
+                                    : RING_NV;
     constexpr int polls = FORM == 2                ? RING_POLLS_EARLY
                           : FORM == 3              ? RING_POLLS_LATE
                           : FORM == 6              ? RING_POLLS_FIRST
-                          : FORM == 7 || FORM == 9 ? RING_POLLS_LEAD2
+                          : FORM == 7 || FORM == 9 || FORM == 10 ? RING_POLLS_LEAD2
                           : FORM == 8              ? RING_POLLS_LEAD2_FUSED
                                                    : ring_polls<T>();
     return ring_run<T, OP, nv, stages, polls>(h, d, ring_kernel_names[FORM][0]);
@@ -441,6 +482,7 @@ cuops_status_t cuops_scan_ring_launch(struct cuops_handle *h, const cuops_scan_d
     case 7: return RING_CALL(ring_form<7>::run);
     case 8: return RING_CALL(ring_form<8>::run);
     case 9: return RING_CALL(ring_form<9>::run);
+    case 10: return RING_CALL(ring_form<10>::run);
     default: return RING_CALL(ring_form<0>::run);
     }
 #undef RING_CALL
