@@ -10,9 +10,9 @@
  * 3379-3604 GB/s i32 and 3524-3816 GB/s f32 at 2^26..2^30 (80-90 % of copy,
  * 1.12-1.20x CUB), 1.05-1.07x at 2^24 and 1.08-1.11x at 2^16..2^20, ahead of
  * every look-back kernel at every size (docs/scan.md). From 128-512 MB of
- * input, by type, auto runs the forms that look ahead two rounds instead
- * (cuops_scan_ring_auto_form: i32 94.2 % of copy and 1.268x CUB at 2^30 in
- * run P51). Otherwise "lookback" (the tile in registers) up to 64 MB of
+ * input, by element size, auto runs the forms that look ahead two rounds
+ * instead (cuops_scan_ring_auto_form: i32 94.1 % of copy and 1.277x CUB at
+ * 2^30 in run P52). Otherwise "lookback" (the tile in registers) up to 64 MB of
  * input and "lookback_smem_64k" (64 KB tiles staged in shared memory by
  * cp.async, 3 CTAs per SM) above: in two H200 runs of the
  * same commit (cbc9989, a7f1cc4) the 64 KB-tile kernel read and wrote
@@ -108,8 +108,8 @@ static const scan_variant_t scan_table[] = {
  * pointers where it fits (cuops_scan_ring_auto_form: by type and size), else
  * input bytes decide. Every kernel here gives the same results for
  * integers; float sums are grouped by the kernel's tile (32 KB for `ring`
- * and `lookback`, whose bits are equal; 24 KB for `ring_lead2`, auto's f32
- * form from 256 MB; 64 KB for `lookback_smem_64k`), so the bits never
+ * and `lookback`, whose bits are equal; the lead2 forms, auto's from 128-256 MB,
+ * fold floats by a fixed tree; 64 KB for `lookback_smem_64k`), so the bits never
  * depend on timing. */
 #define SCAN_AUTO_LARGE_BYTES ((int64_t)64 << 20)
 static cuops_status_t scan_auto(struct cuops_handle *h, const cuops_scan_desc_t *d)

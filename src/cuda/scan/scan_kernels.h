@@ -61,8 +61,8 @@ cuops_status_t cuops_scan_lookback_launch(struct cuops_handle *h, const cuops_sc
  * CTAs per SM ("ring_lead2_5x20k"). */
 cuops_status_t cuops_scan_ring_launch(struct cuops_handle *h, const cuops_scan_desc_t *d, int form);
 /* The form auto runs for an aligned call once `ring` is served: 0 `ring`,
- * 7 `ring_lead2`, 8 `ring_lead2_fused`, 9 `ring_lead2_deep` (by type and
- * input bytes, as measured on the H200). */
+ * 7 `ring_lead2`, 8 `ring_lead2_fused`, 9 `ring_lead2_deep` (by element
+ * size and input bytes, as measured on the H200). */
 int cuops_scan_ring_auto_form(const struct cuops_handle *h, const cuops_scan_desc_t *d);
 /* Whether the device holds a `ring` CTA (its shared memory). */
 int cuops_scan_ring_serves(const struct cuops_handle *h);

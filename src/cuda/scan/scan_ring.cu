@@ -36,7 +36,12 @@
  * (same 32 KB tiles) for every type and op. Floats fold
  * serially (G - 1 dependent combines in one thread, ~1000 clocks at G = 264,
  * against ~4 us per round of tiles); integers by a shuffle tree (any grouping
- * gives the same bits).
+ * gives the same bits). The forms that look ahead two rounds (`ring_lead2*`)
+ * fold floats by the same tree: lane i combines entries i, i + 32, ... in
+ * order, then a fixed shuffle tree, then the carried prefix. The grouping
+ * depends only on the window (G - 1, fixed by n and the device), so the bits
+ * repeat run to run, but they are not `lookback`'s: the serial chain measured
+ * 5-9 points of the copy bandwidth at f32 (docs/scan.md).
  *
  * Co-residency. A CTA spins on aggregates of CTAs of the same grid, so the
  * grid must be resident at once: it is launched cooperatively with at most
@@ -252,7 +257,7 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
              * from A(0) itself, as `lookback` publishes P(0) = A(0)) */
             T prefix = scan_identity<T, OP>();
             if (window > 0) {
-                if (std::is_integral<T>::value) {
+                if (std::is_integral<T>::value || LEAD == 2) {
                     T part = scan_identity<T, OP>();
                     for (int i = lane; i < window; i += 32)
                         part = scan_combine<T, OP>(part, s_aggregate[i]);
@@ -365,31 +370,23 @@ int cuops_scan_ring_serves(const struct cuops_handle *h)
 }
 
 /* The ring form auto takes for this call (aligned pointers, `ring` served),
- * each type's fastest in the H200 runs P50-P51 (docs/scan.md, "Looked ahead
- * two rounds"): i32 `ring_lead2_deep` from 512 MB of input (94.2 % of copy
- * at 2^30, 92.1 % at 2^28, against `ring_lead2` 92.7 / 91.2 % and `ring`
- * 89.7 / 88.4 %; 0.7 points behind `ring_lead2` at 2^26) and `ring_lead2`
- * from 256 MB (86.9 % against 84.9 % at 2^26); f32 `ring_lead2` from 256 MB
- * (90.8 / 88.9 / 82.8 % at 2^30 / 2^28 / 2^26 against 89.5 / 87.9 / 82.6 %;
- * its one-CTA-per-SM form is 5 points slower: the serial float fold stalls
- * the only CTA of the SM); i64 `ring_lead2_fused` from 128 MB (77.9 % at
- * 2^28 against 74.2 %, 88.5 against 98.3 us at 2^24); f64 keeps `ring`
- * (lead2 forms 8-12 % slower). Below those sizes `ring` was as fast or
- * faster (2^20, 2^24). The f32 sums of `ring_lead2` group by its 24 KB
- * tiles: auto's f32 bits at 256 MB and up are `ring_lead2`'s, below it
- * `ring`'s (= `lookback`'s); both fixed for a given n and device. */
+ * by element size and input bytes, from the H200 runs P50-P53 (docs/scan.md,
+ * "Looked ahead two rounds"): 4-byte types `ring_lead2_deep` from 512 MB
+ * (i32 94.1 % of copy at 2^30 and 92.2 % at 2^28 in P52, against
+ * `ring_lead2` 92.4 / 91.1 % and `ring` 89.4 / 88.3 %) and `ring_lead2`
+ * from 256 MB (86.1 % against 84.5 % at 2^26); 8-byte types
+ * `ring_lead2_fused` from 128 MB (i64 77.7 % at 2^28 against 74.2 %, 88.1
+ * against 98.3 us at 2^24). Below those sizes `ring` was as fast or faster
+ * (2^20, 2^24). The floats of the lead2 forms fold by a fixed tree (their
+ * own bits, deterministic; below these sizes auto's float bits are
+ * `ring`'s = `lookback`'s). */
 int cuops_scan_ring_auto_form(const struct cuops_handle *h, const cuops_scan_desc_t *d)
 {
     const int64_t bytes = d->n * (int64_t)cuops_dtype_size(d->type);
     const int64_t deep_smem = (int64_t)RING_STAGES_DEEP * SCAN_BLOCK * 16 * RING_NV + 8192;
-    switch (d->type) {
-    case CUOPS_DTYPE_I32:
-        if (bytes >= ((int64_t)512 << 20) && h->smem_optin_bytes >= deep_smem) return 9;
-        return bytes >= ((int64_t)256 << 20) ? 7 : 0;
-    case CUOPS_DTYPE_F32: return bytes >= ((int64_t)256 << 20) ? 7 : 0;
-    case CUOPS_DTYPE_I64: return bytes >= ((int64_t)128 << 20) ? 8 : 0;
-    default: return 0;
-    }
+    if (cuops_dtype_size(d->type) == 8) return bytes >= ((int64_t)128 << 20) ? 8 : 0;
+    if (bytes >= ((int64_t)512 << 20) && h->smem_optin_bytes >= deep_smem) return 9;
+    return bytes >= ((int64_t)256 << 20) ? 7 : 0;
 }
 
 /* The poll order `ring` and `ring_deep` use for type T (POLLS above),
