@@ -114,34 +114,22 @@
  * own: look-ahead, polls tested -> barrier -> warp 0 publishes and folds ->
  * barrier -> store. */
 #define RING_POLLS_LEAD2_FUSED 4
-/* RING_POLLS_LEAD2_ONEBAR: LEAD2 with one CTA barrier per round. Each warp
- * reduces its threads' polled aggregates to one partial before the barrier;
- * after it every warp combines the eight partials itself (fixed order) and
- * takes its segment prefix and the look-ahead tile's aggregate from the
- * segment totals itself, so no warp waits for a fold or a publish by warp 0.
- * The totals and partials alternate between two buffers by round parity: a
- * warp can be at most one round ahead of another (the barrier), so a buffer
- * is rewritten only after every warp has read it. */
-#define RING_POLLS_LEAD2_ONEBAR 5
 template <typename T, int OP, int NV, int STAGES, int POLLS>
 __global__ void __launch_bounds__(SCAN_BLOCK, RING_CTAS_PER_SM(NV, STAGES))
 scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> status)
 {
     static_assert(STAGES >= 3, "one tile stored, one looked ahead, one in flight");
     constexpr bool FUSED = POLLS == RING_POLLS_LEAD2_FUSED;
-    constexpr bool ONEBAR = POLLS == RING_POLLS_LEAD2_ONEBAR;
-    constexpr int LEAD = POLLS == RING_POLLS_LEAD2 || FUSED || ONEBAR ? 2 : 1; /* rounds looked ahead */
+    constexpr int LEAD = POLLS == RING_POLLS_LEAD2 || FUSED ? 2 : 1; /* rounds looked ahead */
     static_assert(STAGES >= 2 + LEAD, "one tile stored, LEAD looked ahead, one in flight");
     static_assert(RING_MAX_GRID <= 2 * SCAN_BLOCK, "two polls per thread");
     constexpr int VEC = SCAN_VEC(T);
     constexpr int SEGMENT = 32 * VEC * NV;
     constexpr int64_t TILE = (int64_t)SCAN_BLOCK * VEC * NV;
     extern __shared__ __align__(16) uint4 s_ring_raw[];
-    /* segment totals of the look-ahead tile (ONEBAR: two buffers, by the
-     * tile's round parity) */
-    __shared__ T s_total[ONEBAR ? 2 * SCAN_WARPS : SCAN_WARPS];
+    __shared__ T s_total[SCAN_WARPS];  /* segment totals of the look-ahead tile */
     __shared__ T s_prefix[SCAN_WARPS]; /* segment prefixes of the tile being stored */
-    __shared__ T s_aggregate[RING_MAX_GRID]; /* ONEBAR: the warps' partials, two buffers */
+    __shared__ T s_aggregate[RING_MAX_GRID];
 
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
@@ -174,22 +162,12 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
         if ((t + 1) * TILE > n)
             smem_segment_fill_guarded<T, OP, VEC, NV>(mine, in, n, t * TILE + warp * SEGMENT, lane);
         const T total = smem_segment_scan<T, OP, VEC, NV>(mine, pre, lane);
-        if (lane == 0) s_total[(ONEBAR ? (int)(k & 1) * SCAN_WARPS : 0) + warp] = total;
+        if (lane == 0) s_total[warp] = total;
     };
     /* Warp 0, after a barrier: the look-ahead tile's aggregate, published. */
     auto publish = [&](int64_t k, T &w_excl) {
         const T aggregate = tile_scan_warp_totals<T, OP>(s_total, lane, w_excl);
         if (lane == 0) status.publish(k * grid + cta, STATUS_AGGREGATE, aggregate);
-        return aggregate;
-    };
-    /* ONEBAR, every warp after the barrier that follows round k's look-ahead
-     * pass: the tile's aggregate (warp 0 publishes it) and this warp's
-     * exclusive segment prefix, from the totals in s_total's buffer k & 1. */
-    auto settle = [&](int64_t k, T &w_mine) {
-        T w_lanes;
-        const T aggregate = tile_scan_warp_totals<T, OP>(s_total + (int)(k & 1) * SCAN_WARPS, lane, w_lanes);
-        w_mine = __shfl_sync(SCAN_FULL_MASK, w_lanes, warp);
-        if (warp == 0 && lane == 0) status.publish(k * grid + cta, STATUS_AGGREGATE, aggregate);
         return aggregate;
     };
 
@@ -217,12 +195,11 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) issue(s);
     T pre[NV];
-    T w_excl, aggregate; /* warp 0 (ONEBAR: every warp): of the tile being stored */
+    T w_excl, aggregate; /* warp 0: of the tile being stored */
     cuops_cp_async_wait<STAGES - 2>();
     look_ahead(0, pre);
     __syncthreads();
-    if (ONEBAR) aggregate = settle(0, w_excl);
-    else if (warp == 0) aggregate = publish(0, w_excl);
+    if (warp == 0) aggregate = publish(0, w_excl);
     if (POLLS == RING_POLLS_EARLY) poll_issue(0);
     __syncthreads(); /* s_total is read by warp 0 before the loop rewrites it */
     /* LEAD 2: round 1's tile scanned and published too, round 0's polls out */
@@ -233,17 +210,12 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
         const bool has1 = cta + grid < tiles;
         if (has1) look_ahead(1, pre1);
         __syncthreads();
-        if (ONEBAR) {
-            if (has1) aggregate1 = settle(1, w_excl1);
-        } else if (has1 && warp == 0) {
-            aggregate1 = publish(1, w_excl1);
-        }
+        if (has1 && warp == 0) aggregate1 = publish(1, w_excl1);
         poll_issue(0);
         __syncthreads();
     }
 
-    /* warp 0 (ONEBAR: every warp): the inclusive prefix of this CTA's
-     * previous tile */
+    /* warp 0: the inclusive prefix of this CTA's previous tile */
     T carried = scan_identity<T, OP>();
     for (int64_t k = 0; k * grid + cta < tiles; k++) {
         const int64_t tile = k * grid + cta;
@@ -260,83 +232,58 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
         const bool ahead_lead = tile + LEAD * grid < tiles;
         cuops_cp_async_wait<STAGES - 1 - LEAD>();
         if (ahead_lead) look_ahead(k + LEAD, pre_next);
-        /* ONEBAR: this warp's segment prefix of the tile being stored (the
-         * other orders leave it in s_prefix) */
-        T store_prefix = scan_identity<T, OP>();
-        if constexpr (ONEBAR) {
-            int64_t first;
-            const int window = window_of(k, first);
-            while (f0 == STATUS_EMPTY) status.poll(first + i0, f0, v0);
-            while (f1 == STATUS_EMPTY) status.poll(first + i1, f1, v1);
-            T mine = scan_identity<T, OP>();
-            if (i0 < window) mine = v0;
-            if (i1 < window) mine = scan_combine<T, OP>(mine, v1);
-            mine = warp_reduce<T, OP>(mine); /* lane 0 */
-            T *const s_part = s_aggregate + (int)(k & 1) * SCAN_WARPS;
-            if (lane == 0) s_part[warp] = mine;
+        if (!FUSED) {
+            /* A CTA barrier, although only warp 0 reads the totals: a named
+             * barrier that warps 1-7 only arrive at measured no faster
+             * (dce30d1, docs/scan.md), and racecheck flagged s_prefix across
+             * it. */
             __syncthreads();
-            T whole = s_part[0];
-#pragma unroll
-            for (int w = 1; w < SCAN_WARPS; w++) whole = scan_combine<T, OP>(whole, s_part[w]);
-            const T prefix = window > 0 ? scan_combine<T, OP>(carried, whole) : scan_identity<T, OP>();
-            if (ahead_lead) aggregate_next = settle(k + LEAD, w_excl_next);
-            carried = tile == 0 ? aggregate : scan_combine<T, OP>(prefix, aggregate);
-            store_prefix = warp == 0 ? prefix : scan_combine<T, OP>(prefix, w_excl);
-        } else {
-            if (!FUSED) {
-                /* A CTA barrier, although only warp 0 reads the totals: a
-                 * named barrier that warps 1-7 only arrive at measured no
-                 * faster (dce30d1, docs/scan.md), and racecheck flagged
-                 * s_prefix across it. */
-                __syncthreads();
-                if (ahead_lead && warp == 0) aggregate_next = publish(k + LEAD, w_excl_next);
-            }
-
-            int64_t first;
-            const int window = window_of(k, first);
-            while (f0 == STATUS_EMPTY) status.poll(first + i0, f0, v0);
-            while (f1 == STATUS_EMPTY) status.poll(first + i1, f1, v1);
-            if (i0 < window) s_aggregate[i0] = v0;
-            if (i1 < window) s_aggregate[i1] = v1;
-            __syncthreads();
-
-            /* FUSED: s_total (the look-ahead pass's) is complete at the
-             * barrier above and rewritten only after the one below */
-            if (FUSED && ahead_lead && warp == 0) aggregate_next = publish(k + LEAD, w_excl_next);
-            if (warp == 0) {
-                /* P(tile - 1): the left fold from the carried prefix (round
-                 * 0: from A(0) itself, as `lookback` publishes P(0) = A(0)) */
-                T prefix = scan_identity<T, OP>();
-                if (window > 0) {
-                    if (std::is_integral<T>::value || LEAD == 2) {
-                        T part = scan_identity<T, OP>();
-                        for (int i = lane; i < window; i += 32)
-                            part = scan_combine<T, OP>(part, s_aggregate[i]);
-                        part = __shfl_sync(SCAN_FULL_MASK, warp_reduce<T, OP>(part), 0);
-                        prefix = scan_combine<T, OP>(carried, part);
-                    } else {
-                        if (lane == 0) {
-                            int i = 0;
-                            T p = carried;
-                            if (k == 0) p = s_aggregate[i++];
-#pragma unroll 8
-                            for (; i < window; i++) p = scan_combine<T, OP>(p, s_aggregate[i]);
-                            prefix = p;
-                        }
-                        prefix = __shfl_sync(SCAN_FULL_MASK, prefix, 0);
-                    }
-                }
-                carried = tile == 0 ? aggregate : scan_combine<T, OP>(prefix, aggregate);
-                tile_set_warp_prefixes<T, OP>(s_prefix, lane, prefix, w_excl);
-            }
-            __syncthreads();
+            if (ahead_lead && warp == 0) aggregate_next = publish(k + LEAD, w_excl_next);
         }
+
+        int64_t first;
+        const int window = window_of(k, first);
+        while (f0 == STATUS_EMPTY) status.poll(first + i0, f0, v0);
+        while (f1 == STATUS_EMPTY) status.poll(first + i1, f1, v1);
+        if (i0 < window) s_aggregate[i0] = v0;
+        if (i1 < window) s_aggregate[i1] = v1;
+        __syncthreads();
+
+        /* FUSED: s_total (the look-ahead pass's) is complete at the barrier
+         * above and rewritten only after the one below */
+        if (FUSED && ahead_lead && warp == 0) aggregate_next = publish(k + LEAD, w_excl_next);
+        if (warp == 0) {
+            /* P(tile - 1): the left fold from the carried prefix (round 0:
+             * from A(0) itself, as `lookback` publishes P(0) = A(0)) */
+            T prefix = scan_identity<T, OP>();
+            if (window > 0) {
+                if (std::is_integral<T>::value || LEAD == 2) {
+                    T part = scan_identity<T, OP>();
+                    for (int i = lane; i < window; i += 32)
+                        part = scan_combine<T, OP>(part, s_aggregate[i]);
+                    part = __shfl_sync(SCAN_FULL_MASK, warp_reduce<T, OP>(part), 0);
+                    prefix = scan_combine<T, OP>(carried, part);
+                } else {
+                    if (lane == 0) {
+                        int i = 0;
+                        T p = carried;
+                        if (k == 0) p = s_aggregate[i++];
+#pragma unroll 8
+                        for (; i < window; i++) p = scan_combine<T, OP>(p, s_aggregate[i]);
+                        prefix = p;
+                    }
+                    prefix = __shfl_sync(SCAN_FULL_MASK, prefix, 0);
+                }
+            }
+            carried = tile == 0 ? aggregate : scan_combine<T, OP>(prefix, aggregate);
+            tile_set_warp_prefixes<T, OP>(s_prefix, lane, prefix, w_excl);
+        }
+        __syncthreads();
 
         /* the next round's polls travel while this tile is stored */
         if ((POLLS == RING_POLLS_EARLY || LEAD == 2) && ahead) poll_issue(k + 1);
         const bool full = (tile + 1) * TILE <= n;
-        smem_segment_store<T, OP, VEC, NV>(mine0 + (int)(k % STAGES) * TILE, pre,
-                                           ONEBAR ? store_prefix : s_prefix[warp],
+        smem_segment_store<T, OP, VEC, NV>(mine0 + (int)(k % STAGES) * TILE, pre, s_prefix[warp],
                                            exclusive, out, n, tile * TILE + (int64_t)warp * SEGMENT,
                                            lane, full);
         if (LEAD == 1 && ahead) {
@@ -463,10 +410,8 @@ template <typename T> static constexpr int ring_polls()
  * rounds, polls a round ahead), 8 ring_lead2_fused (the same with two
  * barriers per round), 9 ring_lead2_deep (lead2 on ring_deep's 6 x 32 KB
  * slots, one CTA per SM: `lookback`'s tiles and bits), 10
- * ring_lead2_5x20k (lead2 on 5 x 20 KB slots, two CTAs per SM), 11
- * ring_lead2_1bar (lead2, one CTA barrier per round, 4 x 24 KB), 12
- * ring_lead2_1bar_deep (the same on 6 x 32 KB, one CTA per SM) */
-#define RING_FORMS 13
+ * ring_lead2_5x20k (lead2 on 5 x 20 KB slots, two CTAs per SM) */
+#define RING_FORMS 11
 static const char *const ring_kernel_names[RING_FORMS][2] = {
     {"scan_ring_vec16", "scan_ring_scalar"},
     {"scan_ring_deep_vec16", "scan_ring_deep_scalar"},
@@ -478,9 +423,7 @@ static const char *const ring_kernel_names[RING_FORMS][2] = {
     {"scan_ring_lead2_vec16", "scan_ring_lead2_scalar"},
     {"scan_ring_lead2_fused_vec16", "scan_ring_lead2_fused_scalar"},
     {"scan_ring_lead2_deep_vec16", "scan_ring_lead2_deep_scalar"},
-    {"scan_ring_lead2_5x20k_vec16", "scan_ring_lead2_5x20k_scalar"},
-    {"scan_ring_lead2_1bar_vec16", "scan_ring_lead2_1bar_scalar"},
-    {"scan_ring_lead2_1bar_deep_vec16", "scan_ring_lead2_1bar_deep_scalar"}};
+    {"scan_ring_lead2_5x20k_vec16", "scan_ring_lead2_5x20k_scalar"}};
 
 template <typename T, int OP, int FORM>
 static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t *d)
@@ -491,8 +434,8 @@ static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t
         if (st == CUOPS_STATUS_SUCCESS) h->last_kernel = ring_kernel_names[FORM][1];
         return st;
     }
-    constexpr bool slots_24k = FORM == 4 || FORM == 7 || FORM == 8 || FORM == 11;
-    constexpr int stages = FORM == 1 || FORM == 9 || FORM == 12 ? RING_STAGES_DEEP
+    constexpr bool slots_24k = FORM == 4 || FORM == 7 || FORM == 8;
+    constexpr int stages = FORM == 1 || FORM == 9 ? RING_STAGES_DEEP
                            : slots_24k            ? RING_STAGES_24K
                            : FORM == 5            ? RING_STAGES_16K
                            : FORM == 10           ? RING_STAGES_20K
@@ -506,7 +449,6 @@ static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t
                           : FORM == 6              ? RING_POLLS_FIRST
                           : FORM == 7 || FORM == 9 || FORM == 10 ? RING_POLLS_LEAD2
                           : FORM == 8              ? RING_POLLS_LEAD2_FUSED
-                          : FORM == 11 || FORM == 12 ? RING_POLLS_LEAD2_ONEBAR
                                                    : ring_polls<T>();
     return ring_run<T, OP, nv, stages, polls>(h, d, ring_kernel_names[FORM][0]);
 }
@@ -538,8 +480,6 @@ cuops_status_t cuops_scan_ring_launch(struct cuops_handle *h, const cuops_scan_d
     case 8: return RING_CALL(ring_form<8>::run);
     case 9: return RING_CALL(ring_form<9>::run);
     case 10: return RING_CALL(ring_form<10>::run);
-    case 11: return RING_CALL(ring_form<11>::run);
-    case 12: return RING_CALL(ring_form<12>::run);
     default: return RING_CALL(ring_form<0>::run);
     }
 #undef RING_CALL
