@@ -322,7 +322,8 @@ static void reproducibility(void)
                                                    "ring_4x24k", "ring_6x16k",
                                                    "ring_polls_first", "ring_lead2",
                                                    "ring_lead2_fused", "ring_lead2_deep",
-                                                   "ring_lead2_5x20k"};
+                                                   "ring_lead2_5x20k", "ring_lead2_deep512",
+                                                   "ring_lead2_wide512"};
         for (int exclusive = 0; exclusive < 2; exclusive++) {
             for (int v = 0; v < (int)(sizeof det_variants / sizeof det_variants[0]); v++) {
                 if (v > 0 && variant_skipped(det_variants[v])) continue;
@@ -878,7 +879,7 @@ int main(void)
                  CUOPS_STATUS_SUCCESS);
     CHECK_STATUS(cuops_variant_names("reduce", &g_reduce_variants, &g_reduce_variant_count),
                  CUOPS_STATUS_SUCCESS);
-    CHECK(g_scan_variant_count == 21 && strcmp(g_scan_variants[0], "auto") == 0,
+    CHECK(g_scan_variant_count == 23 && strcmp(g_scan_variants[0], "auto") == 0,
           "scan variants: %d, first '%s'", g_scan_variant_count,
           g_scan_variant_count ? g_scan_variants[0] : "");
     CHECK(g_reduce_variant_count == 8 && strcmp(g_reduce_variants[0], "auto") == 0,

@@ -58,7 +58,9 @@ cuops_status_t cuops_scan_lookback_launch(struct cuops_handle *h, const cuops_sc
  * and the polls a round ahead ("ring_lead2"); 8: the same with two CTA
  * barriers per round ("ring_lead2_fused"); 9: 7's order on 6 x 32 KB slots,
  * one CTA per SM ("ring_lead2_deep"); 10: 7's order on 5 x 20 KB slots, two
- * CTAs per SM ("ring_lead2_5x20k"). */
+ * CTAs per SM ("ring_lead2_5x20k"); 11, 12: 7's order in CTAs of 512
+ * threads, one per SM, on 6 x 32 KB and 4 x 48 KB slots ("ring_lead2_deep512",
+ * "ring_lead2_wide512"). */
 cuops_status_t cuops_scan_ring_launch(struct cuops_handle *h, const cuops_scan_desc_t *d, int form);
 /* The form auto runs for an aligned call once `ring` is served: 0 `ring`,
  * 7 `ring_lead2`, 8 `ring_lead2_fused`, 9 `ring_lead2_deep` (by element

@@ -254,23 +254,24 @@ static __device__ __forceinline__ void segment_apply_prefix(T (&x)[NV][VEC], con
 
 /* Warp 0, after every warp has put its segment total in s_warp: returns the
  * tile aggregate (to every lane); *w_excl is the combination of the warps
- * before warp `lane` (lanes 1..SCAN_WARPS-1). */
-template <typename T, int OP>
+ * before warp `lane` (lanes 1..WARPS-1). WARPS: the CTA's warps (<= 32). */
+template <typename T, int OP, int WARPS = SCAN_WARPS>
 static __device__ __forceinline__ T tile_scan_warp_totals(const T *s_warp, int lane, T &w_excl)
 {
-    const T w = lane < SCAN_WARPS ? s_warp[lane] : scan_identity<T, OP>();
+    static_assert(WARPS <= 32, "one warp scans the warp totals");
+    const T w = lane < WARPS ? s_warp[lane] : scan_identity<T, OP>();
     const T w_incl = warp_scan_inclusive<T, OP>(w, lane);
     w_excl = __shfl_up_sync(SCAN_FULL_MASK, w_incl, 1);
-    return __shfl_sync(SCAN_FULL_MASK, w_incl, SCAN_WARPS - 1);
+    return __shfl_sync(SCAN_FULL_MASK, w_incl, WARPS - 1);
 }
 
 /* Warp 0, once the tile's exclusive prefix is known: s_warp[w] becomes the
  * prefix of warp w's segment (each lane writes only its own slot). */
-template <typename T, int OP>
+template <typename T, int OP, int WARPS = SCAN_WARPS>
 static __device__ __forceinline__ void tile_set_warp_prefixes(T *s_warp, int lane, T tile_prefix,
                                                               T w_excl)
 {
-    if (lane < SCAN_WARPS)
+    if (lane < WARPS)
         s_warp[lane] = lane == 0 ? tile_prefix : scan_combine<T, OP>(tile_prefix, w_excl);
 }
 

@@ -84,9 +84,19 @@
  * at two CTAs per SM). */
 #define RING_NV_20K 5
 #define RING_STAGES_20K 5
+/* Study forms of 512 threads, one CTA per SM with 192 KB of slots: twice the
+ * warps of `ring_lead2_deep` to cover its latencies (27 % of its samples at
+ * barriers, 15 % `wait`, 13 % short scoreboard with 8 warps per SM).
+ * `ring_lead2_deep512`: 6 x 32 KB (NV 4: each warp's segment is half as
+ * long); `ring_lead2_wide512`: 4 x 48 KB (NV 6: a third fewer rounds, polls
+ * and barriers per byte than 32 KB tiles). */
+#define RING_BLOCK_512 512
+#define RING_NV_512_32K 4
+#define RING_NV_512_48K 6
+#define RING_STAGES_48K 4
 /* two CTAs per SM where the slots fit twice (<= 104 KB per CTA, <= 128
  * registers) */
-#define RING_CTAS_PER_SM(NV, STAGES) ((NV) * (STAGES) <= 26 ? 2 : 1)
+#define RING_CTAS_PER_SM(BLOCK, NV, STAGES) ((BLOCK) * 16 * (NV) * (STAGES) <= 26 * 4096 ? 2 : 1)
 
 /* POLLS: where round k's aggregate loads are issued. RING_POLLS_EARLY:
  * while round k - 1's tile is stored (a whole store pass ahead of their
@@ -114,21 +124,22 @@
  * own: look-ahead, polls tested -> barrier -> warp 0 publishes and folds ->
  * barrier -> store. */
 #define RING_POLLS_LEAD2_FUSED 4
-template <typename T, int OP, int NV, int STAGES, int POLLS>
-__global__ void __launch_bounds__(SCAN_BLOCK, RING_CTAS_PER_SM(NV, STAGES))
+template <typename T, int OP, int NV, int STAGES, int POLLS, int BLOCK>
+__global__ void __launch_bounds__(BLOCK, RING_CTAS_PER_SM(BLOCK, NV, STAGES))
 scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> status)
 {
     static_assert(STAGES >= 3, "one tile stored, one looked ahead, one in flight");
     constexpr bool FUSED = POLLS == RING_POLLS_LEAD2_FUSED;
     constexpr int LEAD = POLLS == RING_POLLS_LEAD2 || FUSED ? 2 : 1; /* rounds looked ahead */
     static_assert(STAGES >= 2 + LEAD, "one tile stored, LEAD looked ahead, one in flight");
-    static_assert(RING_MAX_GRID <= 2 * SCAN_BLOCK, "two polls per thread");
+    static_assert(RING_MAX_GRID <= 2 * BLOCK, "two polls per thread");
+    constexpr int WARPS = BLOCK / 32;
     constexpr int VEC = SCAN_VEC(T);
     constexpr int SEGMENT = 32 * VEC * NV;
-    constexpr int64_t TILE = (int64_t)SCAN_BLOCK * VEC * NV;
+    constexpr int64_t TILE = (int64_t)BLOCK * VEC * NV;
     extern __shared__ __align__(16) uint4 s_ring_raw[];
-    __shared__ T s_total[SCAN_WARPS];  /* segment totals of the look-ahead tile */
-    __shared__ T s_prefix[SCAN_WARPS]; /* segment prefixes of the tile being stored */
+    __shared__ T s_total[WARPS];  /* segment totals of the look-ahead tile */
+    __shared__ T s_prefix[WARPS]; /* segment prefixes of the tile being stored */
     __shared__ T s_aggregate[RING_MAX_GRID];
 
     const int lane = threadIdx.x & 31;
@@ -166,16 +177,16 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
     };
     /* Warp 0, after a barrier: the look-ahead tile's aggregate, published. */
     auto publish = [&](int64_t k, T &w_excl) {
-        const T aggregate = tile_scan_warp_totals<T, OP>(s_total, lane, w_excl);
+        const T aggregate = tile_scan_warp_totals<T, OP, WARPS>(s_total, lane, w_excl);
         if (lane == 0) status.publish(k * grid + cta, STATUS_AGGREGATE, aggregate);
         return aggregate;
     };
 
     /* The aggregates round k's tile needs: tiles [first, tile) (round 0:
-     * every tile before it). Thread i polls entries i and i + SCAN_BLOCK;
+     * every tile before it). Thread i polls entries i and i + BLOCK;
      * the loads are issued a pass ahead of their use (`poll_issue`) and
      * re-polled only if an aggregate was not there yet. */
-    const int i0 = threadIdx.x, i1 = threadIdx.x + SCAN_BLOCK;
+    const int i0 = threadIdx.x, i1 = threadIdx.x + BLOCK;
     unsigned f0, f1;
     T v0, v1;
     auto window_of = [&](int64_t k, int64_t &first) {
@@ -276,7 +287,7 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
                 }
             }
             carried = tile == 0 ? aggregate : scan_combine<T, OP>(prefix, aggregate);
-            tile_set_warp_prefixes<T, OP>(s_prefix, lane, prefix, w_excl);
+            tile_set_warp_prefixes<T, OP, WARPS>(s_prefix, lane, prefix, w_excl);
         }
         __syncthreads();
 
@@ -312,15 +323,15 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
 
 /* ---- host side ----------------------------------------------------------- */
 
-template <typename T, int OP, int NV, int STAGES, int POLLS>
+template <typename T, int OP, int NV, int STAGES, int POLLS, int BLOCK>
 static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *d,
                                const char *kernel_name)
 {
     constexpr int VEC = SCAN_VEC(T);
-    const int64_t tile = (int64_t)SCAN_BLOCK * VEC * NV;
+    const int64_t tile = (int64_t)BLOCK * VEC * NV;
     const int64_t tiles = cuops_ceil_div(d->n, tile);
     const int smem = (int)(STAGES * tile * (int64_t)sizeof(T));
-    auto kernel = scan_ring_kernel<T, OP, NV, STAGES, POLLS>;
+    auto kernel = scan_ring_kernel<T, OP, NV, STAGES, POLLS, BLOCK>;
 
     static int ctas_per_sm = 0; /* per instantiation; the device's limits */
     if (ctas_per_sm == 0) {
@@ -331,7 +342,7 @@ static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *
                                                (int)cudaSharedmemCarveoutMaxShared));
         int per_sm = 0;
         CUOPS_CUDA_TRY(h, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel,
-                                                                        SCAN_BLOCK, smem));
+                                                                        BLOCK, smem));
         if (per_sm < 1)
             return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
                               "%s: %d bytes of shared memory per CTA do not fit an SM",
@@ -348,7 +359,7 @@ static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *
 
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3((unsigned)grid);
-    cfg.blockDim = dim3(SCAN_BLOCK);
+    cfg.blockDim = dim3(BLOCK);
     cfg.dynamicSmemBytes = (size_t)smem;
     cfg.stream = cuops_stream(h);
     cudaLaunchAttribute attr[1];
@@ -410,8 +421,10 @@ template <typename T> static constexpr int ring_polls()
  * rounds, polls a round ahead), 8 ring_lead2_fused (the same with two
  * barriers per round), 9 ring_lead2_deep (lead2 on ring_deep's 6 x 32 KB
  * slots, one CTA per SM: `lookback`'s tiles and bits), 10
- * ring_lead2_5x20k (lead2 on 5 x 20 KB slots, two CTAs per SM) */
-#define RING_FORMS 11
+ * ring_lead2_5x20k (lead2 on 5 x 20 KB slots, two CTAs per SM), 11
+ * ring_lead2_deep512 (lead2, 512 threads, 6 x 32 KB), 12 ring_lead2_wide512
+ * (lead2, 512 threads, 4 x 48 KB) */
+#define RING_FORMS 13
 static const char *const ring_kernel_names[RING_FORMS][2] = {
     {"scan_ring_vec16", "scan_ring_scalar"},
     {"scan_ring_deep_vec16", "scan_ring_deep_scalar"},
@@ -423,7 +436,9 @@ static const char *const ring_kernel_names[RING_FORMS][2] = {
     {"scan_ring_lead2_vec16", "scan_ring_lead2_scalar"},
     {"scan_ring_lead2_fused_vec16", "scan_ring_lead2_fused_scalar"},
     {"scan_ring_lead2_deep_vec16", "scan_ring_lead2_deep_scalar"},
-    {"scan_ring_lead2_5x20k_vec16", "scan_ring_lead2_5x20k_scalar"}};
+    {"scan_ring_lead2_5x20k_vec16", "scan_ring_lead2_5x20k_scalar"},
+    {"scan_ring_lead2_deep512_vec16", "scan_ring_lead2_deep512_scalar"},
+    {"scan_ring_lead2_wide512_vec16", "scan_ring_lead2_wide512_scalar"}};
 
 template <typename T, int OP, int FORM>
 static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t *d)
@@ -435,7 +450,8 @@ static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t
         return st;
     }
     constexpr bool slots_24k = FORM == 4 || FORM == 7 || FORM == 8;
-    constexpr int stages = FORM == 1 || FORM == 9 ? RING_STAGES_DEEP
+    constexpr int stages = FORM == 1 || FORM == 9 || FORM == 11 ? RING_STAGES_DEEP
+                           : FORM == 12           ? RING_STAGES_48K
                            : slots_24k            ? RING_STAGES_24K
                            : FORM == 5            ? RING_STAGES_16K
                            : FORM == 10           ? RING_STAGES_20K
@@ -443,14 +459,17 @@ static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t
     constexpr int nv = slots_24k    ? RING_NV_24K
                        : FORM == 5  ? RING_NV_16K
                        : FORM == 10 ? RING_NV_20K
+                       : FORM == 11 ? RING_NV_512_32K
+                       : FORM == 12 ? RING_NV_512_48K
                                     : RING_NV;
+    constexpr int block = FORM == 11 || FORM == 12 ? RING_BLOCK_512 : SCAN_BLOCK;
     constexpr int polls = FORM == 2                ? RING_POLLS_EARLY
                           : FORM == 3              ? RING_POLLS_LATE
                           : FORM == 6              ? RING_POLLS_FIRST
-                          : FORM == 7 || FORM == 9 || FORM == 10 ? RING_POLLS_LEAD2
+                          : FORM == 7 || FORM == 9 || FORM == 10 || FORM >= 11 ? RING_POLLS_LEAD2
                           : FORM == 8              ? RING_POLLS_LEAD2_FUSED
                                                    : ring_polls<T>();
-    return ring_run<T, OP, nv, stages, polls>(h, d, ring_kernel_names[FORM][0]);
+    return ring_run<T, OP, nv, stages, polls, block>(h, d, ring_kernel_names[FORM][0]);
 }
 
 /* ring_typed with FORM fixed, as the <T, OP> template SCAN_TYPE_OP_CALL expects */
@@ -480,6 +499,8 @@ cuops_status_t cuops_scan_ring_launch(struct cuops_handle *h, const cuops_scan_d
     case 8: return RING_CALL(ring_form<8>::run);
     case 9: return RING_CALL(ring_form<9>::run);
     case 10: return RING_CALL(ring_form<10>::run);
+    case 11: return RING_CALL(ring_form<11>::run);
+    case 12: return RING_CALL(ring_form<12>::run);
     default: return RING_CALL(ring_form<0>::run);
     }
 #undef RING_CALL
