@@ -313,8 +313,8 @@ static void reproducibility(void)
          * 64 KB tiles and the 24 KB / 16 KB tiles of `ring_4x24k` and
          * `ring_6x16k` group the sums differently, so they are only held to
          * themselves. `ring_polls_first` folds as `ring`: auto's bits;
-         * The `ring_lead2` forms fold floats by a fixed tree (and have
-         * 24 / 32 / 20 KB tiles): held to themselves. */
+         * The `ring_lead2` and `ring_lead3` forms fold floats by a fixed
+         * tree (and have 24 / 32 / 20 / 48 KB tiles): held to themselves. */
         static const char *const det_variants[] = {"auto", "lookback", "lookback_wide",
                                                    "lookback_persistent", "lookback_smem",
                                                    "lookback_smem_64k", "ring", "ring_deep",
@@ -323,7 +323,7 @@ static void reproducibility(void)
                                                    "ring_polls_first", "ring_lead2",
                                                    "ring_lead2_fused", "ring_lead2_deep",
                                                    "ring_lead2_5x20k", "ring_lead2_deep512",
-                                                   "ring_lead2_wide512"};
+                                                   "ring_lead2_wide512", "ring_lead3_deep"};
         for (int exclusive = 0; exclusive < 2; exclusive++) {
             for (int v = 0; v < (int)(sizeof det_variants / sizeof det_variants[0]); v++) {
                 if (v > 0 && variant_skipped(det_variants[v])) continue;
@@ -879,7 +879,7 @@ int main(void)
                  CUOPS_STATUS_SUCCESS);
     CHECK_STATUS(cuops_variant_names("reduce", &g_reduce_variants, &g_reduce_variant_count),
                  CUOPS_STATUS_SUCCESS);
-    CHECK(g_scan_variant_count == 23 && strcmp(g_scan_variants[0], "auto") == 0,
+    CHECK(g_scan_variant_count == 24 && strcmp(g_scan_variants[0], "auto") == 0,
           "scan variants: %d, first '%s'", g_scan_variant_count,
           g_scan_variant_count ? g_scan_variants[0] : "");
     CHECK(g_reduce_variant_count == 8 && strcmp(g_reduce_variants[0], "auto") == 0,

@@ -60,7 +60,8 @@ cuops_status_t cuops_scan_lookback_launch(struct cuops_handle *h, const cuops_sc
  * one CTA per SM ("ring_lead2_deep"); 10: 7's order on 5 x 20 KB slots, two
  * CTAs per SM ("ring_lead2_5x20k"); 11, 12: 7's order in CTAs of 512
  * threads, one per SM, on 6 x 32 KB and 4 x 48 KB slots ("ring_lead2_deep512",
- * "ring_lead2_wide512"). */
+ * "ring_lead2_wide512"); 13: the look-ahead three rounds ahead and the polls
+ * two rounds ahead, on 6 x 32 KB slots ("ring_lead3_deep"). */
 cuops_status_t cuops_scan_ring_launch(struct cuops_handle *h, const cuops_scan_desc_t *d, int form);
 /* The form auto runs for an aligned call once `ring` is served: 0 `ring`,
  * 7 `ring_lead2`, 8 `ring_lead2_fused`, 9 `ring_lead2_deep` (by element
