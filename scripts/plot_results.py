@@ -63,19 +63,29 @@ def markdown(runs):
                                       num(ceil.get("vendor_gemm_tflops"), "%.1f"),
                                       os.path.basename(path)))
         out.append("")
+        # runs since cec16a3 carry copy_same_us on memory-bound rows: a copy of
+        # the row's own bytes, so the row can be read against its own size too
+        same = any(r.get("copy_same_us") is not None for r in run.get("rows", []))
+        extra_head = " same-size copy us | % of same-size copy |" if same else ""
         out.append("| op | variant | kernel | dtype | shape | us | TFLOP/s | GB/s | % ceiling | "
-                   "baseline | base us | speed-up | valid |")
-        out.append("|---|---|---|---|---|---:|---:|---:|---:|---|---:|---:|---|")
+                   "baseline | base us | speed-up | valid |" + extra_head)
+        out.append("|---|---|---|---|---|---:|---:|---:|---:|---|---:|---:|---|" +
+                   ("---:|---:|" if same else ""))
         for r in run.get("rows", []):
             note = r.get("note")
             valid = "yes" if r.get("valid") else ("no: " + note[:48] if note else "**NO**")
-            out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            extra = ""
+            if same:
+                cs, us = r.get("copy_same_us"), r.get("us")
+                pct = 100.0 * cs / us if cs is not None and us else None
+                extra = " %s | %s |" % (num(cs, "%.2f"), num(pct, "%.1f"))
+            out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%s" % (
                 r["op"], r["variant"], r.get("kernel") or "-", r["dtype"],
                 shape_text(r["op"], r["shape"]), num(r.get("us"), "%.2f"),
                 num(r.get("tflops"), "%.1f"), num(r.get("gbps"), "%.0f"),
                 num(r.get("pct_of_ceiling"), "%.1f"), r.get("baseline") or "-",
                 num(r.get("baseline_us"), "%.2f"), num(r.get("speedup"), "%.3f"),
-                valid.replace("|", "/")))
+                valid.replace("|", "/"), extra))
         out.append("")
         groups = {}
         for r in run.get("rows", []):

@@ -96,7 +96,7 @@ typedef struct bench_row {
     bench_row_status_t status;
     double triton_seed_us, triton_hoisted_us; /* dequant rows only (NAN otherwise) */
     double copy_same_us;     /* a D2D copy moving the row's bytes (read + write), same rotation
-                                and timing: dequant/scan/reduce rows (NAN otherwise) */
+                                and timing: dequant, scan and w4a16 decode rows (NAN otherwise) */
     char note[160];          /* why a row is not ok (table and stderr) */
 } bench_row_t;
 

@@ -586,10 +586,15 @@ static void run_w4a16_shape(bench_env_t *env, cuops_dtype_t act, int64_t m, int6
         else fprintf(stderr, "  cublas timing failed: %s\n", t.err);
     }
 
+    /* decode rows: a copy of what the fused kernel must move at least (the
+     * int4 weight and its metadata, x, y), the ceiling at the row's size */
+    const double fused_bytes = weight_bytes + (double)(m * k + m * n) * (double)bv_dtype_size(act);
+    const double copy_same_us = (skip || !memory_bound) ? NAN : bench_copy_same_bytes(env, fused_bytes);
     if (want_unfused) variants[num_variants++] = "dequant+gemm";
     for (int v = 0; v < num_variants; v++) {
         const int unfused = strcmp(variants[v], "dequant+gemm") == 0;
         bench_row_t *row = bench_row_new(env, "w4a16", variants[v], act);
+        row->copy_same_us = copy_same_us;
         row->shape_kind = 3;
         row->m = m; row->n = n; row->k = k; row->group = QUANT_GROUP;
         row->suite = tags;
