@@ -264,8 +264,10 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
          * above and rewritten only after the one below */
         if (FUSED && ahead_lead && warp == 0) aggregate_next = publish(k + LEAD, w_excl_next);
         if (warp == 0) {
-            /* P(tile - 1): the left fold from the carried prefix (round 0:
-             * from A(0) itself, as `lookback` publishes P(0) = A(0)) */
+            /* P(tile - 1) from the carried prefix: integers (and every type
+             * in the lead2 forms) by a fixed shuffle tree over the window,
+             * floats otherwise by the left fold (round 0: from A(0) itself,
+             * as `lookback` publishes P(0) = A(0)) */
             T prefix = scan_identity<T, OP>();
             if (window > 0) {
                 if (std::is_integral<T>::value || LEAD == 2) {
