@@ -312,7 +312,7 @@ static void reproducibility(void)
          * persistent kernel's misaligned tiles, `lookback_smem_64k`'s
          * 64 KB tiles and the 24 KB / 16 KB tiles of `ring_4x24k` and
          * `ring_6x16k` group the sums differently, so they are only held to
-         * themselves. `ring_polls_first` folds as `ring`: auto's bits;
+         * themselves. `ring_polls_first` folds as `ring`: auto's bits.
          * The `ring_lead2` and `ring_lead3` forms fold floats by a fixed
          * tree (and have 24 / 32 / 20 / 48 KB tiles): held to themselves. */
         static const char *const det_variants[] = {"auto", "lookback", "lookback_wide",

@@ -508,33 +508,17 @@ static void print_geomeans(const bench_env_t *env)
 /* Ceilings                                                                 */
 /* ------------------------------------------------------------------------ */
 
+/* A D2D copy of bytes; repetition i copies set i's buffers (set * stride
+ * into src and dst: stride 0 with one set for the ceiling). */
 typedef struct copy_ctx {
-    void *src, *dst;
-    size_t bytes;
+    uint8_t *src, *dst;
+    size_t bytes, stride;
     cudaStream_t stream;
 } copy_ctx_t;
 
 static int enqueue_copy(void *p, int set, char *err, size_t len)
 {
-    (void)set;
     copy_ctx_t *c = (copy_ctx_t *)p;
-    cudaError_t e = cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyDeviceToDevice, c->stream);
-    if (e != cudaSuccess) {
-        snprintf(err, len, "cudaMemcpyAsync: %s", cudaGetErrorString(e));
-        return -1;
-    }
-    return 0;
-}
-
-typedef struct copy_rot_ctx {
-    uint8_t *src, *dst;
-    size_t bytes, stride;
-    cudaStream_t stream;
-} copy_rot_ctx_t;
-
-static int enqueue_copy_rotated(void *p, int set, char *err, size_t len)
-{
-    copy_rot_ctx_t *c = (copy_rot_ctx_t *)p;
     cudaError_t e = cudaMemcpyAsync(c->dst + (size_t)set * c->stride, c->src + (size_t)set * c->stride,
                                     c->bytes, cudaMemcpyDeviceToDevice, c->stream);
     if (e != cudaSuccess) {
@@ -549,7 +533,7 @@ double bench_copy_same_bytes(bench_env_t *env, double bytes_moved)
     static double last_bytes = -1.0, last_us = NAN;
     if (!env->gpu || !(bytes_moved >= 2.0)) return NAN;
     if (bytes_moved == last_bytes) return last_us;
-    copy_rot_ctx_t c;
+    copy_ctx_t c;
     c.bytes = (size_t)(bytes_moved / 2.0);
     c.stride = (c.bytes + 255) & ~(size_t)255;
     c.stream = env->stream;
@@ -560,7 +544,7 @@ double bench_copy_same_bytes(bench_env_t *env, double bytes_moved)
         cudaMalloc((void **)&c.src, (size_t)sets * c.stride) == cudaSuccess &&
         cudaMalloc((void **)&c.dst, (size_t)sets * c.stride) == cudaSuccess) {
         bench_fill(env, c.src, CUOPS_DTYPE_F32, (size_t)sets * c.stride / 4, -1.0, 1.0);
-        bench_timing_t t = bench_time(env, enqueue_copy_rotated, &c, sets);
+        bench_timing_t t = bench_time(env, enqueue_copy, &c, sets);
         if (t.ok) us = t.median_us;
     }
     cudaFree(c.src);
@@ -581,9 +565,10 @@ static void measure_copy(bench_env_t *env)
     while (bytes >= ((size_t)1 << 28) && !bench_fits(2 * bytes)) bytes >>= 1;
     copy_ctx_t c;
     c.bytes = bytes;
+    c.stride = 0;
     c.stream = env->stream;
     c.src = c.dst = NULL;
-    if (cudaMalloc(&c.src, bytes) != cudaSuccess || cudaMalloc(&c.dst, bytes) != cudaSuccess) {
+    if (cudaMalloc((void **)&c.src, bytes) != cudaSuccess || cudaMalloc((void **)&c.dst, bytes) != cudaSuccess) {
         fprintf(stderr, "copy ceiling: cannot allocate 2 x %zu bytes\n", bytes);
         cudaFree(c.src);
         (void)cudaGetLastError();

@@ -568,12 +568,18 @@ static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *
     return cuops_cuda_check_launch(h, kernel_name);
 }
 
+/* Shared memory of a ring CTA: STAGES slots of SCAN_BLOCK x NV 16-byte
+ * loads and at most 8 KB of static arrays. */
+static int64_t ring_cta_smem_bytes(int stages, int nv)
+{
+    return (int64_t)stages * SCAN_BLOCK * 16 * nv + 8192;
+}
+
 /* The auto scan's test: `ring`'s three 32 KB slots and its static shared
- * memory (at most 8 KB) fit one CTA of this device. */
+ * memory fit one CTA of this device. */
 int cuops_scan_ring_serves(const struct cuops_handle *h)
 {
-    const int64_t slot_bytes = (int64_t)SCAN_BLOCK * 16 * RING_NV; /* 16 bytes per load */
-    return h->smem_optin_bytes >= RING_STAGES * slot_bytes + 8192;
+    return h->smem_optin_bytes >= ring_cta_smem_bytes(RING_STAGES, RING_NV);
 }
 
 /* The ring form auto takes for this call (aligned pointers, `ring` served),
@@ -590,9 +596,10 @@ int cuops_scan_ring_serves(const struct cuops_handle *h)
 int cuops_scan_ring_auto_form(const struct cuops_handle *h, const cuops_scan_desc_t *d)
 {
     const int64_t bytes = d->n * (int64_t)cuops_dtype_size(d->type);
-    const int64_t deep_smem = (int64_t)RING_STAGES_DEEP * SCAN_BLOCK * 16 * RING_NV + 8192;
     if (cuops_dtype_size(d->type) == 8) return bytes >= ((int64_t)128 << 20) ? 8 : 0;
-    if (bytes >= ((int64_t)512 << 20) && h->smem_optin_bytes >= deep_smem) return 9;
+    if (bytes >= ((int64_t)512 << 20) &&
+        h->smem_optin_bytes >= ring_cta_smem_bytes(RING_STAGES_DEEP, RING_NV))
+        return 9;
     return bytes >= ((int64_t)256 << 20) ? 7 : 0;
 }
 
@@ -616,7 +623,7 @@ template <typename T> static constexpr int ring_polls()
  * ring_4x24k, 5 ring_6x16k, 7 ring_lead2 (4 x 24 KB, looked ahead two
  * rounds, polls a round ahead), 8 ring_lead2_fused (the same with two
  * barriers per round), 9 ring_lead2_deep (lead2 on ring_deep's 6 x 32 KB
- * slots, one CTA per SM: `lookback`'s tiles and bits), 10
+ * slots, one CTA per SM: `lookback`'s tiles, the lead2 forms' float tree), 10
  * ring_lead2_5x20k (lead2 on 5 x 20 KB slots, two CTAs per SM), 11
  * ring_lead2_deep512 (lead2, 512 threads, 6 x 32 KB), 12 ring_lead2_wide512
  * (lead2, 512 threads, 4 x 48 KB), 13 ring_lead3_deep (look-ahead three
