@@ -313,8 +313,8 @@ static void reproducibility(void)
          * 64 KB tiles and the 24 KB / 16 KB tiles of `ring_4x24k` and
          * `ring_6x16k` group the sums differently, so they are only held to
          * themselves. `ring_polls_first` folds as `ring`: auto's bits.
-         * The `ring_lead2` and `ring_lead3` forms fold floats by a fixed
-         * tree (and have 24 / 32 / 20 / 48 KB tiles): held to themselves. */
+         * The `ring_lead2` forms fold floats by a fixed tree (and have
+         * 24 / 32 / 20 / 40 / 48 KB tiles): held to themselves. */
         static const char *const det_variants[] = {"auto", "lookback", "lookback_wide",
                                                    "lookback_persistent", "lookback_smem",
                                                    "lookback_smem_64k", "ring", "ring_deep",
@@ -323,7 +323,8 @@ static void reproducibility(void)
                                                    "ring_polls_first", "ring_lead2",
                                                    "ring_lead2_fused", "ring_lead2_deep",
                                                    "ring_lead2_5x20k", "ring_lead2_deep512",
-                                                   "ring_lead2_wide512", "ring_lead3_deep"};
+                                                   "ring_lead2_wide512", "ring_lead2_wide768",
+                                                   "ring_lead2_wide1024", "ring_lead2_5x40k"};
         for (int exclusive = 0; exclusive < 2; exclusive++) {
             for (int v = 0; v < (int)(sizeof det_variants / sizeof det_variants[0]); v++) {
                 if (v > 0 && variant_skipped(det_variants[v])) continue;
@@ -795,12 +796,12 @@ static void auto_dispatch(void)
     cudaFree(d_in); cudaFree(d_out);
 }
 
-/* From 128-512 MB of input auto takes a form that looks ahead two rounds
- * (4-byte types: ring_lead2 from 256 MB, ring_lead2_deep from 512 MB;
- * 8-byte types: ring_lead2_fused from 128 MB). Checked by kernel name just
- * below and at each line (the values at these sizes: scan_case at 2^26 and
- * huge_case); f32 at 256 MB must give ring_lead2's bits (its tiles and its
- * tree fold group the sums). */
+/* From 128-256 MB of input auto takes a form that looks ahead two rounds
+ * (4-byte types: ring_lead2_wide512 from 256 MB, ring_lead2 where its 192 KB
+ * of slots do not fit; 8-byte types: ring_lead2_fused from 128 MB).
+ * Checked by kernel name just below and at each line (the values at these
+ * sizes: scan_case at 2^26 and huge_case); f32 at 256 MB must give
+ * ring_lead2_wide512's bits (its tiles and its tree fold group the sums). */
 static void auto_large_forms(void)
 {
     int optin = 0;
@@ -809,19 +810,18 @@ static void auto_large_forms(void)
         SKIP("auto large forms: the device does not hold ring's slots");
         return;
     }
-    const int deep = optin >= 6 * 32768 + 8192;
+    const char *large = optin >= 4 * 49152 + 8192 ? "scan_ring_lead2_wide512_vec16" : "scan_ring_lead2_vec16";
+    const char *large_variant = optin >= 4 * 49152 + 8192 ? "ring_lead2_wide512" : "ring_lead2";
     const struct {
         cuops_dtype_t t;
         size_t n;
         const char *kernel;
     } cases[] = {
         {CUOPS_DTYPE_I32, ((size_t)64 << 20) - 1024, "scan_ring_vec16"},
-        {CUOPS_DTYPE_I32, (size_t)64 << 20, "scan_ring_lead2_vec16"},
-        {CUOPS_DTYPE_I32, ((size_t)128 << 20) - 1024, "scan_ring_lead2_vec16"},
-        {CUOPS_DTYPE_I32, (size_t)128 << 20, deep ? "scan_ring_lead2_deep_vec16" : "scan_ring_lead2_vec16"},
+        {CUOPS_DTYPE_I32, (size_t)64 << 20, large},
+        {CUOPS_DTYPE_I32, (size_t)128 << 20, large},
         {CUOPS_DTYPE_F32, ((size_t)64 << 20) - 1024, "scan_ring_vec16"},
-        {CUOPS_DTYPE_F32, (size_t)64 << 20, "scan_ring_lead2_vec16"},
-        {CUOPS_DTYPE_F32, (size_t)128 << 20, deep ? "scan_ring_lead2_deep_vec16" : "scan_ring_lead2_vec16"},
+        {CUOPS_DTYPE_F32, (size_t)64 << 20, large},
         {CUOPS_DTYPE_I64, ((size_t)16 << 20) - 1024, "scan_ring_vec16"},
         {CUOPS_DTYPE_I64, (size_t)16 << 20, "scan_ring_lead2_fused_vec16"},
         {CUOPS_DTYPE_F64, ((size_t)16 << 20) - 1024, "scan_ring_vec16"},
@@ -846,11 +846,11 @@ static void auto_large_forms(void)
         if (t == CUOPS_DTYPE_F32 && n == ((size_t)64 << 20)) {
             cudaMemcpy(a, d_out, n * 4, cudaMemcpyDeviceToHost);
             cuops_options_t opt = {0};
-            opt.variant = "ring_lead2";
+            opt.variant = large_variant;
             CHECK_STATUS(cuops_scan_ex(g_gpu, CUOPS_REDUCE_SUM, 0, t, (int64_t)n, d_in, d_out, &opt),
                          CUOPS_STATUS_SUCCESS);
             cudaMemcpy(b, d_out, n * 4, cudaMemcpyDeviceToHost);
-            CHECK(memcmp(a, b, n * 4) == 0, "auto scan f32 n=2^26: bits differ from ring_lead2");
+            CHECK(memcmp(a, b, n * 4) == 0, "auto scan f32 n=2^26: bits differ from %s", large_variant);
         }
     }
     free(a); free(b);
@@ -879,7 +879,7 @@ int main(void)
                  CUOPS_STATUS_SUCCESS);
     CHECK_STATUS(cuops_variant_names("reduce", &g_reduce_variants, &g_reduce_variant_count),
                  CUOPS_STATUS_SUCCESS);
-    CHECK(g_scan_variant_count == 24 && strcmp(g_scan_variants[0], "auto") == 0,
+    CHECK(g_scan_variant_count == 26 && strcmp(g_scan_variants[0], "auto") == 0,
           "scan variants: %d, first '%s'", g_scan_variant_count,
           g_scan_variant_count ? g_scan_variants[0] : "");
     CHECK(g_reduce_variant_count == 8 && strcmp(g_reduce_variants[0], "auto") == 0,

@@ -11,8 +11,8 @@
  * 1.12-1.20x CUB), 1.05-1.07x at 2^24 and 1.08-1.11x at 2^16..2^20, ahead of
  * every look-back kernel at every size (docs/scan.md). From 128-512 MB of
  * input, by element size, auto runs the forms that look ahead two rounds
- * instead (cuops_scan_ring_auto_form: i32 94.1 % of copy and 1.277x CUB at
- * 2^30 in run P52). Otherwise "lookback" (the tile in registers) up to 64 MB of
+ * instead (cuops_scan_ring_auto_form: i32 96.2 % of copy and 1.297x CUB at
+ * 2^30 in run P55). Otherwise "lookback" (the tile in registers) up to 64 MB of
  * input and "lookback_smem_64k" (64 KB tiles staged in shared memory by
  * cp.async, 3 CTAs per SM) above: in two H200 runs of the
  * same commit (cbc9989, a7f1cc4) the 64 KB-tile kernel read and wrote
@@ -66,7 +66,7 @@ static cuops_status_t scan_lookback_entry(struct cuops_handle *h, const cuops_sc
 /* algo = 0 ring, 1 ring_deep, 2 ring_polls_early, 3 ring_polls_late,
  * 4 ring_4x24k, 5 ring_6x16k, 6 ring_polls_first, 7 ring_lead2, 8 ring_lead2_fused,
  * 9 ring_lead2_deep, 10 ring_lead2_5x20k, 11 ring_lead2_deep512, 12 ring_lead2_wide512,
- * 13 ring_lead3_deep */
+ * 13 ring_lead2_wide768, 14 ring_lead2_wide1024, 15 ring_lead2_5x40k */
 static cuops_status_t scan_ring_entry(struct cuops_handle *h, const cuops_scan_desc_t *d, int form)
 {
     return cuops_scan_ring_launch(h, d, form);
@@ -102,7 +102,9 @@ static const scan_variant_t scan_table[] = {
     {"ring_lead2_5x20k", 10, scan_ring_entry},
     {"ring_lead2_deep512", 11, scan_ring_entry},
     {"ring_lead2_wide512", 12, scan_ring_entry},
-    {"ring_lead3_deep", 13, scan_ring_entry},
+    {"ring_lead2_wide768", 13, scan_ring_entry},
+    {"ring_lead2_wide1024", 14, scan_ring_entry},
+    {"ring_lead2_5x40k", 15, scan_ring_entry},
     {"blelloch_smem", SCAN_ALGO_BLELLOCH, cuops_scan_textbook_launch},
     {"blelloch_smem_padded", SCAN_ALGO_BLELLOCH_PADDED, cuops_scan_textbook_launch},
     {"warp_shuffle", SCAN_ALGO_WARP_SHUFFLE, cuops_scan_textbook_launch},
@@ -145,7 +147,8 @@ static const char *const scan_names[] = {"auto", "blelloch_smem", "blelloch_smem
                                          "ring_6x16k", "ring_polls_first",
                                          "ring_lead2", "ring_lead2_fused", "ring_lead2_deep",
                                          "ring_lead2_5x20k", "ring_lead2_deep512",
-                                         "ring_lead2_wide512", "ring_lead3_deep"};
+                                         "ring_lead2_wide512", "ring_lead2_wide768",
+                                         "ring_lead2_wide1024", "ring_lead2_5x40k"};
 static const char *const reduce_names[] = {"auto", "interleaved_divergent", "interleaved_strided",
                                            "sequential_addressing", "warp_shuffle", "vectorized",
                                            "vectorized_multiwave", "vectorized_interleaved"};

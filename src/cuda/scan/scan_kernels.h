@@ -60,11 +60,12 @@ cuops_status_t cuops_scan_lookback_launch(struct cuops_handle *h, const cuops_sc
  * one CTA per SM ("ring_lead2_deep"); 10: 7's order on 5 x 20 KB slots, two
  * CTAs per SM ("ring_lead2_5x20k"); 11, 12: 7's order in CTAs of 512
  * threads, one per SM, on 6 x 32 KB and 4 x 48 KB slots ("ring_lead2_deep512",
- * "ring_lead2_wide512"); 13: the look-ahead three rounds ahead and the polls
- * two rounds ahead, on 6 x 32 KB slots ("ring_lead3_deep"). */
+ * "ring_lead2_wide512"); 13, 14: 7's order on 4 x 48 KB slots in CTAs of
+ * 768 and 1024 threads ("ring_lead2_wide768", "ring_lead2_wide1024"); 15:
+ * 512 threads on 5 x 40 KB slots ("ring_lead2_5x40k"). */
 cuops_status_t cuops_scan_ring_launch(struct cuops_handle *h, const cuops_scan_desc_t *d, int form);
 /* The form auto runs for an aligned call once `ring` is served: 0 `ring`,
- * 7 `ring_lead2`, 8 `ring_lead2_fused`, 9 `ring_lead2_deep` (by element
+ * 7 `ring_lead2`, 8 `ring_lead2_fused`, 12 `ring_lead2_wide512` (by element
  * size and input bytes, as measured on the H200). */
 int cuops_scan_ring_auto_form(const struct cuops_handle *h, const cuops_scan_desc_t *d);
 /* Whether the device holds a `ring` CTA (its shared memory). */

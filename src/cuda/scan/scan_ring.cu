@@ -94,6 +94,19 @@
 #define RING_NV_512_32K 4
 #define RING_NV_512_48K 6
 #define RING_STAGES_48K 4
+/* H200 (P55, fb07094): both 512-thread forms 1.9 points above
+ * `ring_lead2_deep` at 2^30 (96.2 % of copy), `ring_lead2_wide512` ahead at
+ * 2^26 / 2^28 (90.0 / 94.8 % against 87.8 / 94.1 %). Study forms around it:
+ * `ring_lead2_wide768` and `ring_lead2_wide1024`, the same 4 x 48 KB in 768
+ * (NV 4) and 1024 threads (NV 3: 64 registers at most), more warps still;
+ * `ring_lead2_5x40k`: 512 threads on 5 x 40 KB (NV 5), a second tile in
+ * flight during the look-ahead passes. */
+#define RING_BLOCK_768 768
+#define RING_BLOCK_1024 1024
+#define RING_NV_768_48K 4
+#define RING_NV_1024_48K 3
+#define RING_NV_512_40K 5
+#define RING_STAGES_40K 5
 /* two CTAs per SM where the slots fit twice (<= 104 KB per CTA, <= 128
  * registers) */
 #define RING_CTAS_PER_SM(BLOCK, NV, STAGES) ((BLOCK) * 16 * (NV) * (STAGES) <= 26 * 4096 ? 2 : 1)
@@ -323,200 +336,6 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
     cuops_cp_async_wait<0>();
 }
 
-/* RING_POLLS_LEAD3 (`ring_lead3_deep`, a kernel of its own below): the
- * look-ahead pass three rounds ahead and the polls issued two rounds before
- * their test. In the lead2 forms the polls for round k + 1 leave at the end of
- * round k and have often not returned when round k + 1 tests them (the ncu of
- * `ring_lead2_fused`: 7.9 % of the samples on the tests, 23 % at the barrier
- * after them). Three rounds ahead, everything round k + 2 needs is published
- * by the end of round k - 1 (when the CTAs stay within a round of each
- * other), so round k can send round k + 2's polls; two sets of poll registers
- * alternate, and the round loop is unrolled by two so that each set is named
- * statically (a register array indexed by round parity would go to local
- * memory, and copying a register whose load is in flight would wait for it).
- * An entry still empty at the test is polled again, so the order is only a
- * matter of speed. Needs five slots (one stored, three looked ahead, one in
- * flight): ring_deep's 6 x 32 KB, one CTA per SM. */
-#define RING_POLLS_LEAD3 6
-
-/* One set of a thread's two polled entries (i and i + SCAN_BLOCK). */
-template <typename T> struct ring_poll_set {
-    unsigned f0, f1;
-    T v0, v1;
-};
-
-template <typename T, int OP, int NV, int STAGES>
-__global__ void __launch_bounds__(SCAN_BLOCK, 1)
-scan_ring_lead3_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> status)
-{
-    constexpr int LEAD = 3;
-    static_assert(STAGES >= 2 + LEAD, "one tile stored, three looked ahead, one in flight");
-    static_assert(RING_MAX_GRID <= 2 * SCAN_BLOCK, "two polls per thread");
-    constexpr int VEC = SCAN_VEC(T);
-    constexpr int SEGMENT = 32 * VEC * NV;
-    constexpr int64_t TILE = (int64_t)SCAN_BLOCK * VEC * NV;
-    extern __shared__ __align__(16) uint4 s_ring_raw[];
-    __shared__ T s_total[SCAN_WARPS];
-    __shared__ T s_prefix[SCAN_WARPS];
-    __shared__ T s_aggregate[RING_MAX_GRID];
-
-    const int lane = threadIdx.x & 31;
-    const int warp = threadIdx.x >> 5;
-    const int64_t grid = gridDim.x;
-    const int64_t cta = blockIdx.x;
-    const int64_t tiles = (n + TILE - 1) / TILE;
-    T *const mine0 = reinterpret_cast<T *>(s_ring_raw) + warp * SEGMENT + lane * VEC;
-    const int i0 = threadIdx.x, i1 = threadIdx.x + SCAN_BLOCK;
-
-    /* as in scan_ring_kernel: copies of round k's tile (one commit always),
-     * pass 1 over a tile whose copies completed, warp 0's publish */
-    auto issue = [&](int64_t k) {
-        const int64_t t = k * grid + cta;
-        if (t < tiles && (t + 1) * TILE <= n) {
-            T *dst = mine0 + (int)(k % STAGES) * TILE;
-            const T *src = in + t * TILE + warp * SEGMENT + lane * VEC;
-#pragma unroll
-            for (int j = 0; j < NV; j++)
-                cuops_cp_async_16_zfill(cuops_smem_addr(dst + j * 32 * VEC), src + j * 32 * VEC,
-                                        16);
-        }
-        cuops_cp_async_commit();
-    };
-    auto look_ahead = [&](int64_t k, T (&pre)[NV]) {
-        const int64_t t = k * grid + cta;
-        T *mine = mine0 + (int)(k % STAGES) * TILE;
-        if ((t + 1) * TILE > n)
-            smem_segment_fill_guarded<T, OP, VEC, NV>(mine, in, n, t * TILE + warp * SEGMENT, lane);
-        const T total = smem_segment_scan<T, OP, VEC, NV>(mine, pre, lane);
-        if (lane == 0) s_total[warp] = total;
-    };
-    auto publish = [&](int64_t k, T &w_excl) {
-        const T aggregate = tile_scan_warp_totals<T, OP>(s_total, lane, w_excl);
-        if (lane == 0) status.publish(k * grid + cta, STATUS_AGGREGATE, aggregate);
-        return aggregate;
-    };
-    auto window_of = [&](int64_t k, int64_t &first) {
-        const int64_t t = k * grid + cta;
-        first = k == 0 ? 0 : t - grid + 1;
-        return (int)(t - first);
-    };
-    auto poll_issue = [&](int64_t k, ring_poll_set<T> &p) {
-        int64_t first;
-        const int window = window_of(k, first);
-        p.f0 = p.f1 = STATUS_PREFIX; /* "nothing to wait for" */
-        p.v0 = p.v1 = scan_identity<T, OP>();
-        if (i0 < window) status.poll(first + i0, p.f0, p.v0);
-        if (i1 < window) status.poll(first + i1, p.f1, p.v1);
-    };
-
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; s++) issue(s);
-    /* the tiles of rounds k, k + 1, k + 2: pass-1 results, and (warp 0) the
-     * segment prefixes within the tile and the tile's aggregate */
-    T pre0[NV], pre1[NV], pre2[NV];
-    T w_excl0, w_excl1, w_excl2, aggregate0, aggregate1, aggregate2;
-    cuops_cp_async_wait<STAGES - 2>();
-    look_ahead(0, pre0);
-    __syncthreads();
-    if (warp == 0) aggregate0 = publish(0, w_excl0);
-    __syncthreads();
-    cuops_cp_async_wait<STAGES - 3>();
-    const bool has1 = cta + grid < tiles, has2 = cta + 2 * grid < tiles;
-    if (has1) look_ahead(1, pre1);
-    __syncthreads();
-    if (has1 && warp == 0) aggregate1 = publish(1, w_excl1);
-    __syncthreads();
-    cuops_cp_async_wait<STAGES - 4>();
-    if (has2) look_ahead(2, pre2);
-    __syncthreads();
-    if (has2 && warp == 0) aggregate2 = publish(2, w_excl2);
-    ring_poll_set<T> set_a, set_b; /* rounds 0, 2, 4, ... and 1, 3, 5, ... */
-    poll_issue(0, set_a);
-    if (has1) poll_issue(1, set_b);
-    __syncthreads();
-
-    T carried = scan_identity<T, OP>(); /* warp 0 */
-    /* Round k with its poll set; false once the CTA has no tile k. */
-    auto round = [&](int64_t k, ring_poll_set<T> &polls) {
-        const int64_t tile = k * grid + cta;
-        if (tile >= tiles) return false;
-        const bool ahead1 = tile + grid < tiles, ahead2 = tile + 2 * grid < tiles,
-                   ahead3 = tile + 3 * grid < tiles;
-        issue(k + STAGES - 1);
-        T pre_next[NV];
-        T w_excl_next, aggregate_next;
-        cuops_cp_async_wait<STAGES - 1 - LEAD>();
-        if (ahead3) look_ahead(k + LEAD, pre_next);
-        __syncthreads();
-        if (ahead3 && warp == 0) aggregate_next = publish(k + LEAD, w_excl_next);
-
-        int64_t first;
-        const int window = window_of(k, first);
-        while (polls.f0 == STATUS_EMPTY) status.poll(first + i0, polls.f0, polls.v0);
-        while (polls.f1 == STATUS_EMPTY) status.poll(first + i1, polls.f1, polls.v1);
-        if (i0 < window) s_aggregate[i0] = polls.v0;
-        if (i1 < window) s_aggregate[i1] = polls.v1;
-        __syncthreads();
-
-        if (warp == 0) {
-            /* the fixed tree of the lead2 forms, for every type */
-            T prefix = scan_identity<T, OP>();
-            if (window > 0) {
-                T part = scan_identity<T, OP>();
-                for (int i = lane; i < window; i += 32) part = scan_combine<T, OP>(part, s_aggregate[i]);
-                part = __shfl_sync(SCAN_FULL_MASK, warp_reduce<T, OP>(part), 0);
-                prefix = scan_combine<T, OP>(carried, part);
-            }
-            carried = tile == 0 ? aggregate0 : scan_combine<T, OP>(prefix, aggregate0);
-            tile_set_warp_prefixes<T, OP>(s_prefix, lane, prefix, w_excl0);
-        }
-        __syncthreads();
-
-        /* round k + 2's polls, two rounds before their test */
-        if (ahead2) poll_issue(k + 2, polls);
-        const bool full = (tile + 1) * TILE <= n;
-        smem_segment_store<T, OP, VEC, NV>(mine0 + (int)(k % STAGES) * TILE, pre0, s_prefix[warp],
-                                           exclusive, out, n, tile * TILE + (int64_t)warp * SEGMENT,
-                                           lane, full);
-        if (ahead1) {
-#pragma unroll
-            for (int j = 0; j < NV; j++) pre0[j] = pre1[j];
-            w_excl0 = w_excl1;
-            aggregate0 = aggregate1;
-        }
-        if (ahead2) {
-#pragma unroll
-            for (int j = 0; j < NV; j++) pre1[j] = pre2[j];
-            w_excl1 = w_excl2;
-            aggregate1 = aggregate2;
-        }
-        if (ahead3) {
-#pragma unroll
-            for (int j = 0; j < NV; j++) pre2[j] = pre_next[j];
-            w_excl2 = w_excl_next;
-            aggregate2 = aggregate_next;
-        }
-        return true;
-    };
-    for (int64_t k = 0;; k += 2) {
-        if (!round(k, set_a)) break;
-        if (!round(k + 1, set_b)) break;
-    }
-    cuops_cp_async_wait<0>();
-}
-
-/* The kernel of a (type, op, geometry, poll order, block) combination. */
-template <typename T, int OP, int NV, int STAGES, int POLLS, int BLOCK>
-static auto ring_kernel_of()
-{
-    if constexpr (POLLS == RING_POLLS_LEAD3) {
-        static_assert(BLOCK == SCAN_BLOCK, "the lead3 kernel has SCAN_BLOCK threads");
-        return scan_ring_lead3_kernel<T, OP, NV, STAGES>;
-    } else {
-        return scan_ring_kernel<T, OP, NV, STAGES, POLLS, BLOCK>;
-    }
-}
-
 /* ---- host side ----------------------------------------------------------- */
 
 template <typename T, int OP, int NV, int STAGES, int POLLS, int BLOCK>
@@ -527,7 +346,7 @@ static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *
     const int64_t tile = (int64_t)BLOCK * VEC * NV;
     const int64_t tiles = cuops_ceil_div(d->n, tile);
     const int smem = (int)(STAGES * tile * (int64_t)sizeof(T));
-    auto kernel = ring_kernel_of<T, OP, NV, STAGES, POLLS, BLOCK>();
+    auto kernel = scan_ring_kernel<T, OP, NV, STAGES, POLLS, BLOCK>;
 
     static int ctas_per_sm = 0; /* per instantiation; the device's limits */
     if (ctas_per_sm == 0) {
@@ -568,39 +387,40 @@ static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *
     return cuops_cuda_check_launch(h, kernel_name);
 }
 
-/* Shared memory of a ring CTA: STAGES slots of SCAN_BLOCK x NV 16-byte
- * loads and at most 8 KB of static arrays. */
-static int64_t ring_cta_smem_bytes(int stages, int nv)
+/* Shared memory of a ring CTA: STAGES slots of BLOCK x NV 16-byte loads
+ * and at most 8 KB of static arrays. */
+static int64_t ring_cta_smem_bytes(int block, int stages, int nv)
 {
-    return (int64_t)stages * SCAN_BLOCK * 16 * nv + 8192;
+    return (int64_t)stages * block * 16 * nv + 8192;
 }
 
 /* The auto scan's test: `ring`'s three 32 KB slots and its static shared
  * memory fit one CTA of this device. */
 int cuops_scan_ring_serves(const struct cuops_handle *h)
 {
-    return h->smem_optin_bytes >= ring_cta_smem_bytes(RING_STAGES, RING_NV);
+    return h->smem_optin_bytes >= ring_cta_smem_bytes(SCAN_BLOCK, RING_STAGES, RING_NV);
 }
 
 /* The ring form auto takes for this call (aligned pointers, `ring` served),
- * by element size and input bytes, from the H200 runs P50-P53 (docs/scan.md,
- * "Looked ahead two rounds"): 4-byte types `ring_lead2_deep` from 512 MB
- * (i32 94.1 % of copy at 2^30 and 92.2 % at 2^28 in P52, against
- * `ring_lead2` 92.4 / 91.1 % and `ring` 89.4 / 88.3 %) and `ring_lead2`
- * from 256 MB (86.1 % against 84.5 % at 2^26); 8-byte types
- * `ring_lead2_fused` from 128 MB (i64 77.7 % at 2^28 against 74.2 %, 88.1
- * against 98.3 us at 2^24). Below those sizes `ring` was as fast or faster
- * (2^20, 2^24). The floats of the lead2 forms fold by a fixed tree (their
- * own bits, deterministic; below these sizes auto's float bits are
+ * by element size and input bytes, from the H200 runs (docs/scan.md, "Looked
+ * ahead two rounds" and "CTAs of 512 threads"): 4-byte types
+ * `ring_lead2_wide512` from 256 MB where its 192 KB of slots fit (P55: i32
+ * 90.0 / 94.8 / 96.2 % of copy at 2^26 / 2^28 / 2^30 against
+ * `ring_lead2_deep`'s 86.2 / 92.4 / 94.3 %), else `ring_lead2`; 8-byte
+ * types `ring_lead2_fused` from 128 MB (i64 77.7 % at 2^28 against 74.2 %,
+ * 88.1 against 98.3 us at 2^24). Below those sizes `ring` was as fast or
+ * faster (2^20, 2^24). The floats of the lead2 forms fold by a fixed tree
+ * (their own bits, deterministic; below these sizes auto's float bits are
  * `ring`'s = `lookback`'s). */
 int cuops_scan_ring_auto_form(const struct cuops_handle *h, const cuops_scan_desc_t *d)
 {
     const int64_t bytes = d->n * (int64_t)cuops_dtype_size(d->type);
     if (cuops_dtype_size(d->type) == 8) return bytes >= ((int64_t)128 << 20) ? 8 : 0;
-    if (bytes >= ((int64_t)512 << 20) &&
-        h->smem_optin_bytes >= ring_cta_smem_bytes(RING_STAGES_DEEP, RING_NV))
-        return 9;
-    return bytes >= ((int64_t)256 << 20) ? 7 : 0;
+    if (bytes < ((int64_t)256 << 20)) return 0;
+    return h->smem_optin_bytes >=
+                   ring_cta_smem_bytes(RING_BLOCK_512, RING_STAGES_48K, RING_NV_512_48K)
+               ? 12
+               : 7;
 }
 
 /* The poll order `ring` and `ring_deep` use for type T (POLLS above),
@@ -626,9 +446,10 @@ template <typename T> static constexpr int ring_polls()
  * slots, one CTA per SM: `lookback`'s tiles, the lead2 forms' float tree), 10
  * ring_lead2_5x20k (lead2 on 5 x 20 KB slots, two CTAs per SM), 11
  * ring_lead2_deep512 (lead2, 512 threads, 6 x 32 KB), 12 ring_lead2_wide512
- * (lead2, 512 threads, 4 x 48 KB), 13 ring_lead3_deep (look-ahead three
- * rounds ahead, polls two rounds ahead, 6 x 32 KB) */
-#define RING_FORMS 14
+ * (lead2, 512 threads, 4 x 48 KB), 13 ring_lead2_wide768 (768 threads,
+ * 4 x 48 KB), 14 ring_lead2_wide1024 (1024 threads, 4 x 48 KB), 15
+ * ring_lead2_5x40k (512 threads, 5 x 40 KB) */
+#define RING_FORMS 16
 static const char *const ring_kernel_names[RING_FORMS][2] = {
     {"scan_ring_vec16", "scan_ring_scalar"},
     {"scan_ring_deep_vec16", "scan_ring_deep_scalar"},
@@ -643,7 +464,9 @@ static const char *const ring_kernel_names[RING_FORMS][2] = {
     {"scan_ring_lead2_5x20k_vec16", "scan_ring_lead2_5x20k_scalar"},
     {"scan_ring_lead2_deep512_vec16", "scan_ring_lead2_deep512_scalar"},
     {"scan_ring_lead2_wide512_vec16", "scan_ring_lead2_wide512_scalar"},
-    {"scan_ring_lead3_deep_vec16", "scan_ring_lead3_deep_scalar"}};
+    {"scan_ring_lead2_wide768_vec16", "scan_ring_lead2_wide768_scalar"},
+    {"scan_ring_lead2_wide1024_vec16", "scan_ring_lead2_wide1024_scalar"},
+    {"scan_ring_lead2_5x40k_vec16", "scan_ring_lead2_5x40k_scalar"}};
 
 template <typename T, int OP, int FORM>
 static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t *d)
@@ -655,26 +478,33 @@ static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t
         return st;
     }
     constexpr bool slots_24k = FORM == 4 || FORM == 7 || FORM == 8;
-    constexpr int stages = FORM == 1 || FORM == 9 || FORM == 11 || FORM == 13 ? RING_STAGES_DEEP
-                           : FORM == 12           ? RING_STAGES_48K
-                           : slots_24k            ? RING_STAGES_24K
-                           : FORM == 5            ? RING_STAGES_16K
-                           : FORM == 10           ? RING_STAGES_20K
-                                                  : RING_STAGES;
+    constexpr bool slots_48k = FORM == 12 || FORM == 13 || FORM == 14;
+    constexpr int stages = FORM == 1 || FORM == 9 || FORM == 11 ? RING_STAGES_DEEP
+                           : slots_48k                         ? RING_STAGES_48K
+                           : slots_24k                         ? RING_STAGES_24K
+                           : FORM == 5                         ? RING_STAGES_16K
+                           : FORM == 10                        ? RING_STAGES_20K
+                           : FORM == 15                        ? RING_STAGES_40K
+                                                               : RING_STAGES;
     constexpr int nv = slots_24k    ? RING_NV_24K
                        : FORM == 5  ? RING_NV_16K
                        : FORM == 10 ? RING_NV_20K
                        : FORM == 11 ? RING_NV_512_32K
                        : FORM == 12 ? RING_NV_512_48K
+                       : FORM == 13 ? RING_NV_768_48K
+                       : FORM == 14 ? RING_NV_1024_48K
+                       : FORM == 15 ? RING_NV_512_40K
                                     : RING_NV;
-    constexpr int block = FORM == 11 || FORM == 12 ? RING_BLOCK_512 : SCAN_BLOCK;
-    constexpr int polls = FORM == 2                ? RING_POLLS_EARLY
-                          : FORM == 3              ? RING_POLLS_LATE
-                          : FORM == 6              ? RING_POLLS_FIRST
-                          : FORM == 13 ? RING_POLLS_LEAD3
+    constexpr int block = FORM == 11 || FORM == 12 || FORM == 15 ? RING_BLOCK_512
+                          : FORM == 13                           ? RING_BLOCK_768
+                          : FORM == 14                           ? RING_BLOCK_1024
+                                                                 : SCAN_BLOCK;
+    constexpr int polls = FORM == 2   ? RING_POLLS_EARLY
+                          : FORM == 3 ? RING_POLLS_LATE
+                          : FORM == 6 ? RING_POLLS_FIRST
                           : FORM == 7 || FORM == 9 || FORM == 10 || FORM >= 11 ? RING_POLLS_LEAD2
-                          : FORM == 8              ? RING_POLLS_LEAD2_FUSED
-                                                   : ring_polls<T>();
+                          : FORM == 8 ? RING_POLLS_LEAD2_FUSED
+                                      : ring_polls<T>();
     return ring_run<T, OP, nv, stages, polls, block>(h, d, ring_kernel_names[FORM][0]);
 }
 
@@ -708,6 +538,8 @@ cuops_status_t cuops_scan_ring_launch(struct cuops_handle *h, const cuops_scan_d
     case 11: return RING_CALL(ring_form<11>::run);
     case 12: return RING_CALL(ring_form<12>::run);
     case 13: return RING_CALL(ring_form<13>::run);
+    case 14: return RING_CALL(ring_form<14>::run);
+    case 15: return RING_CALL(ring_form<15>::run);
     default: return RING_CALL(ring_form<0>::run);
     }
 #undef RING_CALL
