@@ -288,8 +288,12 @@ static void reproducibility(void)
     float *first = (float *)malloc(n * sizeof(float));
     float *again = (float *)malloc(n * sizeof(float));
     float *vfirst = (float *)malloc(n * sizeof(float));
+    float *lbfirst = (float *)malloc(n * sizeof(float)); /* `lookback`'s bits */
+    int optin = 0;
+    cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
+    const int wide = optin >= 4 * 49152 + 8192; /* auto is ring_lead2_wide512 at 2^24 */
     float *d_in = NULL, *d_out = NULL;
-    if (!in || !first || !again || !vfirst || cudaMalloc(&d_in, (n + 1) * sizeof(float)) != cudaSuccess ||
+    if (!in || !first || !again || !vfirst || !lbfirst || cudaMalloc(&d_in, (n + 1) * sizeof(float)) != cudaSuccess ||
         cudaMalloc(&d_out, (n + 1) * sizeof(float)) != cudaSuccess) {
         SKIP("reproducibility: out of memory");
         goto done;
@@ -307,8 +311,10 @@ static void reproducibility(void)
         /* Each variant must repeat its own bits. `lookback`, `lookback_wide`,
          * `lookback_smem` and the `ring` forms share the tile layout and
          * the definition of the float prefix (the left fold over 32 KB
-         * tiles), so they must also match auto's bits exactly (auto is
-         * `ring` at 2^24 f32, `lookback`'s scalar kernel misaligned); the
+         * tiles), so they must also match `lookback`'s bits exactly; auto
+         * is `ring_lead2_wide512` at 2^24 f32 where its slots fit (`ring`
+         * where not) and `lookback`'s scalar kernel misaligned, and must
+         * give that kernel's bits; the
          * persistent kernel's misaligned tiles, `lookback_smem_64k`'s
          * 64 KB tiles and the 24 KB / 16 KB tiles of `ring_4x24k` and
          * `ring_6x16k` group the sums differently, so they are only held to
@@ -324,8 +330,10 @@ static void reproducibility(void)
                                                    "ring_lead2_fused", "ring_lead2_deep",
                                                    "ring_lead2_5x20k", "ring_lead2_deep512",
                                                    "ring_lead2_wide512", "ring_lead2_wide768",
-                                                   "ring_lead2_wide1024", "ring_lead2_5x40k"};
+                                                   "ring_lead2_wide1024", "ring_lead2_5x40k",
+                                                   "ring_lead2_wide512_memset"};
         for (int exclusive = 0; exclusive < 2; exclusive++) {
+            int have_lookback = 0;
             for (int v = 0; v < (int)(sizeof det_variants / sizeof det_variants[0]); v++) {
                 if (v > 0 && variant_skipped(det_variants[v])) continue;
                 cuops_options_t opt = {0};
@@ -341,11 +349,18 @@ static void reproducibility(void)
                     const float *mine = v == 0 ? first : vfirst;
                     if (run > 0 && memcmp(mine, again, n * sizeof(float)) != 0) differing++;
                 }
-                if (v == 1 || v == 2 || v == 4 || (v >= 6 && v <= 9) || v == 12) differ_from_auto = memcmp(first, vfirst, n * sizeof(float)) != 0;
+                if (v == 1) have_lookback = 1, memcpy(lbfirst, vfirst, n * sizeof(float));
+                /* the lookback group against `lookback` (and auto where it runs `lookback`'s kernel) */
+                if (have_lookback && (v == 2 || v == 4 || (v >= 6 && v <= 9) || v == 12))
+                    differ_from_auto = memcmp(lbfirst, vfirst, n * sizeof(float)) != 0;
+                if ((v == 1 && (misaligned || !wide)) || (v == 6 && !wide && !misaligned) ||
+                    ((v == 18 || v == 25) && (wide || misaligned)))
+                    differ_from_auto |= memcmp(first, vfirst, n * sizeof(float)) != 0;
                 CHECK(differing == 0 && differ_from_auto == 0,
                       "f32 sum scan n=2^24 %s %s variant %s: %d of 9 reruns differ bitwise%s",
                       exclusive ? "exclusive" : "inclusive", misaligned ? "misaligned" : "aligned",
-                      det_variants[v], differing, differ_from_auto ? "; differs from auto" : "");
+                      det_variants[v], differing,
+                      differ_from_auto ? "; differs from auto or lookback" : "");
             }
         }
         float r0 = 0, r = 0;
@@ -366,6 +381,7 @@ done:
     free(first);
     free(again);
     free(vfirst);
+    free(lbfirst);
 }
 
 /* ---- the handle's scan state ------------------------------------------------ */
@@ -738,20 +754,20 @@ done:
     free(x_t);
 }
 
-/* The scan auto picks by input bytes: `lookback` up to 64 MB, then
- * `lookback_smem_64k`. On each side of the line it must run that kernel and
- * give its bits (f32 sums group by the kernel's tile, so the bits tell). */
-/* The auto scan: `ring` for aligned pointers on a device that holds its
- * 96 KB of slots (the H200 does), with `lookback`'s bits (same 32 KB tiles,
- * same left-fold prefix); for misaligned pointers, `lookback`'s scalar
- * kernel. Checked on each side of 2^24 (the old 64 MB line). */
+/* The auto scan for aligned pointers on a device that holds `ring`'s 96 KB
+ * of slots (the H200 does): `ring_lead2_wide512` for 4-byte types from 4 MB
+ * of input where its 192 KB fit (its bits), `ring` below (`lookback`'s bits:
+ * same 32 KB tiles, same left-fold prefix); for misaligned pointers,
+ * `lookback`'s scalar kernel (`lookback_smem_64k`'s above 64 MB). Checked on
+ * each side of 4 MB and of 2^24 (the old 64 MB line). */
 static void auto_dispatch(void)
 {
-    static const size_t sizes[2] = {(size_t)1 << 24, ((size_t)1 << 24) + 1000};
+    static const size_t sizes[3] = {((size_t)1 << 20) - 1000, (size_t)1 << 24, ((size_t)1 << 24) + 1000};
     int optin = 0;
     cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
     const int ring = optin >= 3 * 32768 + 8192;
-    const size_t nmax = sizes[1];
+    const int wide = optin >= 4 * 49152 + 8192;
+    const size_t nmax = sizes[2];
     float *h = (float *)malloc(nmax * sizeof(float));
     float *a = (float *)malloc(nmax * sizeof(float));
     float *b = (float *)malloc(nmax * sizeof(float));
@@ -767,13 +783,16 @@ static void auto_dispatch(void)
     for (int misaligned = 0; misaligned < 2; misaligned++) {
         float *src = d_in + misaligned, *dst = d_out + misaligned;
         cudaMemcpy(src, h, nmax * sizeof(float), cudaMemcpyHostToDevice);
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < 3; i++) {
             const size_t n = sizes[i];
+            const int large = wide && n * sizeof(float) >= ((size_t)4 << 20);
             /* misaligned: the size rule of the look-back kernels, whose scalar
              * path is `lookback`'s under either name */
-            const char *kernel = !misaligned ? (ring ? "scan_ring_vec16" : NULL)
+            const char *kernel = !misaligned ? (large ? "scan_ring_lead2_wide512_vec16"
+                                                : ring ? "scan_ring_vec16" : NULL)
                                  : n * sizeof(float) > ((size_t)64 << 20) ? "scan_lookback_smem_64k_scalar"
                                                                           : "scan_lookback_scalar";
+            const char *same_bits = large && !misaligned ? "ring_lead2_wide512" : "lookback";
             cudaMemset(d_out, 0xFF, (n + 1) * sizeof(float));
             CHECK_STATUS(cuops_scan(g_gpu, CUOPS_REDUCE_SUM, 0, CUOPS_DTYPE_F32, (int64_t)n, src, dst),
                          CUOPS_STATUS_SUCCESS);
@@ -783,25 +802,26 @@ static void auto_dispatch(void)
                       misaligned ? "misaligned" : "aligned", cuops_last_kernel(g_gpu), kernel);
             cudaMemcpy(a, dst, n * sizeof(float), cudaMemcpyDeviceToHost);
             cuops_options_t opt = {0};
-            opt.variant = "lookback";
+            opt.variant = same_bits;
             cudaMemset(d_out, 0xFF, (n + 1) * sizeof(float));
             CHECK_STATUS(cuops_scan_ex(g_gpu, CUOPS_REDUCE_SUM, 0, CUOPS_DTYPE_F32, (int64_t)n, src, dst, &opt),
                          CUOPS_STATUS_SUCCESS);
             cudaMemcpy(b, dst, n * sizeof(float), cudaMemcpyDeviceToHost);
-            CHECK(memcmp(a, b, n * sizeof(float)) == 0, "auto scan f32 n=%zu %s: bits differ from lookback",
-                  n, misaligned ? "misaligned" : "aligned");
+            CHECK(memcmp(a, b, n * sizeof(float)) == 0, "auto scan f32 n=%zu %s: bits differ from %s",
+                  n, misaligned ? "misaligned" : "aligned", same_bits);
         }
     }
     free(h); free(a); free(b);
     cudaFree(d_in); cudaFree(d_out);
 }
 
-/* From 128-256 MB of input auto takes a form that looks ahead two rounds
- * (4-byte types: ring_lead2_wide512 from 256 MB, ring_lead2 where its 192 KB
- * of slots do not fit; 8-byte types: ring_lead2_fused from 128 MB).
- * Checked by kernel name just below and at each line (the values at these
- * sizes: scan_case at 2^26 and huge_case); f32 at 256 MB must give
- * ring_lead2_wide512's bits (its tiles and its tree fold group the sums). */
+/* Auto's ring form by type and size (cuops_scan_ring_auto_form): 4-byte
+ * types ring_lead2_wide512 from 4 MB of input (ring_lead2 from 256 MB where
+ * its 192 KB of slots do not fit), `ring` below; i64 ring_lead2_fused and
+ * f64 ring_lead2 from 128 MB. Checked by kernel name just below and at each
+ * line (the values at these sizes: scan_case and huge_case); f32 at 256 MB
+ * must give the large form's bits (its tiles and its tree fold group the
+ * sums). */
 static void auto_large_forms(void)
 {
     int optin = 0;
@@ -810,22 +830,28 @@ static void auto_large_forms(void)
         SKIP("auto large forms: the device does not hold ring's slots");
         return;
     }
-    const char *large = optin >= 4 * 49152 + 8192 ? "scan_ring_lead2_wide512_vec16" : "scan_ring_lead2_vec16";
-    const char *large_variant = optin >= 4 * 49152 + 8192 ? "ring_lead2_wide512" : "ring_lead2";
+    const int wide = optin >= 4 * 49152 + 8192;
+    const char *large = wide ? "scan_ring_lead2_wide512_vec16" : "scan_ring_lead2_vec16";
+    const char *large_variant = wide ? "ring_lead2_wide512" : "ring_lead2";
+    const char *mid = wide ? "scan_ring_lead2_wide512_vec16" : "scan_ring_vec16"; /* 4-256 MB */
     const struct {
         cuops_dtype_t t;
         size_t n;
         const char *kernel;
     } cases[] = {
-        {CUOPS_DTYPE_I32, ((size_t)64 << 20) - 1024, "scan_ring_vec16"},
+        {CUOPS_DTYPE_I32, ((size_t)1 << 20) - 1024, "scan_ring_vec16"},
+        {CUOPS_DTYPE_I32, (size_t)1 << 20, mid},
+        {CUOPS_DTYPE_I32, ((size_t)64 << 20) - 1024, mid},
         {CUOPS_DTYPE_I32, (size_t)64 << 20, large},
         {CUOPS_DTYPE_I32, (size_t)128 << 20, large},
-        {CUOPS_DTYPE_F32, ((size_t)64 << 20) - 1024, "scan_ring_vec16"},
+        {CUOPS_DTYPE_F32, ((size_t)1 << 20) - 1024, "scan_ring_vec16"},
+        {CUOPS_DTYPE_F32, (size_t)1 << 20, mid},
         {CUOPS_DTYPE_F32, (size_t)64 << 20, large},
         {CUOPS_DTYPE_I64, ((size_t)16 << 20) - 1024, "scan_ring_vec16"},
         {CUOPS_DTYPE_I64, (size_t)16 << 20, "scan_ring_lead2_fused_vec16"},
         {CUOPS_DTYPE_F64, ((size_t)16 << 20) - 1024, "scan_ring_vec16"},
-        {CUOPS_DTYPE_F64, (size_t)64 << 20, "scan_ring_lead2_fused_vec16"},
+        {CUOPS_DTYPE_F64, (size_t)16 << 20, "scan_ring_lead2_vec16"},
+        {CUOPS_DTYPE_F64, (size_t)64 << 20, "scan_ring_lead2_vec16"},
     };
     const size_t max_bytes = (size_t)512 << 20;
     void *d_in = NULL, *d_out = NULL;
@@ -879,7 +905,7 @@ int main(void)
                  CUOPS_STATUS_SUCCESS);
     CHECK_STATUS(cuops_variant_names("reduce", &g_reduce_variants, &g_reduce_variant_count),
                  CUOPS_STATUS_SUCCESS);
-    CHECK(g_scan_variant_count == 26 && strcmp(g_scan_variants[0], "auto") == 0,
+    CHECK(g_scan_variant_count == 27 && strcmp(g_scan_variants[0], "auto") == 0,
           "scan variants: %d, first '%s'", g_scan_variant_count,
           g_scan_variant_count ? g_scan_variants[0] : "");
     CHECK(g_reduce_variant_count == 8 && strcmp(g_reduce_variants[0], "auto") == 0,

@@ -340,7 +340,7 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
 
 template <typename T, int OP, int NV, int STAGES, int POLLS, int BLOCK>
 static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *d,
-                               const char *kernel_name)
+                               const char *kernel_name, int clear_by_kernel)
 {
     constexpr int VEC = SCAN_VEC(T);
     const int64_t tile = (int64_t)BLOCK * VEC * NV;
@@ -369,7 +369,7 @@ static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *
     if (grid > tiles) grid = tiles;
 
     tile_status<T> status; /* no tile counter: tiles are dealt by CTA index */
-    cuops_status_t st = tile_status_acquire<T>(h, tiles, &status, NULL);
+    cuops_status_t st = tile_status_acquire<T>(h, tiles, &status, NULL, clear_by_kernel);
     if (st != CUOPS_STATUS_SUCCESS) return st;
 
     cudaLaunchConfig_t cfg = {};
@@ -403,24 +403,29 @@ int cuops_scan_ring_serves(const struct cuops_handle *h)
 
 /* The ring form auto takes for this call (aligned pointers, `ring` served),
  * by element size and input bytes, from the H200 runs (docs/scan.md, "Looked
- * ahead two rounds" and "CTAs of 512 threads"): 4-byte types
- * `ring_lead2_wide512` from 256 MB where its 192 KB of slots fit (P55: i32
+ * ahead two rounds" and "CTAs of 512 threads"). 4-byte types:
+ * `ring_lead2_wide512` from 4 MB where its 192 KB of slots fit (P55: i32
  * 90.0 / 94.8 / 96.2 % of copy at 2^26 / 2^28 / 2^30 against
- * `ring_lead2_deep`'s 86.2 / 92.4 / 94.3 %), else `ring_lead2`; 8-byte
- * types `ring_lead2_fused` from 128 MB (i64 77.7 % at 2^28 against 74.2 %,
- * 88.1 against 98.3 us at 2^24). Below those sizes `ring` was as fast or
- * faster (2^20, 2^24). The floats of the lead2 forms fold by a fixed tree
- * (their own bits, deterministic; below these sizes auto's float bits are
- * `ring`'s = `lookback`'s). */
+ * `ring_lead2_deep`'s 86.2 / 92.4 / 94.3 %; P56: 9.92 / 18.14 / 42.59 /
+ * 75.68 us at 2^20 / 2^22 / 2^24 / 2^25 against `ring`'s 10.05 / 18.59 /
+ * 44.48 / 79.42, f32 likewise), else `ring_lead2` from 256 MB. 8-byte
+ * types from 128 MB: i64 `ring_lead2_fused` (P56: 0.969 / 0.960 / 0.953x
+ * CUB at 2^24 / 2^26 / 2^28, `ring_lead2` 0.956 / 0.951 / 0.950x), f64
+ * `ring_lead2` (1.060 / 1.067 / 1.062x against fused's 1.058 / 1.035 /
+ * 1.024x; ahead in P53 and P55 too). Below those sizes `ring`. The floats
+ * of the lead2 forms fold by a fixed tree (their own bits, deterministic;
+ * below these sizes auto's float bits are `ring`'s = `lookback`'s). */
 int cuops_scan_ring_auto_form(const struct cuops_handle *h, const cuops_scan_desc_t *d)
 {
     const int64_t bytes = d->n * (int64_t)cuops_dtype_size(d->type);
-    if (cuops_dtype_size(d->type) == 8) return bytes >= ((int64_t)128 << 20) ? 8 : 0;
-    if (bytes < ((int64_t)256 << 20)) return 0;
-    return h->smem_optin_bytes >=
-                   ring_cta_smem_bytes(RING_BLOCK_512, RING_STAGES_48K, RING_NV_512_48K)
-               ? 12
-               : 7;
+    if (cuops_dtype_size(d->type) == 8) {
+        if (bytes < ((int64_t)128 << 20)) return 0;
+        return d->type == CUOPS_DTYPE_F64 ? 7 : 8;
+    }
+    if (bytes >= ((int64_t)4 << 20) &&
+        h->smem_optin_bytes >= ring_cta_smem_bytes(RING_BLOCK_512, RING_STAGES_48K, RING_NV_512_48K))
+        return 12;
+    return bytes >= ((int64_t)256 << 20) ? 7 : 0;
 }
 
 /* The poll order `ring` and `ring_deep` use for type T (POLLS above),
@@ -448,8 +453,10 @@ template <typename T> static constexpr int ring_polls()
  * ring_lead2_deep512 (lead2, 512 threads, 6 x 32 KB), 12 ring_lead2_wide512
  * (lead2, 512 threads, 4 x 48 KB), 13 ring_lead2_wide768 (768 threads,
  * 4 x 48 KB), 14 ring_lead2_wide1024 (1024 threads, 4 x 48 KB), 15
- * ring_lead2_5x40k (512 threads, 5 x 40 KB) */
-#define RING_FORMS 16
+ * ring_lead2_5x40k (512 threads, 5 x 40 KB), 16 ring_lead2_wide512_memset
+ * (12 with its tile status cleared by cudaMemsetAsync instead of
+ * tile_status_clear_kernel, as every ring form was until 020a733) */
+#define RING_FORMS 17
 static const char *const ring_kernel_names[RING_FORMS][2] = {
     {"scan_ring_vec16", "scan_ring_scalar"},
     {"scan_ring_deep_vec16", "scan_ring_deep_scalar"},
@@ -466,7 +473,8 @@ static const char *const ring_kernel_names[RING_FORMS][2] = {
     {"scan_ring_lead2_wide512_vec16", "scan_ring_lead2_wide512_scalar"},
     {"scan_ring_lead2_wide768_vec16", "scan_ring_lead2_wide768_scalar"},
     {"scan_ring_lead2_wide1024_vec16", "scan_ring_lead2_wide1024_scalar"},
-    {"scan_ring_lead2_5x40k_vec16", "scan_ring_lead2_5x40k_scalar"}};
+    {"scan_ring_lead2_5x40k_vec16", "scan_ring_lead2_5x40k_scalar"},
+    {"scan_ring_lead2_wide512_memset_vec16", "scan_ring_lead2_wide512_memset_scalar"}};
 
 template <typename T, int OP, int FORM>
 static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t *d)
@@ -478,7 +486,7 @@ static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t
         return st;
     }
     constexpr bool slots_24k = FORM == 4 || FORM == 7 || FORM == 8;
-    constexpr bool slots_48k = FORM == 12 || FORM == 13 || FORM == 14;
+    constexpr bool slots_48k = FORM == 12 || FORM == 13 || FORM == 14 || FORM == 16;
     constexpr int stages = FORM == 1 || FORM == 9 || FORM == 11 ? RING_STAGES_DEEP
                            : slots_48k                         ? RING_STAGES_48K
                            : slots_24k                         ? RING_STAGES_24K
@@ -490,12 +498,12 @@ static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t
                        : FORM == 5  ? RING_NV_16K
                        : FORM == 10 ? RING_NV_20K
                        : FORM == 11 ? RING_NV_512_32K
-                       : FORM == 12 ? RING_NV_512_48K
+                       : FORM == 12 || FORM == 16 ? RING_NV_512_48K
                        : FORM == 13 ? RING_NV_768_48K
                        : FORM == 14 ? RING_NV_1024_48K
                        : FORM == 15 ? RING_NV_512_40K
                                     : RING_NV;
-    constexpr int block = FORM == 11 || FORM == 12 || FORM == 15 ? RING_BLOCK_512
+    constexpr int block = FORM == 11 || FORM == 12 || FORM == 15 || FORM == 16 ? RING_BLOCK_512
                           : FORM == 13                           ? RING_BLOCK_768
                           : FORM == 14                           ? RING_BLOCK_1024
                                                                  : SCAN_BLOCK;
@@ -505,7 +513,7 @@ static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t
                           : FORM == 7 || FORM == 9 || FORM == 10 || FORM >= 11 ? RING_POLLS_LEAD2
                           : FORM == 8 ? RING_POLLS_LEAD2_FUSED
                                       : ring_polls<T>();
-    return ring_run<T, OP, nv, stages, polls, block>(h, d, ring_kernel_names[FORM][0]);
+    return ring_run<T, OP, nv, stages, polls, block>(h, d, ring_kernel_names[FORM][0], FORM != 16);
 }
 
 /* ring_typed with FORM fixed, as the <T, OP> template SCAN_TYPE_OP_CALL expects */
@@ -540,6 +548,7 @@ cuops_status_t cuops_scan_ring_launch(struct cuops_handle *h, const cuops_scan_d
     case 13: return RING_CALL(ring_form<13>::run);
     case 14: return RING_CALL(ring_form<14>::run);
     case 15: return RING_CALL(ring_form<15>::run);
+    case 16: return RING_CALL(ring_form<16>::run);
     default: return RING_CALL(ring_form<0>::run);
     }
 #undef RING_CALL
