@@ -62,9 +62,7 @@ cuops_status_t cuops_scan_lookback_launch(struct cuops_handle *h, const cuops_sc
  * threads, one per SM, on 6 x 32 KB and 4 x 48 KB slots ("ring_lead2_deep512",
  * "ring_lead2_wide512"); 13, 14: 7's order on 4 x 48 KB slots in CTAs of
  * 768 and 1024 threads ("ring_lead2_wide768", "ring_lead2_wide1024"); 15:
- * 512 threads on 5 x 40 KB slots ("ring_lead2_5x40k"); 16: 12 with the tile
- * status cleared by cudaMemsetAsync ("ring_lead2_wide512_memset"; the other
- * ring forms clear it with a kernel of their own). */
+ * 512 threads on 5 x 40 KB slots ("ring_lead2_5x40k"). */
 cuops_status_t cuops_scan_ring_launch(struct cuops_handle *h, const cuops_scan_desc_t *d, int form);
 /* The form auto runs for an aligned call once `ring` is served: 0 `ring`,
  * 7 `ring_lead2`, 8 `ring_lead2_fused`, 12 `ring_lead2_wide512` (by type

@@ -340,7 +340,7 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
 
 template <typename T, int OP, int NV, int STAGES, int POLLS, int BLOCK>
 static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *d,
-                               const char *kernel_name, int clear_by_kernel)
+                               const char *kernel_name)
 {
     constexpr int VEC = SCAN_VEC(T);
     const int64_t tile = (int64_t)BLOCK * VEC * NV;
@@ -369,7 +369,7 @@ static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *
     if (grid > tiles) grid = tiles;
 
     tile_status<T> status; /* no tile counter: tiles are dealt by CTA index */
-    cuops_status_t st = tile_status_acquire<T>(h, tiles, &status, NULL, clear_by_kernel);
+    cuops_status_t st = tile_status_acquire<T>(h, tiles, &status, NULL);
     if (st != CUOPS_STATUS_SUCCESS) return st;
 
     cudaLaunchConfig_t cfg = {};
@@ -453,10 +453,8 @@ template <typename T> static constexpr int ring_polls()
  * ring_lead2_deep512 (lead2, 512 threads, 6 x 32 KB), 12 ring_lead2_wide512
  * (lead2, 512 threads, 4 x 48 KB), 13 ring_lead2_wide768 (768 threads,
  * 4 x 48 KB), 14 ring_lead2_wide1024 (1024 threads, 4 x 48 KB), 15
- * ring_lead2_5x40k (512 threads, 5 x 40 KB), 16 ring_lead2_wide512_memset
- * (12 with its tile status cleared by cudaMemsetAsync instead of
- * tile_status_clear_kernel, as every ring form was until 020a733) */
-#define RING_FORMS 17
+ * ring_lead2_5x40k (512 threads, 5 x 40 KB) */
+#define RING_FORMS 16
 static const char *const ring_kernel_names[RING_FORMS][2] = {
     {"scan_ring_vec16", "scan_ring_scalar"},
     {"scan_ring_deep_vec16", "scan_ring_deep_scalar"},
@@ -473,8 +471,7 @@ static const char *const ring_kernel_names[RING_FORMS][2] = {
     {"scan_ring_lead2_wide512_vec16", "scan_ring_lead2_wide512_scalar"},
     {"scan_ring_lead2_wide768_vec16", "scan_ring_lead2_wide768_scalar"},
     {"scan_ring_lead2_wide1024_vec16", "scan_ring_lead2_wide1024_scalar"},
-    {"scan_ring_lead2_5x40k_vec16", "scan_ring_lead2_5x40k_scalar"},
-    {"scan_ring_lead2_wide512_memset_vec16", "scan_ring_lead2_wide512_memset_scalar"}};
+    {"scan_ring_lead2_5x40k_vec16", "scan_ring_lead2_5x40k_scalar"}};
 
 template <typename T, int OP, int FORM>
 static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t *d)
@@ -486,7 +483,7 @@ static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t
         return st;
     }
     constexpr bool slots_24k = FORM == 4 || FORM == 7 || FORM == 8;
-    constexpr bool slots_48k = FORM == 12 || FORM == 13 || FORM == 14 || FORM == 16;
+    constexpr bool slots_48k = FORM == 12 || FORM == 13 || FORM == 14;
     constexpr int stages = FORM == 1 || FORM == 9 || FORM == 11 ? RING_STAGES_DEEP
                            : slots_48k                         ? RING_STAGES_48K
                            : slots_24k                         ? RING_STAGES_24K
@@ -498,12 +495,12 @@ static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t
                        : FORM == 5  ? RING_NV_16K
                        : FORM == 10 ? RING_NV_20K
                        : FORM == 11 ? RING_NV_512_32K
-                       : FORM == 12 || FORM == 16 ? RING_NV_512_48K
+                       : FORM == 12 ? RING_NV_512_48K
                        : FORM == 13 ? RING_NV_768_48K
                        : FORM == 14 ? RING_NV_1024_48K
                        : FORM == 15 ? RING_NV_512_40K
                                     : RING_NV;
-    constexpr int block = FORM == 11 || FORM == 12 || FORM == 15 || FORM == 16 ? RING_BLOCK_512
+    constexpr int block = FORM == 11 || FORM == 12 || FORM == 15 ? RING_BLOCK_512
                           : FORM == 13                           ? RING_BLOCK_768
                           : FORM == 14                           ? RING_BLOCK_1024
                                                                  : SCAN_BLOCK;
@@ -513,7 +510,7 @@ static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t
                           : FORM == 7 || FORM == 9 || FORM == 10 || FORM >= 11 ? RING_POLLS_LEAD2
                           : FORM == 8 ? RING_POLLS_LEAD2_FUSED
                                       : ring_polls<T>();
-    return ring_run<T, OP, nv, stages, polls, block>(h, d, ring_kernel_names[FORM][0], FORM != 16);
+    return ring_run<T, OP, nv, stages, polls, block>(h, d, ring_kernel_names[FORM][0]);
 }
 
 /* ring_typed with FORM fixed, as the <T, OP> template SCAN_TYPE_OP_CALL expects */
@@ -548,7 +545,6 @@ cuops_status_t cuops_scan_ring_launch(struct cuops_handle *h, const cuops_scan_d
     case 13: return RING_CALL(ring_form<13>::run);
     case 14: return RING_CALL(ring_form<14>::run);
     case 15: return RING_CALL(ring_form<15>::run);
-    case 16: return RING_CALL(ring_form<16>::run);
     default: return RING_CALL(ring_form<0>::run);
     }
 #undef RING_CALL

@@ -10,8 +10,8 @@
  * prefix; the value is stored first and the flag with st.release, the flag
  * read with ld.acquire before the value, and the aggregate and the prefix
  * never share a slot, so no torn pair is possible either. The flags (and a
- * 256-byte header holding a tile counter) are cleared once per call, by
- * cudaMemsetAsync or (the ring scans) a small kernel of cuops's own.
+ * 256-byte header holding a tile counter) are cleared by one
+ * cudaMemsetAsync per call.
  */
 #ifndef CUOPS_SCAN_TILE_STATUS_CUH
 #define CUOPS_SCAN_TILE_STATUS_CUH
@@ -74,52 +74,15 @@ template <typename T> struct tile_status<T, 8> {
     }
 };
 
-/* Clears `words` 8-byte words: the ring scans' alternative to
- * cudaMemsetAsync. It is set to prefer the largest shared-memory carveout,
- * the configuration the ring kernel that follows it runs in, so the SMs need
- * not be reconfigured between the two launches (the question
- * `ring_lead2_wide512_memset` measures, docs/scan.md). */
-static __global__ void __launch_bounds__(256) tile_status_clear_kernel(unsigned long long *p,
-                                                                       int64_t words)
-{
-    for (int64_t i = (int64_t)blockIdx.x * 256 + threadIdx.x; i < words; i += (int64_t)gridDim.x * 256)
-        p[i] = 0;
-}
-
-static cuops_status_t tile_status_clear(struct cuops_handle *h, void *base, size_t bytes,
-                                        int by_kernel)
-{
-    if (!by_kernel) {
-        CUOPS_CUDA_TRY(h, cudaMemsetAsync(base, 0, bytes, cuops_stream(h)));
-        return CUOPS_STATUS_SUCCESS;
-    }
-    static int configured = 0;
-    if (!configured) {
-        CUOPS_CUDA_TRY(h, cudaFuncSetAttribute(tile_status_clear_kernel,
-                                               cudaFuncAttributePreferredSharedMemoryCarveout,
-                                               (int)cudaSharedmemCarveoutMaxShared));
-        configured = 1;
-    }
-    const int64_t words = (int64_t)(bytes / 8); /* bytes: 256 + a multiple of 8 */
-    int64_t grid = (words + 255) / 256;
-    const int64_t max_grid = 2 * (int64_t)(h->num_sms > 0 ? h->num_sms : 1);
-    if (grid > max_grid) grid = max_grid;
-    tile_status_clear_kernel<<<(unsigned)grid, 256, 0, cuops_stream(h)>>>(
-        (unsigned long long *)base, words);
-    return cuops_cuda_check_launch(h, "tile_status_clear_kernel");
-}
-
 /*
  * Workspace of one call: [header: 256 B, a tile counter at its start]
  * [flags or words][aggregates][prefixes], the header and the flags cleared
- * on h's stream (by cudaMemsetAsync, or by tile_status_clear_kernel when
- * clear_by_kernel). `*counter` (when counter is not NULL) receives the
- * header's address.
+ * on h's stream. `*counter` (when counter is not NULL) receives the header's
+ * address.
  */
 template <typename T>
 static cuops_status_t tile_status_acquire(struct cuops_handle *h, int64_t tiles,
-                                          tile_status<T> *status, unsigned long long **counter,
-                                          int clear_by_kernel = 0)
+                                          tile_status<T> *status, unsigned long long **counter)
 {
     const size_t header = 256;
     const size_t flag_bytes = sizeof(T) == 4 ? (size_t)tiles * 8 : scan_align256((size_t)tiles * 4);
@@ -137,7 +100,8 @@ static cuops_status_t tile_status_acquire(struct cuops_handle *h, int64_t tiles,
         status->prefix = (unsigned long long *)(base + header + flag_bytes + value_bytes);
     }
     if (counter != NULL) *counter = (unsigned long long *)base;
-    return tile_status_clear(h, base, header + flag_bytes, clear_by_kernel);
+    CUOPS_CUDA_TRY(h, cudaMemsetAsync(base, 0, header + flag_bytes, cuops_stream(h)));
+    return CUOPS_STATUS_SUCCESS;
 }
 
 #endif /* CUOPS_SCAN_TILE_STATUS_CUH */
