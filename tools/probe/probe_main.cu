@@ -2,9 +2,10 @@
  * cuops-probe - microbenchmarks that characterize the GPU in front of you:
  * tensor-core latency/throughput (mma.sync, wgmma), shared-memory bank
  * conflicts, the latency of each level of the memory hierarchy, and
- * bandwidth against bytes in flight (Little's law).
+ * bandwidth against bytes in flight (Little's law), and the fixed cost of a
+ * call (launches and memsets with empty bodies).
  *
- *   cuops-probe [mma|smem|latency|bandwidth|all]... [--json FILE]
+ *   cuops-probe [mma|smem|latency|bandwidth|launch|all]... [--json FILE]
  *   python3 scripts/plot_probe.py FILE.json OUTDIR     (PNG plots)
  */
 #include <stdint.h>
@@ -107,20 +108,22 @@ static void write_json(const char *path)
 int main(int argc, char **argv)
 {
     const char *json = NULL;
-    int want_mma = 0, want_smem = 0, want_lat = 0, want_bw = 0;
+    int want_mma = 0, want_smem = 0, want_lat = 0, want_bw = 0, want_launch = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
         else if (!strcmp(argv[i], "mma")) want_mma = 1;
         else if (!strcmp(argv[i], "smem")) want_smem = 1;
         else if (!strcmp(argv[i], "latency")) want_lat = 1;
         else if (!strcmp(argv[i], "bandwidth")) want_bw = 1;
-        else if (!strcmp(argv[i], "all")) want_mma = want_smem = want_lat = want_bw = 1;
+        else if (!strcmp(argv[i], "launch")) want_launch = 1;
+        else if (!strcmp(argv[i], "all")) want_mma = want_smem = want_lat = want_bw = want_launch = 1;
         else {
-            fprintf(stderr, "usage: %s [mma|smem|latency|bandwidth|all]... [--json FILE]\n", argv[0]);
+            fprintf(stderr, "usage: %s [mma|smem|latency|bandwidth|launch|all]... [--json FILE]\n", argv[0]);
             return !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h") ? 0 : 2;
         }
     }
-    if (!(want_mma | want_smem | want_lat | want_bw)) want_mma = want_smem = want_lat = want_bw = 1;
+    if (!(want_mma | want_smem | want_lat | want_bw | want_launch))
+        want_mma = want_smem = want_lat = want_bw = want_launch = 1;
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
         printf("no CUDA device: cuops-probe measures a GPU and has nothing to do here\n");
@@ -136,6 +139,7 @@ int main(int argc, char **argv)
     if (want_smem) probe_smem();
     if (want_lat) probe_latency();
     if (want_bw) probe_bandwidth();
+    if (want_launch) probe_launch();
     if (json) write_json(json);
     return 0;
 }
