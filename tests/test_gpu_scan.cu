@@ -7,9 +7,8 @@
  * scan and reduce at n = 2^24) and one huge case, n = 2^31 + 7 i32 sum, for
  * every variant (skipped when the device lacks the memory).
  *
- * The persistent scan, the ring scans (auto) and the multi-wave reduce keep
- * counters and epoch-stamped status words in the handle instead of clearing
- * them per call;
+ * The persistent scan and the multi-wave reduce keep counters and epoch-
+ * stamped status words in the handle instead of clearing them per call;
  * three more groups target that state: calls queued back to back with no
  * synchronization (alternating 4- and 8-byte layouts, so the counters must
  * come back to 0 inside the kernels), stale stamps of the previous epoch
@@ -440,16 +439,15 @@ static void queued_scan_free(queued_scan_t *q)
     free(q->abs_sum);
 }
 
-/* The persistent look-back scan and the ring forms (auto for aligned
- * pointers) keep epoch-stamped state on the handle (no per-call memset); the
- * tests of that state run each of them by name in turn. */
-static const char *g_state_variant = "lookback_persistent";
+/* The persistent look-back scan keeps epoch-stamped state on the handle
+ * (no per-call memset); the tests of that state force it by name, since the
+ * default scan is the non-persistent look-back. */
 static cuops_status_t scan_persistent(cuops_reduce_op_t op, int exclusive, cuops_dtype_t t, int64_t n,
                                       const void *in, void *out)
 {
     cuops_options_t opt;
     memset(&opt, 0, sizeof opt);
-    opt.variant = g_state_variant;
+    opt.variant = "lookback_persistent";
     return cuops_scan_ex(g_gpu, op, exclusive, t, n, in, out, &opt);
 }
 
@@ -953,18 +951,10 @@ int main(void)
     reproducibility();
     auto_dispatch();
     if (!quick) auto_large_forms();
-    /* the stamped state: the persistent look-back, then auto (the ring forms:
-     * `ring_lead2_wide512` for the 4-byte sizes from 4 MB, `ring` and the
-     * 8-byte lead2 forms elsewhere) */
-    static const char *const state_variants[2] = {"lookback_persistent", "auto"};
-    for (int sv = 0; sv < 2; sv++) {
-        if (variant_skipped(state_variants[sv])) continue;
-        g_state_variant = state_variants[sv];
-        back_to_back();
-        planted_stamps(0);
-        planted_stamps(1);
-        user_workspace();
-    }
+    back_to_back();
+    planted_stamps(0);
+    planted_stamps(1);
+    user_workspace();
     if (!quick) huge_case();
 
     cuops_destroy(g_gpu);

@@ -46,11 +46,100 @@
 #include "cuda/scan/scan_kernels.h"
 #include "cuda/scan/scan_primitives.cuh"
 #include "cuda/scan/scan_state.h"
-#include "cuda/scan/scan_stamped_status.cuh"
 
+#define PSTATUS_EMPTY 0u
+#define PSTATUS_AGGREGATE 1u
+#define PSTATUS_PREFIX 2u
 /* 8 windows = 256 predecessors searched before waiting in the oldest window */
 #define PERSISTENT_WINDOWS 8
 #define PERSISTENT_CTAS_PER_SM 2
+
+/* Device addresses of the state (scan_state.h) for one call. */
+typedef struct persistent_state {
+    unsigned long long *tile_counter;
+    unsigned *done;
+    unsigned *epoch;
+    unsigned long long *words; /* 4-byte types */
+    unsigned *flags;           /* 8-byte types */
+    unsigned long long *aggregate;
+    unsigned long long *prefix;
+    int64_t capacity;          /* tiles in words / flags (cleared on the epoch wrap) */
+} persistent_state_t;
+
+/* ---- stamped tile status ------------------------------------------------- */
+
+template <typename T, int SIZE = sizeof(T)> struct stamped_status;
+
+template <typename T> union pbits32 { T v; uint32_t u; };
+template <typename T> union pbits64 { T v; unsigned long long u; };
+
+/* One 64-bit word per tile: {flag:2, epoch:30} high, value bits low; one
+ * relaxed 64-bit access, so flag, stamp and value are never torn. */
+template <typename T> struct stamped_status<T, 4> {
+    unsigned long long *word;
+    unsigned epoch;
+
+    __device__ __forceinline__ void init(const persistent_state_t &s, unsigned e)
+    {
+        word = s.words;
+        epoch = e;
+    }
+    __device__ __forceinline__ void publish(int64_t t, unsigned flag, T v) const
+    {
+        pbits32<T> b;
+        b.v = v;
+        const unsigned long long w = ((unsigned long long)((epoch << 2) | flag) << 32) | b.u;
+        asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(word + t), "l"(w) : "memory");
+    }
+    __device__ __forceinline__ void poll(int64_t t, unsigned &flag, T &v) const
+    {
+        unsigned long long w;
+        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(w) : "l"(word + t) : "memory");
+        const unsigned high = (unsigned)(w >> 32);
+        pbits32<T> b;
+        b.u = (uint32_t)w;
+        flag = (high >> 2) == epoch ? (high & 3u) : PSTATUS_EMPTY;
+        v = b.v;
+    }
+};
+
+/* 8-byte types: stamped flag {epoch:30, flag:2} with release/acquire, the
+ * aggregate and the prefix in separate slots (never a torn pair). */
+template <typename T> struct stamped_status<T, 8> {
+    unsigned *flag;
+    unsigned long long *aggregate;
+    unsigned long long *prefix;
+    unsigned epoch;
+
+    __device__ __forceinline__ void init(const persistent_state_t &s, unsigned e)
+    {
+        flag = s.flags;
+        aggregate = s.aggregate;
+        prefix = s.prefix;
+        epoch = e;
+    }
+    __device__ __forceinline__ void publish(int64_t t, unsigned f, T v) const
+    {
+        pbits64<T> b;
+        b.v = v;
+        unsigned long long *slot = (f == PSTATUS_AGGREGATE ? aggregate : prefix) + t;
+        asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(slot), "l"(b.u) : "memory");
+        asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flag + t), "r"((epoch << 2) | f)
+                     : "memory");
+    }
+    __device__ __forceinline__ void poll(int64_t t, unsigned &f, T &v) const
+    {
+        unsigned raw;
+        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(raw) : "l"(flag + t) : "memory");
+        f = (raw >> 2) == epoch ? (raw & 3u) : PSTATUS_EMPTY;
+        if (f != PSTATUS_EMPTY) {
+            const unsigned long long *slot = (f == PSTATUS_AGGREGATE ? aggregate : prefix) + t;
+            pbits64<T> b;
+            asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(b.u) : "l"(slot) : "memory");
+            v = b.v;
+        }
+    }
+};
 
 /* ---- look-back (warp 0; every lane returns P_{tile-1}) ------------------- */
 
@@ -186,7 +275,7 @@ static __device__ __forceinline__ void persistent_step(
 template <typename T, int OP, int VEC, int NV>
 __global__ void __launch_bounds__(SCAN_BLOCK, PERSISTENT_CTAS_PER_SM)
 scan_persistent_kernel(const T *in, T *out, int64_t n, int exclusive, int64_t num_tiles,
-                       scan_state_ptrs_t state)
+                       persistent_state_t state)
 {
     constexpr int64_t TILE = (int64_t)SCAN_BLOCK * VEC * NV;
     __shared__ persistent_smem<T> sm;
@@ -223,7 +312,26 @@ scan_persistent_kernel(const T *in, T *out, int64_t n, int exclusive, int64_t nu
 
     /* Every status access of this CTA is behind it (warp 0 made them all
      * before the last barrier C). The last CTA leaves the state clean. */
-    scan_state_end_call(state, epoch, &sm.last, SCAN_BLOCK);
+    if (threadIdx.x == 0) {
+        __threadfence();
+        sm.last = atomicAdd(state.done, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!sm.last) return;
+    __threadfence();
+    const unsigned next_epoch = (epoch + 1) & SCAN_EPOCH_MASK;
+    if (next_epoch == 0) {
+        /* wrap: stamps of 2^30 calls ago would match again; clear them */
+        for (int64_t i = threadIdx.x; i < state.capacity; i += SCAN_BLOCK) {
+            state.words[i] = 0ull;
+            state.flags[i] = 0u;
+        }
+    }
+    if (threadIdx.x == 0) {
+        *state.tile_counter = 0ull;
+        *state.done = 0u;
+        *state.epoch = next_epoch;
+    }
 }
 
 /* ---- host side ------------------------------------------------------------ */
@@ -238,7 +346,15 @@ static cuops_status_t persistent_run(struct cuops_handle *h, const cuops_scan_de
     cuops_status_t st = scan_state_acquire(h, tiles, &view);
     if (st != CUOPS_STATUS_SUCCESS) return st;
 
-    const scan_state_ptrs_t s = scan_state_ptrs(view);
+    persistent_state_t s;
+    s.tile_counter = (unsigned long long *)(view.base + SCAN_STATE_TILE_COUNTER);
+    s.done = (unsigned *)(view.base + SCAN_STATE_DONE);
+    s.epoch = (unsigned *)(view.base + SCAN_STATE_EPOCH);
+    s.words = (unsigned long long *)(view.base + scan_state_words_offset(view.tiles));
+    s.flags = (unsigned *)(view.base + scan_state_flags_offset(view.tiles));
+    s.aggregate = (unsigned long long *)(view.base + scan_state_aggr_offset(view.tiles));
+    s.prefix = (unsigned long long *)(view.base + scan_state_prefix_offset(view.tiles));
+    s.capacity = view.tiles;
 
     int64_t grid = (int64_t)PERSISTENT_CTAS_PER_SM * (h->num_sms > 0 ? h->num_sms : 1);
     if (grid > tiles) grid = tiles;

@@ -56,7 +56,7 @@
 #include "cuda/common/ptx_sm80.cuh"
 #include "cuda/scan/scan_kernels.h"
 #include "cuda/scan/scan_primitives.cuh"
-#include "cuda/scan/scan_stamped_status.cuh"
+#include "cuda/scan/scan_tile_status.cuh"
 
 /* Ring forms: 32 KB tiles of a CTA in shared memory (one being stored, one
  * looked ahead, the rest in flight). `ring`: 3 slots per CTA, two CTAs per
@@ -139,7 +139,7 @@
 #define RING_POLLS_LEAD2_FUSED 4
 template <typename T, int OP, int NV, int STAGES, int POLLS, int BLOCK>
 __global__ void __launch_bounds__(BLOCK, RING_CTAS_PER_SM(BLOCK, NV, STAGES))
-scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, scan_state_ptrs_t state)
+scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> status)
 {
     static_assert(STAGES >= 3, "one tile stored, one looked ahead, one in flight");
     constexpr bool FUSED = POLLS == RING_POLLS_LEAD2_FUSED;
@@ -154,12 +154,6 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, scan_state_ptrs_
     __shared__ T s_total[WARPS];  /* segment totals of the look-ahead tile */
     __shared__ T s_prefix[WARPS]; /* segment prefixes of the tile being stored */
     __shared__ T s_aggregate[RING_MAX_GRID];
-    __shared__ int s_last; /* this CTA closes the call (scan_state_end_call) */
-
-    /* written by the previous call's last CTA; constant during this call */
-    const unsigned epoch = __ldcg(state.epoch);
-    stamped_status<T> status;
-    status.init(state, epoch);
 
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
@@ -197,7 +191,7 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, scan_state_ptrs_
     /* Warp 0, after a barrier: the look-ahead tile's aggregate, published. */
     auto publish = [&](int64_t k, T &w_excl) {
         const T aggregate = tile_scan_warp_totals<T, OP, WARPS>(s_total, lane, w_excl);
-        if (lane == 0) status.publish(k * grid + cta, PSTATUS_AGGREGATE, aggregate);
+        if (lane == 0) status.publish(k * grid + cta, STATUS_AGGREGATE, aggregate);
         return aggregate;
     };
 
@@ -216,7 +210,7 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, scan_state_ptrs_
     auto poll_issue = [&](int64_t k) {
         int64_t first;
         const int window = window_of(k, first);
-        f0 = f1 = PSTATUS_PREFIX; /* "nothing to wait for" */
+        f0 = f1 = STATUS_PREFIX; /* "nothing to wait for" */
         v0 = v1 = scan_identity<T, OP>();
         if (i0 < window) status.poll(first + i0, f0, v0);
         if (i1 < window) status.poll(first + i1, f1, v1);
@@ -273,8 +267,8 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, scan_state_ptrs_
 
         int64_t first;
         const int window = window_of(k, first);
-        while (f0 == PSTATUS_EMPTY) status.poll(first + i0, f0, v0);
-        while (f1 == PSTATUS_EMPTY) status.poll(first + i1, f1, v1);
+        while (f0 == STATUS_EMPTY) status.poll(first + i0, f0, v0);
+        while (f1 == STATUS_EMPTY) status.poll(first + i1, f1, v1);
         if (i0 < window) s_aggregate[i0] = v0;
         if (i1 < window) s_aggregate[i1] = v1;
         __syncthreads();
@@ -340,10 +334,6 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, scan_state_ptrs_
         }
     }
     cuops_cp_async_wait<0>();
-    /* every status access of this CTA (warp 0's publishes, every thread's
-     * polls) is behind this barrier */
-    __syncthreads();
-    scan_state_end_call(state, epoch, &s_last, BLOCK);
 }
 
 /* ---- host side ----------------------------------------------------------- */
@@ -378,12 +368,9 @@ static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *
     if (grid > RING_MAX_GRID) grid = RING_MAX_GRID;
     if (grid > tiles) grid = tiles;
 
-    /* stamped status in the handle's scan state: no memset before the kernel
-     * (tiles are dealt by CTA index; the tile counter is not used) */
-    scan_state_view_t view;
-    cuops_status_t st = scan_state_acquire(h, tiles, &view);
+    tile_status<T> status; /* no tile counter: tiles are dealt by CTA index */
+    cuops_status_t st = tile_status_acquire<T>(h, tiles, &status, NULL);
     if (st != CUOPS_STATUS_SUCCESS) return st;
-    const scan_state_ptrs_t status = scan_state_ptrs(view);
 
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3((unsigned)grid);
