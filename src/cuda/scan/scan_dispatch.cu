@@ -9,10 +9,11 @@
  * 96 KB of slots: on the H200 (e06fd36, a30ef3b) it read and wrote
  * 3379-3604 GB/s i32 and 3524-3816 GB/s f32 at 2^26..2^30 (80-90 % of copy,
  * 1.12-1.20x CUB), 1.05-1.07x at 2^24 and 1.08-1.11x at 2^16..2^20, ahead of
- * every look-back kernel at every size (docs/scan.md). From 128-512 MB of
- * input, by element size, auto runs the forms that look ahead two rounds
- * instead (cuops_scan_ring_auto_form: i32 96.2 % of copy and 1.297x CUB at
- * 2^30 in run P55). Otherwise "lookback" (the tile in registers) up to 64 MB of
+ * every look-back kernel at every size (docs/scan.md). By type and size,
+ * auto runs the forms that look ahead two rounds instead (4-byte types from
+ * 4 MB of input in 512-thread CTAs, 8-byte types from 128 MB;
+ * cuops_scan_ring_auto_form: i32 96.5 % of copy and 1.30x CUB at 2^30,
+ * 95.0 % at 2^28, 1.15x at 2^20 in runs P57-P58). Otherwise "lookback" (the tile in registers) up to 64 MB of
  * input and "lookback_smem_64k" (64 KB tiles staged in shared memory by
  * cp.async, 3 CTAs per SM) above: in two H200 runs of the
  * same commit (cbc9989, a7f1cc4) the 64 KB-tile kernel read and wrote
