@@ -387,18 +387,78 @@ static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *
     return cuops_cuda_check_launch(h, kernel_name);
 }
 
-/* Shared memory of a ring CTA: STAGES slots of BLOCK x NV 16-byte loads
- * and at most 8 KB of static arrays. */
-static int64_t ring_cta_smem_bytes(int block, int stages, int nv)
+/* The ring forms: the kernel names (16-byte-aligned path, and the scalar
+ * path of `lookback` that runs under the form's name for misaligned
+ * pointers) and the geometry: threads per CTA, 16-byte loads per thread per
+ * slot (NV), slots (STAGES) and poll order (RING_POLLS_BY_TYPE: each type's
+ * fastest, ring_polls<T>()), by the form number the variant table
+ * (scan_dispatch.cu) passes to cuops_scan_ring_launch. */
+#define RING_POLLS_BY_TYPE -1
+typedef struct ring_form_desc {
+    const char *vec_name, *scalar_name;
+    int block, nv, stages, polls;
+} ring_form_desc_t;
+static constexpr ring_form_desc_t ring_forms[] = {
+    /* 0 ring: 3 x 32 KB, two CTAs per SM */
+    {"scan_ring_vec16", "scan_ring_scalar", SCAN_BLOCK, RING_NV, RING_STAGES, RING_POLLS_BY_TYPE},
+    /* 1 ring_deep: 6 x 32 KB, one CTA per SM */
+    {"scan_ring_deep_vec16", "scan_ring_deep_scalar", SCAN_BLOCK, RING_NV, RING_STAGES_DEEP,
+     RING_POLLS_BY_TYPE},
+    /* 2, 3: `ring` with the poll order fixed, for the study */
+    {"scan_ring_polls_early_vec16", "scan_ring_polls_early_scalar", SCAN_BLOCK, RING_NV, RING_STAGES,
+     RING_POLLS_EARLY},
+    {"scan_ring_polls_late_vec16", "scan_ring_polls_late_scalar", SCAN_BLOCK, RING_NV, RING_STAGES,
+     RING_POLLS_LATE},
+    /* 4 ring_4x24k, 5 ring_6x16k: `ring`'s 96 KB cut finer */
+    {"scan_ring_4x24k_vec16", "scan_ring_4x24k_scalar", SCAN_BLOCK, RING_NV_24K, RING_STAGES_24K,
+     RING_POLLS_BY_TYPE},
+    {"scan_ring_6x16k_vec16", "scan_ring_6x16k_scalar", SCAN_BLOCK, RING_NV_16K, RING_STAGES_16K,
+     RING_POLLS_BY_TYPE},
+    /* 6 ring_polls_first: `ring` with the polls before the round's copies */
+    {"scan_ring_polls_first_vec16", "scan_ring_polls_first_scalar", SCAN_BLOCK, RING_NV, RING_STAGES,
+     RING_POLLS_FIRST},
+    /* 7 ring_lead2: 4 x 24 KB, looked ahead two rounds, polls a round ahead */
+    {"scan_ring_lead2_vec16", "scan_ring_lead2_scalar", SCAN_BLOCK, RING_NV_24K, RING_STAGES_24K,
+     RING_POLLS_LEAD2},
+    /* 8 ring_lead2_fused: the same with two barriers per round */
+    {"scan_ring_lead2_fused_vec16", "scan_ring_lead2_fused_scalar", SCAN_BLOCK, RING_NV_24K,
+     RING_STAGES_24K, RING_POLLS_LEAD2_FUSED},
+    /* 9 ring_lead2_deep: lead2 on ring_deep's 6 x 32 KB, one CTA per SM */
+    {"scan_ring_lead2_deep_vec16", "scan_ring_lead2_deep_scalar", SCAN_BLOCK, RING_NV,
+     RING_STAGES_DEEP, RING_POLLS_LEAD2},
+    /* 10 ring_lead2_5x20k: lead2 on 5 x 20 KB, two CTAs per SM */
+    {"scan_ring_lead2_5x20k_vec16", "scan_ring_lead2_5x20k_scalar", SCAN_BLOCK, RING_NV_20K,
+     RING_STAGES_20K, RING_POLLS_LEAD2},
+    /* 11 ring_lead2_deep512 (6 x 32 KB), 12 ring_lead2_wide512 (4 x 48 KB):
+     * lead2 in 512-thread CTAs, one per SM */
+    {"scan_ring_lead2_deep512_vec16", "scan_ring_lead2_deep512_scalar", RING_BLOCK_512,
+     RING_NV_512_32K, RING_STAGES_DEEP, RING_POLLS_LEAD2},
+    {"scan_ring_lead2_wide512_vec16", "scan_ring_lead2_wide512_scalar", RING_BLOCK_512,
+     RING_NV_512_48K, RING_STAGES_48K, RING_POLLS_LEAD2},
+    /* 13 ring_lead2_wide768, 14 ring_lead2_wide1024: 4 x 48 KB in more threads */
+    {"scan_ring_lead2_wide768_vec16", "scan_ring_lead2_wide768_scalar", RING_BLOCK_768,
+     RING_NV_768_48K, RING_STAGES_48K, RING_POLLS_LEAD2},
+    {"scan_ring_lead2_wide1024_vec16", "scan_ring_lead2_wide1024_scalar", RING_BLOCK_1024,
+     RING_NV_1024_48K, RING_STAGES_48K, RING_POLLS_LEAD2},
+    /* 15 ring_lead2_5x40k: 512 threads on 5 x 40 KB */
+    {"scan_ring_lead2_5x40k_vec16", "scan_ring_lead2_5x40k_scalar", RING_BLOCK_512,
+     RING_NV_512_40K, RING_STAGES_40K, RING_POLLS_LEAD2},
+};
+#define RING_FORMS ((int)(sizeof ring_forms / sizeof ring_forms[0]))
+
+/* Shared memory of a ring CTA of `form`: its slots of BLOCK x NV 16-byte
+ * loads and at most 8 KB of static arrays, against this device's limit. */
+static int ring_form_fits(const struct cuops_handle *h, int form)
 {
-    return (int64_t)stages * block * 16 * nv + 8192;
+    const ring_form_desc_t &f = ring_forms[form];
+    return h->smem_optin_bytes >= (int64_t)f.stages * f.block * 16 * f.nv + 8192;
 }
 
 /* The auto scan's test: `ring`'s three 32 KB slots and its static shared
  * memory fit one CTA of this device. */
 int cuops_scan_ring_serves(const struct cuops_handle *h)
 {
-    return h->smem_optin_bytes >= ring_cta_smem_bytes(SCAN_BLOCK, RING_STAGES, RING_NV);
+    return ring_form_fits(h, 0);
 }
 
 /* The ring form auto takes for this call (aligned pointers, `ring` served),
@@ -422,9 +482,7 @@ int cuops_scan_ring_auto_form(const struct cuops_handle *h, const cuops_scan_des
         if (bytes < ((int64_t)128 << 20)) return 0;
         return d->type == CUOPS_DTYPE_F64 ? 7 : 8;
     }
-    if (bytes >= ((int64_t)4 << 20) &&
-        h->smem_optin_bytes >= ring_cta_smem_bytes(RING_BLOCK_512, RING_STAGES_48K, RING_NV_512_48K))
-        return 12;
+    if (bytes >= ((int64_t)4 << 20) && ring_form_fits(h, 12)) return 12;
     return bytes >= ((int64_t)256 << 20) ? 7 : 0;
 }
 
@@ -443,74 +501,18 @@ template <typename T> static constexpr int ring_polls()
                                           : RING_POLLS_EARLY;
 }
 
-/* form: 0 ring, 1 ring_deep, 2 ring_polls_early, 3 ring_polls_late, 6
- * ring_polls_first (`ring` with the poll order fixed, for the study), 4
- * ring_4x24k, 5 ring_6x16k, 7 ring_lead2 (4 x 24 KB, looked ahead two
- * rounds, polls a round ahead), 8 ring_lead2_fused (the same with two
- * barriers per round), 9 ring_lead2_deep (lead2 on ring_deep's 6 x 32 KB
- * slots, one CTA per SM: `lookback`'s tiles, the lead2 forms' float tree), 10
- * ring_lead2_5x20k (lead2 on 5 x 20 KB slots, two CTAs per SM), 11
- * ring_lead2_deep512 (lead2, 512 threads, 6 x 32 KB), 12 ring_lead2_wide512
- * (lead2, 512 threads, 4 x 48 KB), 13 ring_lead2_wide768 (768 threads,
- * 4 x 48 KB), 14 ring_lead2_wide1024 (1024 threads, 4 x 48 KB), 15
- * ring_lead2_5x40k (512 threads, 5 x 40 KB) */
-#define RING_FORMS 16
-static const char *const ring_kernel_names[RING_FORMS][2] = {
-    {"scan_ring_vec16", "scan_ring_scalar"},
-    {"scan_ring_deep_vec16", "scan_ring_deep_scalar"},
-    {"scan_ring_polls_early_vec16", "scan_ring_polls_early_scalar"},
-    {"scan_ring_polls_late_vec16", "scan_ring_polls_late_scalar"},
-    {"scan_ring_4x24k_vec16", "scan_ring_4x24k_scalar"},
-    {"scan_ring_6x16k_vec16", "scan_ring_6x16k_scalar"},
-    {"scan_ring_polls_first_vec16", "scan_ring_polls_first_scalar"},
-    {"scan_ring_lead2_vec16", "scan_ring_lead2_scalar"},
-    {"scan_ring_lead2_fused_vec16", "scan_ring_lead2_fused_scalar"},
-    {"scan_ring_lead2_deep_vec16", "scan_ring_lead2_deep_scalar"},
-    {"scan_ring_lead2_5x20k_vec16", "scan_ring_lead2_5x20k_scalar"},
-    {"scan_ring_lead2_deep512_vec16", "scan_ring_lead2_deep512_scalar"},
-    {"scan_ring_lead2_wide512_vec16", "scan_ring_lead2_wide512_scalar"},
-    {"scan_ring_lead2_wide768_vec16", "scan_ring_lead2_wide768_scalar"},
-    {"scan_ring_lead2_wide1024_vec16", "scan_ring_lead2_wide1024_scalar"},
-    {"scan_ring_lead2_5x40k_vec16", "scan_ring_lead2_5x40k_scalar"}};
-
 template <typename T, int OP, int FORM>
 static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t *d)
 {
+    constexpr ring_form_desc_t f = ring_forms[FORM];
     if (!(cuops_aligned(d->in, 16) && cuops_aligned(d->out, 16))) {
         /* the scalar kernel of `lookback`, under this variant's name */
         cuops_status_t st = cuops_scan_lookback_launch(h, d, 0);
-        if (st == CUOPS_STATUS_SUCCESS) h->last_kernel = ring_kernel_names[FORM][1];
+        if (st == CUOPS_STATUS_SUCCESS) h->last_kernel = f.scalar_name;
         return st;
     }
-    constexpr bool slots_24k = FORM == 4 || FORM == 7 || FORM == 8;
-    constexpr bool slots_48k = FORM == 12 || FORM == 13 || FORM == 14;
-    constexpr int stages = FORM == 1 || FORM == 9 || FORM == 11 ? RING_STAGES_DEEP
-                           : slots_48k                         ? RING_STAGES_48K
-                           : slots_24k                         ? RING_STAGES_24K
-                           : FORM == 5                         ? RING_STAGES_16K
-                           : FORM == 10                        ? RING_STAGES_20K
-                           : FORM == 15                        ? RING_STAGES_40K
-                                                               : RING_STAGES;
-    constexpr int nv = slots_24k    ? RING_NV_24K
-                       : FORM == 5  ? RING_NV_16K
-                       : FORM == 10 ? RING_NV_20K
-                       : FORM == 11 ? RING_NV_512_32K
-                       : FORM == 12 ? RING_NV_512_48K
-                       : FORM == 13 ? RING_NV_768_48K
-                       : FORM == 14 ? RING_NV_1024_48K
-                       : FORM == 15 ? RING_NV_512_40K
-                                    : RING_NV;
-    constexpr int block = FORM == 11 || FORM == 12 || FORM == 15 ? RING_BLOCK_512
-                          : FORM == 13                           ? RING_BLOCK_768
-                          : FORM == 14                           ? RING_BLOCK_1024
-                                                                 : SCAN_BLOCK;
-    constexpr int polls = FORM == 2   ? RING_POLLS_EARLY
-                          : FORM == 3 ? RING_POLLS_LATE
-                          : FORM == 6 ? RING_POLLS_FIRST
-                          : FORM == 7 || FORM == 9 || FORM == 10 || FORM >= 11 ? RING_POLLS_LEAD2
-                          : FORM == 8 ? RING_POLLS_LEAD2_FUSED
-                                      : ring_polls<T>();
-    return ring_run<T, OP, nv, stages, polls, block>(h, d, ring_kernel_names[FORM][0]);
+    constexpr int polls = f.polls == RING_POLLS_BY_TYPE ? ring_polls<T>() : f.polls;
+    return ring_run<T, OP, f.nv, f.stages, polls, f.block>(h, d, f.vec_name);
 }
 
 /* ring_typed with FORM fixed, as the <T, OP> template SCAN_TYPE_OP_CALL expects */
@@ -524,6 +526,7 @@ template <int FORM> struct ring_form {
 
 cuops_status_t cuops_scan_ring_launch(struct cuops_handle *h, const cuops_scan_desc_t *d, int form)
 {
+    static_assert(RING_FORMS == 16, "one case below per entry of ring_forms");
 #define RING_CALL(FN)                                                                             \
     SCAN_TYPE_OP_CALL(d->type, d->op,                                                             \
                       cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "scan: dtype %s",                 \
