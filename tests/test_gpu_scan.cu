@@ -279,6 +279,18 @@ done:
     free(in);
 }
 
+/* Whether the device holds one CTA of a ring form: its slots and 8 KB of
+ * static arrays (the library's test, scan_ring.cu). `ring`: 3 x 32 KB;
+ * `ring_lead2_wide512`, auto's form for 4-byte types from 4 MB: 4 x 48 KB. */
+static int ring_slots_fit(int slot_bytes, int slots)
+{
+    int optin = 0;
+    cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
+    return optin >= slots * slot_bytes + 8192;
+}
+static int ring_fits(void) { return ring_slots_fit(32768, 3); }
+static int wide512_fits(void) { return ring_slots_fit(49152, 4); }
+
 /* ---- bitwise reproducibility ------------------------------------------------- */
 
 static void reproducibility(void)
@@ -289,9 +301,7 @@ static void reproducibility(void)
     float *again = (float *)malloc(n * sizeof(float));
     float *vfirst = (float *)malloc(n * sizeof(float));
     float *lbfirst = (float *)malloc(n * sizeof(float)); /* `lookback`'s bits */
-    int optin = 0;
-    cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
-    const int wide = optin >= 4 * 49152 + 8192; /* auto is ring_lead2_wide512 at 2^24 */
+    const int wide = wide512_fits(); /* auto is ring_lead2_wide512 at 2^24 */
     float *d_in = NULL, *d_out = NULL;
     if (!in || !first || !again || !vfirst || !lbfirst || cudaMalloc(&d_in, (n + 1) * sizeof(float)) != cudaSuccess ||
         cudaMalloc(&d_out, (n + 1) * sizeof(float)) != cudaSuccess) {
@@ -318,7 +328,7 @@ static void reproducibility(void)
          * persistent kernel's misaligned tiles, `lookback_smem_64k`'s
          * 64 KB tiles and the 24 KB / 16 KB tiles of `ring_4x24k` and
          * `ring_6x16k` group the sums differently, so they are only held to
-         * themselves. `ring_polls_first` folds as `ring`: auto's bits.
+         * themselves. `ring_polls_first` folds as `ring`: `lookback`'s bits.
          * The `ring_lead2` forms fold floats by a fixed tree (and have
          * 24 / 32 / 20 / 40 / 48 KB tiles): held to themselves. */
         static const char *const det_variants[] = {"auto", "lookback", "lookback_wide",
@@ -337,7 +347,7 @@ static void reproducibility(void)
                 if (v > 0 && variant_skipped(det_variants[v])) continue;
                 cuops_options_t opt = {0};
                 opt.variant = det_variants[v];
-                int differing = 0, differ_from_auto = 0;
+                int differing = 0, differs_from_ref = 0;
                 for (int run = 0; run < 10; run++) {
                     cudaMemset(d_out, 0xFF, (n + 1) * sizeof(float));
                     cuops_status_t st = cuops_scan_ex(g_gpu, CUOPS_REDUCE_SUM, exclusive,
@@ -351,15 +361,15 @@ static void reproducibility(void)
                 if (v == 1) have_lookback = 1, memcpy(lbfirst, vfirst, n * sizeof(float));
                 /* the lookback group against `lookback` (and auto where it runs `lookback`'s kernel) */
                 if (have_lookback && (v == 2 || v == 4 || (v >= 6 && v <= 9) || v == 12))
-                    differ_from_auto = memcmp(lbfirst, vfirst, n * sizeof(float)) != 0;
+                    differs_from_ref = memcmp(lbfirst, vfirst, n * sizeof(float)) != 0;
                 if ((v == 1 && (misaligned || !wide)) || (v == 6 && !wide && !misaligned) ||
                     (v == 18 && (wide || misaligned)))
-                    differ_from_auto |= memcmp(first, vfirst, n * sizeof(float)) != 0;
-                CHECK(differing == 0 && differ_from_auto == 0,
+                    differs_from_ref |= memcmp(first, vfirst, n * sizeof(float)) != 0;
+                CHECK(differing == 0 && differs_from_ref == 0,
                       "f32 sum scan n=2^24 %s %s variant %s: %d of 9 reruns differ bitwise%s",
                       exclusive ? "exclusive" : "inclusive", misaligned ? "misaligned" : "aligned",
                       det_variants[v], differing,
-                      differ_from_auto ? "; differs from auto or lookback" : "");
+                      differs_from_ref ? "; differs from auto or lookback" : "");
             }
         }
         float r0 = 0, r = 0;
@@ -762,10 +772,8 @@ done:
 static void auto_dispatch(void)
 {
     static const size_t sizes[3] = {((size_t)1 << 20) - 1000, (size_t)1 << 24, ((size_t)1 << 24) + 1000};
-    int optin = 0;
-    cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
-    const int ring = optin >= 3 * 32768 + 8192;
-    const int wide = optin >= 4 * 49152 + 8192;
+    const int ring = ring_fits();
+    const int wide = wide512_fits();
     const size_t nmax = sizes[2];
     float *h = (float *)malloc(nmax * sizeof(float));
     float *a = (float *)malloc(nmax * sizeof(float));
@@ -823,13 +831,11 @@ static void auto_dispatch(void)
  * sums). */
 static void auto_large_forms(void)
 {
-    int optin = 0;
-    cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
-    if (optin < 3 * 32768 + 8192) {
+    if (!ring_fits()) {
         SKIP("auto large forms: the device does not hold ring's slots");
         return;
     }
-    const int wide = optin >= 4 * 49152 + 8192;
+    const int wide = wide512_fits();
     const char *large = wide ? "scan_ring_lead2_wide512_vec16" : "scan_ring_lead2_vec16";
     const char *large_variant = wide ? "ring_lead2_wide512" : "ring_lead2";
     const char *mid = wide ? "scan_ring_lead2_wide512_vec16" : "scan_ring_vec16"; /* 4-256 MB */
