@@ -39,6 +39,12 @@
  *  hoisted_b16_occ8            hoisted_b16 held to 32 registers, so 8 CTAs
  *                              (every warp slot) fit an SM instead of 6: a
  *                              third more loads in flight per SM.
+ *  warp_coalesced_x1/x2_occ8   the same hold on warp_coalesced_x1/x2, whose
+ *                              store instructions write whole 32-byte sectors
+ *                              (the write traffic into L2 was the busiest unit
+ *                              of hoisted_b16_occ8 at 32768x8192:
+ *                              docs/dequant.md). x4 spills at 32 registers,
+ *                              and so does the lane-pair exchange.
  *
  * Little's law at x4 on an H200: 4 chunks x (4 B packed + scale + zero) per
  * thread, 2048 threads per SM -> ~40 KB of loads in flight per SM (the reads
@@ -344,9 +350,12 @@ static int launch_vector_typed(const dequant_params_t &p, int vec, int unroll, i
         return 0;
     }
     if (store == 3) {
-        if (vec != 16 || unroll != 1) return 0;
-        launch_vector_one<S, O, 16, 1, false, false, 8>(p, blocks, st);
-        return 1;
+        /* held to 32 registers: 8 CTAs of 256 threads per SM */
+        if (vec == 16 && unroll == 1) { launch_vector_one<S, O, 16, 1, false, false, 8>(p, blocks, st); return 1; }
+        if (vec != C16) return 0;
+        if (unroll == 1) { launch_vector_one<S, O, C16, 1, false, false, 8>(p, blocks, st); return 1; }
+        if (unroll == 2) { launch_vector_one<S, O, C16, 2, false, false, 8>(p, blocks, st); return 1; }
+        return 0;
     }
     if (unroll == 1 && store == 0) {
         switch (vec) {
