@@ -39,9 +39,7 @@ typedef struct dequant_variant {
     int unroll;              /* chunks per thread */
     int store;               /* vector: 0 st.global, 1 st.global.cs, 2 st.global after
                                 the lane-pair exchange (sector-complete stores), 3
-                                st.global, 32 registers (8 CTAs per SM), 4 / 5
-                                packed 16-bit conversion, without / with the
-                                32-register hold;
+                                st.global, 32 registers (8 CTAs per SM);
                                 persistent: 0 st.global, 1 st.global.cs, 2 shared
                                 memory + bulk copy (sm_90) */
 } dequant_variant_t;
@@ -55,8 +53,6 @@ static const dequant_variant_t dequant_table[] = {
     {"hoisted_b16_pair", "dequant_hoisted_b16_pair", KIND_VECTOR, 16, 1, 2},
     {"hoisted_b16_pair_x2", "dequant_hoisted_b16_pair_x2", KIND_VECTOR, 16, 2, 2},
     {"hoisted_b16_occ8", "dequant_hoisted_b16_occ8", KIND_VECTOR, 16, 1, 3},
-    {"hoisted_b16_packed", "dequant_hoisted_b16_packed", KIND_VECTOR, 16, 1, 4},
-    {"hoisted_b16_packed_occ8", "dequant_hoisted_b16_packed_occ8", KIND_VECTOR, 16, 1, 5},
     {"hoisted_b32", "dequant_hoisted_b32", KIND_VECTOR, 32, 1, 0},
     {"warp_coalesced_x1", "dequant_warp_coalesced_x1", KIND_VECTOR, 0, 1, 0},
     {"warp_coalesced_x2", "dequant_warp_coalesced_x2", KIND_VECTOR, 0, 2, 0},
@@ -82,8 +78,6 @@ static const char *const dequant_names[] = {
     "hoisted_b16_pair",
     "hoisted_b16_pair_x2",
     "hoisted_b16_occ8",
-    "hoisted_b16_packed",
-    "hoisted_b16_packed_occ8",
     "hoisted_b32",
     "warp_coalesced_x1",
     "warp_coalesced_x2",

@@ -45,11 +45,6 @@
  *                              of hoisted_b16_occ8 at 32768x8192:
  *                              docs/dequant.md). x4 spills at 32 registers,
  *                              and so does the lane-pair exchange.
- *  hoisted_b16_packed(_occ8)   hoisted_b16(_occ8) converting in packed f16 /
- *                              bf16 math where the scales have the output's
- *                              type (vector_convert_packed; bit-identical),
- *                              about half the instructions per output; other
- *                              type pairs convert in fp32 as hoisted_b16.
  *
  * Little's law at x4 on an H200: 4 chunks x (4 B packed + scale + zero) per
  * thread, 2048 threads per SM -> ~40 KB of loads in flight per SM (the reads
@@ -70,11 +65,6 @@
 #include "cuda/quant/dequant_common.cuh"
 
 #define VECTOR_THREADS 256
-
-__device__ __forceinline__ __half2 h2_of(uint32_t u) { __half2 v; memcpy(&v, &u, 4); return v; }
-__device__ __forceinline__ uint32_t h2_bits(__half2 v) { uint32_t u; memcpy(&u, &v, 4); return u; }
-__device__ __forceinline__ __nv_bfloat162 bf16x2_of(uint32_t u) { __nv_bfloat162 v; memcpy(&v, &u, 4); return v; }
-__device__ __forceinline__ uint32_t bf16x2_bits(__nv_bfloat162 v) { uint32_t u; memcpy(&u, &v, 4); return u; }
 
 template <int VEC> struct vec_traits {
     static constexpr int WORDS_IN = VEC >= 8 ? VEC / 8 : 1;
@@ -130,57 +120,6 @@ __device__ __forceinline__ void vector_convert(const uint32_t (&packed)[vec_trai
             res[j + 1] = __float_as_uint(v1);
         } else {
             res[j / 2] = cuops_pack2<O>(v0, v1);
-        }
-    }
-}
-
-/* Whether vector_convert_packed serves (S, O): a 16-bit output with scales
- * of the same type, so the scale is exact in the output type. */
-template <typename S, typename O> struct dequant_packed_ok {
-    static constexpr bool value = sizeof(O) == 2 && std::is_same<S, O>::value;
-};
-
-/* The same VEC outputs as vector_convert, in packed 16-bit math: per output
- * pair one PRMT, one LOP3 (the nibble into the mantissa of 1024.0 / 128.0),
- * one or two HSUB2 and one HMUL2, against ~9 fp32 instructions.
- *
- * Bit for bit vector_convert's result: q - z is an integer of at most 9
- * bits, exact in f16 and bf16 (and every step before it is exact: 1024 + z
- * for z <= 255 in f16, 128 + q and z in bf16); the scale came from the
- * output type, so (q - z) * s rounded once by HMUL2 is the fp32 product
- * (exact: at most 9 x 11 bits) rounded once to the output type. bf16 takes
- * the magic off first (two HSUB2), since 128 + z is not exact past z = 127.
- * q0 = nibble 2b (bits 8b..8b+3 of the word) goes to the lower half, q1 =
- * nibble 2b + 1 to the upper: PRMT takes byte b of the word and byte b of
- * the word >> 4 into bytes 0 and 2, the LOP3 keeps their low nibbles. */
-template <typename O, int VEC>
-__device__ __forceinline__ void vector_convert_packed(const uint32_t (&packed)[vec_traits<VEC>::WORDS_IN],
-                                                      uint32_t zero, float s, uint32_t (&res)[VEC / 2])
-{
-    constexpr bool BF16 = dequant_is_bf16<O>::value;
-    constexpr uint32_t MAGIC2 = BF16 ? 0x43004300u : 0x64006400u; /* 128.0 / 1024.0, twice */
-    uint32_t s2, z2;
-    if constexpr (BF16) {
-        s2 = (__float_as_uint(s) >> 16) * 0x00010001u;
-        z2 = (__float_as_uint((float)zero) >> 16) * 0x00010001u;
-    } else {
-        s2 = (uint32_t)__half_as_ushort(__float2half_rn(s)) * 0x00010001u;
-        z2 = (0x6400u + zero) * 0x00010001u;
-    }
-#pragma unroll
-    for (int j = 0; j < VEC; j += 2) {
-        const uint32_t word = packed[j / 8];
-        const uint32_t b = (uint32_t)(j % 8) / 2;
-        uint32_t t, h, d;
-        asm("prmt.b32 %0, %1, %2, %3;" : "=r"(t) : "r"(word), "r"(word >> 4), "r"(b | ((4u + b) << 8)));
-        asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(h) : "r"(t), "r"(0x000f000fu), "r"(MAGIC2));
-        if constexpr (BF16) {
-            const uint32_t q = bf16x2_bits(__hsub2(bf16x2_of(h), bf16x2_of(MAGIC2)));
-            d = bf16x2_bits(__hsub2(bf16x2_of(q), bf16x2_of(z2)));
-            res[j / 2] = bf16x2_bits(__hmul2(bf16x2_of(d), bf16x2_of(s2)));
-        } else {
-            d = h2_bits(__hsub2(h2_of(h), h2_of(z2)));
-            res[j / 2] = h2_bits(__hmul2(h2_of(d), h2_of(s2)));
         }
     }
 }
@@ -263,7 +202,7 @@ __device__ __forceinline__ void vector_store_pair(uint8_t *out, uint64_t offset,
  * MIN_CTAS: CTAs per SM the registers must allow (1: ptxas's choice, 40
  * registers and 6 CTAs of 256 threads for hoisted_b16; 8: every warp slot
  * of the SM, 32 registers). */
-template <typename S, typename O, int VEC, int UNROLL, bool STREAM, bool PAIR, int MIN_CTAS = 1, bool PACKED = false>
+template <typename S, typename O, int VEC, int UNROLL, bool STREAM, bool PAIR, int MIN_CTAS = 1>
 __global__ void __launch_bounds__(VECTOR_THREADS, MIN_CTAS) dequant_vector_kernel(dequant_params_t p)
 {
     constexpr int WORDS_IN = vec_traits<VEC>::WORDS_IN;
@@ -337,10 +276,7 @@ __global__ void __launch_bounds__(VECTOR_THREADS, MIN_CTAS) dequant_vector_kerne
                 O *dst = (O *)p.out + row[u] * p.ldo + col0[u];
                 if (full[u]) {
                     uint32_t res[WORDS_OUT];
-                    if constexpr (PACKED && dequant_packed_ok<S, O>::value)
-                        vector_convert_packed<O, VEC>(packed[u], zero[u], s, res);
-                    else
-                        vector_convert<O, VEC>(packed[u], zm, s, res);
+                    vector_convert<O, VEC>(packed[u], zm, s, res);
                     if constexpr (WORDS_OUT >= 4) {
 #pragma unroll
                         for (int i = 0; i < WORDS_OUT / 4; i++)
@@ -391,18 +327,16 @@ int dequant_vector_supported(const cuops_dequant_desc_t *d, int vec, char *why)
     return 1;
 }
 
-template <typename S, typename O, int VEC, int UNROLL, bool STREAM, bool PAIR, int MIN_CTAS = 1,
-          bool PACKED = false>
+template <typename S, typename O, int VEC, int UNROLL, bool STREAM, bool PAIR, int MIN_CTAS = 1>
 static void launch_vector_one(const dequant_params_t &p, int64_t blocks, cudaStream_t st)
 {
-    dequant_vector_kernel<S, O, VEC, UNROLL, STREAM, PAIR, MIN_CTAS, PACKED>
+    dequant_vector_kernel<S, O, VEC, UNROLL, STREAM, PAIR, MIN_CTAS>
         <<<(unsigned)blocks, VECTOR_THREADS, 0, st>>>(p);
 }
 
 /* The (VEC, UNROLL, store) combinations the dispatch table names; store: 0
  * st.global, 1 st.global.cs, 2 st.global after the lane-pair exchange, 3
- * st.global from a kernel held to 32 registers (8 CTAs per SM), 4 / 5 the
- * packed 16-bit conversion (vector_convert_packed) without / with that hold. */
+ * st.global from a kernel held to 32 registers (8 CTAs per SM). */
 template <typename S, typename O>
 static int launch_vector_typed(const dequant_params_t &p, int vec, int unroll, int store,
                                int64_t blocks, cudaStream_t st)
@@ -422,13 +356,6 @@ static int launch_vector_typed(const dequant_params_t &p, int vec, int unroll, i
         if (unroll == 1) { launch_vector_one<S, O, C16, 1, false, false, 8>(p, blocks, st); return 1; }
         if (unroll == 2) { launch_vector_one<S, O, C16, 2, false, false, 8>(p, blocks, st); return 1; }
         return 0;
-    }
-    if (store == 4 || store == 5) {
-        /* packed 16-bit conversion where the scale type is the output type */
-        if (vec != 16 || unroll != 1) return 0;
-        if (store == 4) launch_vector_one<S, O, 16, 1, false, false, 1, true>(p, blocks, st);
-        else launch_vector_one<S, O, 16, 1, false, false, 8, true>(p, blocks, st);
-        return 1;
     }
     if (unroll == 1 && store == 0) {
         switch (vec) {
