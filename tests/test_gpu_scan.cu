@@ -340,7 +340,8 @@ static void reproducibility(void)
                                                    "ring_lead2_fused", "ring_lead2_deep",
                                                    "ring_lead2_5x20k", "ring_lead2_deep512",
                                                    "ring_lead2_wide512", "ring_lead2_wide768",
-                                                   "ring_lead2_wide1024", "ring_lead2_5x40k"};
+                                                   "ring_lead2_wide1024", "ring_lead2_5x40k",
+                                                   "ring_lead2_wide512_selfclear"};
         for (int exclusive = 0; exclusive < 2; exclusive++) {
             int have_lookback = 0;
             for (int v = 0; v < (int)(sizeof det_variants / sizeof det_variants[0]); v++) {
@@ -910,7 +911,7 @@ int main(void)
                  CUOPS_STATUS_SUCCESS);
     CHECK_STATUS(cuops_variant_names("reduce", &g_reduce_variants, &g_reduce_variant_count),
                  CUOPS_STATUS_SUCCESS);
-    CHECK(g_scan_variant_count == 26 && strcmp(g_scan_variants[0], "auto") == 0,
+    CHECK(g_scan_variant_count == 27 && strcmp(g_scan_variants[0], "auto") == 0,
           "scan variants: %d, first '%s'", g_scan_variant_count,
           g_scan_variant_count ? g_scan_variants[0] : "");
     CHECK(g_reduce_variant_count == 8 && strcmp(g_reduce_variants[0], "auto") == 0,

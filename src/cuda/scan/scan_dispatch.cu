@@ -67,7 +67,8 @@ static cuops_status_t scan_lookback_entry(struct cuops_handle *h, const cuops_sc
 /* algo = 0 ring, 1 ring_deep, 2 ring_polls_early, 3 ring_polls_late,
  * 4 ring_4x24k, 5 ring_6x16k, 6 ring_polls_first, 7 ring_lead2, 8 ring_lead2_fused,
  * 9 ring_lead2_deep, 10 ring_lead2_5x20k, 11 ring_lead2_deep512, 12 ring_lead2_wide512,
- * 13 ring_lead2_wide768, 14 ring_lead2_wide1024, 15 ring_lead2_5x40k */
+ * 13 ring_lead2_wide768, 14 ring_lead2_wide1024, 15 ring_lead2_5x40k,
+ * 16 ring_lead2_wide512_selfclear */
 static cuops_status_t scan_ring_entry(struct cuops_handle *h, const cuops_scan_desc_t *d, int form)
 {
     return cuops_scan_ring_launch(h, d, form);
@@ -106,6 +107,7 @@ static const scan_variant_t scan_table[] = {
     {"ring_lead2_wide768", 13, scan_ring_entry},
     {"ring_lead2_wide1024", 14, scan_ring_entry},
     {"ring_lead2_5x40k", 15, scan_ring_entry},
+    {"ring_lead2_wide512_selfclear", 16, scan_ring_entry},
     {"blelloch_smem", SCAN_ALGO_BLELLOCH, cuops_scan_textbook_launch},
     {"blelloch_smem_padded", SCAN_ALGO_BLELLOCH_PADDED, cuops_scan_textbook_launch},
     {"warp_shuffle", SCAN_ALGO_WARP_SHUFFLE, cuops_scan_textbook_launch},
@@ -149,7 +151,8 @@ static const char *const scan_names[] = {"auto", "blelloch_smem", "blelloch_smem
                                          "ring_lead2", "ring_lead2_fused", "ring_lead2_deep",
                                          "ring_lead2_5x20k", "ring_lead2_deep512",
                                          "ring_lead2_wide512", "ring_lead2_wide768",
-                                         "ring_lead2_wide1024", "ring_lead2_5x40k"};
+                                         "ring_lead2_wide1024", "ring_lead2_5x40k",
+                                         "ring_lead2_wide512_selfclear"};
 static const char *const reduce_names[] = {"auto", "interleaved_divergent", "interleaved_strided",
                                            "sequential_addressing", "warp_shuffle", "vectorized",
                                            "vectorized_multiwave", "vectorized_interleaved"};

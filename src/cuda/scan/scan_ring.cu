@@ -53,6 +53,8 @@
  */
 #include <type_traits>
 
+#include <cooperative_groups.h>
+
 #include "cuda/common/ptx_sm80.cuh"
 #include "cuda/scan/scan_kernels.h"
 #include "cuda/scan/scan_primitives.cuh"
@@ -137,7 +139,7 @@
  * own: look-ahead, polls tested -> barrier -> warp 0 publishes and folds ->
  * barrier -> store. */
 #define RING_POLLS_LEAD2_FUSED 4
-template <typename T, int OP, int NV, int STAGES, int POLLS, int BLOCK>
+template <typename T, int OP, int NV, int STAGES, int POLLS, int BLOCK, bool SELF_CLEAR = false>
 __global__ void __launch_bounds__(BLOCK, RING_CTAS_PER_SM(BLOCK, NV, STAGES))
 scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> status)
 {
@@ -216,13 +218,24 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
         if (i1 < window) status.poll(first + i1, f1, v1);
     };
 
+    /* SELF_CLEAR (no memset before the launch): each CTA clears the status
+     * words of its own tiles while its first copies fly; the grid barrier
+     * (the launch is cooperative) before the first publish orders every
+     * clear before every publish and poll of this call. */
+    if (SELF_CLEAR)
+        for (int64_t k = threadIdx.x; k * grid + cta < tiles; k += BLOCK) status.clear(k * grid + cta);
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) issue(s);
     T pre[NV];
     T w_excl, aggregate; /* warp 0: of the tile being stored */
     cuops_cp_async_wait<STAGES - 2>();
     look_ahead(0, pre);
-    __syncthreads();
+    if (SELF_CLEAR) {
+        __threadfence();
+        cooperative_groups::this_grid().sync();
+    } else {
+        __syncthreads();
+    }
     if (warp == 0) aggregate = publish(0, w_excl);
     if (POLLS == RING_POLLS_EARLY) poll_issue(0);
     __syncthreads(); /* s_total is read by warp 0 before the loop rewrites it */
@@ -338,7 +351,7 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
 
 /* ---- host side ----------------------------------------------------------- */
 
-template <typename T, int OP, int NV, int STAGES, int POLLS, int BLOCK>
+template <typename T, int OP, int NV, int STAGES, int POLLS, int BLOCK, bool SELF_CLEAR = false>
 static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *d,
                                const char *kernel_name)
 {
@@ -346,7 +359,7 @@ static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *
     const int64_t tile = (int64_t)BLOCK * VEC * NV;
     const int64_t tiles = cuops_ceil_div(d->n, tile);
     const int smem = (int)(STAGES * tile * (int64_t)sizeof(T));
-    auto kernel = scan_ring_kernel<T, OP, NV, STAGES, POLLS, BLOCK>;
+    auto kernel = scan_ring_kernel<T, OP, NV, STAGES, POLLS, BLOCK, SELF_CLEAR>;
 
     static int ctas_per_sm = 0; /* per instantiation; the device's limits */
     if (ctas_per_sm == 0) {
@@ -369,7 +382,7 @@ static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *
     if (grid > tiles) grid = tiles;
 
     tile_status<T> status; /* no tile counter: tiles are dealt by CTA index */
-    cuops_status_t st = tile_status_acquire<T>(h, tiles, &status, NULL);
+    cuops_status_t st = tile_status_acquire<T>(h, tiles, &status, NULL, !SELF_CLEAR);
     if (st != CUOPS_STATUS_SUCCESS) return st;
 
     cudaLaunchConfig_t cfg = {};
@@ -397,6 +410,7 @@ static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *
 typedef struct ring_form_desc {
     const char *vec_name, *scalar_name;
     int block, nv, stages, polls;
+    bool self_clear; /* the kernel clears its status (no memset per call) */
 } ring_form_desc_t;
 static constexpr ring_form_desc_t ring_forms[] = {
     /* 0 ring: 3 x 32 KB, two CTAs per SM */
@@ -443,6 +457,10 @@ static constexpr ring_form_desc_t ring_forms[] = {
     /* 15 ring_lead2_5x40k: 512 threads on 5 x 40 KB */
     {"scan_ring_lead2_5x40k_vec16", "scan_ring_lead2_5x40k_scalar", RING_BLOCK_512,
      RING_NV_512_40K, RING_STAGES_40K, RING_POLLS_LEAD2},
+    /* 16 ring_lead2_wide512_selfclear: 12 with the status cleared in the
+     * kernel, behind a grid barrier, instead of a memset before it */
+    {"scan_ring_lead2_wide512_selfclear_vec16", "scan_ring_lead2_wide512_selfclear_scalar",
+     RING_BLOCK_512, RING_NV_512_48K, RING_STAGES_48K, RING_POLLS_LEAD2, true},
 };
 #define RING_FORMS ((int)(sizeof ring_forms / sizeof ring_forms[0]))
 
@@ -512,7 +530,7 @@ static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t
         return st;
     }
     constexpr int polls = f.polls == RING_POLLS_BY_TYPE ? ring_polls<T>() : f.polls;
-    return ring_run<T, OP, f.nv, f.stages, polls, f.block>(h, d, f.vec_name);
+    return ring_run<T, OP, f.nv, f.stages, polls, f.block, f.self_clear>(h, d, f.vec_name);
 }
 
 /* ring_typed with FORM fixed, as the <T, OP> template SCAN_TYPE_OP_CALL expects */
@@ -526,7 +544,7 @@ template <int FORM> struct ring_form {
 
 cuops_status_t cuops_scan_ring_launch(struct cuops_handle *h, const cuops_scan_desc_t *d, int form)
 {
-    static_assert(RING_FORMS == 16, "one case below per entry of ring_forms");
+    static_assert(RING_FORMS == 17, "one case below per entry of ring_forms");
 #define RING_CALL(FN)                                                                             \
     SCAN_TYPE_OP_CALL(d->type, d->op,                                                             \
                       cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "scan: dtype %s",                 \
@@ -548,6 +566,7 @@ cuops_status_t cuops_scan_ring_launch(struct cuops_handle *h, const cuops_scan_d
     case 13: return RING_CALL(ring_form<13>::run);
     case 14: return RING_CALL(ring_form<14>::run);
     case 15: return RING_CALL(ring_form<15>::run);
+    case 16: return RING_CALL(ring_form<16>::run);
     default: return RING_CALL(ring_form<0>::run);
     }
 #undef RING_CALL

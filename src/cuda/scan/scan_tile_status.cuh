@@ -47,6 +47,9 @@ template <typename T> struct tile_status<T, 4> {
         flag = (unsigned)(w >> 32);
         v = b.v;
     }
+    /* tile t back to EMPTY (a kernel that clears its own status; its grid
+     * barrier orders the clear before any poll or publish) */
+    __device__ __forceinline__ void clear(int64_t t) const { word[t] = 0ull; }
 };
 
 template <typename T> struct tile_status<T, 8> {
@@ -72,6 +75,7 @@ template <typename T> struct tile_status<T, 8> {
             v = b.v;
         }
     }
+    __device__ __forceinline__ void clear(int64_t t) const { flag[t] = 0u; }
 };
 
 /*
@@ -82,7 +86,8 @@ template <typename T> struct tile_status<T, 8> {
  */
 template <typename T>
 static cuops_status_t tile_status_acquire(struct cuops_handle *h, int64_t tiles,
-                                          tile_status<T> *status, unsigned long long **counter)
+                                          tile_status<T> *status, unsigned long long **counter,
+                                          bool clear = true)
 {
     const size_t header = 256;
     const size_t flag_bytes = sizeof(T) == 4 ? (size_t)tiles * 8 : scan_align256((size_t)tiles * 4);
@@ -100,7 +105,8 @@ static cuops_status_t tile_status_acquire(struct cuops_handle *h, int64_t tiles,
         status->prefix = (unsigned long long *)(base + header + flag_bytes + value_bytes);
     }
     if (counter != NULL) *counter = (unsigned long long *)base;
-    CUOPS_CUDA_TRY(h, cudaMemsetAsync(base, 0, header + flag_bytes, cuops_stream(h)));
+    /* clear = false: the kernel clears the words itself (no counter then) */
+    if (clear) CUOPS_CUDA_TRY(h, cudaMemsetAsync(base, 0, header + flag_bytes, cuops_stream(h)));
     return CUOPS_STATUS_SUCCESS;
 }
 
