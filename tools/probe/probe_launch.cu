@@ -1,7 +1,7 @@
 /*
  * probe_launch.cu - what a call costs before its kernel moves a byte.
  *
- * The ring scans spend a fixed ~8 us per call outside their kernel (docs/scan.md:
+ * The ring scans spend 3-8 us per call outside their kernel (docs/scan.md:
  * event-timed call against the ncu kernel duration): a cudaMemsetAsync of the
  * tile status, then a cooperative launch of one 512-thread CTA per SM with
  * 192 KB of dynamic shared memory. This probe times, between events, each
