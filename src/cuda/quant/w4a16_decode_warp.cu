@@ -132,9 +132,7 @@ typedef struct w4w_args {
     int tiles_per_slice; /* k tiles per warp slice: ceil(tiles_per_split / KS) */
     int xc;              /* tiles per slice in one chunk (a multiple of U if chunked) */
     int meta_groups;     /* groups one warp's chunk can touch (metadata slots) */
-    int x_chunk_bytes;   /* x part of a chunk buffer: KS * m * xc * 128, + KS * xc * 32 of
-                          * x sums in the xsum kernels */
-    int xsum_off;        /* KS * m * xc * 128: where the x sums start in a buffer */
+    int x_chunk_bytes;   /* KS * m * xc * 128: x part of a chunk buffer */
     int warp_meta_bytes; /* meta_groups * 40 rounded up to 16: one warp's metadata */
     int splits;
     int counter_base;
@@ -333,111 +331,6 @@ static __device__ __forceinline__ void w4w_tile(float (&acc)[M8][4], uint4 wq, u
     }
 }
 
-/*
- * The xsum form of w4w_tile (m <= 8, one group per tile, fp32 scale): the
- * zero point leaves the weights. The mma multiplies the magic-biased nibbles
- * M + q as they come out of the LOP3 (M = 1024 in f16, 128 in bf16; rows g+8
- * in f16 as M + 16 q) with x, and since
- *     sum (q - z) x = sum (M + q) x - (M + z) X,   X = sum of x over the tile,
- * the partial needs one FFMA per output with the tile's X (computed once per
- * chunk for all the CTA's strips, w4w_chunk_xsums) instead of an HSUB2 per
- * weight pair: 16 fewer instructions per tile and one fewer link between the
- * load and the mma. The products (M + q) x are exact in fp32 (11 x 11 or
- * 8 x 8 significant bits); the subtraction cancels about log2(M / 8) bits of
- * the tile's fp32 partial (~7 in f16), far below the rounding of y to 16 bits.
- */
-template <typename T>
-static __device__ __forceinline__ void w4w_tile_xsum(float (&acc)[1][4], uint4 wq, uint32_t sc,
-                                                     uint32_t zw, int zshift, uint32_t chain_zero,
-                                                     const unsigned char *xt, uint32_t xoff_a,
-                                                     uint32_t xoff_b, float2 xsum)
-{
-    constexpr bool F16 = w4_type<T>::is_f16;
-    const uint4 xa = *(const uint4 *)(xt + xoff_a);
-    const uint4 xb = *(const uint4 *)(xt + xoff_b);
-    const uint32_t xr[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
-
-    /* M + z of rows g and g+8 as fp32, straight from the zero word's nibbles
-     * (bits 0-3: row g, 16-19: row g+8): 1024 + z = 0x44800000 | z << 13,
-     * 1024 + 16 z = 0x44800000 | z << 17, 128 + z = 0x43000000 | z << 16 */
-    const uint32_t zs = zw >> zshift;
-    float zf_lo, zf_hi;
-    if constexpr (F16) {
-        zf_lo = __uint_as_float(0x44800000u | ((zs << 13) & 0x0001E000u));
-        zf_hi = __uint_as_float(0x44800000u | ((zs << 1) & 0x001E0000u));
-    } else {
-        zf_lo = __uint_as_float(0x43000000u | ((zs << 16) & 0x000F0000u));
-        zf_hi = __uint_as_float(0x43000000u | (zs & 0x000F0000u));
-    }
-    const uint32_t words[4] = {wq.x, wq.y, wq.z, wq.w};
-    float part[4];
-#pragma unroll
-    for (int j = 0; j < 4; j++) {
-        const uint32_t w = words[j];
-        uint32_t A[4];
-        if constexpr (F16) { /* rows g+8 as M + 16 q: the 0x00F000F0 mask needs no shift */
-            const uint32_t w8 = w >> 8;
-            A[0] = w4_nibbles<T, 0x000F000Fu>(w);
-            A[1] = w4_nibbles<T, 0x00F000F0u>(w);
-            A[2] = w4_nibbles<T, 0x000F000Fu>(w8);
-            A[3] = w4_nibbles<T, 0x00F000F0u>(w8);
-        } else {
-            A[0] = w4_nibbles<T, 0x000F000Fu>(w);
-            A[1] = w4_nibbles<T, 0x000F000Fu>(w >> 4);
-            A[2] = w4_nibbles<T, 0x000F000Fu>(w >> 8);
-            A[3] = w4_nibbles<T, 0x000F000Fu>(w >> 12);
-        }
-        /* the chain_zero dependency of w4w_tile, for the same reason */
-        if (j == 0)
-            w4w_mma<T>::first(part, A, xr[0], xr[1],
-                              __uint_as_float(__float_as_uint(acc[0][0]) & chain_zero));
-        else
-            w4w_mma<T>::acc(part, A, xr[2 * j], xr[2 * j + 1]);
-    }
-    float2 sf = w4w_pair_to_float2(T(), sc);
-    if (F16) sf.y *= 0.0625f; /* rows g+8 carry 16 (q - z) */
-    /* c0, c1: weight row g, x rows 2t, 2t+1; c2, c3: row g+8 */
-    acc[0][0] = fmaf(sf.x, fmaf(-zf_lo, xsum.x, part[0]), acc[0][0]);
-    acc[0][1] = fmaf(sf.x, fmaf(-zf_lo, xsum.y, part[1]), acc[0][1]);
-    acc[0][2] = fmaf(sf.y, fmaf(-zf_hi, xsum.x, part[2]), acc[0][2]);
-    acc[0][3] = fmaf(sf.y, fmaf(-zf_hi, xsum.y, part[3]), acc[0][3]);
-}
-
-/*
- * X[s][j][r] = the sum of x row r over tile j of slice s of the chunk in buf
- * (r < 8: rows past m repeat row m-1, as the tile loop reads them), by the
- * tensor core with A = ones: D[., c] = sum_k x[k][c]. One warp per (s, j),
- * in turn; lanes 0-3 (row g = 0 of D) write x rows 2t, 2t+1. Once per chunk
- * for all R strips of a slice, so it costs ~12 / R instructions per tile
- * where the per-tile form (a second mma with A = -(M + z)) cost 8 and
- * lengthened every tile's mma chain (measured slower, docs/w4a16.md).
- */
-template <typename T>
-static __device__ __forceinline__ void w4w_chunk_xsums(const unsigned char *buf, int xsum_off,
-                                                       int ks, int m, int xc, uint32_t row_bytes,
-                                                       int warp, int lane)
-{
-    const uint32_t ones = w4_type<T>::is_f16 ? 0x3C003C00u : 0x3F803F80u;
-    const uint32_t A[4] = {ones, ones, ones, ones};
-    const int g = lane >> 2, t = lane & 3;
-    const int row = min(g, m - 1);
-    const uint32_t c0 = (uint32_t)((2 * t) ^ (row & 7));
-    for (int s = 0; s < ks; s++) {
-        const unsigned char *xrow = buf + (uint32_t)(s * m + row) * row_bytes;
-        for (int j = warp; j < xc; j += W4W_WARPS) {
-            const uint4 xa = *(const uint4 *)(xrow + j * 128 + (c0 << 4));
-            const uint4 xb = *(const uint4 *)(xrow + j * 128 + ((c0 ^ 1u) << 4));
-            float d[4];
-            w4w_mma<T>::first(d, A, xa.x, xa.y, 0.0f);
-            w4w_mma<T>::acc(d, A, xa.z, xa.w);
-            w4w_mma<T>::acc(d, A, xb.x, xb.y);
-            w4w_mma<T>::acc(d, A, xb.z, xb.w);
-            if (g == 0)
-                *(float2 *)(buf + xsum_off + (s * xc + j) * 32 + 8 * t) = make_float2(d[0], d[1]);
-        }
-    }
-}
-
 /* ---- staging: x and the metadata, one chunk at a time ---------------------------- */
 
 /* First quantization group whose metadata a warp needs in its chunk that
@@ -552,15 +445,13 @@ static __device__ __forceinline__ void w4w_copy_chunk(const w4w_args_t &a, uint3
  * chunks has the same trip count in every warp (its barriers); inside a
  * chunk each warp walks its own tiles.
  */
-template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U, bool XSUM>
+template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U>
 __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_kernel(w4w_args_t a)
 {
     extern __shared__ __align__(128) unsigned char w4w_smem[];
     /* TILE_META (one group covers each 64-k tile, as the fp32 scale also
      * needs): the metadata is staged per tile, read at immediate offsets */
     static_assert(TILE_META || !SCALE_F32, "the fp32 scale needs one group per tile");
-    /* XSUM: the zero point through the per-tile x sums (w4w_tile_xsum) */
-    static_assert(!XSUM || (M8 == 1 && SCALE_F32), "the x sums serve m <= 8 with the fp32 scale");
 
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
     const int g = lane >> 2, t = lane & 3;
@@ -636,11 +527,6 @@ __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_k
         if (c + 1 < nchunks)
             w4w_copy_chunk<TILE_META>(a, smem0 + ((c + 1) & 1) * buf_bytes, c + 1);
         cuops_cp_async_commit();
-        if (XSUM) { /* the chunk's x sums, for every warp: one more barrier */
-            w4w_chunk_xsums<T>(w4w_smem + (c & 1) * buf_bytes, a.xsum_off, ks, m, xc, row_bytes,
-                               warp, lane);
-            __syncthreads();
-        }
 
         const int jend = min(kw, (c + 1) * xc);
         int jb = c * xc;
@@ -650,8 +536,6 @@ __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_k
         /* group gc is in slot gc - gfirst (TILE_META: tile c*xc + j in slot j) */
         const unsigned char *msc = buf + meta_sc;
         const unsigned char *mzw = buf + meta_zw;
-        /* XSUM: this lane's x sums (x rows 2t, 2t+1) of the slice's tile jb */
-        const unsigned char *xsp = buf + a.xsum_off + slice * xc * 32 + 8 * t;
         /* full blocks of U tiles: consume tile jb+u, refill its slot with
          * tile jb+u+U (chunks are multiples of U tiles when there are several,
          * so slot u always holds tile jb+u) */
@@ -661,12 +545,8 @@ __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_k
                 const int slot = TILE_META ? u : min(grp, a.last_group) - gfirst;
                 const uint32_t sc = *(const uint32_t *)(msc + slot * 32);
                 const uint32_t zw = *(const uint32_t *)(mzw + slot * 8);
-                if constexpr (XSUM)
-                    w4w_tile_xsum<T>(acc, wv[u], sc, zw, zshift, a.chain_zero, xt + u * 128,
-                                     xoff_a[0], xoff_b[0], *(const float2 *)(xsp + u * 32));
-                else
-                    w4w_tile<T, M8, SCALE_F32>(acc, wv[u], sc, zw, zshift, a.chain_zero,
-                                               xt + u * 128, xoff_a, xoff_b);
+                w4w_tile<T, M8, SCALE_F32>(acc, wv[u], sc, zw, zshift, a.chain_zero, xt + u * 128,
+                                           xoff_a, xoff_b);
                 wv[u] = w4w_ldg_stream_if(wp + (u + U) * 32, jb + u + U < kw);
                 if (!TILE_META) {
                     rem += r64;
@@ -679,7 +559,6 @@ __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_k
             }
             wp += U * 32;
             xt += U * 128;
-            xsp += U * 32;
             if (TILE_META) {
                 msc += U * 32;
                 mzw += U * 8;
@@ -693,12 +572,8 @@ __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_k
                     const int slot = TILE_META ? u : min(grp, a.last_group) - gfirst;
                     const uint32_t sc = *(const uint32_t *)(msc + slot * 32);
                     const uint32_t zw = *(const uint32_t *)(mzw + slot * 8);
-                    if constexpr (XSUM)
-                        w4w_tile_xsum<T>(acc, wv[u], sc, zw, zshift, a.chain_zero, xt + u * 128,
-                                         xoff_a[0], xoff_b[0], *(const float2 *)(xsp + u * 32));
-                    else
-                        w4w_tile<T, M8, SCALE_F32>(acc, wv[u], sc, zw, zshift, a.chain_zero,
-                                                   xt + u * 128, xoff_a, xoff_b);
+                    w4w_tile<T, M8, SCALE_F32>(acc, wv[u], sc, zw, zshift, a.chain_zero,
+                                               xt + u * 128, xoff_a, xoff_b);
                     if (!TILE_META) {
                         rem += r64;
                         grp += q64;
@@ -790,7 +665,7 @@ typedef struct w4w_plan {
     int r_log2;
     int64_t row_tiles, splits;
     int64_t tiles_per_split, tiles_per_slice, xc;
-    int64_t meta_groups, x_chunk_bytes, warp_meta_bytes, xsum_off;
+    int64_t meta_groups, x_chunk_bytes, warp_meta_bytes;
     size_t smem;
     int64_t active_warps; /* warps that own at least one tile */
     int64_t extra_bytes;  /* x copies + partials written and read + split price */
@@ -815,7 +690,7 @@ static int64_t w4w_meta_groups(int64_t xc, int64_t gs_eff, int64_t num_groups, i
  */
 static int w4w_make_plan(w4w_plan_t *p, int r_log2, int64_t m, int64_t k, int64_t strips,
                          int64_t ktiles, int64_t gs_eff, int64_t num_groups, int64_t slots,
-                         int64_t forced_splits, int64_t budget, int u, int tile_meta, int xsum)
+                         int64_t forced_splits, int64_t budget, int u, int tile_meta)
 {
     const int64_t R = (int64_t)1 << r_log2, ks = W4W_WARPS >> r_log2;
     const int64_t row_tiles = cuops_ceil_div(strips, R);
@@ -836,9 +711,9 @@ static int w4w_make_plan(w4w_plan_t *p, int r_log2, int64_t m, int64_t k, int64_
     splits = cuops_ceil_div(ktiles, kt);
     const int64_t kws = cuops_ceil_div(kt, ks);
 
-    /* one chunk buffer: x [KS][m][xc][128 B] (and the x sums [KS][xc][32 B]),
-     * then 8 warps' metadata slots; at most W4W_MAX_CHUNK_TILES per chunk */
-    const int64_t x_per_tile = ks * m * 128 + (xsum ? ks * 32 : 0);
+    /* one chunk buffer: x [KS][m][xc][128 B], then 8 warps' metadata slots;
+     * at most W4W_MAX_CHUNK_TILES per chunk */
+    const int64_t x_per_tile = ks * m * 128;
     int64_t xc = kws, nbuf = 1;
     int64_t groups = w4w_meta_groups(xc, gs_eff, num_groups, tile_meta);
     int64_t wmb = (groups * 40 + 15) / 16 * 16;
@@ -864,7 +739,6 @@ static int w4w_make_plan(w4w_plan_t *p, int r_log2, int64_t m, int64_t k, int64_
     p->xc = xc;
     p->meta_groups = groups;
     p->x_chunk_bytes = xc * x_per_tile;
-    p->xsum_off = xc * ks * m * 128;
     p->warp_meta_bytes = wmb;
     p->smem = (size_t)(nbuf * chunk_bytes > red_bytes ? nbuf * chunk_bytes : red_bytes);
     p->active_warps = strips * splits * cuops_ceil_div(kt, kws);
@@ -886,13 +760,13 @@ static int w4w_make_plan(w4w_plan_t *p, int r_log2, int64_t m, int64_t k, int64_
  */
 static int w4w_choose_plan(w4w_plan_t *best, int64_t m, int64_t k, int64_t strips, int64_t ktiles,
                            int64_t gs_eff, int64_t num_groups, int64_t slots, int64_t forced_splits,
-                           int64_t budget, int u, int tile_meta, int xsum)
+                           int64_t budget, int u, int tile_meta)
 {
     w4w_plan_t plans[4];
     int ok[4], any_one_wave = 0;
     for (int i = 0; i < 4; i++) {
         ok[i] = w4w_make_plan(&plans[i], 3 - i, m, k, strips, ktiles, gs_eff, num_groups, slots,
-                              forced_splits, budget, u, tile_meta, xsum);
+                              forced_splits, budget, u, tile_meta);
         if (ok[i] && plans[i].row_tiles * plans[i].splits <= slots) any_one_wave = 1;
     }
     const int64_t resident_warps = slots * W4W_WARPS;
@@ -928,17 +802,17 @@ static int64_t w4w_smem_budget(const struct cuops_handle *h)
 
 /* Resident CTAs per SM of one instantiation at the full budget (cached;
  * only steers the plan, never correctness). */
-template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U, bool XSUM>
+template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U>
 static int w4w_ctas_per_sm(int64_t budget)
 {
     static int cached = 0;
     if (cached == 0) {
         int v = 0;
-        const void *fn = (const void *)w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U, XSUM>;
+        const void *fn = (const void *)w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U>;
         if (cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)budget) !=
                 cudaSuccess ||
             cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                &v, w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U, XSUM>, W4W_THREADS, (size_t)budget) !=
+                &v, w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U>, W4W_THREADS, (size_t)budget) !=
                 cudaSuccess ||
             v < 1) {
             (void)cudaGetLastError();
@@ -949,17 +823,17 @@ static int w4w_ctas_per_sm(int64_t budget)
     return cached;
 }
 
-template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U, bool XSUM>
+template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U>
 static cuops_status_t w4w_launch(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                  const w4_geometry_t *geo, int64_t forced_splits, const char *name)
 {
     const int64_t budget = w4w_smem_budget(h);
     const int64_t sms = h->num_sms > 0 ? h->num_sms : 132;
-    const int64_t slots = sms * w4w_ctas_per_sm<T, M8, SCALE_F32, TILE_META, U, XSUM>(budget);
+    const int64_t slots = sms * w4w_ctas_per_sm<T, M8, SCALE_F32, TILE_META, U>(budget);
     const int64_t gs_eff = geo->num_groups == 1 ? ((int64_t)1 << 30) : geo->group_size;
     w4w_plan_t plan;
     if (!w4w_choose_plan(&plan, d->m, geo->k, geo->strips, geo->ktiles, gs_eff, geo->num_groups,
-                         slots, forced_splits, budget, U, TILE_META, XSUM))
+                         slots, forced_splits, budget, U, TILE_META))
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
                           "w4a16 (cuda): w4a16_decode_warp cannot stage x for m %lld in %lld bytes "
                           "of shared memory",
@@ -1007,7 +881,6 @@ static cuops_status_t w4w_launch(struct cuops_handle *h, const cuops_w4a16_desc_
     a.xc = (int)plan.xc;
     a.meta_groups = (int)plan.meta_groups;
     a.x_chunk_bytes = (int)plan.x_chunk_bytes;
-    a.xsum_off = (int)plan.xsum_off;
     a.warp_meta_bytes = (int)plan.warp_meta_bytes;
     a.splits = (int)plan.splits;
     a.chain_zero = 0;
@@ -1018,7 +891,7 @@ static cuops_status_t w4w_launch(struct cuops_handle *h, const cuops_w4a16_desc_
         a.counter_base = (int)(b % W4W_COUNTER_BLOCKS) * W4W_MAX_SPLIT_TILES;
     }
 
-    const void *fn = (const void *)w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U, XSUM>;
+    const void *fn = (const void *)w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U>;
     if (plan.smem > 48 * 1024) {
         /* per function and device; cheap next to a launch, so simply repeated */
         cudaError_t err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -1026,7 +899,7 @@ static cuops_status_t w4w_launch(struct cuops_handle *h, const cuops_w4a16_desc_
         if (err != cudaSuccess) return cuops_cuda_fail(h, err, name);
     }
     dim3 grid((unsigned)plan.row_tiles, (unsigned)plan.splits, 1);
-    w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U, XSUM>
+    w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U>
         <<<grid, W4W_THREADS, plan.smem, cuops_stream(h)>>>(a);
     return cuops_cuda_check_launch(h, name);
 }
@@ -1051,36 +924,30 @@ int w4a16_decode_warp_serves(const cuops_w4a16_desc_t *d, const w4_geometry_t *g
  */
 cuops_status_t w4a16_launch_decode_warp(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                         const w4_geometry_t *geo, int64_t forced_splits,
-                                        int xsum, const char **kernel_name)
+                                        const char **kernel_name)
 {
-    static const char *const names[2][5] = {
+    static const char *const names[2][4] = {
         {"w4a16_decode_warp_f16_m8", "w4a16_decode_warp_f16_m8_g16", "w4a16_decode_warp_f16_m16",
-         "w4a16_decode_warp_f16_m16_g16", "w4a16_decode_warp_f16_m8_xsum"},
+         "w4a16_decode_warp_f16_m16_g16"},
         {"w4a16_decode_warp_bf16_m8", "w4a16_decode_warp_bf16_m8_g16",
-         "w4a16_decode_warp_bf16_m16", "w4a16_decode_warp_bf16_m16_g16",
-         "w4a16_decode_warp_bf16_m8_xsum"}};
+         "w4a16_decode_warp_bf16_m16", "w4a16_decode_warp_bf16_m16_g16"}};
     const int bf = d->act_type == CUOPS_DTYPE_BF16;
     const int tile_group = geo->group_size % W4_TILE_K == 0 || geo->num_groups == 1;
-    int kind = (d->m > 8 ? 2 : 0) + (tile_group ? 0 : 1);
-    /* the x-sum form replaces the fp32-scale kernel only (m <= 8, one group
-     * per tile); the other kinds are the same kernels in both variants */
-    if (xsum && kind == 0) kind = 4;
+    const int kind = (d->m > 8 ? 2 : 0) + (tile_group ? 0 : 1);
     const char *name = names[bf][kind];
     *kernel_name = name;
     if (!bf) {
         switch (kind) {
-        case 0: return w4w_launch<__half, 1, true, true, W4W_U, false>(h, d, geo, forced_splits, name);
-        case 1: return w4w_launch<__half, 1, false, false, W4W_U, false>(h, d, geo, forced_splits, name);
-        case 2: return w4w_launch<__half, 2, false, true, W4W_U, false>(h, d, geo, forced_splits, name);
-        case 3: return w4w_launch<__half, 2, false, false, W4W_U, false>(h, d, geo, forced_splits, name);
-        default: return w4w_launch<__half, 1, true, true, W4W_U, true>(h, d, geo, forced_splits, name);
+        case 0: return w4w_launch<__half, 1, true, true, W4W_U>(h, d, geo, forced_splits, name);
+        case 1: return w4w_launch<__half, 1, false, false, W4W_U>(h, d, geo, forced_splits, name);
+        case 2: return w4w_launch<__half, 2, false, true, W4W_U>(h, d, geo, forced_splits, name);
+        default: return w4w_launch<__half, 2, false, false, W4W_U>(h, d, geo, forced_splits, name);
         }
     }
     switch (kind) {
-    case 0: return w4w_launch<__nv_bfloat16, 1, true, true, W4W_U, false>(h, d, geo, forced_splits, name);
-    case 1: return w4w_launch<__nv_bfloat16, 1, false, false, W4W_U, false>(h, d, geo, forced_splits, name);
-    case 2: return w4w_launch<__nv_bfloat16, 2, false, true, W4W_U, false>(h, d, geo, forced_splits, name);
-    case 3: return w4w_launch<__nv_bfloat16, 2, false, false, W4W_U, false>(h, d, geo, forced_splits, name);
-    default: return w4w_launch<__nv_bfloat16, 1, true, true, W4W_U, true>(h, d, geo, forced_splits, name);
+    case 0: return w4w_launch<__nv_bfloat16, 1, true, true, W4W_U>(h, d, geo, forced_splits, name);
+    case 1: return w4w_launch<__nv_bfloat16, 1, false, false, W4W_U>(h, d, geo, forced_splits, name);
+    case 2: return w4w_launch<__nv_bfloat16, 2, false, true, W4W_U>(h, d, geo, forced_splits, name);
+    default: return w4w_launch<__nv_bfloat16, 2, false, false, W4W_U>(h, d, geo, forced_splits, name);
     }
 }
