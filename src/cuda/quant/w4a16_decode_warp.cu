@@ -86,10 +86,6 @@
  * times. ptxas (13.0) fits U = 8 and 10 in 128 registers without spills;
  * 8 keeps a margin. */
 #define W4W_U 8
-/* Tiles in flight per warp in the shared-memory ring of the _ring kernels:
- * 8 warps x 16 x 512 B = 64 KB per CTA, 128 KB per SM, twice the register
- * pipeline's. */
-#define W4W_RING 16
 /* Shared memory per CTA at most (x and metadata chunks); w4w_smem_budget. */
 #define W4W_SMEM_BUDGET_MAX (96 * 1024)
 /* Tiles per slice in one chunk at most (a multiple of U): the first chunk's
@@ -137,7 +133,6 @@ typedef struct w4w_args {
     int xc;              /* tiles per slice in one chunk (a multiple of U if chunked) */
     int meta_groups;     /* groups one warp's chunk can touch (metadata slots) */
     int x_chunk_bytes;   /* KS * m * xc * 128: x part of a chunk buffer */
-    int ring_off;        /* RD kernels: where the weight rings start (per warp RD x 512 B) */
     int warp_meta_bytes; /* meta_groups * 40 rounded up to 16: one warp's metadata */
     int splits;
     int counter_base;
@@ -184,18 +179,6 @@ static __device__ __forceinline__ uint4 w4w_ldg_stream_if(const uint4 *p, int pr
         "}\n"
         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
         : "l"(p), "r"(pred));
-    return v;
-}
-
-/* 16 bytes of this lane's ring slot (volatile: the read must stay after the
- * wait_group that makes the slot valid and before the copy that refills it) */
-static __device__ __forceinline__ uint4 w4w_lds_128(uint32_t addr)
-{
-    uint4 v;
-    asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "r"(addr)
-                 : "memory");
     return v;
 }
 
@@ -461,28 +444,14 @@ static __device__ __forceinline__ void w4w_copy_chunk(const w4w_args_t &a, uint3
  * rows (m <= 8 * M8), U weight tiles in flight per warp. The loop over
  * chunks has the same trip count in every warp (its barriers); inside a
  * chunk each warp walks its own tiles.
- *
- * RD > 0 (variant w4a16_decode_warp_ring): the U = RD tiles in flight live
- * in a per-warp ring in shared memory instead of registers. Each lane
- * cp.asyncs its own 16 bytes of tile j + RD into tile j's slot right after
- * reading tile j back (no other lane touches them, so no warp sync), one
- * commit group per tile; tile j is waited for with wait_group RD - 1. The
- * 4 * RD registers of the pipeline are free, so RD can be twice U and the
- * tiles' mma chains need not be serialised (chain_zero) to keep ptxas from
- * spilling. The x/metadata chunk copies ride in the group of the next tile
- * (a warp with no tile left in the chunk commits them alone), so waiting for
- * a chunk does not drain the ring: at the top of chunk c a thread that
- * committed >= RD tile groups since the chunk's copies were issued waits with
- * wait_group RD - 1, one that committed fewer (its slice is ending) with 0.
  */
-template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U, int RD>
+template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U>
 __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_kernel(w4w_args_t a)
 {
     extern __shared__ __align__(128) unsigned char w4w_smem[];
     /* TILE_META (one group covers each 64-k tile, as the fp32 scale also
      * needs): the metadata is staged per tile, read at immediate offsets */
     static_assert(TILE_META || !SCALE_F32, "the fp32 scale needs one group per tile");
-    static_assert(RD == 0 || RD == U, "the ring holds the U tiles in flight");
 
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
     const int g = lane >> 2, t = lane & 3;
@@ -511,26 +480,14 @@ __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_k
     const int nchunks = (min(kws, cta_tiles) + xc - 1) / xc; /* slice 0 is the longest */
     const uint32_t smem0 = cuops_smem_addr(w4w_smem);
     w4w_copy_chunk<TILE_META>(a, smem0, 0);
-    if (!RD) cuops_cp_async_commit(); /* RD: chunk 0 rides in tile 0's group */
+    cuops_cp_async_commit();
 
     /* ---- the weight pipeline: tiles 0 .. U-1 ---- */
     const uint4 *wp = (const uint4 *)a.packed +
                       ((int64_t)(strip < (int)a.strips ? strip : 0) * a.ktiles + kt0) * 32 + lane;
-    uint4 wv[RD ? 1 : U];
-    /* RD: this lane's 16 bytes of slot 0 of the warp's ring */
-    const uint32_t ring = smem0 + (uint32_t)a.ring_off + (uint32_t)(warp * RD * 512 + lane * 16);
-    /* RD: the mma chains of consecutive tiles may overlap (no chain_zero) */
-    const uint32_t chain_zero = RD ? 0u : a.chain_zero;
+    uint4 wv[U];
 #pragma unroll
-    for (int u = 0; u < U; u++) {
-        if (RD) {
-            cuops_cp_async_16_zfill_if(ring + u * 512, wp + u * 32, 16, u < kw);
-            cuops_cp_async_commit();
-        } else {
-            wv[u] = w4w_ldg_stream_if(wp + u * 32, u < kw);
-        }
-    }
-    int prev_steps = RD; /* RD: tile groups committed since the current chunk's copies */
+    for (int u = 0; u < U; u++) wv[u] = w4w_ldg_stream_if(wp + u * 32, u < kw);
 
     /* x fragment i of this lane: row min(8i+g, m-1), chunks 2t, 2t+1 swizzled */
     uint32_t xoff_a[M8], xoff_b[M8];
@@ -565,18 +522,14 @@ __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_k
     for (int c = 0; c < nchunks; c++) {
         /* chunk c landed for everyone, and everyone is done with chunk c-1,
          * whose buffer the copy below overwrites */
-        if (RD && prev_steps >= RD)
-            cuops_cp_async_wait<RD ? RD - 1 : 0>();
-        else
-            cuops_cp_async_wait<0>();
+        cuops_cp_async_wait<0>();
         __syncthreads();
         if (c + 1 < nchunks)
             w4w_copy_chunk<TILE_META>(a, smem0 + ((c + 1) & 1) * buf_bytes, c + 1);
+        cuops_cp_async_commit();
 
         const int jend = min(kw, (c + 1) * xc);
         int jb = c * xc;
-        if (!RD || jb >= jend) cuops_cp_async_commit(); /* RD: else in the first tile's group */
-        prev_steps = jend > jb ? jend - jb : 0;
         const unsigned char *buf = w4w_smem + (c & 1) * buf_bytes;
         const unsigned char *xt = buf;
         const int gfirst = (!TILE_META && jb < jend) ? w4w_chunk_group0(a, kt0 + jb) : 0;
@@ -592,20 +545,9 @@ __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_k
                 const int slot = TILE_META ? u : min(grp, a.last_group) - gfirst;
                 const uint32_t sc = *(const uint32_t *)(msc + slot * 32);
                 const uint32_t zw = *(const uint32_t *)(mzw + slot * 8);
-                if (RD) {
-                    cuops_cp_async_wait<RD ? RD - 1 : 0>(); /* tile jb + u landed */
-                    const uint4 wq = w4w_lds_128(ring + u * 512);
-                    w4w_tile<T, M8, SCALE_F32>(acc, wq, sc, zw, zshift, chain_zero, xt + u * 128,
-                                               xoff_a, xoff_b);
-                    /* wq was consumed above, so this lane's read of the slot is done */
-                    cuops_cp_async_16_zfill_if(ring + u * 512, wp + (u + U) * 32, 16,
-                                               jb + u + U < kw);
-                    cuops_cp_async_commit();
-                } else {
-                    w4w_tile<T, M8, SCALE_F32>(acc, wv[u], sc, zw, zshift, chain_zero,
-                                               xt + u * 128, xoff_a, xoff_b);
-                    wv[u] = w4w_ldg_stream_if(wp + (u + U) * 32, jb + u + U < kw);
-                }
+                w4w_tile<T, M8, SCALE_F32>(acc, wv[u], sc, zw, zshift, a.chain_zero, xt + u * 128,
+                                           xoff_a, xoff_b);
+                wv[u] = w4w_ldg_stream_if(wp + (u + U) * 32, jb + u + U < kw);
                 if (!TILE_META) {
                     rem += r64;
                     grp += q64;
@@ -630,16 +572,8 @@ __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_k
                     const int slot = TILE_META ? u : min(grp, a.last_group) - gfirst;
                     const uint32_t sc = *(const uint32_t *)(msc + slot * 32);
                     const uint32_t zw = *(const uint32_t *)(mzw + slot * 8);
-                    if (RD) {
-                        cuops_cp_async_wait<RD ? RD - 1 : 0>();
-                        const uint4 wq = w4w_lds_128(ring + u * 512);
-                        w4w_tile<T, M8, SCALE_F32>(acc, wq, sc, zw, zshift, chain_zero,
-                                                   xt + u * 128, xoff_a, xoff_b);
-                        cuops_cp_async_commit(); /* empty: keeps one group per tile */
-                    } else {
-                        w4w_tile<T, M8, SCALE_F32>(acc, wv[u], sc, zw, zshift, chain_zero,
-                                                   xt + u * 128, xoff_a, xoff_b);
-                    }
+                    w4w_tile<T, M8, SCALE_F32>(acc, wv[u], sc, zw, zshift, a.chain_zero,
+                                               xt + u * 128, xoff_a, xoff_b);
                     if (!TILE_META) {
                         rem += r64;
                         grp += q64;
@@ -868,17 +802,17 @@ static int64_t w4w_smem_budget(const struct cuops_handle *h)
 
 /* Resident CTAs per SM of one instantiation at the full budget (cached;
  * only steers the plan, never correctness). */
-template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U, int RD>
+template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U>
 static int w4w_ctas_per_sm(int64_t budget)
 {
     static int cached = 0;
     if (cached == 0) {
         int v = 0;
-        const void *fn = (const void *)w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U, RD>;
+        const void *fn = (const void *)w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U>;
         if (cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)budget) !=
                 cudaSuccess ||
             cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                &v, w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U, RD>, W4W_THREADS, (size_t)budget) !=
+                &v, w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U>, W4W_THREADS, (size_t)budget) !=
                 cudaSuccess ||
             v < 1) {
             (void)cudaGetLastError();
@@ -889,27 +823,13 @@ static int w4w_ctas_per_sm(int64_t budget)
     return cached;
 }
 
-template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U, int RD>
+template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U>
 static cuops_status_t w4w_launch(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                  const w4_geometry_t *geo, int64_t forced_splits, const char *name)
 {
-    /* RD: the weight rings (8 warps x RD x 512 B) come out of the CTA's
-     * share of the SM (two CTAs per SM), the chunks get the rest */
-    const int64_t ring_bytes = (int64_t)W4W_WARPS * RD * 512;
-    int64_t budget = w4w_smem_budget(h);
-    if (RD) {
-        const int64_t optin = h->smem_optin_bytes > 0 ? h->smem_optin_bytes : 48 * 1024;
-        int64_t share = (optin + 1024) / W4W_MIN_CTAS - 2048;
-        if (share > optin) share = optin;
-        if (budget > share - ring_bytes) budget = (share - ring_bytes) / 1024 * 1024;
-        if (budget < 4096)
-            return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
-                              "w4a16 (cuda): %s: no shared memory left for x beside the rings",
-                              name);
-    }
+    const int64_t budget = w4w_smem_budget(h);
     const int64_t sms = h->num_sms > 0 ? h->num_sms : 132;
-    const int64_t slots = sms * w4w_ctas_per_sm<T, M8, SCALE_F32, TILE_META, U, RD>(
-                                    budget + 128 + ring_bytes);
+    const int64_t slots = sms * w4w_ctas_per_sm<T, M8, SCALE_F32, TILE_META, U>(budget);
     const int64_t gs_eff = geo->num_groups == 1 ? ((int64_t)1 << 30) : geo->group_size;
     w4w_plan_t plan;
     if (!w4w_choose_plan(&plan, d->m, geo->k, geo->strips, geo->ktiles, gs_eff, geo->num_groups,
@@ -961,8 +881,6 @@ static cuops_status_t w4w_launch(struct cuops_handle *h, const cuops_w4a16_desc_
     a.xc = (int)plan.xc;
     a.meta_groups = (int)plan.meta_groups;
     a.x_chunk_bytes = (int)plan.x_chunk_bytes;
-    a.ring_off = (int)((plan.smem + 127) / 128 * 128);
-    const size_t smem_total = RD ? (size_t)a.ring_off + (size_t)ring_bytes : plan.smem;
     a.warp_meta_bytes = (int)plan.warp_meta_bytes;
     a.splits = (int)plan.splits;
     a.chain_zero = 0;
@@ -973,16 +891,16 @@ static cuops_status_t w4w_launch(struct cuops_handle *h, const cuops_w4a16_desc_
         a.counter_base = (int)(b % W4W_COUNTER_BLOCKS) * W4W_MAX_SPLIT_TILES;
     }
 
-    const void *fn = (const void *)w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U, RD>;
-    if (smem_total > 48 * 1024) {
+    const void *fn = (const void *)w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U>;
+    if (plan.smem > 48 * 1024) {
         /* per function and device; cheap next to a launch, so simply repeated */
         cudaError_t err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                               (int)(RD ? smem_total : (size_t)budget));
+                                               (int)budget);
         if (err != cudaSuccess) return cuops_cuda_fail(h, err, name);
     }
     dim3 grid((unsigned)plan.row_tiles, (unsigned)plan.splits, 1);
-    w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U, RD>
-        <<<grid, W4W_THREADS, smem_total, cuops_stream(h)>>>(a);
+    w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U>
+        <<<grid, W4W_THREADS, plan.smem, cuops_stream(h)>>>(a);
     return cuops_cuda_check_launch(h, name);
 }
 
@@ -1006,40 +924,30 @@ int w4a16_decode_warp_serves(const cuops_w4a16_desc_t *d, const w4_geometry_t *g
  */
 cuops_status_t w4a16_launch_decode_warp(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                         const w4_geometry_t *geo, int64_t forced_splits,
-                                        int ring, const char **kernel_name)
+                                        const char **kernel_name)
 {
-    static const char *const names[2][5] = {
+    static const char *const names[2][4] = {
         {"w4a16_decode_warp_f16_m8", "w4a16_decode_warp_f16_m8_g16", "w4a16_decode_warp_f16_m16",
-         "w4a16_decode_warp_f16_m16_g16", "w4a16_decode_warp_f16_m8_ring"},
+         "w4a16_decode_warp_f16_m16_g16"},
         {"w4a16_decode_warp_bf16_m8", "w4a16_decode_warp_bf16_m8_g16",
-         "w4a16_decode_warp_bf16_m16", "w4a16_decode_warp_bf16_m16_g16",
-         "w4a16_decode_warp_bf16_m8_ring"}};
+         "w4a16_decode_warp_bf16_m16", "w4a16_decode_warp_bf16_m16_g16"}};
     const int bf = d->act_type == CUOPS_DTYPE_BF16;
     const int tile_group = geo->group_size % W4_TILE_K == 0 || geo->num_groups == 1;
-    int kind = (d->m > 8 ? 2 : 0) + (tile_group ? 0 : 1);
-    /* the ring form replaces the fp32-scale kernel only (m <= 8, one group
-     * per tile); the other kinds run the same kernels in both variants */
-    if (ring && kind == 0) kind = 4;
+    const int kind = (d->m > 8 ? 2 : 0) + (tile_group ? 0 : 1);
     const char *name = names[bf][kind];
     *kernel_name = name;
     if (!bf) {
         switch (kind) {
-        case 0: return w4w_launch<__half, 1, true, true, W4W_U, 0>(h, d, geo, forced_splits, name);
-        case 1: return w4w_launch<__half, 1, false, false, W4W_U, 0>(h, d, geo, forced_splits, name);
-        case 2: return w4w_launch<__half, 2, false, true, W4W_U, 0>(h, d, geo, forced_splits, name);
-        case 3: return w4w_launch<__half, 2, false, false, W4W_U, 0>(h, d, geo, forced_splits, name);
-        default:
-            return w4w_launch<__half, 1, true, true, W4W_RING, W4W_RING>(h, d, geo, forced_splits,
-                                                                       name);
+        case 0: return w4w_launch<__half, 1, true, true, W4W_U>(h, d, geo, forced_splits, name);
+        case 1: return w4w_launch<__half, 1, false, false, W4W_U>(h, d, geo, forced_splits, name);
+        case 2: return w4w_launch<__half, 2, false, true, W4W_U>(h, d, geo, forced_splits, name);
+        default: return w4w_launch<__half, 2, false, false, W4W_U>(h, d, geo, forced_splits, name);
         }
     }
     switch (kind) {
-    case 0: return w4w_launch<__nv_bfloat16, 1, true, true, W4W_U, 0>(h, d, geo, forced_splits, name);
-    case 1: return w4w_launch<__nv_bfloat16, 1, false, false, W4W_U, 0>(h, d, geo, forced_splits, name);
-    case 2: return w4w_launch<__nv_bfloat16, 2, false, true, W4W_U, 0>(h, d, geo, forced_splits, name);
-    case 3: return w4w_launch<__nv_bfloat16, 2, false, false, W4W_U, 0>(h, d, geo, forced_splits, name);
-    default:
-        return w4w_launch<__nv_bfloat16, 1, true, true, W4W_RING, W4W_RING>(h, d, geo,
-                                                                          forced_splits, name);
+    case 0: return w4w_launch<__nv_bfloat16, 1, true, true, W4W_U>(h, d, geo, forced_splits, name);
+    case 1: return w4w_launch<__nv_bfloat16, 1, false, false, W4W_U>(h, d, geo, forced_splits, name);
+    case 2: return w4w_launch<__nv_bfloat16, 2, false, true, W4W_U>(h, d, geo, forced_splits, name);
+    default: return w4w_launch<__nv_bfloat16, 2, false, false, W4W_U>(h, d, geo, forced_splits, name);
     }
 }
