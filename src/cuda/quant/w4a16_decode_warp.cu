@@ -135,7 +135,6 @@ typedef struct w4w_args {
     int x_chunk_bytes;   /* KS * m * xc * 128: x part of a chunk buffer */
     int warp_meta_bytes; /* meta_groups * 40 rounded up to 16: one warp's metadata */
     int splits;
-    int balanced;        /* strips dealt evenly over gridDim.x CTAs (w4w_cta_strips) */
     int counter_base;
     uint32_t chain_zero; /* 0, as a value the compiler cannot see (w4w_tile) */
 } w4w_args_t;
@@ -332,27 +331,6 @@ static __device__ __forceinline__ void w4w_tile(float (&acc)[M8][4], uint4 wq, u
     }
 }
 
-/*
- * The CTA's strips [lo, hi). A plan takes R = 1 << r_log2 consecutive strips
- * per CTA. Where those CTAs would fill some SMs twice and others once (more
- * row tiles than SMs, fewer than resident slots), the launch instead deals the
- * strips over one CTA per resident slot as evenly as whole strips allow
- * (a.balanced; at most R each): at m = 1, 28672 rows, 224 CTAs of 8 strips
- * put 16 busy warps on 92 SMs and 8 on 40, and the time is that of the
- * busiest SMs (P69: 25344 and 28672 rows take the same 38.6-39.0 us);
- * 264 CTAs of 6-7 strips put at most 14 on any SM.
- */
-static __device__ __forceinline__ void w4w_cta_strips(const w4w_args_t &a, int &lo, int &hi)
-{
-    if (a.balanced) {
-        lo = (int)((int64_t)blockIdx.x * a.strips / gridDim.x);
-        hi = (int)((int64_t)(blockIdx.x + 1) * a.strips / gridDim.x);
-    } else {
-        lo = (int)blockIdx.x << a.r_log2;
-        hi = min(lo + (1 << a.r_log2), (int)a.strips);
-    }
-}
-
 /* ---- staging: x and the metadata, one chunk at a time ---------------------------- */
 
 /* First quantization group whose metadata a warp needs in its chunk that
@@ -422,11 +400,9 @@ static __device__ __forceinline__ void w4w_copy_chunk(const w4w_args_t &a, uint3
     }
 
     /* this warp's own tiles of the chunk: [t0, t1) of its slice */
-    int strip_lo, strip_hi;
-    w4w_cta_strips(a, strip_lo, strip_hi);
-    const int strip = strip_lo + (warp & ((1 << a.r_log2) - 1));
+    const int strip = ((int)blockIdx.x << a.r_log2) + (warp & ((1 << a.r_log2) - 1));
     const int my_begin = min((warp >> a.r_log2) * kws, cta_tiles);
-    const int kw = strip < strip_hi ? min(my_begin + kws, cta_tiles) - my_begin : 0;
+    const int kw = strip < (int)a.strips ? min(my_begin + kws, cta_tiles) - my_begin : 0;
     const int t0 = chunk * xc, t1 = min(t0 + xc, kw);
     if (TILE_META && t0 < t1) {
         /* one slot per tile, [xc][32 B] then [xc][8 B]: the group is the
@@ -483,9 +459,7 @@ __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_k
     const int ks = W4W_WARPS >> r_log2;
     const int strip_local = warp & ((1 << r_log2) - 1);
     const int slice = warp >> r_log2;
-    int strip_lo, strip_hi;
-    w4w_cta_strips(a, strip_lo, strip_hi);
-    const int strip = strip_lo + strip_local;
+    const int strip = ((int)blockIdx.x << r_log2) + strip_local;
     const int m = a.m;
 
     /* the CTA's k tiles [kt_cta, kt_cta + cta_tiles); this warp's slice of them
@@ -494,7 +468,7 @@ __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_k
     const int cta_tiles = min(a.tiles_per_split, (int)a.ktiles - kt_cta);
     const int kws = a.tiles_per_slice;
     const int my_begin = min(slice * kws, cta_tiles);
-    const int kw = strip < strip_hi ? min(my_begin + kws, cta_tiles) - my_begin : 0;
+    const int kw = strip < (int)a.strips ? min(my_begin + kws, cta_tiles) - my_begin : 0;
     const int kt0 = kt_cta + my_begin;
 
     /* ---- chunk 0 of x and the metadata first: they are small and gate the
@@ -631,16 +605,14 @@ __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_k
         }
     __syncthreads();
 
-    const int64_t col0 = (int64_t)strip_lo * W4_STRIP_ROWS; /* first weight row of the CTA */
+    const int64_t col0 = (int64_t)blockIdx.x << r16_log2; /* first weight row of the CTA */
     if (a.splits == 1) {
-        /* the CTA's rows end at its last strip (balanced plans) or at n */
-        const int64_t col_end = min((int64_t)strip_hi * W4_STRIP_ROWS, a.n);
         for (int q = tid; q < outs; q += W4W_THREADS) {
             float s = red[q];
             for (int sl = 1; sl < ks; sl++) s += red[sl * outs + q];
             const int64_t xrow = q >> r16_log2;
             const int64_t col = col0 + (q & ((1 << r16_log2) - 1));
-            if (col < col_end) ((T *)a.y)[xrow * a.ldy + col] = cuops_from_float<T>(s);
+            if (col < a.n) ((T *)a.y)[xrow * a.ldy + col] = cuops_from_float<T>(s);
         }
         return;
     }
@@ -853,8 +825,7 @@ static int w4w_ctas_per_sm(int64_t budget)
 
 template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U>
 static cuops_status_t w4w_launch(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
-                                 const w4_geometry_t *geo, int64_t forced_splits, int balance,
-                                 const char *name)
+                                 const w4_geometry_t *geo, int64_t forced_splits, const char *name)
 {
     const int64_t budget = w4w_smem_budget(h);
     const int64_t sms = h->num_sms > 0 ? h->num_sms : 132;
@@ -912,16 +883,6 @@ static cuops_status_t w4w_launch(struct cuops_handle *h, const cuops_w4a16_desc_
     a.x_chunk_bytes = (int)plan.x_chunk_bytes;
     a.warp_meta_bytes = (int)plan.warp_meta_bytes;
     a.splits = (int)plan.splits;
-    /* balanced: one CTA per resident slot, the strips dealt evenly
-     * (w4w_cta_strips), where the plan's CTAs of 8 strips (one k slice, no
-     * split) would load some SMs twice and others once */
-    int64_t grid_x = plan.row_tiles;
-    a.balanced = 0;
-    if (balance && plan.r_log2 == 3 && plan.splits == 1 && plan.row_tiles > sms &&
-        plan.row_tiles < slots) {
-        a.balanced = 1;
-        grid_x = slots;
-    }
     a.chain_zero = 0;
     a.counter_base = 0;
     if (plan.splits > 1) {
@@ -937,7 +898,7 @@ static cuops_status_t w4w_launch(struct cuops_handle *h, const cuops_w4a16_desc_
                                                (int)budget);
         if (err != cudaSuccess) return cuops_cuda_fail(h, err, name);
     }
-    dim3 grid((unsigned)grid_x, (unsigned)plan.splits, 1);
+    dim3 grid((unsigned)plan.row_tiles, (unsigned)plan.splits, 1);
     w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U>
         <<<grid, W4W_THREADS, plan.smem, cuops_stream(h)>>>(a);
     return cuops_cuda_check_launch(h, name);
@@ -963,7 +924,7 @@ int w4a16_decode_warp_serves(const cuops_w4a16_desc_t *d, const w4_geometry_t *g
  */
 cuops_status_t w4a16_launch_decode_warp(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                         const w4_geometry_t *geo, int64_t forced_splits,
-                                        int balance, const char **kernel_name)
+                                        const char **kernel_name)
 {
     static const char *const names[2][4] = {
         {"w4a16_decode_warp_f16_m8", "w4a16_decode_warp_f16_m8_g16", "w4a16_decode_warp_f16_m16",
@@ -977,16 +938,16 @@ cuops_status_t w4a16_launch_decode_warp(struct cuops_handle *h, const cuops_w4a1
     *kernel_name = name;
     if (!bf) {
         switch (kind) {
-        case 0: return w4w_launch<__half, 1, true, true, W4W_U>(h, d, geo, forced_splits, balance, name);
-        case 1: return w4w_launch<__half, 1, false, false, W4W_U>(h, d, geo, forced_splits, balance, name);
-        case 2: return w4w_launch<__half, 2, false, true, W4W_U>(h, d, geo, forced_splits, balance, name);
-        default: return w4w_launch<__half, 2, false, false, W4W_U>(h, d, geo, forced_splits, balance, name);
+        case 0: return w4w_launch<__half, 1, true, true, W4W_U>(h, d, geo, forced_splits, name);
+        case 1: return w4w_launch<__half, 1, false, false, W4W_U>(h, d, geo, forced_splits, name);
+        case 2: return w4w_launch<__half, 2, false, true, W4W_U>(h, d, geo, forced_splits, name);
+        default: return w4w_launch<__half, 2, false, false, W4W_U>(h, d, geo, forced_splits, name);
         }
     }
     switch (kind) {
-    case 0: return w4w_launch<__nv_bfloat16, 1, true, true, W4W_U>(h, d, geo, forced_splits, balance, name);
-    case 1: return w4w_launch<__nv_bfloat16, 1, false, false, W4W_U>(h, d, geo, forced_splits, balance, name);
-    case 2: return w4w_launch<__nv_bfloat16, 2, false, true, W4W_U>(h, d, geo, forced_splits, balance, name);
-    default: return w4w_launch<__nv_bfloat16, 2, false, false, W4W_U>(h, d, geo, forced_splits, balance, name);
+    case 0: return w4w_launch<__nv_bfloat16, 1, true, true, W4W_U>(h, d, geo, forced_splits, name);
+    case 1: return w4w_launch<__nv_bfloat16, 1, false, false, W4W_U>(h, d, geo, forced_splits, name);
+    case 2: return w4w_launch<__nv_bfloat16, 2, false, true, W4W_U>(h, d, geo, forced_splits, name);
+    default: return w4w_launch<__nv_bfloat16, 2, false, false, W4W_U>(h, d, geo, forced_splits, name);
     }
 }
