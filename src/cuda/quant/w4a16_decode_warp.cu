@@ -86,6 +86,10 @@
  * times. ptxas (13.0) fits U = 8 and 10 in 128 registers without spills;
  * 8 keeps a margin. */
 #define W4W_U 8
+/* Tiles in flight per warp in the shared-memory ring of the _xsum kernels:
+ * 8 warps x 16 x 512 B = 64 KB per CTA, 128 KB per SM, twice the register
+ * pipeline's. */
+#define W4W_RING 16
 /* The x-sum kernels keep 32 B of x sums per k tile of the CTA in shared
  * memory: at most this many tiles (16 KB, K <= 32768). */
 #define W4W_XSUM_MAX_KTILES 512
@@ -137,6 +141,7 @@ typedef struct w4w_args {
     int meta_groups;     /* groups one warp's chunk can touch (metadata slots) */
     int x_chunk_bytes;   /* KS * m * xc * 128: x part of a chunk buffer */
     int xsum_off;        /* XSUM kernels: where the CTA's per-tile x sums start */
+    int ring_off;        /* RD kernels: where the weight rings start (per warp RD x 512 B) */
     int warp_meta_bytes; /* meta_groups * 40 rounded up to 16: one warp's metadata */
     int splits;
     int counter_base;
@@ -183,6 +188,18 @@ static __device__ __forceinline__ uint4 w4w_ldg_stream_if(const uint4 *p, int pr
         "}\n"
         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
         : "l"(p), "r"(pred));
+    return v;
+}
+
+/* 16 bytes of this lane's ring slot (volatile: the read must stay after the
+ * wait_group that makes the slot valid and before the copy that refills it) */
+static __device__ __forceinline__ uint4 w4w_lds_128(uint32_t addr)
+{
+    uint4 v;
+    asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "r"(addr)
+                 : "memory");
     return v;
 }
 
@@ -421,13 +438,18 @@ static __device__ __forceinline__ void w4w_cta_xsums(const w4w_args_t &a, float 
 {
     const int tid = threadIdx.x, piece = tid & 7;
     const int m = a.m, items = cta_tiles * m;
+    /* the same trip count in every lane: the shuffles below take all 32 */
+    const int rounds = (items + W4W_THREADS / 8 - 1) / (W4W_THREADS / 8);
 #pragma unroll 4
-    for (int it = tid >> 3; it < items; it += W4W_THREADS / 8) {
+    for (int rd = 0; rd < rounds; rd++) {
+        const int it = rd * (W4W_THREADS / 8) + (tid >> 3);
         const int j = it / m, r = it - j * m;
         const int64_t col = (int64_t)(kt_cta + j) * W4_TILE_K + piece * 8;
         const uint16_t *src = a.x + (int64_t)r * a.ldx + col;
         uint4 v = make_uint4(0u, 0u, 0u, 0u);
-        if (col + 8 <= a.k) {
+        if (it >= items) {
+            /* past the CTA's tiles: nothing to read, nothing stored */
+        } else if (col + 8 <= a.k) {
             v = __ldg((const uint4 *)src);
         } else if (col < a.k) { /* the piece that crosses k: its columns past k are 0 */
             uint16_t e[8];
@@ -441,7 +463,7 @@ static __device__ __forceinline__ void w4w_cta_xsums(const w4w_args_t &a, float 
         sum += __shfl_xor_sync(0xffffffffu, sum, 1);
         sum += __shfl_xor_sync(0xffffffffu, sum, 2);
         sum += __shfl_xor_sync(0xffffffffu, sum, 4);
-        if (piece == 0) {
+        if (piece == 0 && it < items) {
             xs[j * 8 + r] = sum;
             if (r == m - 1)
                 for (int c = m; c < 8; c++) xs[j * 8 + c] = sum;
@@ -562,8 +584,20 @@ static __device__ __forceinline__ void w4w_copy_chunk(const w4w_args_t &a, uint3
  * rows (m <= 8 * M8), U weight tiles in flight per warp. The loop over
  * chunks has the same trip count in every warp (its barriers); inside a
  * chunk each warp walks its own tiles.
+ *
+ * RD > 0 (with XSUM, variant w4a16_decode_warp_xsum): the U = RD tiles in
+ * flight live in a per-warp ring in shared memory instead of registers. Each
+ * lane cp.asyncs its own 16 bytes of tile j + RD into tile j's slot right
+ * after reading tile j back (no other lane touches them, so no warp sync),
+ * one commit group per tile; tile j is waited for with wait_group RD - 1. The
+ * 4 * RD registers of the pipeline are free, so RD is twice U and the tiles'
+ * mma chains are not serialised (chain_zero). The x/metadata chunk copies ride
+ * in the group of the next tile (a warp with no tile left in the chunk commits
+ * them alone), so waiting for a chunk does not drain the ring: at the top of
+ * chunk c a thread that committed >= RD tile groups since the chunk's copies
+ * were issued waits with wait_group RD - 1, one that committed fewer with 0.
  */
-template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U, bool XSUM>
+template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U, int RD, bool XSUM>
 __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_kernel(w4w_args_t a)
 {
     extern __shared__ __align__(128) unsigned char w4w_smem[];
@@ -572,6 +606,7 @@ __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_k
     static_assert(TILE_META || !SCALE_F32, "the fp32 scale needs one group per tile");
     /* XSUM: the zero point through per-tile x sums (w4w_tile_xsum) */
     static_assert(!XSUM || (M8 == 1 && SCALE_F32), "the x sums serve m <= 8 with the fp32 scale");
+    static_assert(RD == 0 || RD == U, "the ring holds the U tiles in flight");
 
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
     const int g = lane >> 2, t = lane & 3;
@@ -600,14 +635,26 @@ __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_k
     const int nchunks = (min(kws, cta_tiles) + xc - 1) / xc; /* slice 0 is the longest */
     const uint32_t smem0 = cuops_smem_addr(w4w_smem);
     w4w_copy_chunk<TILE_META>(a, smem0, 0);
-    cuops_cp_async_commit();
+    if (!RD) cuops_cp_async_commit(); /* RD: chunk 0 rides in tile 0's group */
 
     /* ---- the weight pipeline: tiles 0 .. U-1 ---- */
     const uint4 *wp = (const uint4 *)a.packed +
                       ((int64_t)(strip < (int)a.strips ? strip : 0) * a.ktiles + kt0) * 32 + lane;
-    uint4 wv[U];
+    uint4 wv[RD ? 1 : U];
+    /* RD: this lane's 16 bytes of slot 0 of the warp's ring */
+    const uint32_t ring = smem0 + (uint32_t)a.ring_off + (uint32_t)(warp * RD * 512 + lane * 16);
+    /* RD: the mma chains of consecutive tiles may overlap (no chain_zero) */
+    const uint32_t chain_zero = RD ? 0u : a.chain_zero;
 #pragma unroll
-    for (int u = 0; u < U; u++) wv[u] = w4w_ldg_stream_if(wp + u * 32, u < kw);
+    for (int u = 0; u < U; u++) {
+        if (RD) {
+            cuops_cp_async_16_zfill_if(ring + u * 512, wp + u * 32, 16, u < kw);
+            cuops_cp_async_commit();
+        } else {
+            wv[u] = w4w_ldg_stream_if(wp + u * 32, u < kw);
+        }
+    }
+    int prev_steps = RD; /* RD: tile groups committed since the current chunk's copies */
     /* XSUM: the CTA's x sums while those loads fly; the first barrier of the
      * chunk loop publishes them */
     if (XSUM) w4w_cta_xsums<T>(a, (float *)(w4w_smem + a.xsum_off), kt_cta, cta_tiles);
@@ -645,14 +692,18 @@ __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_k
     for (int c = 0; c < nchunks; c++) {
         /* chunk c landed for everyone, and everyone is done with chunk c-1,
          * whose buffer the copy below overwrites */
-        cuops_cp_async_wait<0>();
+        if (RD && prev_steps >= RD)
+            cuops_cp_async_wait<RD ? RD - 1 : 0>();
+        else
+            cuops_cp_async_wait<0>();
         __syncthreads();
         if (c + 1 < nchunks)
             w4w_copy_chunk<TILE_META>(a, smem0 + ((c + 1) & 1) * buf_bytes, c + 1);
-        cuops_cp_async_commit();
 
         const int jend = min(kw, (c + 1) * xc);
         int jb = c * xc;
+        if (!RD || jb >= jend) cuops_cp_async_commit(); /* RD: else in the first tile's group */
+        prev_steps = jend > jb ? jend - jb : 0;
         const unsigned char *buf = w4w_smem + (c & 1) * buf_bytes;
         const unsigned char *xt = buf;
         const int gfirst = (!TILE_META && jb < jend) ? w4w_chunk_group0(a, kt0 + jb) : 0;
@@ -670,13 +721,28 @@ __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_k
                 const int slot = TILE_META ? u : min(grp, a.last_group) - gfirst;
                 const uint32_t sc = *(const uint32_t *)(msc + slot * 32);
                 const uint32_t zw = *(const uint32_t *)(mzw + slot * 8);
-                if constexpr (XSUM)
-                    w4w_tile_xsum<T>(acc, wv[u], sc, zw, zshift, a.chain_zero, xt + u * 128,
-                                     xoff_a[0], xoff_b[0], *(const float2 *)(xsp + u * 32));
-                else
-                    w4w_tile<T, M8, SCALE_F32>(acc, wv[u], sc, zw, zshift, a.chain_zero,
-                                               xt + u * 128, xoff_a, xoff_b);
-                wv[u] = w4w_ldg_stream_if(wp + (u + U) * 32, jb + u + U < kw);
+                if (RD) {
+                    cuops_cp_async_wait<RD ? RD - 1 : 0>(); /* tile jb + u landed */
+                    const uint4 wq = w4w_lds_128(ring + u * 512);
+                    if constexpr (XSUM)
+                        w4w_tile_xsum<T>(acc, wq, sc, zw, zshift, chain_zero, xt + u * 128,
+                                         xoff_a[0], xoff_b[0], *(const float2 *)(xsp + u * 32));
+                    else
+                        w4w_tile<T, M8, SCALE_F32>(acc, wq, sc, zw, zshift, chain_zero,
+                                                   xt + u * 128, xoff_a, xoff_b);
+                    /* wq was consumed above, so this lane's read of the slot is done */
+                    cuops_cp_async_16_zfill_if(ring + u * 512, wp + (u + U) * 32, 16,
+                                               jb + u + U < kw);
+                    cuops_cp_async_commit();
+                } else {
+                    if constexpr (XSUM)
+                        w4w_tile_xsum<T>(acc, wv[RD ? 0 : u], sc, zw, zshift, chain_zero, xt + u * 128,
+                                         xoff_a[0], xoff_b[0], *(const float2 *)(xsp + u * 32));
+                    else
+                        w4w_tile<T, M8, SCALE_F32>(acc, wv[RD ? 0 : u], sc, zw, zshift, chain_zero,
+                                                   xt + u * 128, xoff_a, xoff_b);
+                    wv[RD ? 0 : u] = w4w_ldg_stream_if(wp + (u + U) * 32, jb + u + U < kw);
+                }
                 if (!TILE_META) {
                     rem += r64;
                     grp += q64;
@@ -702,12 +768,20 @@ __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_k
                     const int slot = TILE_META ? u : min(grp, a.last_group) - gfirst;
                     const uint32_t sc = *(const uint32_t *)(msc + slot * 32);
                     const uint32_t zw = *(const uint32_t *)(mzw + slot * 8);
+                    uint4 wq;
+                    if (RD) {
+                        cuops_cp_async_wait<RD ? RD - 1 : 0>();
+                        wq = w4w_lds_128(ring + u * 512);
+                    } else {
+                        wq = wv[RD ? 0 : u];
+                    }
                     if constexpr (XSUM)
-                        w4w_tile_xsum<T>(acc, wv[u], sc, zw, zshift, a.chain_zero, xt + u * 128,
+                        w4w_tile_xsum<T>(acc, wq, sc, zw, zshift, chain_zero, xt + u * 128,
                                          xoff_a[0], xoff_b[0], *(const float2 *)(xsp + u * 32));
                     else
-                        w4w_tile<T, M8, SCALE_F32>(acc, wv[u], sc, zw, zshift, a.chain_zero,
+                        w4w_tile<T, M8, SCALE_F32>(acc, wq, sc, zw, zshift, chain_zero,
                                                    xt + u * 128, xoff_a, xoff_b);
+                    if (RD) cuops_cp_async_commit(); /* empty: keeps one group per tile */
                     if (!TILE_META) {
                         rem += r64;
                         grp += q64;
@@ -936,17 +1010,17 @@ static int64_t w4w_smem_budget(const struct cuops_handle *h)
 
 /* Resident CTAs per SM of one instantiation at the full budget (cached;
  * only steers the plan, never correctness). */
-template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U, bool XSUM>
+template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U, int RD, bool XSUM>
 static int w4w_ctas_per_sm(int64_t budget)
 {
     static int cached = 0;
     if (cached == 0) {
         int v = 0;
-        const void *fn = (const void *)w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U, XSUM>;
+        const void *fn = (const void *)w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U, RD, XSUM>;
         if (cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)budget) !=
                 cudaSuccess ||
             cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                &v, w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U, XSUM>, W4W_THREADS, (size_t)budget) !=
+                &v, w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U, RD, XSUM>, W4W_THREADS, (size_t)budget) !=
                 cudaSuccess ||
             v < 1) {
             (void)cudaGetLastError();
@@ -957,7 +1031,7 @@ static int w4w_ctas_per_sm(int64_t budget)
     return cached;
 }
 
-template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U, bool XSUM>
+template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U, int RD, bool XSUM>
 static cuops_status_t w4w_launch(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                  const w4_geometry_t *geo, int64_t forced_splits, const char *name)
 {
@@ -965,9 +1039,25 @@ static cuops_status_t w4w_launch(struct cuops_handle *h, const cuops_w4a16_desc_
      * of the chunks' budget */
     const int64_t full_budget = w4w_smem_budget(h);
     const int64_t xsum_bytes = XSUM ? (geo->ktiles * 32 + 127) / 128 * 128 : 0;
-    const int64_t budget = full_budget - xsum_bytes;
+    /* RD: the weight rings (8 warps x RD x 512 B) come out of the CTA's
+     * share of the SM (two CTAs per SM) too */
+    const int64_t ring_bytes = (int64_t)W4W_WARPS * RD * 512;
+    int64_t chunk_room = full_budget;
+    if (RD) {
+        const int64_t optin = h->smem_optin_bytes > 0 ? h->smem_optin_bytes : 48 * 1024;
+        int64_t share = (optin + 1024) / W4W_MIN_CTAS - 2048;
+        if (share > optin) share = optin;
+        if (chunk_room > share - ring_bytes - 256) chunk_room = (share - ring_bytes - 256) / 1024 * 1024;
+    }
+    const int64_t budget = chunk_room - xsum_bytes;
+    if (budget < 4096)
+        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
+                          "w4a16 (cuda): %s: no shared memory left for x beside its sums and rings",
+                          name);
     const int64_t sms = h->num_sms > 0 ? h->num_sms : 132;
-    const int64_t slots = sms * w4w_ctas_per_sm<T, M8, SCALE_F32, TILE_META, U, XSUM>(full_budget);
+    const int64_t slots =
+        sms * w4w_ctas_per_sm<T, M8, SCALE_F32, TILE_META, U, RD, XSUM>(
+                  RD ? chunk_room + 256 + ring_bytes : full_budget);
     const int64_t gs_eff = geo->num_groups == 1 ? ((int64_t)1 << 30) : geo->group_size;
     w4w_plan_t plan;
     if (!w4w_choose_plan(&plan, d->m, geo->k, geo->strips, geo->ktiles, gs_eff, geo->num_groups,
@@ -1020,7 +1110,10 @@ static cuops_status_t w4w_launch(struct cuops_handle *h, const cuops_w4a16_desc_
     a.meta_groups = (int)plan.meta_groups;
     a.x_chunk_bytes = (int)plan.x_chunk_bytes;
     a.xsum_off = (int)((plan.smem + 127) / 128 * 128);
-    const size_t smem_total = XSUM ? (size_t)a.xsum_off + (size_t)xsum_bytes : plan.smem;
+    a.ring_off = (int)((a.xsum_off + xsum_bytes + 127) / 128 * 128);
+    const size_t smem_total =
+        RD ? (size_t)a.ring_off + (size_t)ring_bytes
+           : (XSUM ? (size_t)a.xsum_off + (size_t)xsum_bytes : plan.smem);
     a.warp_meta_bytes = (int)plan.warp_meta_bytes;
     a.splits = (int)plan.splits;
     a.chain_zero = 0;
@@ -1031,15 +1124,16 @@ static cuops_status_t w4w_launch(struct cuops_handle *h, const cuops_w4a16_desc_
         a.counter_base = (int)(b % W4W_COUNTER_BLOCKS) * W4W_MAX_SPLIT_TILES;
     }
 
-    const void *fn = (const void *)w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U, XSUM>;
+    const void *fn = (const void *)w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U, RD, XSUM>;
     if (smem_total > 48 * 1024) {
         /* per function and device; cheap next to a launch, so simply repeated */
-        cudaError_t err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                               (int)full_budget);
+        cudaError_t err = cudaFuncSetAttribute(
+            fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+            (int)(RD ? (size_t)chunk_room + 256 + (size_t)ring_bytes : (size_t)full_budget));
         if (err != cudaSuccess) return cuops_cuda_fail(h, err, name);
     }
     dim3 grid((unsigned)plan.row_tiles, (unsigned)plan.splits, 1);
-    w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U, XSUM>
+    w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U, RD, XSUM>
         <<<grid, W4W_THREADS, smem_total, cuops_stream(h)>>>(a);
     return cuops_cuda_check_launch(h, name);
 }
@@ -1084,18 +1178,22 @@ cuops_status_t w4a16_launch_decode_warp(struct cuops_handle *h, const cuops_w4a1
     *kernel_name = name;
     if (!bf) {
         switch (kind) {
-        case 0: return w4w_launch<__half, 1, true, true, W4W_U, false>(h, d, geo, forced_splits, name);
-        case 1: return w4w_launch<__half, 1, false, false, W4W_U, false>(h, d, geo, forced_splits, name);
-        case 2: return w4w_launch<__half, 2, false, true, W4W_U, false>(h, d, geo, forced_splits, name);
-        case 3: return w4w_launch<__half, 2, false, false, W4W_U, false>(h, d, geo, forced_splits, name);
-        default: return w4w_launch<__half, 1, true, true, W4W_U, true>(h, d, geo, forced_splits, name);
+        case 0: return w4w_launch<__half, 1, true, true, W4W_U, 0, false>(h, d, geo, forced_splits, name);
+        case 1: return w4w_launch<__half, 1, false, false, W4W_U, 0, false>(h, d, geo, forced_splits, name);
+        case 2: return w4w_launch<__half, 2, false, true, W4W_U, 0, false>(h, d, geo, forced_splits, name);
+        case 3: return w4w_launch<__half, 2, false, false, W4W_U, 0, false>(h, d, geo, forced_splits, name);
+        default:
+            return w4w_launch<__half, 1, true, true, W4W_RING, W4W_RING, true>(h, d, geo,
+                                                                             forced_splits, name);
         }
     }
     switch (kind) {
-    case 0: return w4w_launch<__nv_bfloat16, 1, true, true, W4W_U, false>(h, d, geo, forced_splits, name);
-    case 1: return w4w_launch<__nv_bfloat16, 1, false, false, W4W_U, false>(h, d, geo, forced_splits, name);
-    case 2: return w4w_launch<__nv_bfloat16, 2, false, true, W4W_U, false>(h, d, geo, forced_splits, name);
-    case 3: return w4w_launch<__nv_bfloat16, 2, false, false, W4W_U, false>(h, d, geo, forced_splits, name);
-    default: return w4w_launch<__nv_bfloat16, 1, true, true, W4W_U, true>(h, d, geo, forced_splits, name);
+    case 0: return w4w_launch<__nv_bfloat16, 1, true, true, W4W_U, 0, false>(h, d, geo, forced_splits, name);
+    case 1: return w4w_launch<__nv_bfloat16, 1, false, false, W4W_U, 0, false>(h, d, geo, forced_splits, name);
+    case 2: return w4w_launch<__nv_bfloat16, 2, false, true, W4W_U, 0, false>(h, d, geo, forced_splits, name);
+    case 3: return w4w_launch<__nv_bfloat16, 2, false, false, W4W_U, 0, false>(h, d, geo, forced_splits, name);
+    default:
+        return w4w_launch<__nv_bfloat16, 1, true, true, W4W_RING, W4W_RING, true>(h, d, geo,
+                                                                                forced_splits, name);
     }
 }
