@@ -3,9 +3,11 @@
  * tensor-core latency/throughput (mma.sync, wgmma), shared-memory bank
  * conflicts, the latency of each level of the memory hierarchy, and
  * bandwidth against bytes in flight (Little's law), and the fixed cost of a
- * call (launches and memsets with empty bodies).
+ * call (launches and memsets with empty bodies). On request only (not in
+ * all): `streams`, the decode W4A16 weight stream without its math, in the
+ * packed layout's strip-major order and as one moving window.
  *
- *   cuops-probe [mma|smem|latency|bandwidth|launch|all]... [--json FILE]
+ *   cuops-probe [mma|smem|latency|bandwidth|launch|streams|all]... [--json FILE]
  *   python3 scripts/plot_probe.py FILE.json OUTDIR     (PNG plots)
  */
 #include <stdint.h>
@@ -108,7 +110,7 @@ static void write_json(const char *path)
 int main(int argc, char **argv)
 {
     const char *json = NULL;
-    int want_mma = 0, want_smem = 0, want_lat = 0, want_bw = 0, want_launch = 0;
+    int want_mma = 0, want_smem = 0, want_lat = 0, want_bw = 0, want_launch = 0, want_streams = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
         else if (!strcmp(argv[i], "mma")) want_mma = 1;
@@ -116,13 +118,15 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "latency")) want_lat = 1;
         else if (!strcmp(argv[i], "bandwidth")) want_bw = 1;
         else if (!strcmp(argv[i], "launch")) want_launch = 1;
+        else if (!strcmp(argv[i], "streams")) want_streams = 1;
         else if (!strcmp(argv[i], "all")) want_mma = want_smem = want_lat = want_bw = want_launch = 1;
         else {
-            fprintf(stderr, "usage: %s [mma|smem|latency|bandwidth|launch|all]... [--json FILE]\n", argv[0]);
+            fprintf(stderr, "usage: %s [mma|smem|latency|bandwidth|launch|streams|all]... [--json FILE]\n",
+                    argv[0]);
             return !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h") ? 0 : 2;
         }
     }
-    if (!(want_mma | want_smem | want_lat | want_bw | want_launch))
+    if (!(want_mma | want_smem | want_lat | want_bw | want_launch | want_streams))
         want_mma = want_smem = want_lat = want_bw = want_launch = 1;
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
@@ -140,6 +144,7 @@ int main(int argc, char **argv)
     if (want_lat) probe_latency();
     if (want_bw) probe_bandwidth();
     if (want_launch) probe_launch();
+    if (want_streams) probe_streams();
     if (json) write_json(json);
     return 0;
 }

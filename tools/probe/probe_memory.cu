@@ -237,3 +237,98 @@ void probe_bandwidth(void)
     cudaFree(b);
     cudaFree(sink);
 }
+
+/* ---------------------------------------------------------------- streams */
+
+/*
+ * The weight stream of w4a16_decode_warp without its math: warp w of the grid
+ * reads `tiles` tiles of 512 bytes (one 16-byte load per lane), U in flight in
+ * registers, each refilled only once the tile it replaces has been used, as
+ * the decode kernel's pipeline does. STRIPS: warp w's tiles are the
+ * contiguous region [w * tiles, (w + 1) * tiles) (the packed layout's
+ * strip-major order: W separate streams); otherwise warp w's tile j is
+ * j * W + w (all warps sweep one moving window). 256 threads per CTA and
+ * ~100 KB of shared memory requested so that two CTAs fit an SM, as the
+ * decode kernel's registers allow.
+ */
+template <int U, bool STRIPS>
+__global__ void __launch_bounds__(256) read_tiles(const uint4 *__restrict__ in, int tiles,
+                                                  uint32_t *sink)
+{
+    const int lane = threadIdx.x & 31;
+    const long w = (long)blockIdx.x * 8 + (threadIdx.x >> 5);
+    const long nw = (long)gridDim.x * 8;
+    auto at = [&](int j) -> const uint4 * {
+        const long t = STRIPS ? w * tiles + j : (long)j * nw + w;
+        return in + t * 32 + lane;
+    };
+    uint4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; u++)
+        v[u] = u < tiles ? __ldcs(at(u)) : make_uint4(0, 0, 0, 0);
+    uint32_t acc = 0;
+    for (int j = 0; j < tiles; j += U) {
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+            if (j + u + U < tiles) v[u] = __ldcs(at(j + u + U));
+        }
+    }
+    if (acc == 0x9e3779b9u) sink[0] = acc;
+}
+
+void probe_streams(void)
+{
+    const int sms = g_dev.prop.multiProcessorCount;
+    const int tiles = 128; /* k = 8192: 128 tiles of 64 columns per 16-row strip */
+    const int rows_list[3] = {25344, 28672, 33792};
+    const size_t max_bytes = (size_t)33792 / 16 * tiles * 512;
+    const int nbuf = 4; /* rotated: 4 x 138 MB, so each launch reads HBM, not L2 */
+    uint8_t *buf[4];
+    uint32_t *sink;
+    for (int i = 0; i < nbuf; i++) {
+        if (cudaMalloc(&buf[i], max_bytes) != cudaSuccess) {
+            printf("(not enough memory for the streams probe)\n");
+            return;
+        }
+        PROBE_CHECK(cudaMemset(buf[i], 0x5a, max_bytes));
+    }
+    PROBE_CHECK(cudaMalloc(&sink, 4));
+    const int smem = 100 * 1024; /* two CTAs per SM */
+    PROBE_CHECK(cudaFuncSetAttribute(read_tiles<8, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    PROBE_CHECK(cudaFuncSetAttribute(read_tiles<8, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    PROBE_CHECK(cudaFuncSetAttribute(read_tiles<16, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    PROBE_CHECK(cudaFuncSetAttribute(read_tiles<16, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    printf("\n== streams (the decode W4A16 weight stream without math: 16-row strips x %d tiles of 512 B, "
+           "one warp per strip, 8 warps per CTA, 2 CTAs per SM at most; %d SMs)\n", tiles, sms);
+    printf("%-8s %6s %4s %-8s %10s %10s\n", "rows", "CTAs", "U", "order", "us", "GB/s");
+    int rot = 0;
+    for (int ri = 0; ri < 3; ri++) {
+        const int rows = rows_list[ri];
+        const int warps = rows / 16, blocks = warps / 8;
+        const size_t bytes = (size_t)warps * tiles * 512;
+        for (int ui = 0; ui < 2; ui++) {
+            for (int order = 0; order < 2; order++) {
+                const int u = ui ? 16 : 8;
+                const bool strips = order == 0;
+                auto launch = [&] {
+                    const uint4 *in = (const uint4 *)buf[rot++ % nbuf];
+                    if (u == 8 && strips) read_tiles<8, true><<<blocks, 256, smem>>>(in, tiles, sink);
+                    if (u == 8 && !strips) read_tiles<8, false><<<blocks, 256, smem>>>(in, tiles, sink);
+                    if (u == 16 && strips) read_tiles<16, true><<<blocks, 256, smem>>>(in, tiles, sink);
+                    if (u == 16 && !strips) read_tiles<16, false><<<blocks, 256, smem>>>(in, tiles, sink);
+                };
+                const float t = probe_time_ms(launch, 15);
+                const double gbps = bytes / (t * 1e-3) / 1e9;
+                char series[64];
+                snprintf(series, sizeof series, "%s, %d tiles in flight per warp, %d rows",
+                         strips ? "strip-major" : "moving window", u, rows);
+                probe_add("streams", series, (double)bytes, gbps, "GB/s", blocks, "CTAs");
+                printf("%-8d %6d %4d %-8s %10.2f %10.0f\n", rows, blocks, u, strips ? "strips" : "window",
+                       t * 1e3, gbps);
+            }
+        }
+    }
+    for (int i = 0; i < nbuf; i++) cudaFree(buf[i]);
+    cudaFree(sink);
+}

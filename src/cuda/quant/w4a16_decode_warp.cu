@@ -86,13 +86,6 @@
  * times. ptxas (13.0) fits U = 8 and 10 in 128 registers without spills;
  * 8 keeps a margin. */
 #define W4W_U 8
-/* Tiles in flight per warp in the shared-memory ring of the _xsum kernels:
- * 8 warps x 16 x 512 B = 64 KB per CTA, 128 KB per SM, twice the register
- * pipeline's. */
-#define W4W_RING 16
-/* The x-sum kernels keep 32 B of x sums per k tile of the CTA in shared
- * memory: at most this many tiles (16 KB, K <= 32768). */
-#define W4W_XSUM_MAX_KTILES 512
 /* Shared memory per CTA at most (x and metadata chunks); w4w_smem_budget. */
 #define W4W_SMEM_BUDGET_MAX (96 * 1024)
 /* Tiles per slice in one chunk at most (a multiple of U): the first chunk's
@@ -140,8 +133,6 @@ typedef struct w4w_args {
     int xc;              /* tiles per slice in one chunk (a multiple of U if chunked) */
     int meta_groups;     /* groups one warp's chunk can touch (metadata slots) */
     int x_chunk_bytes;   /* KS * m * xc * 128: x part of a chunk buffer */
-    int xsum_off;        /* XSUM kernels: where the CTA's per-tile x sums start */
-    int ring_off;        /* RD kernels: where the weight rings start (per warp RD x 512 B) */
     int warp_meta_bytes; /* meta_groups * 40 rounded up to 16: one warp's metadata */
     int splits;
     int counter_base;
@@ -188,18 +179,6 @@ static __device__ __forceinline__ uint4 w4w_ldg_stream_if(const uint4 *p, int pr
         "}\n"
         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
         : "l"(p), "r"(pred));
-    return v;
-}
-
-/* 16 bytes of this lane's ring slot (volatile: the read must stay after the
- * wait_group that makes the slot valid and before the copy that refills it) */
-static __device__ __forceinline__ uint4 w4w_lds_128(uint32_t addr)
-{
-    uint4 v;
-    asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "r"(addr)
-                 : "memory");
     return v;
 }
 
@@ -352,125 +331,6 @@ static __device__ __forceinline__ void w4w_tile(float (&acc)[M8][4], uint4 wq, u
     }
 }
 
-/*
- * The xsum form of w4w_tile (m <= 8, one group per tile, fp32 scale): the
- * zero point leaves the weights. The mma multiplies the magic-biased nibbles
- * M + q as they come out of the LOP3 (M = 1024 in f16, 128 in bf16; rows g+8
- * in f16 as M + 16 q) with x, and since
- *     sum (q - z) x = sum (M + q) x - (M + z) X,   X = sum of x over the tile,
- * the partial needs one FFMA per output with the tile's X (computed once per
- * CTA at the start, w4w_cta_xsums) instead of an HSUB2 per weight pair: 16
- * fewer instructions per tile and one fewer link between the load and the
- * mma. The products (M + q) x are exact in fp32 (11 x 11 or
- * 8 x 8 significant bits); the subtraction cancels about log2(M / 8) bits of
- * the tile's fp32 partial (~7 in f16), far below the rounding of y to 16 bits.
- */
-template <typename T>
-static __device__ __forceinline__ void w4w_tile_xsum(float (&acc)[1][4], uint4 wq, uint32_t sc,
-                                                     uint32_t zw, int zshift, uint32_t chain_zero,
-                                                     const unsigned char *xt, uint32_t xoff_a,
-                                                     uint32_t xoff_b, float2 xsum)
-{
-    constexpr bool F16 = w4_type<T>::is_f16;
-    const uint4 xa = *(const uint4 *)(xt + xoff_a);
-    const uint4 xb = *(const uint4 *)(xt + xoff_b);
-    const uint32_t xr[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
-
-    /* M + z of rows g and g+8 as fp32, straight from the zero word's nibbles
-     * (bits 0-3: row g, 16-19: row g+8): 1024 + z = 0x44800000 | z << 13,
-     * 1024 + 16 z = 0x44800000 | z << 17, 128 + z = 0x43000000 | z << 16 */
-    const uint32_t zs = zw >> zshift;
-    float zf_lo, zf_hi;
-    if constexpr (F16) {
-        zf_lo = __uint_as_float(0x44800000u | ((zs << 13) & 0x0001E000u));
-        zf_hi = __uint_as_float(0x44800000u | ((zs << 1) & 0x001E0000u));
-    } else {
-        zf_lo = __uint_as_float(0x43000000u | ((zs << 16) & 0x000F0000u));
-        zf_hi = __uint_as_float(0x43000000u | (zs & 0x000F0000u));
-    }
-    const uint32_t words[4] = {wq.x, wq.y, wq.z, wq.w};
-    float part[4];
-#pragma unroll
-    for (int j = 0; j < 4; j++) {
-        const uint32_t w = words[j];
-        uint32_t A[4];
-        if constexpr (F16) { /* rows g+8 as M + 16 q: the 0x00F000F0 mask needs no shift */
-            const uint32_t w8 = w >> 8;
-            A[0] = w4_nibbles<T, 0x000F000Fu>(w);
-            A[1] = w4_nibbles<T, 0x00F000F0u>(w);
-            A[2] = w4_nibbles<T, 0x000F000Fu>(w8);
-            A[3] = w4_nibbles<T, 0x00F000F0u>(w8);
-        } else {
-            A[0] = w4_nibbles<T, 0x000F000Fu>(w);
-            A[1] = w4_nibbles<T, 0x000F000Fu>(w >> 4);
-            A[2] = w4_nibbles<T, 0x000F000Fu>(w >> 8);
-            A[3] = w4_nibbles<T, 0x000F000Fu>(w >> 12);
-        }
-        /* the chain_zero dependency of w4w_tile, for the same reason */
-        if (j == 0)
-            w4w_mma<T>::first(part, A, xr[0], xr[1],
-                              __uint_as_float(__float_as_uint(acc[0][0]) & chain_zero));
-        else
-            w4w_mma<T>::acc(part, A, xr[2 * j], xr[2 * j + 1]);
-    }
-    float2 sf = w4w_pair_to_float2(T(), sc);
-    if (F16) sf.y *= 0.0625f; /* rows g+8 carry 16 (q - z) */
-    /* c0, c1: weight row g, x rows 2t, 2t+1; c2, c3: row g+8 */
-    acc[0][0] = fmaf(sf.x, fmaf(-zf_lo, xsum.x, part[0]), acc[0][0]);
-    acc[0][1] = fmaf(sf.x, fmaf(-zf_lo, xsum.y, part[1]), acc[0][1]);
-    acc[0][2] = fmaf(sf.y, fmaf(-zf_hi, xsum.x, part[2]), acc[0][2]);
-    acc[0][3] = fmaf(sf.y, fmaf(-zf_hi, xsum.y, part[3]), acc[0][3]);
-}
-
-/*
- * X[j][c] = the sum of x row min(c, m-1) over the CTA's k tile j (columns
- * past k count as the zeros the chunk copy puts there), for j < cta_tiles and
- * c < 8, fp32, into xs (8 floats per tile: lane t of the tile loop reads
- * columns 2t, 2t+1 with one 8-byte load). Computed once per CTA from x in
- * global memory (L2) before the first barrier, while the first weight tiles
- * are in flight, so the tile loop never waits for it: eight lanes per
- * (tile, row), one 16-byte load each, summed in a fixed order (reproducible).
- * Rows m..7 copy row m-1 (they only feed outputs that are never stored).
- */
-template <typename T>
-static __device__ __forceinline__ void w4w_cta_xsums(const w4w_args_t &a, float *xs, int kt_cta,
-                                                     int cta_tiles)
-{
-    const int tid = threadIdx.x, piece = tid & 7;
-    const int m = a.m, items = cta_tiles * m;
-    /* the same trip count in every lane: the shuffles below take all 32 */
-    const int rounds = (items + W4W_THREADS / 8 - 1) / (W4W_THREADS / 8);
-#pragma unroll 4
-    for (int rd = 0; rd < rounds; rd++) {
-        const int it = rd * (W4W_THREADS / 8) + (tid >> 3);
-        const int j = it / m, r = it - j * m;
-        const int64_t col = (int64_t)(kt_cta + j) * W4_TILE_K + piece * 8;
-        const uint16_t *src = a.x + (int64_t)r * a.ldx + col;
-        uint4 v = make_uint4(0u, 0u, 0u, 0u);
-        if (it >= items) {
-            /* past the CTA's tiles: nothing to read, nothing stored */
-        } else if (col + 8 <= a.k) {
-            v = __ldg((const uint4 *)src);
-        } else if (col < a.k) { /* the piece that crosses k: its columns past k are 0 */
-            uint16_t e[8];
-            for (int i = 0; i < 8; i++) e[i] = col + i < a.k ? src[i] : (uint16_t)0;
-            v = make_uint4(e[0] | (uint32_t)e[1] << 16, e[2] | (uint32_t)e[3] << 16,
-                           e[4] | (uint32_t)e[5] << 16, e[6] | (uint32_t)e[7] << 16);
-        }
-        const float2 p0 = w4w_pair_to_float2(T(), v.x), p1 = w4w_pair_to_float2(T(), v.y);
-        const float2 p2 = w4w_pair_to_float2(T(), v.z), p3 = w4w_pair_to_float2(T(), v.w);
-        float sum = ((p0.x + p0.y) + (p1.x + p1.y)) + ((p2.x + p2.y) + (p3.x + p3.y));
-        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-        sum += __shfl_xor_sync(0xffffffffu, sum, 4);
-        if (piece == 0 && it < items) {
-            xs[j * 8 + r] = sum;
-            if (r == m - 1)
-                for (int c = m; c < 8; c++) xs[j * 8 + c] = sum;
-        }
-    }
-}
-
 /* ---- staging: x and the metadata, one chunk at a time ---------------------------- */
 
 /* First quantization group whose metadata a warp needs in its chunk that
@@ -584,29 +444,14 @@ static __device__ __forceinline__ void w4w_copy_chunk(const w4w_args_t &a, uint3
  * rows (m <= 8 * M8), U weight tiles in flight per warp. The loop over
  * chunks has the same trip count in every warp (its barriers); inside a
  * chunk each warp walks its own tiles.
- *
- * RD > 0 (with XSUM, variant w4a16_decode_warp_xsum): the U = RD tiles in
- * flight live in a per-warp ring in shared memory instead of registers. Each
- * lane cp.asyncs its own 16 bytes of tile j + RD into tile j's slot right
- * after reading tile j back (no other lane touches them, so no warp sync),
- * one commit group per tile; tile j is waited for with wait_group RD - 1. The
- * 4 * RD registers of the pipeline are free, so RD is twice U and the tiles'
- * mma chains are not serialised (chain_zero). The x/metadata chunk copies ride
- * in the group of the next tile (a warp with no tile left in the chunk commits
- * them alone), so waiting for a chunk does not drain the ring: at the top of
- * chunk c a thread that committed >= RD tile groups since the chunk's copies
- * were issued waits with wait_group RD - 1, one that committed fewer with 0.
  */
-template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U, int RD, bool XSUM>
+template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U>
 __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_kernel(w4w_args_t a)
 {
     extern __shared__ __align__(128) unsigned char w4w_smem[];
     /* TILE_META (one group covers each 64-k tile, as the fp32 scale also
      * needs): the metadata is staged per tile, read at immediate offsets */
     static_assert(TILE_META || !SCALE_F32, "the fp32 scale needs one group per tile");
-    /* XSUM: the zero point through per-tile x sums (w4w_tile_xsum) */
-    static_assert(!XSUM || (M8 == 1 && SCALE_F32), "the x sums serve m <= 8 with the fp32 scale");
-    static_assert(RD == 0 || RD == U, "the ring holds the U tiles in flight");
 
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
     const int g = lane >> 2, t = lane & 3;
@@ -635,29 +480,14 @@ __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_k
     const int nchunks = (min(kws, cta_tiles) + xc - 1) / xc; /* slice 0 is the longest */
     const uint32_t smem0 = cuops_smem_addr(w4w_smem);
     w4w_copy_chunk<TILE_META>(a, smem0, 0);
-    if (!RD) cuops_cp_async_commit(); /* RD: chunk 0 rides in tile 0's group */
+    cuops_cp_async_commit();
 
     /* ---- the weight pipeline: tiles 0 .. U-1 ---- */
     const uint4 *wp = (const uint4 *)a.packed +
                       ((int64_t)(strip < (int)a.strips ? strip : 0) * a.ktiles + kt0) * 32 + lane;
-    uint4 wv[RD ? 1 : U];
-    /* RD: this lane's 16 bytes of slot 0 of the warp's ring */
-    const uint32_t ring = smem0 + (uint32_t)a.ring_off + (uint32_t)(warp * RD * 512 + lane * 16);
-    /* RD: the mma chains of consecutive tiles may overlap (no chain_zero) */
-    const uint32_t chain_zero = RD ? 0u : a.chain_zero;
+    uint4 wv[U];
 #pragma unroll
-    for (int u = 0; u < U; u++) {
-        if (RD) {
-            cuops_cp_async_16_zfill_if(ring + u * 512, wp + u * 32, 16, u < kw);
-            cuops_cp_async_commit();
-        } else {
-            wv[u] = w4w_ldg_stream_if(wp + u * 32, u < kw);
-        }
-    }
-    int prev_steps = RD; /* RD: tile groups committed since the current chunk's copies */
-    /* XSUM: the CTA's x sums while those loads fly; the first barrier of the
-     * chunk loop publishes them */
-    if (XSUM) w4w_cta_xsums<T>(a, (float *)(w4w_smem + a.xsum_off), kt_cta, cta_tiles);
+    for (int u = 0; u < U; u++) wv[u] = w4w_ldg_stream_if(wp + u * 32, u < kw);
 
     /* x fragment i of this lane: row min(8i+g, m-1), chunks 2t, 2t+1 swizzled */
     uint32_t xoff_a[M8], xoff_b[M8];
@@ -692,26 +522,20 @@ __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_k
     for (int c = 0; c < nchunks; c++) {
         /* chunk c landed for everyone, and everyone is done with chunk c-1,
          * whose buffer the copy below overwrites */
-        if (RD && prev_steps >= RD)
-            cuops_cp_async_wait<RD ? RD - 1 : 0>();
-        else
-            cuops_cp_async_wait<0>();
+        cuops_cp_async_wait<0>();
         __syncthreads();
         if (c + 1 < nchunks)
             w4w_copy_chunk<TILE_META>(a, smem0 + ((c + 1) & 1) * buf_bytes, c + 1);
+        cuops_cp_async_commit();
 
         const int jend = min(kw, (c + 1) * xc);
         int jb = c * xc;
-        if (!RD || jb >= jend) cuops_cp_async_commit(); /* RD: else in the first tile's group */
-        prev_steps = jend > jb ? jend - jb : 0;
         const unsigned char *buf = w4w_smem + (c & 1) * buf_bytes;
         const unsigned char *xt = buf;
         const int gfirst = (!TILE_META && jb < jend) ? w4w_chunk_group0(a, kt0 + jb) : 0;
         /* group gc is in slot gc - gfirst (TILE_META: tile c*xc + j in slot j) */
         const unsigned char *msc = buf + meta_sc;
         const unsigned char *mzw = buf + meta_zw;
-        /* XSUM: this lane's x sums (columns 2t, 2t+1) of the CTA's tile my_begin + jb */
-        const unsigned char *xsp = w4w_smem + a.xsum_off + (my_begin + jb) * 32 + 8 * t;
         /* full blocks of U tiles: consume tile jb+u, refill its slot with
          * tile jb+u+U (chunks are multiples of U tiles when there are several,
          * so slot u always holds tile jb+u) */
@@ -721,28 +545,9 @@ __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_k
                 const int slot = TILE_META ? u : min(grp, a.last_group) - gfirst;
                 const uint32_t sc = *(const uint32_t *)(msc + slot * 32);
                 const uint32_t zw = *(const uint32_t *)(mzw + slot * 8);
-                if (RD) {
-                    cuops_cp_async_wait<RD ? RD - 1 : 0>(); /* tile jb + u landed */
-                    const uint4 wq = w4w_lds_128(ring + u * 512);
-                    if constexpr (XSUM)
-                        w4w_tile_xsum<T>(acc, wq, sc, zw, zshift, chain_zero, xt + u * 128,
-                                         xoff_a[0], xoff_b[0], *(const float2 *)(xsp + u * 32));
-                    else
-                        w4w_tile<T, M8, SCALE_F32>(acc, wq, sc, zw, zshift, chain_zero,
-                                                   xt + u * 128, xoff_a, xoff_b);
-                    /* wq was consumed above, so this lane's read of the slot is done */
-                    cuops_cp_async_16_zfill_if(ring + u * 512, wp + (u + U) * 32, 16,
-                                               jb + u + U < kw);
-                    cuops_cp_async_commit();
-                } else {
-                    if constexpr (XSUM)
-                        w4w_tile_xsum<T>(acc, wv[RD ? 0 : u], sc, zw, zshift, chain_zero, xt + u * 128,
-                                         xoff_a[0], xoff_b[0], *(const float2 *)(xsp + u * 32));
-                    else
-                        w4w_tile<T, M8, SCALE_F32>(acc, wv[RD ? 0 : u], sc, zw, zshift, chain_zero,
-                                                   xt + u * 128, xoff_a, xoff_b);
-                    wv[RD ? 0 : u] = w4w_ldg_stream_if(wp + (u + U) * 32, jb + u + U < kw);
-                }
+                w4w_tile<T, M8, SCALE_F32>(acc, wv[u], sc, zw, zshift, a.chain_zero, xt + u * 128,
+                                           xoff_a, xoff_b);
+                wv[u] = w4w_ldg_stream_if(wp + (u + U) * 32, jb + u + U < kw);
                 if (!TILE_META) {
                     rem += r64;
                     grp += q64;
@@ -754,7 +559,6 @@ __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_k
             }
             wp += U * 32;
             xt += U * 128;
-            xsp += U * 32;
             if (TILE_META) {
                 msc += U * 32;
                 mzw += U * 8;
@@ -768,20 +572,8 @@ __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_k
                     const int slot = TILE_META ? u : min(grp, a.last_group) - gfirst;
                     const uint32_t sc = *(const uint32_t *)(msc + slot * 32);
                     const uint32_t zw = *(const uint32_t *)(mzw + slot * 8);
-                    uint4 wq;
-                    if (RD) {
-                        cuops_cp_async_wait<RD ? RD - 1 : 0>();
-                        wq = w4w_lds_128(ring + u * 512);
-                    } else {
-                        wq = wv[RD ? 0 : u];
-                    }
-                    if constexpr (XSUM)
-                        w4w_tile_xsum<T>(acc, wq, sc, zw, zshift, chain_zero, xt + u * 128,
-                                         xoff_a[0], xoff_b[0], *(const float2 *)(xsp + u * 32));
-                    else
-                        w4w_tile<T, M8, SCALE_F32>(acc, wq, sc, zw, zshift, chain_zero,
-                                                   xt + u * 128, xoff_a, xoff_b);
-                    if (RD) cuops_cp_async_commit(); /* empty: keeps one group per tile */
+                    w4w_tile<T, M8, SCALE_F32>(acc, wv[u], sc, zw, zshift, a.chain_zero,
+                                               xt + u * 128, xoff_a, xoff_b);
                     if (!TILE_META) {
                         rem += r64;
                         grp += q64;
@@ -1010,17 +802,17 @@ static int64_t w4w_smem_budget(const struct cuops_handle *h)
 
 /* Resident CTAs per SM of one instantiation at the full budget (cached;
  * only steers the plan, never correctness). */
-template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U, int RD, bool XSUM>
+template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U>
 static int w4w_ctas_per_sm(int64_t budget)
 {
     static int cached = 0;
     if (cached == 0) {
         int v = 0;
-        const void *fn = (const void *)w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U, RD, XSUM>;
+        const void *fn = (const void *)w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U>;
         if (cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)budget) !=
                 cudaSuccess ||
             cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                &v, w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U, RD, XSUM>, W4W_THREADS, (size_t)budget) !=
+                &v, w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U>, W4W_THREADS, (size_t)budget) !=
                 cudaSuccess ||
             v < 1) {
             (void)cudaGetLastError();
@@ -1031,33 +823,13 @@ static int w4w_ctas_per_sm(int64_t budget)
     return cached;
 }
 
-template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U, int RD, bool XSUM>
+template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U>
 static cuops_status_t w4w_launch(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                  const w4_geometry_t *geo, int64_t forced_splits, const char *name)
 {
-    /* XSUM: 32 B of x sums per k tile of a CTA (at most all of K) come out
-     * of the chunks' budget */
-    const int64_t full_budget = w4w_smem_budget(h);
-    const int64_t xsum_bytes = XSUM ? (geo->ktiles * 32 + 127) / 128 * 128 : 0;
-    /* RD: the weight rings (8 warps x RD x 512 B) come out of the CTA's
-     * share of the SM (two CTAs per SM) too */
-    const int64_t ring_bytes = (int64_t)W4W_WARPS * RD * 512;
-    int64_t chunk_room = full_budget;
-    if (RD) {
-        const int64_t optin = h->smem_optin_bytes > 0 ? h->smem_optin_bytes : 48 * 1024;
-        int64_t share = (optin + 1024) / W4W_MIN_CTAS - 2048;
-        if (share > optin) share = optin;
-        if (chunk_room > share - ring_bytes - 256) chunk_room = (share - ring_bytes - 256) / 1024 * 1024;
-    }
-    const int64_t budget = chunk_room - xsum_bytes;
-    if (budget < 4096)
-        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
-                          "w4a16 (cuda): %s: no shared memory left for x beside its sums and rings",
-                          name);
+    const int64_t budget = w4w_smem_budget(h);
     const int64_t sms = h->num_sms > 0 ? h->num_sms : 132;
-    const int64_t slots =
-        sms * w4w_ctas_per_sm<T, M8, SCALE_F32, TILE_META, U, RD, XSUM>(
-                  RD ? chunk_room + 256 + ring_bytes : full_budget);
+    const int64_t slots = sms * w4w_ctas_per_sm<T, M8, SCALE_F32, TILE_META, U>(budget);
     const int64_t gs_eff = geo->num_groups == 1 ? ((int64_t)1 << 30) : geo->group_size;
     w4w_plan_t plan;
     if (!w4w_choose_plan(&plan, d->m, geo->k, geo->strips, geo->ktiles, gs_eff, geo->num_groups,
@@ -1109,11 +881,6 @@ static cuops_status_t w4w_launch(struct cuops_handle *h, const cuops_w4a16_desc_
     a.xc = (int)plan.xc;
     a.meta_groups = (int)plan.meta_groups;
     a.x_chunk_bytes = (int)plan.x_chunk_bytes;
-    a.xsum_off = (int)((plan.smem + 127) / 128 * 128);
-    a.ring_off = (int)((a.xsum_off + xsum_bytes + 127) / 128 * 128);
-    const size_t smem_total =
-        RD ? (size_t)a.ring_off + (size_t)ring_bytes
-           : (XSUM ? (size_t)a.xsum_off + (size_t)xsum_bytes : plan.smem);
     a.warp_meta_bytes = (int)plan.warp_meta_bytes;
     a.splits = (int)plan.splits;
     a.chain_zero = 0;
@@ -1124,17 +891,16 @@ static cuops_status_t w4w_launch(struct cuops_handle *h, const cuops_w4a16_desc_
         a.counter_base = (int)(b % W4W_COUNTER_BLOCKS) * W4W_MAX_SPLIT_TILES;
     }
 
-    const void *fn = (const void *)w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U, RD, XSUM>;
-    if (smem_total > 48 * 1024) {
+    const void *fn = (const void *)w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U>;
+    if (plan.smem > 48 * 1024) {
         /* per function and device; cheap next to a launch, so simply repeated */
-        cudaError_t err = cudaFuncSetAttribute(
-            fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-            (int)(RD ? (size_t)chunk_room + 256 + (size_t)ring_bytes : (size_t)full_budget));
+        cudaError_t err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               (int)budget);
         if (err != cudaSuccess) return cuops_cuda_fail(h, err, name);
     }
     dim3 grid((unsigned)plan.row_tiles, (unsigned)plan.splits, 1);
-    w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U, RD, XSUM>
-        <<<grid, W4W_THREADS, smem_total, cuops_stream(h)>>>(a);
+    w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U>
+        <<<grid, W4W_THREADS, plan.smem, cuops_stream(h)>>>(a);
     return cuops_cuda_check_launch(h, name);
 }
 
@@ -1158,42 +924,30 @@ int w4a16_decode_warp_serves(const cuops_w4a16_desc_t *d, const w4_geometry_t *g
  */
 cuops_status_t w4a16_launch_decode_warp(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                         const w4_geometry_t *geo, int64_t forced_splits,
-                                        int xsum, const char **kernel_name)
+                                        const char **kernel_name)
 {
-    static const char *const names[2][5] = {
+    static const char *const names[2][4] = {
         {"w4a16_decode_warp_f16_m8", "w4a16_decode_warp_f16_m8_g16", "w4a16_decode_warp_f16_m16",
-         "w4a16_decode_warp_f16_m16_g16", "w4a16_decode_warp_f16_m8_xsum"},
+         "w4a16_decode_warp_f16_m16_g16"},
         {"w4a16_decode_warp_bf16_m8", "w4a16_decode_warp_bf16_m8_g16",
-         "w4a16_decode_warp_bf16_m16", "w4a16_decode_warp_bf16_m16_g16",
-         "w4a16_decode_warp_bf16_m8_xsum"}};
+         "w4a16_decode_warp_bf16_m16", "w4a16_decode_warp_bf16_m16_g16"}};
     const int bf = d->act_type == CUOPS_DTYPE_BF16;
     const int tile_group = geo->group_size % W4_TILE_K == 0 || geo->num_groups == 1;
-    int kind = (d->m > 8 ? 2 : 0) + (tile_group ? 0 : 1);
-    /* the x-sum form replaces the fp32-scale kernel (m <= 8, one group per
-     * tile) where the sums of all of K fit beside the chunks (32 B per k
-     * tile, K <= W4W_XSUM_MAX_KTILES * 64); the other calls run the same
-     * kernels in both variants */
-    if (xsum && kind == 0 && geo->ktiles <= W4W_XSUM_MAX_KTILES) kind = 4;
+    const int kind = (d->m > 8 ? 2 : 0) + (tile_group ? 0 : 1);
     const char *name = names[bf][kind];
     *kernel_name = name;
     if (!bf) {
         switch (kind) {
-        case 0: return w4w_launch<__half, 1, true, true, W4W_U, 0, false>(h, d, geo, forced_splits, name);
-        case 1: return w4w_launch<__half, 1, false, false, W4W_U, 0, false>(h, d, geo, forced_splits, name);
-        case 2: return w4w_launch<__half, 2, false, true, W4W_U, 0, false>(h, d, geo, forced_splits, name);
-        case 3: return w4w_launch<__half, 2, false, false, W4W_U, 0, false>(h, d, geo, forced_splits, name);
-        default:
-            return w4w_launch<__half, 1, true, true, W4W_RING, W4W_RING, true>(h, d, geo,
-                                                                             forced_splits, name);
+        case 0: return w4w_launch<__half, 1, true, true, W4W_U>(h, d, geo, forced_splits, name);
+        case 1: return w4w_launch<__half, 1, false, false, W4W_U>(h, d, geo, forced_splits, name);
+        case 2: return w4w_launch<__half, 2, false, true, W4W_U>(h, d, geo, forced_splits, name);
+        default: return w4w_launch<__half, 2, false, false, W4W_U>(h, d, geo, forced_splits, name);
         }
     }
     switch (kind) {
-    case 0: return w4w_launch<__nv_bfloat16, 1, true, true, W4W_U, 0, false>(h, d, geo, forced_splits, name);
-    case 1: return w4w_launch<__nv_bfloat16, 1, false, false, W4W_U, 0, false>(h, d, geo, forced_splits, name);
-    case 2: return w4w_launch<__nv_bfloat16, 2, false, true, W4W_U, 0, false>(h, d, geo, forced_splits, name);
-    case 3: return w4w_launch<__nv_bfloat16, 2, false, false, W4W_U, 0, false>(h, d, geo, forced_splits, name);
-    default:
-        return w4w_launch<__nv_bfloat16, 1, true, true, W4W_RING, W4W_RING, true>(h, d, geo,
-                                                                                forced_splits, name);
+    case 0: return w4w_launch<__nv_bfloat16, 1, true, true, W4W_U>(h, d, geo, forced_splits, name);
+    case 1: return w4w_launch<__nv_bfloat16, 1, false, false, W4W_U>(h, d, geo, forced_splits, name);
+    case 2: return w4w_launch<__nv_bfloat16, 2, false, true, W4W_U>(h, d, geo, forced_splits, name);
+    default: return w4w_launch<__nv_bfloat16, 2, false, false, W4W_U>(h, d, geo, forced_splits, name);
     }
 }
