@@ -219,7 +219,6 @@ static int warp_serves(int64_t m, int64_t ldx, int x_offset)
 }
 
 static int g_sm_major; /* the device's compute capability (major) */
-static int g_sms;      /* its SM count */
 /* CUOPS_TEST_VARIANT=name: only the calls that force that variant (a
  * sanitizer run of one kernel) */
 static const char *g_only_variant;
@@ -265,8 +264,7 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
     int refused = 0;
     if (c.variant && strcmp(c.variant, "w4a16_decode_splitk") == 0) refused = m > 64;
     if (c.variant && strcmp(c.variant, "w4a16_decode_stream") == 0) refused = !serves;
-    /* w4a16_decode_warp and its persistent form w4a16_decode_warp_persist */
-    const int is_warp = c.variant && strncmp(c.variant, "w4a16_decode_warp", 17) == 0;
+    const int is_warp = c.variant && strcmp(c.variant, "w4a16_decode_warp") == 0;
     if (is_warp) refused = !warp_serves(m, ldx, c.x_offset);
     /* the fused prefill kernel: sm_90, a group a multiple of 64 or one per row */
     const int is_fused = c.variant && strcmp(c.variant, "w4a16_prefill_wgmma") == 0;
@@ -313,19 +311,6 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
     if (st == CUOPS_STATUS_SUCCESS && is_warp)
         CHECK(strstr(cuops_last_kernel(h), "w4a16_decode_warp") != NULL,
               "w4a16_decode_warp m=%lld ran %s", (long long)m, cuops_last_kernel(h));
-    /* the persistent form runs exactly where it serves: m <= 8, one group
-     * per 64-k tile, k a multiple of 4096, m * k <= 32768, more 16-row strips
-     * than SMs, no forced split */
-    if (st == CUOPS_STATUS_SUCCESS && is_warp) {
-        const int64_t strips = (n + 63) / 64 * 4;
-        const int want = strcmp(c.variant, "w4a16_decode_warp_persist") == 0 && m <= 8 &&
-                         (w->group_size % 64 == 0 || w->group_size >= k) && k % 4096 == 0 &&
-                         m * k <= 32768 && strips > g_sms && c.split_k <= 1;
-        CHECK((strstr(cuops_last_kernel(h), "_persist") != NULL) == want,
-              "%s m=%lld n=%lld k=%lld g=%lld split=%d ran %s", c.variant, (long long)m,
-              (long long)n, (long long)k, (long long)w->group_size, c.split_k,
-              cuops_last_kernel(h));
-    }
     if (st == CUOPS_STATUS_SUCCESS && is_fused)
         CHECK(strcmp(cuops_last_kernel(h), "w4a16_prefill_wgmma") == 0,
               "w4a16_prefill_wgmma m=%lld ran %s", (long long)m, cuops_last_kernel(h));
@@ -529,13 +514,14 @@ static void run_gpu_tests(cuops_handle_t h)
  * CUOPS_TEST_QUICK: five small weights (three f16, two bf16), m in {1, 9, 16},
  * plain strides, one forced-split pair.
  */
-static void run_warp_tests(cuops_handle_t h, int quick, const char *warp)
+static void run_warp_tests(cuops_handle_t h, int quick)
 {
     static const int64_t n_list[] = {16, 48, 1000, 4096};
     static const int64_t k_list[] = {64, 128, 1088, 4096};
     static const int64_t m_full[] = {1, 2, 7, 8, 9, 16};
     static const int64_t m_quick[] = {1, 9, 16};
     static const cuops_dtype_t stypes[] = {CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32};
+    const char *warp = "w4a16_decode_warp";
     /* group sizes by index: 16, 32, 48, 64, 128, k (per-channel), k + 40 */
     for (int a = 0; a < 2; a++) {
         cuops_dtype_t act = a ? CUOPS_DTYPE_BF16 : CUOPS_DTYPE_F16;
@@ -612,38 +598,6 @@ static void run_warp_tests(cuops_handle_t h, int quick, const char *warp)
                     if (quick) continue;
                     gemm_case_t c0 = {ms[mi], 0, 0, 0, warp, 0, 1};
                     gpu_gemm_check(h, &w, wd, &gw, act, c0);
-                }
-                free(wd);
-            }
-            cudaFree(gw.packed);
-            free_weight(&w);
-        }
-    }
-
-    /* Where the persistent form serves (k a multiple of 4096, more strips
-     * than SMs): 9000 rows are 564 strips, two or three per CTA on 132 SMs
-     * (its pipeline runs on from one strip into the next, its metadata
-     * buffers alternate), 4100 rows are 260 strips, one per CTA, the last
-     * one partial. Group 64 with zeros (f16) and per-channel without (bf16),
-     * m = 1 and 5, a padded y. Both variants run them; in quick mode too, so
-     * the sanitizers see the persistent kernel. */
-    static const int64_t pn[] = {9000, 4100};
-    for (int a = 0; a < 2; a++) {
-        cuops_dtype_t act = a ? CUOPS_DTYPE_BF16 : CUOPS_DTYPE_F16;
-        for (int ni = 0; ni < 2; ni++) {
-            if (quick && ni != a) continue;
-            host_weight_t w;
-            make_weight(&w, pn[ni], 4096, a ? 4096 : 64, stypes[a], !a);
-            gpu_weight_t gw;
-            if (gpu_prepack(h, &w, act, &gw)) {
-                float *wd = dequant_reference(&w, act);
-                static const int64_t ms[] = {1, 5};
-                for (int mi = 0; mi < 2; mi++) {
-                    if (quick && mi) continue;
-                    gemm_case_t c0 = {ms[mi], 0, 0, 0, warp, 0, 1};
-                    gpu_gemm_check(h, &w, wd, &gw, act, c0);
-                    gemm_case_t c1 = {ms[mi], 8, 3, 0, warp, 0, 1};
-                    gpu_gemm_check(h, &w, wd, &gw, act, c1);
                 }
                 free(wd);
             }
@@ -746,12 +700,8 @@ int main(void)
     if (st == CUOPS_STATUS_SUCCESS) {
         cudaDeviceProp prop;
         g_sm_major = cudaGetDeviceProperties(&prop, 0) == cudaSuccess ? prop.major : 0;
-        g_sms = g_sm_major ? prop.multiProcessorCount : 0;
         run_gpu_tests(h);
-        run_warp_tests(h, g_quick, "w4a16_decode_warp");
-        /* the persistent form: its own kernel where it serves (below), the
-         * w4a16_decode_warp kernels elsewhere; the sweep covers both */
-        run_warp_tests(h, g_quick, "w4a16_decode_warp_persist");
+        run_warp_tests(h, g_quick);
         cuops_destroy(h);
     }
     return tu_finish("test_gpu_w4a16");

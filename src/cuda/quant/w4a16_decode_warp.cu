@@ -659,153 +659,6 @@ __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_k
     if (tid == 0) atomicExch(counter, 0u);
 }
 
-
-/*
- * The persistent form (variant w4a16_decode_warp_persist): m <= 8, one group
- * per 64-k tile (the fp32-scale tile), every 8-warp CTA of the grid (one per
- * resident slot) walks strips blockIdx.x, + gridDim.x, ... and splits each
- * strip's K over its 8 warps (16 tiles each at k = 8192). Why: at m = 1,
- * 28672 x 8192 the 8-strip CTAs of w4a16_decode_warp put 2 048 tiles on 92
- * SMs and 1 024 on 40, and the time is the busiest SMs' (P69); dealing whole
- * 8-strip CTAs evenly (P70) kept 16 warps on no SM. Here every SM keeps 16
- * warps until its last strip and carries at most ceil(strips / slots)
- * strips: 1 792 tiles at 28672 rows against 2 048. x is staged once (the
- * warps' k slices are the same for every strip: m x k x 2 bytes), the
- * metadata per strip, double-buffered; each warp's register pipeline runs
- * on into the next strip while the CTA adds the 8 slices of the last one in
- * shared memory (slice order: bitwise reproducible) and stores its 16 rows.
- * Serves ktiles % 64 == 0 (slices of a multiple of U tiles) and m * ktiles
- * <= 512 (x in 64 KB).
- */
-template <typename T, int U>
-__global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS)
-w4a16_decode_warp_persist_kernel(w4w_args_t a)
-{
-    extern __shared__ __align__(128) unsigned char w4w_smem[];
-    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-    const int g = lane >> 2, t = lane & 3;
-    const int m = a.m;
-    const int kws = a.tiles_per_slice; /* ktiles / 8, a multiple of U */
-    const int ktiles = (int)a.ktiles;
-    const int slice = warp;
-    const int kt0 = slice * kws;
-    const int nblocks = kws / U;
-    const int G = (int)gridDim.x;
-    const int my_strips = ((int)a.strips - (int)blockIdx.x + G - 1) / G;
-
-    /* shared memory: x [8 slices][m rows][kws tiles][128 B] (swizzled as in
-     * w4w_copy_chunk), then two metadata buffers [8 warps][kws][32 B scale
-     * pairs | kws x 8 B zero words], then the slice sums [8][m][16] fp32 */
-    const uint32_t row_bytes = (uint32_t)kws * 128u;
-    const uint32_t smem0 = cuops_smem_addr(w4w_smem);
-    const uint32_t meta_off = (uint32_t)a.x_chunk_bytes;
-    const uint32_t wmb = (uint32_t)a.warp_meta_bytes;
-    const uint32_t red_off = meta_off + 2u * W4W_WARPS * wmb;
-
-    /* x, all slices, once: warps take rows (slice, x row) in turn */
-    for (int rowid = warp; rowid < W4W_WARPS * m; rowid += W4W_WARPS) {
-        const int s = rowid / m, r = rowid - s * m;
-        const uint16_t *src_row = a.x + (int64_t)r * a.ldx + (int64_t)s * kws * W4_TILE_K;
-        const uint32_t dst_row = smem0 + (uint32_t)rowid * row_bytes;
-        for (int q = lane; q < kws * 8; q += 32) {
-            const int col = s * kws * W4_TILE_K + q * 8;
-            const int left = (int)a.k - col;
-            const int bytes = left >= 8 ? 16 : (left > 0 ? left * 2 : 0);
-            const void *src = bytes ? (const void *)(src_row + q * 8) : (const void *)a.x;
-            cuops_cp_async_16_zfill(dst_row + ((q >> 3) << 7) + (((q & 7) ^ (r & 7)) << 4), src, bytes);
-        }
-    }
-    /* one strip's metadata for this warp's kws tiles: a lane per tile */
-    auto copy_meta = [&](int strip, int buf) {
-        const uint32_t mbase = smem0 + meta_off + (uint32_t)buf * W4W_WARPS * wmb + (uint32_t)warp * wmb;
-        const uint32_t zbase = mbase + (uint32_t)kws * 32u;
-        for (int j = lane; j < kws; j += 32) {
-            const int grp = min((kt0 + j) * W4_TILE_K / a.gs_eff, a.last_group);
-            const int64_t sg = (int64_t)strip * a.num_groups + grp;
-            const uint8_t *ssrc = a.packed + a.scale_offset + sg * 32;
-            cuops_cp_async_16_zfill(mbase + j * 32, ssrc, 16);
-            cuops_cp_async_16_zfill(mbase + j * 32 + 16, ssrc + 16, 16);
-            w4w_cp_async_8(zbase + j * 8, a.packed + a.zero_offset + sg * 8);
-        }
-    };
-    if (my_strips > 0) copy_meta((int)blockIdx.x, 0);
-    cuops_cp_async_commit();
-
-    /* the weight pipeline: this warp's slice of strip blockIdx.x, then of
-     * each next strip of the CTA (gridDim.x strips further) */
-    const int64_t strip_step = (int64_t)G * ktiles * 32; /* in uint4 */
-    const uint4 *wp = (const uint4 *)a.packed + ((int64_t)blockIdx.x * ktiles + kt0) * 32 + lane;
-    uint4 wv[U];
-#pragma unroll
-    for (int u = 0; u < U; u++) wv[u] = w4w_ldg_stream_if(wp + u * 32, my_strips > 0);
-
-    uint32_t xoff_a[1], xoff_b[1];
-    {
-        const int row = min(g, m - 1);
-        const uint32_t base = (uint32_t)(slice * m + row) * row_bytes;
-        const uint32_t c0 = (uint32_t)((2 * t) ^ (row & 7));
-        xoff_a[0] = base + (c0 << 4);
-        xoff_b[0] = base + ((c0 ^ 1u) << 4);
-    }
-    const int zshift = 4 * (g & 3);
-    float *red = (float *)(w4w_smem + red_off);
-
-    for (int i = 0; i < my_strips; i++) {
-        const int strip = (int)blockIdx.x + i * G;
-        /* strip i's metadata (and, at i = 0, x) landed for everyone; the
-         * slice sums of strip i-1 were read and stored */
-        cuops_cp_async_wait<0>();
-        __syncthreads();
-        const bool more = i + 1 < my_strips;
-        if (more) copy_meta(strip + G, (i + 1) & 1);
-        cuops_cp_async_commit();
-
-        const unsigned char *mbuf =
-            w4w_smem + meta_off + (uint32_t)(i & 1) * W4W_WARPS * wmb + (uint32_t)warp * wmb;
-        const unsigned char *msc = mbuf + 4 * g;
-        const unsigned char *mzw = mbuf + kws * 32 + 4 * (g >> 2);
-        const unsigned char *xt = w4w_smem;
-        float acc[1][4] = {{0.0f, 0.0f, 0.0f, 0.0f}};
-        for (int b = 0; b < nblocks; b++) {
-            /* refills: this strip's next block, or the next strip's first */
-            const bool last = b + 1 == nblocks;
-            /* wp is at this block's first tile; the next strip's slice
-             * starts strip_step past the slice's first tile */
-            const uint4 *next = wp + strip_step - (int64_t)(nblocks - 1) * U * 32;
-            const uint4 *refill = last ? next : wp + U * 32;
-            const int pred = !last || more;
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                const uint32_t sc = *(const uint32_t *)(msc + u * 32);
-                const uint32_t zw = *(const uint32_t *)(mzw + u * 8);
-                w4w_tile<T, 1, true>(acc, wv[u], sc, zw, zshift, a.chain_zero, xt + u * 128,
-                                     xoff_a, xoff_b);
-                wv[u] = w4w_ldg_stream_if(refill + u * 32, pred);
-            }
-            wp = last ? next : wp + U * 32;
-            xt += U * 128;
-            msc += U * 32;
-            mzw += U * 8;
-        }
-
-        /* the 8 slices' sums, in slice order: rows of strip `strip` */
-#pragma unroll
-        for (int cc = 0; cc < 4; cc++) {
-            const int xrow = 2 * t + (cc & 1);
-            if (xrow < m) red[(slice * m + xrow) * 16 + g + 8 * (cc >> 1)] = acc[0][cc];
-        }
-        __syncthreads();
-        if (tid < m * 16) {
-            float sum = red[tid];
-            for (int sl = 1; sl < W4W_WARPS; sl++) sum += red[sl * m * 16 + tid];
-            const int64_t xrow = tid >> 4;
-            const int64_t col = (int64_t)strip * W4_STRIP_ROWS + (tid & 15);
-            if (col < a.n) ((T *)a.y)[xrow * a.ldy + col] = cuops_from_float<T>(sum);
-        }
-    }
-    cuops_cp_async_wait<0>();
-}
-
 /* ---- host side: the plan (strips per CTA, splits, chunks), launch -------------- */
 
 typedef struct w4w_plan {
@@ -1051,71 +904,6 @@ static cuops_status_t w4w_launch(struct cuops_handle *h, const cuops_w4a16_desc_
     return cuops_cuda_check_launch(h, name);
 }
 
-
-/* w4a16_decode_warp_persist's launch, where it serves the call (see the
- * kernel); returns NOT_SUPPORTED with no side effect otherwise, and the
- * caller runs w4a16_decode_warp instead. */
-template <typename T>
-static cuops_status_t w4w_launch_persist(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
-                                         const w4_geometry_t *geo, const char *name, int *served)
-{
-    *served = 0;
-    const int64_t sms = h->num_sms > 0 ? h->num_sms : 132;
-    const int64_t ktiles = geo->ktiles;
-    if (d->m > 8 || ktiles % (W4W_WARPS * W4W_U) != 0 || d->m * ktiles > 512 ||
-        geo->strips <= sms || geo->strips >= ((int64_t)1 << 30) || ktiles >= ((int64_t)1 << 23))
-        return CUOPS_STATUS_SUCCESS;
-    const int64_t budget = w4w_smem_budget(h);
-    const int64_t kws = ktiles / W4W_WARPS;
-    const int64_t x_bytes = W4W_WARPS * d->m * kws * 128;
-    const int64_t wmb = (kws * 40 + 15) / 16 * 16;
-    const int64_t red_bytes = W4W_WARPS * d->m * 16 * 4;
-    const int64_t smem = x_bytes + 2 * W4W_WARPS * wmb + red_bytes;
-    if (smem > budget) return CUOPS_STATUS_SUCCESS;
-    const void *fn = (const void *)w4a16_decode_warp_persist_kernel<T, W4W_U>;
-    int per_sm = 0;
-    if (cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)budget) !=
-            cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, w4a16_decode_warp_persist_kernel<T, W4W_U>,
-                                                      W4W_THREADS, (size_t)smem) != cudaSuccess ||
-        per_sm < 1) {
-        (void)cudaGetLastError();
-        per_sm = 1;
-    }
-    const int64_t slots = sms * per_sm;
-    const int64_t grid = geo->strips < slots ? geo->strips : slots;
-
-    w4w_args_t a;
-    memset(&a, 0, sizeof a);
-    a.x = (const uint16_t *)d->x;
-    a.ldx = d->ldx;
-    a.packed = (const uint8_t *)d->packed;
-    a.y = d->y;
-    a.ldy = d->ldy;
-    a.n = geo->n;
-    a.k = geo->k;
-    a.strips = geo->strips;
-    a.ktiles = ktiles;
-    a.scale_offset = geo->scale_offset;
-    a.zero_offset = geo->zero_offset;
-    a.m = (int)d->m;
-    a.num_groups = (int)geo->num_groups;
-    a.last_group = (int)geo->num_groups - 1;
-    a.gs_eff = geo->num_groups == 1 ? (1 << 30) : (int)geo->group_size;
-    a.tiles_per_split = (int)ktiles;
-    a.tiles_per_slice = (int)kws;
-    a.xc = (int)kws;
-    a.meta_groups = (int)kws;
-    a.x_chunk_bytes = (int)x_bytes;
-    a.warp_meta_bytes = (int)wmb;
-    a.splits = 1;
-    a.chain_zero = 0;
-    w4a16_decode_warp_persist_kernel<T, W4W_U>
-        <<<(unsigned)grid, W4W_THREADS, (size_t)smem, cuops_stream(h)>>>(a);
-    *served = 1;
-    return cuops_cuda_check_launch(h, name);
-}
-
 int w4a16_decode_warp_serves(const cuops_w4a16_desc_t *d, const w4_geometry_t *geo)
 {
     if (d->m < 1 || d->m > 16) return 0;
@@ -1136,7 +924,7 @@ int w4a16_decode_warp_serves(const cuops_w4a16_desc_t *d, const w4_geometry_t *g
  */
 cuops_status_t w4a16_launch_decode_warp(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                         const w4_geometry_t *geo, int64_t forced_splits,
-                                        int persist, const char **kernel_name)
+                                        const char **kernel_name)
 {
     static const char *const names[2][4] = {
         {"w4a16_decode_warp_f16_m8", "w4a16_decode_warp_f16_m8_g16", "w4a16_decode_warp_f16_m16",
@@ -1148,18 +936,6 @@ cuops_status_t w4a16_launch_decode_warp(struct cuops_handle *h, const cuops_w4a1
     const int kind = (d->m > 8 ? 2 : 0) + (tile_group ? 0 : 1);
     const char *name = names[bf][kind];
     *kernel_name = name;
-    /* the persistent form: m <= 8, one group per tile, unsplit, where it
-     * serves the shape; everything else runs the kernels below */
-    if (persist && kind == 0 && forced_splits <= 1) {
-        int served = 0;
-        const char *pname = bf ? "w4a16_decode_warp_bf16_m8_persist" : "w4a16_decode_warp_f16_m8_persist";
-        cuops_status_t st = bf ? w4w_launch_persist<__nv_bfloat16>(h, d, geo, pname, &served)
-                               : w4w_launch_persist<__half>(h, d, geo, pname, &served);
-        if (served) {
-            *kernel_name = pname;
-            return st;
-        }
-    }
     if (!bf) {
         switch (kind) {
         case 0: return w4w_launch<__half, 1, true, true, W4W_U>(h, d, geo, forced_splits, name);
