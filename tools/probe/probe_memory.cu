@@ -277,6 +277,69 @@ __global__ void __launch_bounds__(256) read_tiles(const uint4 *__restrict__ in, 
     if (acc == 0x9e3779b9u) sink[0] = acc;
 }
 
+/*
+ * The same stream fed by the bulk-copy engine: lane 0 of warp w copies its
+ * strip CT tiles at a time (CT x 512 contiguous bytes, one cp.async.bulk)
+ * into the warp's own ring of S stages in shared memory, each stage
+ * completing on its own mbarrier; the warp waits for a stage, every lane
+ * reads its 16 bytes of each tile, and lane 0 refills the stage. Same grid,
+ * same two CTAs per SM, the same 8 tiles (4 KB) in flight per warp as the
+ * U = 8 rows above (CT x S = 8): only the width of the requests differs
+ * (4, 2 or 1 KB).
+ */
+template <int CT, int S>
+__global__ void __launch_bounds__(256) read_tiles_bulk(const uint8_t *__restrict__ in, int tiles,
+                                                       uint32_t *sink)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    extern __shared__ __align__(128) uint8_t smem_tiles[];
+    __shared__ __align__(8) uint64_t bars[8][S];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const long w = (long)blockIdx.x * 8 + warp;
+    const uint8_t *src = in + w * (long)tiles * 512;
+    uint8_t *ring = smem_tiles + (size_t)warp * S * CT * 512;
+    const int chunks = tiles / CT;
+    if (lane == 0) {
+        for (int s = 0; s < S; s++) {
+            uint32_t bar = (uint32_t)__cvta_generic_to_shared(&bars[warp][s]);
+            asm volatile("mbarrier.init.shared.b64 [%0], 1;\n" ::"r"(bar));
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        for (int c = 0; c < S && c < chunks; c++) {
+            uint32_t bar = (uint32_t)__cvta_generic_to_shared(&bars[warp][c]);
+            uint32_t dst = (uint32_t)__cvta_generic_to_shared(ring + (size_t)c * CT * 512);
+            asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;\n" ::"r"(bar), "r"(CT * 512));
+            asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
+                         ::"r"(dst), "l"(src + (size_t)c * CT * 512), "r"(CT * 512), "r"(bar) : "memory");
+        }
+    }
+    __syncwarp();
+    uint32_t acc = 0;
+    for (int c = 0; c < chunks; c++) {
+        const int s = c % S;
+        const uint32_t bar = (uint32_t)__cvta_generic_to_shared(&bars[warp][s]);
+        bulk_wait(bar, (uint32_t)((c / S) & 1));
+        const uint4 *stage = (const uint4 *)(ring + (size_t)s * CT * 512);
+#pragma unroll
+        for (int j = 0; j < CT; j++) {
+            const uint4 v = stage[j * 32 + lane];
+            acc ^= v.x ^ v.y ^ v.z ^ v.w;
+        }
+        __syncwarp();
+        if (lane == 0 && c + S < chunks) {
+            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+            uint32_t dst = (uint32_t)__cvta_generic_to_shared(ring + (size_t)s * CT * 512);
+            asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;\n" ::"r"(bar), "r"(CT * 512));
+            asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
+                         ::"r"(dst), "l"(src + (size_t)(c + S) * CT * 512), "r"(CT * 512), "r"(bar) : "memory");
+        }
+    }
+    if (acc == 0x9e3779b9u) sink[0] = acc;
+#else
+    (void)in; (void)tiles; (void)sink;
+#endif
+}
+
 void probe_streams(void)
 {
     const int sms = g_dev.prop.multiProcessorCount;
@@ -326,6 +389,35 @@ void probe_streams(void)
                 probe_add("streams", series, (double)bytes, gbps, "GB/s", blocks, "CTAs");
                 printf("%-8d %6d %4d %-8s %10.2f %10.0f\n", rows, blocks, u, strips ? "strips" : "window",
                        t * 1e3, gbps);
+            }
+        }
+    }
+    if (g_dev.prop.major >= 9) {
+        PROBE_CHECK(cudaFuncSetAttribute(read_tiles_bulk<8, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+        PROBE_CHECK(cudaFuncSetAttribute(read_tiles_bulk<4, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+        PROBE_CHECK(cudaFuncSetAttribute(read_tiles_bulk<2, 8>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+        printf("bulk-copy fed, strip-major (lane 0 of each warp copies CT tiles per request, S stages):\n");
+        printf("%-8s %6s %8s %10s %10s\n", "rows", "CTAs", "CTxS", "us", "GB/s");
+        for (int ri = 0; ri < 3; ri++) {
+            const int rows = rows_list[ri];
+            const int warps = rows / 16, blocks = warps / 8;
+            const size_t bytes = (size_t)warps * tiles * 512;
+            for (int cfg = 0; cfg < 3; cfg++) {
+                const int ct = cfg == 0 ? 8 : cfg == 1 ? 4 : 2, st = 8 / ct; /* 8 tiles per warp in flight */
+                auto launch = [&] {
+                    const uint8_t *in = buf[rot++ % nbuf];
+                    if (cfg == 0) read_tiles_bulk<8, 2><<<blocks, 256, smem>>>(in, tiles, sink);
+                    if (cfg == 1) read_tiles_bulk<4, 4><<<blocks, 256, smem>>>(in, tiles, sink);
+                    if (cfg == 2) read_tiles_bulk<2, 8><<<blocks, 256, smem>>>(in, tiles, sink);
+                };
+                const float t = probe_time_ms(launch, 15);
+                const double gbps = bytes / (t * 1e-3) / 1e9;
+                char series[64];
+                snprintf(series, sizeof series, "bulk %d tiles x %d stages per warp, %d rows", ct, st, rows);
+                probe_add("streams", series, (double)bytes, gbps, "GB/s", blocks, "CTAs");
+                char cfgs[16];
+                snprintf(cfgs, sizeof cfgs, "%dx%d", ct, st);
+                printf("%-8d %6d %8s %10.2f %10.0f\n", rows, blocks, cfgs, t * 1e3, gbps);
             }
         }
     }
