@@ -283,8 +283,8 @@ __global__ void __launch_bounds__(256) read_tiles(const uint4 *__restrict__ in, 
  * into the warp's own ring of S stages in shared memory, each stage
  * completing on its own mbarrier; the warp waits for a stage, every lane
  * reads its 16 bytes of each tile, and lane 0 refills the stage. Same grid,
- * same two CTAs per SM, the same 8 tiles (4 KB) in flight per warp as the
- * U = 8 rows above (CT x S = 8): only the width of the requests differs
+ * same two CTAs per SM, the same 16 tiles (8 KB) in flight per warp as the
+ * U = 16 rows above (CT x S = 16): only the width of the requests differs
  * (4, 2 or 1 KB).
  */
 template <int CT, int S>
@@ -403,7 +403,7 @@ void probe_streams(void)
             const int warps = rows / 16, blocks = warps / 8;
             const size_t bytes = (size_t)warps * tiles * 512;
             for (int cfg = 0; cfg < 3; cfg++) {
-                const int ct = cfg == 0 ? 8 : cfg == 1 ? 4 : 2, st = 8 / ct; /* 8 tiles per warp in flight */
+                const int ct = cfg == 0 ? 8 : cfg == 1 ? 4 : 2, st = 16 / ct; /* 16 tiles per warp in flight */
                 auto launch = [&] {
                     const uint8_t *in = buf[rot++ % nbuf];
                     if (cfg == 0) read_tiles_bulk<8, 2><<<blocks, 256, smem>>>(in, tiles, sink);
