@@ -264,8 +264,7 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
     int refused = 0;
     if (c.variant && strcmp(c.variant, "w4a16_decode_splitk") == 0) refused = m > 64;
     if (c.variant && strcmp(c.variant, "w4a16_decode_stream") == 0) refused = !serves;
-    /* w4a16_decode_warp and its bulk-fed form w4a16_decode_warp_bulk */
-    const int is_warp = c.variant && strncmp(c.variant, "w4a16_decode_warp", 17) == 0;
+    const int is_warp = c.variant && strcmp(c.variant, "w4a16_decode_warp") == 0;
     if (is_warp) refused = !warp_serves(m, ldx, c.x_offset);
     /* the fused prefill kernel: sm_90, a group a multiple of 64 or one per row */
     const int is_fused = c.variant && strcmp(c.variant, "w4a16_prefill_wgmma") == 0;
@@ -312,13 +311,6 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
     if (st == CUOPS_STATUS_SUCCESS && is_warp)
         CHECK(strstr(cuops_last_kernel(h), "w4a16_decode_warp") != NULL,
               "w4a16_decode_warp m=%lld ran %s", (long long)m, cuops_last_kernel(h));
-    if (st == CUOPS_STATUS_SUCCESS && is_warp) {
-        const int want_bulk = strcmp(c.variant, "w4a16_decode_warp_bulk") == 0 && m <= 8 &&
-                              (w->group_size % 64 == 0 || w->group_size >= k) && g_sm_major == 9;
-        CHECK((strstr(cuops_last_kernel(h), "_bulk") != NULL) == want_bulk,
-              "%s m=%lld g=%lld k=%lld ran %s", c.variant, (long long)m, (long long)w->group_size,
-              (long long)k, cuops_last_kernel(h));
-    }
     if (st == CUOPS_STATUS_SUCCESS && is_fused)
         CHECK(strcmp(cuops_last_kernel(h), "w4a16_prefill_wgmma") == 0,
               "w4a16_prefill_wgmma m=%lld ran %s", (long long)m, cuops_last_kernel(h));
@@ -522,13 +514,14 @@ static void run_gpu_tests(cuops_handle_t h)
  * CUOPS_TEST_QUICK: five small weights (three f16, two bf16), m in {1, 9, 16},
  * plain strides, one forced-split pair.
  */
-static void run_warp_tests(cuops_handle_t h, int quick, const char *warp)
+static void run_warp_tests(cuops_handle_t h, int quick)
 {
     static const int64_t n_list[] = {16, 48, 1000, 4096};
     static const int64_t k_list[] = {64, 128, 1088, 4096};
     static const int64_t m_full[] = {1, 2, 7, 8, 9, 16};
     static const int64_t m_quick[] = {1, 9, 16};
     static const cuops_dtype_t stypes[] = {CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32};
+    const char *warp = "w4a16_decode_warp";
     /* group sizes by index: 16, 32, 48, 64, 128, k (per-channel), k + 40 */
     for (int a = 0; a < 2; a++) {
         cuops_dtype_t act = a ? CUOPS_DTYPE_BF16 : CUOPS_DTYPE_F16;
@@ -708,10 +701,7 @@ int main(void)
         cudaDeviceProp prop;
         g_sm_major = cudaGetDeviceProperties(&prop, 0) == cudaSuccess ? prop.major : 0;
         run_gpu_tests(h);
-        run_warp_tests(h, g_quick, "w4a16_decode_warp");
-        /* the bulk-fed form: its own kernel on sm_90 at m <= 8 with one group
-         * per tile, the w4a16_decode_warp kernels elsewhere */
-        run_warp_tests(h, g_quick, "w4a16_decode_warp_bulk");
+        run_warp_tests(h, g_quick);
         cuops_destroy(h);
     }
     return tu_finish("test_gpu_w4a16");

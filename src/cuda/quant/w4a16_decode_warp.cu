@@ -74,7 +74,6 @@
 #include <string.h>
 
 #include "cuda/common/ptx_sm80.cuh"
-#include "cuda/common/ptx_sm90.cuh"
 #include "cuda/quant/w4a16_layout.cuh"
 #include "cuda/quant/w4a16_pair_ops.cuh"
 
@@ -134,7 +133,6 @@ typedef struct w4w_args {
     int xc;              /* tiles per slice in one chunk (a multiple of U if chunked) */
     int meta_groups;     /* groups one warp's chunk can touch (metadata slots) */
     int x_chunk_bytes;   /* KS * m * xc * 128: x part of a chunk buffer */
-    int ring_off;        /* BULK kernels: where the warps' weight stages start */
     int warp_meta_bytes; /* meta_groups * 40 rounded up to 16: one warp's metadata */
     int splits;
     int counter_base;
@@ -181,19 +179,6 @@ static __device__ __forceinline__ uint4 w4w_ldg_stream_if(const uint4 *p, int pr
         "}\n"
         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
         : "l"(p), "r"(pred));
-    return v;
-}
-
-/* 16 bytes of this lane's weight stage (BULK kernels; volatile: the read
- * must stay after the wait that makes the stage valid and before the warp
- * sync that lets lane 0 refill it) */
-static __device__ __forceinline__ uint4 w4w_lds_128(uint32_t addr)
-{
-    uint4 v;
-    asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "r"(addr)
-                 : "memory");
     return v;
 }
 
@@ -460,27 +445,13 @@ static __device__ __forceinline__ void w4w_copy_chunk(const w4w_args_t &a, uint3
  * chunks has the same trip count in every warp (its barriers); inside a
  * chunk each warp walks its own tiles.
  */
-/*
- * BULK (variant w4a16_decode_warp_bulk, sm_90): the weight comes through the
- * bulk-copy engine instead of the register pipeline. Lane 0 of each warp
- * copies the warp's next block of U tiles (U x 512 contiguous bytes of its
- * strip: 4 KB) with one cp.async.bulk into one of the warp's two stages in
- * shared memory, completing on the stage's mbarrier; the warp waits for the
- * block's stage, each lane reads its 16 bytes of each tile (one LDS.128), and
- * once the block is used lane 0 refills the stage with the block two ahead.
- * The same 8 KB per warp in flight as 16 tiles in registers; P75 measured the
- * bare stream fed this way 5-6 % faster than from registers at 28672 rows.
- */
-template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U, bool BULK>
+template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U>
 __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_kernel(w4w_args_t a)
 {
     extern __shared__ __align__(128) unsigned char w4w_smem[];
     /* TILE_META (one group covers each 64-k tile, as the fp32 scale also
      * needs): the metadata is staged per tile, read at immediate offsets */
     static_assert(TILE_META || !SCALE_F32, "the fp32 scale needs one group per tile");
-#if !CUOPS_SM90A_DEVICE
-    if (BULK) __trap(); /* launched on sm_90 only (w4a16_launch_decode_warp) */
-#endif
 
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
     const int g = lane >> 2, t = lane & 3;
@@ -514,34 +485,9 @@ __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_k
     /* ---- the weight pipeline: tiles 0 .. U-1 ---- */
     const uint4 *wp = (const uint4 *)a.packed +
                       ((int64_t)(strip < (int)a.strips ? strip : 0) * a.ktiles + kt0) * 32 + lane;
-    uint4 wv[BULK ? 1 : U];
-    /* BULK: the warp's two stages and their mbarriers; the slice's first
-     * byte; the number of U-tile blocks it has */
-    __shared__ __align__(8) uint64_t w4w_bars[BULK ? W4W_WARPS * 2 : 1];
-    const uint32_t stage0 = smem0 + (uint32_t)a.ring_off + (uint32_t)(warp * 2 * U * 512);
-    const uint32_t bar0 = cuops_smem_addr(&w4w_bars[BULK ? warp * 2 : 0]);
-    const uint8_t *wsrc = (const uint8_t *)(wp - lane);
-    const int nblk = (kw + U - 1) / U;
-    (void)wsrc; /* unused outside the sm_90a pass */
-    (void)nblk;
-    if (BULK) {
-#if CUOPS_SM90A_DEVICE
-        if (lane == 0) {
-            cuops_mbar_init(bar0, 1);
-            cuops_mbar_init(bar0 + 8, 1);
-            cuops_mbar_init_fence();
-            for (int b = 0; b < 2 && b < nblk; b++) {
-                const uint32_t bytes = (uint32_t)min(U, kw - b * U) * 512u;
-                cuops_mbar_arrive_expect_tx(bar0 + 8 * b, bytes);
-                cuops_bulk_load(stage0 + b * U * 512, wsrc + (size_t)b * U * 512, bytes, bar0 + 8 * b);
-            }
-        }
-        __syncwarp();
-#endif
-    } else {
+    uint4 wv[U];
 #pragma unroll
-        for (int u = 0; u < U; u++) wv[BULK ? 0 : u] = w4w_ldg_stream_if(wp + u * 32, u < kw);
-    }
+    for (int u = 0; u < U; u++) wv[u] = w4w_ldg_stream_if(wp + u * 32, u < kw);
 
     /* x fragment i of this lane: row min(8i+g, m-1), chunks 2t, 2t+1 swizzled */
     uint32_t xoff_a[M8], xoff_b[M8];
@@ -594,21 +540,14 @@ __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_k
          * tile jb+u+U (chunks are multiples of U tiles when there are several,
          * so slot u always holds tile jb+u) */
         for (; jb + U <= jend; jb += U) {
-            /* BULK: block jb / U sits in stage (jb / U) & 1, its (jb / U / 2)-th use */
-            const int blk = jb / U;
-            const uint32_t stage = stage0 + (uint32_t)(blk & 1) * U * 512 + lane * 16;
-#if CUOPS_SM90A_DEVICE
-            if (BULK) cuops_mbar_wait(bar0 + 8 * (blk & 1), (uint32_t)((blk >> 1) & 1));
-#endif
 #pragma unroll
             for (int u = 0; u < U; u++) {
                 const int slot = TILE_META ? u : min(grp, a.last_group) - gfirst;
                 const uint32_t sc = *(const uint32_t *)(msc + slot * 32);
                 const uint32_t zw = *(const uint32_t *)(mzw + slot * 8);
-                const uint4 wq = BULK ? w4w_lds_128(stage + u * 512) : wv[BULK ? 0 : u];
-                w4w_tile<T, M8, SCALE_F32>(acc, wq, sc, zw, zshift, a.chain_zero, xt + u * 128,
+                w4w_tile<T, M8, SCALE_F32>(acc, wv[u], sc, zw, zshift, a.chain_zero, xt + u * 128,
                                            xoff_a, xoff_b);
-                if (!BULK) wv[BULK ? 0 : u] = w4w_ldg_stream_if(wp + (u + U) * 32, jb + u + U < kw);
+                wv[u] = w4w_ldg_stream_if(wp + (u + U) * 32, jb + u + U < kw);
                 if (!TILE_META) {
                     rem += r64;
                     grp += q64;
@@ -618,19 +557,6 @@ __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_k
                     }
                 }
             }
-#if CUOPS_SM90A_DEVICE
-            if (BULK) { /* every lane has read the stage: refill it with block blk + 2 */
-                __syncwarp();
-                if (lane == 0 && blk + 2 < nblk) {
-                    const uint32_t bytes = (uint32_t)min(U, kw - (blk + 2) * U) * 512u;
-                    const uint32_t bar = bar0 + 8 * (blk & 1);
-                    cuops_fence_proxy_async_smem();
-                    cuops_mbar_arrive_expect_tx(bar, bytes);
-                    cuops_bulk_load(stage0 + (uint32_t)(blk & 1) * U * 512,
-                                    wsrc + (size_t)(blk + 2) * U * 512, bytes, bar);
-                }
-            }
-#endif
             wp += U * 32;
             xt += U * 128;
             if (TILE_META) {
@@ -640,19 +566,13 @@ __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_k
         }
         /* the slice's last, partial block: nothing left to refill */
         if (jb < jend) {
-            const int blk = jb / U;
-            const uint32_t stage = stage0 + (uint32_t)(blk & 1) * U * 512 + lane * 16;
-#if CUOPS_SM90A_DEVICE
-            if (BULK) cuops_mbar_wait(bar0 + 8 * (blk & 1), (uint32_t)((blk >> 1) & 1));
-#endif
 #pragma unroll
             for (int u = 0; u < U - 1; u++) {
                 if (jb + u < jend) {
                     const int slot = TILE_META ? u : min(grp, a.last_group) - gfirst;
                     const uint32_t sc = *(const uint32_t *)(msc + slot * 32);
                     const uint32_t zw = *(const uint32_t *)(mzw + slot * 8);
-                    const uint4 wq = BULK ? w4w_lds_128(stage + u * 512) : wv[BULK ? 0 : u];
-                    w4w_tile<T, M8, SCALE_F32>(acc, wq, sc, zw, zshift, a.chain_zero,
+                    w4w_tile<T, M8, SCALE_F32>(acc, wv[u], sc, zw, zshift, a.chain_zero,
                                                xt + u * 128, xoff_a, xoff_b);
                     if (!TILE_META) {
                         rem += r64;
@@ -882,17 +802,17 @@ static int64_t w4w_smem_budget(const struct cuops_handle *h)
 
 /* Resident CTAs per SM of one instantiation at the full budget (cached;
  * only steers the plan, never correctness). */
-template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U, bool BULK>
+template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U>
 static int w4w_ctas_per_sm(int64_t budget)
 {
     static int cached = 0;
     if (cached == 0) {
         int v = 0;
-        const void *fn = (const void *)w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U, BULK>;
+        const void *fn = (const void *)w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U>;
         if (cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)budget) !=
                 cudaSuccess ||
             cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                &v, w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U, BULK>, W4W_THREADS, (size_t)budget) !=
+                &v, w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U>, W4W_THREADS, (size_t)budget) !=
                 cudaSuccess ||
             v < 1) {
             (void)cudaGetLastError();
@@ -903,26 +823,13 @@ static int w4w_ctas_per_sm(int64_t budget)
     return cached;
 }
 
-template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U, bool BULK>
+template <typename T, int M8, bool SCALE_F32, bool TILE_META, int U>
 static cuops_status_t w4w_launch(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                  const w4_geometry_t *geo, int64_t forced_splits, const char *name)
 {
-    /* BULK: the warps' stages (8 warps x 2 x U x 512 B) come out of the
-     * CTA's share of the SM (two CTAs per SM), the chunks get the rest */
-    const int64_t ring_bytes = BULK ? (int64_t)W4W_WARPS * 2 * U * 512 : 0;
-    int64_t budget = w4w_smem_budget(h);
-    if (BULK) {
-        const int64_t optin = h->smem_optin_bytes > 0 ? h->smem_optin_bytes : 48 * 1024;
-        int64_t share = (optin + 1024) / W4W_MIN_CTAS - 2048;
-        if (share > optin) share = optin;
-        if (budget > share - ring_bytes - 256) budget = (share - ring_bytes - 256) / 1024 * 1024;
-        if (budget < 4096)
-            return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
-                              "w4a16 (cuda): %s: no shared memory left beside the stages", name);
-    }
-    const int64_t max_dyn = BULK ? budget + 256 + ring_bytes : budget;
+    const int64_t budget = w4w_smem_budget(h);
     const int64_t sms = h->num_sms > 0 ? h->num_sms : 132;
-    const int64_t slots = sms * w4w_ctas_per_sm<T, M8, SCALE_F32, TILE_META, U, BULK>(max_dyn);
+    const int64_t slots = sms * w4w_ctas_per_sm<T, M8, SCALE_F32, TILE_META, U>(budget);
     const int64_t gs_eff = geo->num_groups == 1 ? ((int64_t)1 << 30) : geo->group_size;
     w4w_plan_t plan;
     if (!w4w_choose_plan(&plan, d->m, geo->k, geo->strips, geo->ktiles, gs_eff, geo->num_groups,
@@ -974,8 +881,6 @@ static cuops_status_t w4w_launch(struct cuops_handle *h, const cuops_w4a16_desc_
     a.xc = (int)plan.xc;
     a.meta_groups = (int)plan.meta_groups;
     a.x_chunk_bytes = (int)plan.x_chunk_bytes;
-    a.ring_off = (int)((plan.smem + 127) / 128 * 128);
-    const size_t smem_total = BULK ? (size_t)a.ring_off + (size_t)ring_bytes : plan.smem;
     a.warp_meta_bytes = (int)plan.warp_meta_bytes;
     a.splits = (int)plan.splits;
     a.chain_zero = 0;
@@ -986,16 +891,16 @@ static cuops_status_t w4w_launch(struct cuops_handle *h, const cuops_w4a16_desc_
         a.counter_base = (int)(b % W4W_COUNTER_BLOCKS) * W4W_MAX_SPLIT_TILES;
     }
 
-    const void *fn = (const void *)w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U, BULK>;
-    if (smem_total > 48 * 1024) {
+    const void *fn = (const void *)w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U>;
+    if (plan.smem > 48 * 1024) {
         /* per function and device; cheap next to a launch, so simply repeated */
         cudaError_t err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                               (int)max_dyn);
+                                               (int)budget);
         if (err != cudaSuccess) return cuops_cuda_fail(h, err, name);
     }
     dim3 grid((unsigned)plan.row_tiles, (unsigned)plan.splits, 1);
-    w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U, BULK>
-        <<<grid, W4W_THREADS, smem_total, cuops_stream(h)>>>(a);
+    w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U>
+        <<<grid, W4W_THREADS, plan.smem, cuops_stream(h)>>>(a);
     return cuops_cuda_check_launch(h, name);
 }
 
@@ -1019,36 +924,30 @@ int w4a16_decode_warp_serves(const cuops_w4a16_desc_t *d, const w4_geometry_t *g
  */
 cuops_status_t w4a16_launch_decode_warp(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                         const w4_geometry_t *geo, int64_t forced_splits,
-                                        int bulk, const char **kernel_name)
+                                        const char **kernel_name)
 {
-    static const char *const names[2][5] = {
+    static const char *const names[2][4] = {
         {"w4a16_decode_warp_f16_m8", "w4a16_decode_warp_f16_m8_g16", "w4a16_decode_warp_f16_m16",
-         "w4a16_decode_warp_f16_m16_g16", "w4a16_decode_warp_f16_m8_bulk"},
+         "w4a16_decode_warp_f16_m16_g16"},
         {"w4a16_decode_warp_bf16_m8", "w4a16_decode_warp_bf16_m8_g16",
-         "w4a16_decode_warp_bf16_m16", "w4a16_decode_warp_bf16_m16_g16",
-         "w4a16_decode_warp_bf16_m8_bulk"}};
+         "w4a16_decode_warp_bf16_m16", "w4a16_decode_warp_bf16_m16_g16"}};
     const int bf = d->act_type == CUOPS_DTYPE_BF16;
     const int tile_group = geo->group_size % W4_TILE_K == 0 || geo->num_groups == 1;
-    int kind = (d->m > 8 ? 2 : 0) + (tile_group ? 0 : 1);
-    /* the bulk-fed form replaces the fp32-scale kernel (m <= 8, one group per
-     * tile) on sm_90; the other calls run the same kernels in both variants */
-    if (bulk && kind == 0 && h->sm_major == 9) kind = 4;
+    const int kind = (d->m > 8 ? 2 : 0) + (tile_group ? 0 : 1);
     const char *name = names[bf][kind];
     *kernel_name = name;
     if (!bf) {
         switch (kind) {
-        case 0: return w4w_launch<__half, 1, true, true, W4W_U, false>(h, d, geo, forced_splits, name);
-        case 1: return w4w_launch<__half, 1, false, false, W4W_U, false>(h, d, geo, forced_splits, name);
-        case 2: return w4w_launch<__half, 2, false, true, W4W_U, false>(h, d, geo, forced_splits, name);
-        case 3: return w4w_launch<__half, 2, false, false, W4W_U, false>(h, d, geo, forced_splits, name);
-        default: return w4w_launch<__half, 1, true, true, W4W_U, true>(h, d, geo, forced_splits, name);
+        case 0: return w4w_launch<__half, 1, true, true, W4W_U>(h, d, geo, forced_splits, name);
+        case 1: return w4w_launch<__half, 1, false, false, W4W_U>(h, d, geo, forced_splits, name);
+        case 2: return w4w_launch<__half, 2, false, true, W4W_U>(h, d, geo, forced_splits, name);
+        default: return w4w_launch<__half, 2, false, false, W4W_U>(h, d, geo, forced_splits, name);
         }
     }
     switch (kind) {
-    case 0: return w4w_launch<__nv_bfloat16, 1, true, true, W4W_U, false>(h, d, geo, forced_splits, name);
-    case 1: return w4w_launch<__nv_bfloat16, 1, false, false, W4W_U, false>(h, d, geo, forced_splits, name);
-    case 2: return w4w_launch<__nv_bfloat16, 2, false, true, W4W_U, false>(h, d, geo, forced_splits, name);
-    case 3: return w4w_launch<__nv_bfloat16, 2, false, false, W4W_U, false>(h, d, geo, forced_splits, name);
-    default: return w4w_launch<__nv_bfloat16, 1, true, true, W4W_U, true>(h, d, geo, forced_splits, name);
+    case 0: return w4w_launch<__nv_bfloat16, 1, true, true, W4W_U>(h, d, geo, forced_splits, name);
+    case 1: return w4w_launch<__nv_bfloat16, 1, false, false, W4W_U>(h, d, geo, forced_splits, name);
+    case 2: return w4w_launch<__nv_bfloat16, 2, false, true, W4W_U>(h, d, geo, forced_splits, name);
+    default: return w4w_launch<__nv_bfloat16, 2, false, false, W4W_U>(h, d, geo, forced_splits, name);
     }
 }

@@ -38,9 +38,6 @@
  *                        (w4a16_decode_wgmma.cu); NOT_SUPPORTED elsewhere
  *   w4a16_decode_wgmma_kt1  the same with one 64-k block per pipeline stage
  *                        (the default takes 4: fewer, larger bulk copies)
- *   w4a16_decode_warp_bulk  w4a16_decode_warp with, on sm_90 at m <= 8 and
- *                        one group per 64-k tile, the weight by the bulk-copy
- *                        engine (4 KB per warp request) instead of registers
  * options.split_k > 0 forces the number of K splits on either variant.
  * k == 0 writes y = 0 with a 2-D memset (no weight is read).
  *
@@ -58,8 +55,7 @@
 static const char *const w4a16_variants[] = {"auto", "w4a16_decode_splitk", "w4a16_mma",
                                              "w4a16_dequant_gemm", "w4a16_decode_stream",
                                              "w4a16_decode_warp", "w4a16_prefill_wgmma",
-                                             "w4a16_decode_wgmma", "w4a16_decode_wgmma_kt1",
-                                             "w4a16_decode_warp_bulk"};
+                                             "w4a16_decode_wgmma", "w4a16_decode_wgmma_kt1"};
 enum {
     W4A16_AUTO = 0,
     W4A16_DECODE_SPLITK = 1,
@@ -70,8 +66,7 @@ enum {
     W4A16_PREFILL_WGMMA = 6,
     W4A16_DECODE_WGMMA = 7,
     W4A16_DECODE_WGMMA_KT1 = 8,
-    W4A16_DECODE_WARP_BULK = 9,
-    W4A16_NUM_VARIANTS = 10
+    W4A16_NUM_VARIANTS = 9
 };
 
 /* ---- prefill (m >= 256): w4a16_prefill_dequant_gemm.cu --------------------
@@ -186,17 +181,16 @@ extern "C" cuops_status_t cuops_cuda_gemm_w4a16(struct cuops_handle *h,
         return w4a16_launch_decode_stream(h, d, &geo, opt && opt->split_k > 0 ? opt->split_k : 0,
                                           &kernel);
     }
-    if (variant == W4A16_DECODE_WARP || variant == W4A16_DECODE_WARP_BULK) {
+    if (variant == W4A16_DECODE_WARP) {
         if (!w4a16_decode_warp_serves(d, &geo))
             return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
-                              "w4a16 (cuda): %s serves m <= 16, x 16-byte aligned "
+                              "w4a16 (cuda): w4a16_decode_warp serves m <= 16, x 16-byte aligned "
                               "and ldx %% 8 == 0, k < 2^29, n < 2^34 "
                               "(m %lld, k %lld, ldx %lld)",
-                              w4a16_variants[variant], (long long)d->m, (long long)d->k,
-                              (long long)d->ldx);
+                              (long long)d->m, (long long)d->k, (long long)d->ldx);
         const char *kernel = NULL;
         return w4a16_launch_decode_warp(h, d, &geo, opt && opt->split_k > 0 ? opt->split_k : 0,
-                                         variant == W4A16_DECODE_WARP_BULK, &kernel);
+                                        &kernel);
     }
     if (variant == W4A16_DECODE_SPLITK && d->m > 64)
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,

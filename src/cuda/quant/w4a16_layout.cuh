@@ -124,13 +124,11 @@ cuops_status_t w4a16_launch_decode_stream(struct cuops_handle *h, const cuops_w4
 /* The per-warp register-pipeline decode kernel (w4a16_decode_warp.cu):
  * m <= 16, any group size of the layout, x 16-byte aligned with
  * ldx % 8 == 0, k < 2^29, n < 2^34. forced_splits > 0 forces the K split
- * across CTAs; it takes its own workspace. bulk != 0: on sm_90 at m <= 8
- * with one group per 64-k tile, the form whose weight comes by the
- * bulk-copy engine (variant w4a16_decode_warp_bulk). */
+ * across CTAs; it takes its own workspace. */
 int w4a16_decode_warp_serves(const cuops_w4a16_desc_t *d, const w4_geometry_t *geo);
 cuops_status_t w4a16_launch_decode_warp(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                         const w4_geometry_t *geo, int64_t forced_splits,
-                                        int bulk, const char **kernel_name);
+                                        const char **kernel_name);
 
 /* The fused prefill kernel (w4a16_prefill_wgmma.cu, sm_90a): the weight
  * dequantized in registers as wgmma's A operand, x through TMA. Serves sm_90,
