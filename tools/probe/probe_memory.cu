@@ -125,6 +125,15 @@ static __device__ __forceinline__ void bulk_wait(uint32_t bar, uint32_t parity)
                      "selp.u32 %0, 1, 0, p;\n}\n"
                      : "=r"(done) : "r"(bar), "r"(parity) : "memory");
 }
+/* `bytes` from global to shared memory by the bulk-copy engine, completing
+ * on the mbarrier `bar`, which this thread arms for exactly those bytes. */
+static __device__ __forceinline__ void bulk_issue(uint32_t dst, const void *src, uint32_t bytes,
+                                                  uint32_t bar)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes));
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
+                 ::"r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
+}
 #endif
 #define BULK_STAGES 4
 /* One elected thread per CTA streams 32 KB chunks with the bulk-copy engine
@@ -155,10 +164,8 @@ __global__ void read_bulk(const uint8_t *__restrict__ in, size_t nbytes, uint32_
                 phase[s] ^= 1u;
                 acc ^= ring[s * BULK_BYTES];
             }
-            uint32_t dst = (uint32_t)__cvta_generic_to_shared(ring + (size_t)s * BULK_BYTES);
-            asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;\n" ::"r"(bar), "r"(BULK_BYTES));
-            asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
-                         ::"r"(dst), "l"(in + c * BULK_BYTES), "r"(BULK_BYTES), "r"(bar) : "memory");
+            bulk_issue((uint32_t)__cvta_generic_to_shared(ring + (size_t)s * BULK_BYTES),
+                       in + c * BULK_BYTES, BULK_BYTES, bar);
             pending[s] = 1;
             s = (s + 1) % BULK_STAGES;
         }
@@ -307,10 +314,8 @@ __global__ void __launch_bounds__(256) read_tiles_bulk(const uint8_t *__restrict
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
         for (int c = 0; c < S && c < chunks; c++) {
             uint32_t bar = (uint32_t)__cvta_generic_to_shared(&bars[warp][c]);
-            uint32_t dst = (uint32_t)__cvta_generic_to_shared(ring + (size_t)c * CT * 512);
-            asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;\n" ::"r"(bar), "r"(CT * 512));
-            asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
-                         ::"r"(dst), "l"(src + (size_t)c * CT * 512), "r"(CT * 512), "r"(bar) : "memory");
+            bulk_issue((uint32_t)__cvta_generic_to_shared(ring + (size_t)c * CT * 512),
+                       src + (size_t)c * CT * 512, CT * 512, bar);
         }
     }
     __syncwarp();
@@ -328,10 +333,8 @@ __global__ void __launch_bounds__(256) read_tiles_bulk(const uint8_t *__restrict
         __syncwarp();
         if (lane == 0 && c + S < chunks) {
             asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-            uint32_t dst = (uint32_t)__cvta_generic_to_shared(ring + (size_t)s * CT * 512);
-            asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;\n" ::"r"(bar), "r"(CT * 512));
-            asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
-                         ::"r"(dst), "l"(src + (size_t)(c + S) * CT * 512), "r"(CT * 512), "r"(bar) : "memory");
+            bulk_issue((uint32_t)__cvta_generic_to_shared(ring + (size_t)s * CT * 512),
+                       src + (size_t)(c + S) * CT * 512, CT * 512, bar);
         }
     }
     if (acc == 0x9e3779b9u) sink[0] = acc;
@@ -352,6 +355,7 @@ void probe_streams(void)
     for (int i = 0; i < nbuf; i++) {
         if (cudaMalloc(&buf[i], max_bytes) != cudaSuccess) {
             printf("(not enough memory for the streams probe)\n");
+            while (i-- > 0) cudaFree(buf[i]);
             return;
         }
         PROBE_CHECK(cudaMemset(buf[i], 0x5a, max_bytes));
