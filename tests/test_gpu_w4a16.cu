@@ -15,8 +15,9 @@
  * bitwise repeat of its in-kernel split-K reduction. y is
  * NaN-poisoned with a guard band before and after it and in the ldy padding;
  * any write outside y[0..m)[0..n) shows up as a changed poison word.
- * w4a16_decode_warp has its own sweep (run_warp_tests; CUOPS_TEST_QUICK=1
- * keeps it to a few shapes).
+ * w4a16_decode_warp and w4a16_decode_bulk_ring have their own sweeps
+ * (run_warp_tests, run_bulk_ring_tests; CUOPS_TEST_QUICK=1 keeps them to a
+ * few shapes).
  *
  *   build/tests/test_gpu_w4a16          (CUOPS_TEST_SEED=... to replay)
  */
@@ -219,6 +220,24 @@ static int warp_serves(int64_t m, int64_t ldx, int x_offset)
 }
 
 static int g_sm_major; /* the device's compute capability (major) */
+static int g_smem_optin; /* the device's per-block opt-in shared memory */
+
+/* What w4a16_decode_bulk_ring (and _w8) serves (w4a16_decode_bulk_ring.cu):
+ * sm_90, m <= 8, group_size 64 * 2^p or one group per row, x 16-byte
+ * aligned, ldx % 8 == 0, and x (m * ceil(k/64) * 128 bytes) with the 16-warp
+ * form's two partial buffers, 4 ring stages of 17792 bytes and 256 bytes of
+ * slack in the per-block shared memory. */
+static int bulk_ring_serves(int64_t m, int64_t k, int64_t gs, int64_t ldx, int x_offset)
+{
+    if (g_sm_major != 9 || m > 8 || x_offset != 0 || ldx % 8 != 0) return 0;
+    if (gs < k) {
+        if (gs % 64 != 0) return 0;
+        const int64_t tpg = gs / 64;
+        if (tpg & (tpg - 1)) return 0;
+    }
+    const int64_t need = m * ((k + 63) / 64) * 128 + 2 * 16 * m * 64 + 4 * 17792 + 256;
+    return need <= g_smem_optin;
+}
 /* CUOPS_TEST_VARIANT=name: only the calls that force that variant (a
  * sanitizer run of one kernel) */
 static const char *g_only_variant;
@@ -274,6 +293,8 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
     const int is_dwgmma = c.variant && strncmp(c.variant, "w4a16_decode_wgmma", 18) == 0;
     if (is_dwgmma)
         refused = !(g_sm_major == 9 && m <= 64 && (w->group_size % 64 == 0 || w->group_size >= k));
+    const int is_bulk = c.variant && strncmp(c.variant, "w4a16_decode_bulk_ring", 22) == 0;
+    if (is_bulk) refused = !bulk_ring_serves(m, k, w->group_size, ldx, c.x_offset);
     if (refused) {
         CHECK(st == CUOPS_STATUS_NOT_SUPPORTED,
               "%s with m=%lld k=%lld g=%lld ldx=%lld xoff=%d should be NOT_SUPPORTED, got %s",
@@ -314,7 +335,7 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
     if (st == CUOPS_STATUS_SUCCESS && is_fused)
         CHECK(strcmp(cuops_last_kernel(h), "w4a16_prefill_wgmma") == 0,
               "w4a16_prefill_wgmma m=%lld ran %s", (long long)m, cuops_last_kernel(h));
-    if (st == CUOPS_STATUS_SUCCESS && is_dwgmma)
+    if (st == CUOPS_STATUS_SUCCESS && (is_dwgmma || is_bulk))
         CHECK(strcmp(cuops_last_kernel(h), c.variant) == 0, "%s m=%lld ran %s", c.variant,
               (long long)m, cuops_last_kernel(h));
     char kernel_name[64];
@@ -607,6 +628,100 @@ static void run_warp_tests(cuops_handle_t h, int quick)
     }
 }
 
+/* ---- w4a16_decode_bulk_ring ------------------------------------------------- */
+
+/*
+ * The producer-fed ring kernel (both math-warp counts) on its own shapes:
+ * several strips per CTA (n = 8512: 532 strips, 5 per CTA on 132 SMs; 4096:
+ * 2 per CTA), one strip in all (n = 16), a last strip past n (1000, 300);
+ * k with a partial last stage (1088: 17 tiles; 8512: 4 full stages + 5
+ * tiles) and a k that ends inside a tile (1000); group sizes 64, 128, 256
+ * (8 groups per stage), 2048 (one group per stage), 4096 with k = 8192 (a
+ * group spanning two stages), per-channel; m in {1, 3, 8}; zeros and
+ * symmetric. Every call runs twice and must give the same bits, with
+ * NaN-poisoned y, guard bands and ldy padding (gpu_gemm_check). Then the
+ * declines: m = 9, group 192 (not 64 * 2^p), group 32, x only 2-byte
+ * aligned, ldx % 8 != 0, and an x too large for shared memory (m = 8,
+ * k = 65536). CUOPS_TEST_QUICK: three shapes, m in {1, 8}.
+ */
+static void run_bulk_ring_tests(cuops_handle_t h, int quick)
+{
+    typedef struct {
+        int64_t n, k, gs;
+        int zeros;
+        cuops_dtype_t st;
+    } bcase_t;
+    static const bcase_t cases[] = {
+        {8512, 1088, 64, 1, CUOPS_DTYPE_F16},   {4096, 4096, 128, 0, CUOPS_DTYPE_BF16},
+        {1000, 8512, 128, 1, CUOPS_DTYPE_F32},  {16, 1000, 256, 1, CUOPS_DTYPE_F16},
+        {2000, 4096, 2048, 0, CUOPS_DTYPE_F16},  {520, 8192, 4096, 1, CUOPS_DTYPE_BF16},
+        {2056, 1536, 1536, 1, CUOPS_DTYPE_F16}, {300, 2048, 4096, 0, CUOPS_DTYPE_F32},
+    };
+    static const int64_t m_full[] = {1, 3, 8};
+    static const int64_t m_quick[] = {1, 8};
+    static const char *const forms[] = {"w4a16_decode_bulk_ring", "w4a16_decode_bulk_ring_w8"};
+    for (int a = 0; a < 2; a++) {
+        cuops_dtype_t act = a ? CUOPS_DTYPE_BF16 : CUOPS_DTYPE_F16;
+        for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+            if (quick && !(ci == 0 || ci == 2 || ci == 5)) continue;
+            const bcase_t *bc = &cases[ci];
+            host_weight_t w;
+            make_weight(&w, bc->n, bc->k, bc->gs, bc->st, bc->zeros);
+            gpu_weight_t gw;
+            if (gpu_prepack(h, &w, act, &gw)) {
+                float *wd = dequant_reference(&w, act);
+                const int64_t *ms = quick ? m_quick : m_full;
+                const int nm = quick ? 2 : 3;
+                for (int f = 0; f < 2; f++) {
+                    for (int mi = 0; mi < nm; mi++) {
+                        gemm_case_t c = {ms[mi], 0, 0, 0, forms[f], 0, 1};
+                        gpu_gemm_check(h, &w, wd, &gw, act, c);
+                        if (quick) continue;
+                        gemm_case_t c2 = {ms[mi], 8 + (8 - bc->k % 8) % 8, 5, 0, forms[f], 0, 1};
+                        gpu_gemm_check(h, &w, wd, &gw, act, c2);
+                    }
+                }
+                if (ci == 1) { /* declines (gpu_gemm_check expects NOT_SUPPORTED) */
+                    gemm_case_t d1 = {9, 0, 0, 0, forms[0], 0, 0};
+                    gpu_gemm_check(h, &w, wd, &gw, act, d1);
+                    gemm_case_t d2 = {4, 8, 0, 1, forms[0], 0, 0};
+                    gpu_gemm_check(h, &w, wd, &gw, act, d2);
+                    gemm_case_t d3 = {4, 3, 0, 0, forms[1], 0, 0};
+                    gpu_gemm_check(h, &w, wd, &gw, act, d3);
+                }
+                free(wd);
+            }
+            cudaFree(gw.packed);
+            free_weight(&w);
+        }
+    }
+    /* group sizes it does not serve, and an x that does not fit */
+    static const bcase_t declines[] = {
+        {64, 1536, 192, 1, CUOPS_DTYPE_F16},
+        {64, 512, 32, 0, CUOPS_DTYPE_F16},
+        {16, 65536, 128, 1, CUOPS_DTYPE_F16},
+    };
+    for (size_t di = 0; di < sizeof declines / sizeof declines[0]; di++) {
+        if (quick && di != 2) continue;
+        const bcase_t *bc = &declines[di];
+        host_weight_t w;
+        make_weight(&w, bc->n, bc->k, bc->gs, bc->st, bc->zeros);
+        gpu_weight_t gw;
+        if (gpu_prepack(h, &w, CUOPS_DTYPE_F16, &gw)) {
+            float *wd = dequant_reference(&w, CUOPS_DTYPE_F16);
+            gemm_case_t d = {di == 2 ? 8 : 1, 0, 0, 0, forms[di % 2], 0, 0};
+            gpu_gemm_check(h, &w, wd, &gw, CUOPS_DTYPE_F16, d);
+            if (di == 2) { /* the same weight at m = 1: x fits, served */
+                gemm_case_t c1 = {1, 0, 0, 0, forms[0], 0, 1};
+                gpu_gemm_check(h, &w, wd, &gw, CUOPS_DTYPE_F16, c1);
+            }
+            free(wd);
+        }
+        cudaFree(gw.packed);
+        free_weight(&w);
+    }
+}
+
 /* ---- CPU backend round trip ------------------------------------------------ */
 
 static void run_cpu_tests(void)
@@ -700,8 +815,10 @@ int main(void)
     if (st == CUOPS_STATUS_SUCCESS) {
         cudaDeviceProp prop;
         g_sm_major = cudaGetDeviceProperties(&prop, 0) == cudaSuccess ? prop.major : 0;
+        g_smem_optin = g_sm_major ? (int)prop.sharedMemPerBlockOptin : 0;
         run_gpu_tests(h);
         run_warp_tests(h, g_quick);
+        run_bulk_ring_tests(h, g_quick);
         cuops_destroy(h);
     }
     return tu_finish("test_gpu_w4a16");

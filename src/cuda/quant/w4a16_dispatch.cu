@@ -38,6 +38,12 @@
  *                        (w4a16_decode_wgmma.cu); NOT_SUPPORTED elsewhere
  *   w4a16_decode_wgmma_kt1  the same with one 64-k block per pipeline stage
  *                        (the default takes 4: fewer, larger bulk copies)
+ *   w4a16_decode_bulk_ring  sm_90, m <= 8, group_size 64 * 2^p or one group
+ *                        per row: whole strips per CTA, the weight streamed
+ *                        by one producer thread through a ring of 16 KB bulk
+ *                        copies, 16 math warps with w4a16_decode_warp's tile
+ *                        math (w4a16_decode_bulk_ring.cu); study form
+ *   w4a16_decode_bulk_ring_w8  the same with 8 math warps
  * options.split_k > 0 forces the number of K splits on either variant.
  * k == 0 writes y = 0 with a 2-D memset (no weight is read).
  *
@@ -55,7 +61,9 @@
 static const char *const w4a16_variants[] = {"auto", "w4a16_decode_splitk", "w4a16_mma",
                                              "w4a16_dequant_gemm", "w4a16_decode_stream",
                                              "w4a16_decode_warp", "w4a16_prefill_wgmma",
-                                             "w4a16_decode_wgmma", "w4a16_decode_wgmma_kt1"};
+                                             "w4a16_decode_wgmma", "w4a16_decode_wgmma_kt1",
+                                             "w4a16_decode_bulk_ring",
+                                             "w4a16_decode_bulk_ring_w8"};
 enum {
     W4A16_AUTO = 0,
     W4A16_DECODE_SPLITK = 1,
@@ -66,7 +74,9 @@ enum {
     W4A16_PREFILL_WGMMA = 6,
     W4A16_DECODE_WGMMA = 7,
     W4A16_DECODE_WGMMA_KT1 = 8,
-    W4A16_NUM_VARIANTS = 9
+    W4A16_DECODE_BULK_RING = 9,
+    W4A16_DECODE_BULK_RING_W8 = 10,
+    W4A16_NUM_VARIANTS = 11
 };
 
 /* ---- prefill (m >= 256): w4a16_prefill_dequant_gemm.cu --------------------
@@ -164,6 +174,11 @@ extern "C" cuops_status_t cuops_cuda_gemm_w4a16(struct cuops_handle *h,
         const char *kernel = NULL;
         return w4a16_launch_decode_wgmma(h, d, &geo, variant == W4A16_DECODE_WGMMA_KT1 ? 1 : 0,
                                          opt && opt->split_k > 0 ? opt->split_k : 0, &kernel);
+    }
+    if (variant == W4A16_DECODE_BULK_RING || variant == W4A16_DECODE_BULK_RING_W8) {
+        const char *kernel = NULL;
+        return w4a16_launch_decode_bulk_ring(h, d, &geo,
+                                             variant == W4A16_DECODE_BULK_RING_W8 ? 8 : 16, &kernel);
     }
     if (variant == W4A16_DEQUANT_GEMM) {
         const char *kernel = NULL;

@@ -152,4 +152,15 @@ cuops_status_t w4a16_launch_decode_wgmma(struct cuops_handle *h, const cuops_w4a
                                          const w4_geometry_t *geo, int kt, int64_t forced_splits,
                                          const char **kernel_name);
 
+/* The decode kernel fed by a producer thread through a shared-memory ring
+ * of bulk copies (w4a16_decode_bulk_ring.cu, sm_90): m <= 8, group_size
+ * 64 * 2^p or one group per row, x 16-byte aligned with ldx % 8 == 0, x
+ * resident in shared memory beside the ring. math_warps: 16 (the variant
+ * w4a16_decode_bulk_ring) or 8 (w4a16_decode_bulk_ring_w8). */
+int w4a16_decode_bulk_ring_serves(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
+                                  const w4_geometry_t *geo);
+cuops_status_t w4a16_launch_decode_bulk_ring(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
+                                             const w4_geometry_t *geo, int math_warps,
+                                             const char **kernel_name);
+
 #endif /* CUOPS_W4A16_LAYOUT_CUH */

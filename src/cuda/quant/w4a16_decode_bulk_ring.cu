@@ -1,0 +1,358 @@
+/*
+ * w4a16_decode_bulk_ring.cu - the m <= 8 decode W4A16 GEMM with the weight
+ * streamed by one producer thread per CTA: 16 KB bulk copies (32 tiles of
+ * one strip) into a shared-memory ring on mbarriers, consumed by CW math
+ * warps with the tile math of w4a16_decode_warp (w4a16_warp_tile.cuh).
+ *
+ * Variants "w4a16_decode_bulk_ring" (CW = 16 math warps) and
+ * "w4a16_decode_bulk_ring_w8" (CW = 8), sm_90; study forms, docs/w4a16.md.
+ *
+ * Why this shape. w4a16_decode_warp's time at 1 x 28672 x 8192 follows its
+ * busiest SM (224 CTAs of 8 strips on 132 SMs: 92 SMs hold two), and every
+ * form that evened the SMs out from per-warp pipelines streamed slower per
+ * byte (docs/w4a16.md, the withdrawn experiments). The dense decode GEMM's
+ * narrow form moves the same 917 KB per CTA on 128 CTAs from a TMA-fed ring
+ * at the stream rate; this kernel gives the int4 weight that stream shape:
+ *  - work: runs of whole strips (16 rows, all of K), ceil(strips / SMs) per
+ *    CTA, one CTA per SM. A CTA's weight is one contiguous byte range of the
+ *    strip-major layout, read front to back; no split-K, so each y element
+ *    is summed by one CTA in a fixed order (bitwise reproducible);
+ *  - stage: 32 tiles of one strip (a strip's last stage may hold fewer:
+ *    tiles are never mixed across strips) plus the scale pairs and zero
+ *    words of the groups they touch: three cp.async.bulk on the stage's full
+ *    barrier, issued by one thread that only waits for free slots, so the
+ *    bytes in flight per SM are the ring's (up to 12 x 16 KB), whatever the
+ *    math warps are doing;
+ *  - math warp w takes tiles w, w + CW, ... of each stage, one accumulator
+ *    chain per tile slot (TPW = 32 / CW independent mma chains per warp),
+ *    and every math thread arrives on the stage's empty barrier after its
+ *    tiles (per thread, not per warp: racecheck then sees every read of the
+ *    slot ordered before the copy that refills it);
+ *  - at a strip's end each warp adds its chains in slot order and writes its
+ *    [m][16] partial to one of two buffers; one named barrier over the math
+ *    warps; threads add the CW partials in warp order and store y. The
+ *    double buffer lets the next strip's partials be written while the
+ *    previous ones may still be read: a buffer is rewritten only after the
+ *    next strip's barrier, which every reader of it has passed.
+ *
+ * x (m rows x ceil(k/64) tiles x 128 B, chunk c of row r at c ^ (r & 7) as
+ * in w4a16_decode_warp, zero past k) is copied into shared memory once per
+ * CTA by the math threads while the first stages stream in; each strip
+ * reads all of it.
+ *
+ * Serves (w4a16_decode_bulk_ring_serves): sm_90, m <= 8, f16/bf16,
+ * group_size 64 * 2^p or one group per row (a tile's group is then a shift
+ * of its index), x 16-byte aligned with ldx % 8 == 0, k < 2^29, and x with
+ * at least W4B_MIN_STAGES ring stages in the per-block shared memory.
+ */
+#include <string.h>
+
+#include "cuda/common/ptx_sm90.cuh"
+#include "cuda/quant/w4a16_layout.cuh"
+#include "cuda/quant/w4a16_warp_tile.cuh"
+
+#define W4B_STAGE_TILES 32
+#define W4B_WEIGHT_BYTES (W4B_STAGE_TILES * W4_TILE_BYTES) /* 16 KB */
+/* at most one group per tile: 32 groups x 8 scale pairs of 4 bytes */
+#define W4B_SCALE_BYTES (W4B_STAGE_TILES * 32)
+/* their zero words (8 bytes per group), copied from the 16-byte boundary at
+ * or below the first one: up to 8 + 256 bytes, rounded up to 16 */
+#define W4B_ZERO_BYTES 384
+#define W4B_STAGE_BYTES (W4B_WEIGHT_BYTES + W4B_SCALE_BYTES + W4B_ZERO_BYTES)
+#define W4B_MAX_STAGES 12
+#define W4B_MIN_STAGES 4
+/* static shared memory (the barriers) and slack kept out of the budget */
+#define W4B_RESERVED_SMEM 256
+
+typedef struct w4b_args {
+    const uint16_t *x;
+    int64_t ldx;
+    const uint8_t *packed;
+    void *y;
+    int64_t ldy;
+    int64_t n;
+    int64_t scale_offset, zero_offset;
+    int k, ktiles, num_groups;
+    int m;
+    int strips;          /* strips holding rows < n */
+    int strips_per_cta;
+    int tpg_log2;        /* 64-k tiles per group, log2; 30 when one group spans k */
+    int stages;          /* ring slots, W4B_MIN_STAGES .. W4B_MAX_STAGES */
+    uint32_t x_bytes;    /* m * ktiles * 128 */
+    uint32_t chain_zero; /* 0, as a value the compiler cannot see (w4w_tile) */
+} w4b_args_t;
+
+template <typename T, int CW>
+__global__ void __launch_bounds__(32 * CW + 32, 1) w4a16_decode_bulk_ring_kernel(w4b_args_t a)
+{
+#if CUOPS_SM90A_DEVICE
+    constexpr int TPW = W4B_STAGE_TILES / CW; /* tiles per math warp per stage */
+    static_assert(TPW * CW == W4B_STAGE_TILES, "CW divides the stage");
+    extern __shared__ __align__(128) unsigned char w4b_smem[];
+    __shared__ __align__(8) uint64_t full_bar[W4B_MAX_STAGES], empty_bar[W4B_MAX_STAGES];
+
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    const int S = a.stages;
+    const int strip0 = (int)blockIdx.x * a.strips_per_cta;
+    const int strip_end = min(strip0 + a.strips_per_cta, a.strips);
+    const int chunks = (a.ktiles + W4B_STAGE_TILES - 1) / W4B_STAGE_TILES; /* stages per strip */
+    const uint32_t ring = cuops_smem_addr(w4b_smem);
+    const uint32_t full0 = cuops_smem_addr(&full_bar[0]);
+    const uint32_t empty0 = cuops_smem_addr(&empty_bar[0]);
+
+    if (tid == 0) {
+        for (int s = 0; s < S; s++) {
+            cuops_mbar_init(full0 + 8 * s, 1);
+            cuops_mbar_init(empty0 + 8 * s, 32 * CW);
+        }
+        cuops_mbar_init_fence();
+    }
+    __syncthreads();
+
+    if (warp == CW) {
+        /* ---- producer: one thread walks the CTA's strips front to back ---- */
+        if (lane != 0) return;
+        int stage = 0;
+        uint32_t phase = 0;
+        for (int s = strip0; s < strip_end; s++) {
+            for (int c = 0; c < chunks; c++) {
+                const int j0 = c * W4B_STAGE_TILES;
+                const int nt = min(W4B_STAGE_TILES, a.ktiles - j0);
+                const int g0 = j0 >> a.tpg_log2;
+                const int ng = ((j0 + nt - 1) >> a.tpg_log2) - g0 + 1;
+                const int64_t sg = (int64_t)s * a.num_groups + g0;
+                const int64_t zaddr = a.zero_offset + sg * 8;
+                const int64_t zstart = zaddr & ~(int64_t)15;
+                const uint32_t zbytes = (uint32_t)((zaddr + 8 * ng - zstart + 15) & ~(int64_t)15);
+                const uint32_t wbytes = (uint32_t)nt * W4_TILE_BYTES, sbytes = (uint32_t)ng * 32u;
+                const uint32_t full = full0 + 8 * stage;
+                /* the slot's previous tiles are consumed (a fresh barrier
+                 * passes the first round's wait on parity 1 at once) */
+                cuops_mbar_wait(empty0 + 8 * stage, phase ^ 1u);
+                cuops_mbar_arrive_expect_tx(full, wbytes + sbytes + zbytes);
+                const uint32_t dst = ring + (uint32_t)stage * W4B_STAGE_BYTES;
+                cuops_bulk_load(dst, a.packed + ((int64_t)s * a.ktiles + j0) * W4_TILE_BYTES, wbytes,
+                                full);
+                cuops_bulk_load(dst + W4B_WEIGHT_BYTES, a.packed + a.scale_offset + sg * 32, sbytes,
+                                full);
+                cuops_bulk_load(dst + W4B_WEIGHT_BYTES + W4B_SCALE_BYTES, a.packed + zstart, zbytes,
+                                full);
+                if (++stage == S) {
+                    stage = 0;
+                    phase ^= 1u;
+                }
+            }
+        }
+        return;
+    }
+
+    /* ---- math warps ---- */
+    const unsigned char *xs = w4b_smem + (size_t)S * W4B_STAGE_BYTES;
+    float *red = (float *)(xs + a.x_bytes); /* [2][CW][m][16] strip partials */
+    const int m = a.m;
+    {
+        /* x into shared memory, 16 bytes per cp.async, zero past k (the
+         * packed padding dequantizes to exactly 0; 0 * x must not meet a NaN
+         * left in shared memory) */
+        const uint32_t xs_addr = cuops_smem_addr(xs);
+        const int pieces = a.ktiles * 8;
+        for (int r = 0; r < m; r++) {
+            const uint16_t *src_row = a.x + (int64_t)r * a.ldx;
+            const uint32_t dst_row = xs_addr + (uint32_t)r * (uint32_t)a.ktiles * 128u;
+            for (int q = tid; q < pieces; q += 32 * CW) {
+                const int left = a.k - q * 8;
+                const int bytes = left >= 8 ? 16 : (left > 0 ? left * 2 : 0);
+                const void *src = bytes ? (const void *)(src_row + q * 8) : (const void *)a.x;
+                cuops_cp_async_16_zfill(dst_row + ((q >> 3) << 7) + (((q & 7) ^ (r & 7)) << 4), src,
+                                        bytes);
+            }
+        }
+        cuops_cp_async_commit();
+        cuops_cp_async_wait<0>();
+        cuops_named_bar_sync(1, 32 * CW);
+    }
+
+    const int g = lane >> 2, t = lane & 3;
+    /* x fragment of this lane: row min(g, m-1), chunks 2t, 2t+1 swizzled;
+     * lanes of rows past m feed only product columns never stored */
+    uint32_t xoff_a[1], xoff_b[1];
+    {
+        const int row = min(g, m - 1);
+        const uint32_t base = (uint32_t)row * (uint32_t)a.ktiles * 128u;
+        const uint32_t c0 = (uint32_t)((2 * t) ^ (row & 7));
+        xoff_a[0] = base + (c0 << 4);
+        xoff_b[0] = base + ((c0 ^ 1u) << 4);
+    }
+    const int zshift = 4 * (g & 3);
+    const int tpg_log2 = a.tpg_log2;
+
+    int stage = 0;
+    uint32_t phase = 0;
+    int rbuf = 0;
+    for (int s = strip0; s < strip_end; s++) {
+        float acc[TPW][1][4];
+#pragma unroll
+        for (int u = 0; u < TPW; u++) acc[u][0][0] = acc[u][0][1] = acc[u][0][2] = acc[u][0][3] = 0.0f;
+
+        for (int c = 0; c < chunks; c++) {
+            const int j0 = c * W4B_STAGE_TILES;
+            const int nt = min(W4B_STAGE_TILES, a.ktiles - j0);
+            const int g0 = j0 >> tpg_log2;
+            /* the zero words were copied from the 16-byte boundary below the
+             * first one: 8 bytes in when that group's index in the region is
+             * odd (the region starts 16-byte aligned) */
+            const int zoff = (int)((((int64_t)s * a.num_groups + g0) & 1) * 8);
+            cuops_mbar_wait(full0 + 8 * stage, phase);
+            const unsigned char *slot = w4b_smem + (size_t)stage * W4B_STAGE_BYTES;
+            const unsigned char *msc = slot + W4B_WEIGHT_BYTES + 4 * g;
+            const unsigned char *mzw = slot + W4B_WEIGHT_BYTES + W4B_SCALE_BYTES + zoff + 4 * (g >> 2);
+#pragma unroll
+            for (int u = 0; u < TPW; u++) {
+                const int tile = u * CW + warp;
+                if (tile < nt) {
+                    const uint4 wq = *(const uint4 *)(slot + tile * W4_TILE_BYTES + lane * 16);
+                    const int gl = ((j0 + tile) >> tpg_log2) - g0;
+                    const uint32_t sc = *(const uint32_t *)(msc + gl * 32);
+                    const uint32_t zw = *(const uint32_t *)(mzw + gl * 8);
+                    w4w_tile<T, 1, true>(acc[u], wq, sc, zw, zshift, a.chain_zero,
+                                         xs + (size_t)(j0 + tile) * 128, xoff_a, xoff_b);
+                }
+            }
+            cuops_mbar_arrive(empty0 + 8 * stage);
+            if (++stage == S) {
+                stage = 0;
+                phase ^= 1u;
+            }
+        }
+
+        /* ---- the strip's sum: chains in slot order, warps in warp order ---- */
+        float sum[4];
+#pragma unroll
+        for (int cc = 0; cc < 4; cc++) {
+            sum[cc] = acc[0][0][cc];
+#pragma unroll
+            for (int u = 1; u < TPW; u++) sum[cc] += acc[u][0][cc];
+        }
+        float *mine = red + ((size_t)rbuf * CW + warp) * (size_t)m * 16;
+#pragma unroll
+        for (int cc = 0; cc < 4; cc++) {
+            /* c0, c1: weight row g, x rows 2t, 2t+1; c2, c3: weight row g+8 */
+            const int xrow = 2 * t + (cc & 1);
+            if (xrow < m) mine[xrow * 16 + g + 8 * (cc >> 1)] = sum[cc];
+        }
+        cuops_named_bar_sync(1, 32 * CW);
+        const float *all = red + (size_t)rbuf * CW * (size_t)m * 16;
+        for (int q = tid; q < m * 16; q += 32 * CW) {
+            float v = all[q];
+            for (int w = 1; w < CW; w++) v += all[w * m * 16 + q];
+            const int64_t col = (int64_t)s * W4_STRIP_ROWS + (q & 15);
+            if (col < a.n) ((T *)a.y)[(int64_t)(q >> 4) * a.ldy + col] = cuops_from_float<T>(v);
+        }
+        rbuf ^= 1;
+    }
+#endif
+}
+
+/* ---- host side ------------------------------------------------------------------ */
+
+/* log2 of the 64-k tiles per group: 30 for one group per row, -1 when the
+ * group size is not 64 * 2^p */
+static int w4b_tpg_log2(const w4_geometry_t *geo)
+{
+    if (geo->num_groups == 1) return 30;
+    if (geo->group_size % W4_TILE_K != 0) return -1;
+    const int64_t tpg = geo->group_size / W4_TILE_K;
+    if (tpg & (tpg - 1)) return -1;
+    int l = 0;
+    while (((int64_t)1 << l) < tpg) l++;
+    return l;
+}
+
+/* Shared memory besides the ring: x and the two partial buffers. */
+static int64_t w4b_fixed_smem(int64_t m, int64_t ktiles, int cw)
+{
+    return m * ktiles * 128 + 2 * (int64_t)cw * m * W4_STRIP_ROWS * 4;
+}
+
+static int64_t w4b_stages(const struct cuops_handle *h, int64_t m, int64_t ktiles, int cw)
+{
+    const int64_t room = h->smem_optin_bytes - W4B_RESERVED_SMEM - w4b_fixed_smem(m, ktiles, cw);
+    const int64_t s = room / W4B_STAGE_BYTES;
+    return s > W4B_MAX_STAGES ? W4B_MAX_STAGES : s;
+}
+
+int w4a16_decode_bulk_ring_serves(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
+                                  const w4_geometry_t *geo)
+{
+    if (h->sm_major != 9) return 0;
+    if (d->m < 1 || d->m > 8) return 0;
+    if (w4b_tpg_log2(geo) < 0) return 0;
+    if (!cuops_aligned(d->x, 16) || d->ldx % 8 != 0) return 0;
+    /* 32-bit tile, strip and x-offset arithmetic in the kernel */
+    if (geo->k >= ((int64_t)1 << 29) || geo->strips >= ((int64_t)1 << 30)) return 0;
+    /* the fewer math warps need the less shared memory; both must fit */
+    return w4b_stages(h, d->m, geo->ktiles, 16) >= W4B_MIN_STAGES;
+}
+
+template <typename T, int CW>
+static cuops_status_t w4b_launch(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
+                                 const w4_geometry_t *geo, const char *name)
+{
+    const int64_t sms = h->num_sms > 0 ? h->num_sms : 132;
+    const int64_t strips = cuops_ceil_div(d->n, W4_STRIP_ROWS);
+    const int64_t per_cta = cuops_ceil_div(strips, sms);
+    const int64_t ctas = cuops_ceil_div(strips, per_cta);
+    const int64_t stages = w4b_stages(h, d->m, geo->ktiles, CW);
+
+    w4b_args_t a;
+    memset(&a, 0, sizeof a);
+    a.x = (const uint16_t *)d->x;
+    a.ldx = d->ldx;
+    a.packed = (const uint8_t *)d->packed;
+    a.y = d->y;
+    a.ldy = d->ldy;
+    a.n = d->n;
+    a.scale_offset = geo->scale_offset;
+    a.zero_offset = geo->zero_offset;
+    a.k = (int)geo->k;
+    a.ktiles = (int)geo->ktiles;
+    a.num_groups = (int)geo->num_groups;
+    a.m = (int)d->m;
+    a.strips = (int)strips;
+    a.strips_per_cta = (int)per_cta;
+    a.tpg_log2 = w4b_tpg_log2(geo);
+    a.stages = (int)stages;
+    a.x_bytes = (uint32_t)(d->m * geo->ktiles * 128);
+    a.chain_zero = 0;
+
+    const size_t smem = (size_t)(stages * W4B_STAGE_BYTES + w4b_fixed_smem(d->m, geo->ktiles, CW));
+    const void *fn = (const void *)w4a16_decode_bulk_ring_kernel<T, CW>;
+    cudaError_t err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (err != cudaSuccess) return cuops_cuda_fail(h, err, name);
+    w4a16_decode_bulk_ring_kernel<T, CW><<<(unsigned)ctas, 32 * CW + 32, smem, cuops_stream(h)>>>(a);
+    cuops_status_t st = cuops_cuda_check_launch(h, name);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
+    h->last_kernel = name;
+    return CUOPS_STATUS_SUCCESS;
+}
+
+cuops_status_t w4a16_launch_decode_bulk_ring(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
+                                             const w4_geometry_t *geo, int math_warps,
+                                             const char **kernel_name)
+{
+    const char *const name = math_warps == 8 ? "w4a16_decode_bulk_ring_w8" : "w4a16_decode_bulk_ring";
+    *kernel_name = name;
+    if (!w4a16_decode_bulk_ring_serves(h, d, geo))
+        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
+                          "%s: serves sm_90 with m <= 8, group_size 64 * 2^p or one group per "
+                          "row, x 16-byte aligned and ldx %% 8 == 0, k < 2^29, and x (m * "
+                          "ceil(k / 64) * 128 bytes) beside %d ring stages of %d bytes in shared "
+                          "memory (sm_%d%d, m %lld, group_size %lld, k %lld, ldx %lld)",
+                          name, W4B_MIN_STAGES, W4B_STAGE_BYTES, h->sm_major, h->sm_minor,
+                          (long long)d->m, (long long)d->group_size, (long long)d->k,
+                          (long long)d->ldx);
+    const int bf = d->act_type == CUOPS_DTYPE_BF16;
+    if (math_warps == 8)
+        return bf ? w4b_launch<__nv_bfloat16, 8>(h, d, geo, name) : w4b_launch<__half, 8>(h, d, geo, name);
+    return bf ? w4b_launch<__nv_bfloat16, 16>(h, d, geo, name) : w4b_launch<__half, 16>(h, d, geo, name);
+}
