@@ -82,6 +82,16 @@ typedef struct w4b_args {
     uint32_t chain_zero; /* 0, as a value the compiler cannot see (w4w_tile) */
 } w4b_args_t;
 
+/* v, as a value the compiler cannot derive: the per-lane offsets below are
+ * computed once and kept in registers, rather than re-derived from the
+ * thread index at each use (what NVVM did with them otherwise, inside the
+ * tile loop). */
+static __device__ __forceinline__ uint32_t w4b_keep(uint32_t v)
+{
+    asm volatile("" : "+r"(v));
+    return v;
+}
+
 template <typename T, int CW>
 __global__ void __launch_bounds__(32 * CW + 32, 1) w4a16_decode_bulk_ring_kernel(w4b_args_t a)
 {
@@ -180,11 +190,26 @@ __global__ void __launch_bounds__(32 * CW + 32, 1) w4a16_decode_bulk_ring_kernel
         const int row = min(g, m - 1);
         const uint32_t base = (uint32_t)row * (uint32_t)a.ktiles * 128u;
         const uint32_t c0 = (uint32_t)((2 * t) ^ (row & 7));
-        xoff_a[0] = base + (c0 << 4);
-        xoff_b[0] = base + ((c0 ^ 1u) << 4);
+        /* + this warp's first tile of a stage */
+        xoff_a[0] = w4b_keep(base + (c0 << 4) + (uint32_t)warp * 128u);
+        xoff_b[0] = w4b_keep(base + ((c0 ^ 1u) << 4) + (uint32_t)warp * 128u);
     }
-    const int zshift = 4 * (g & 3);
-    const int tpg_log2 = a.tpg_log2;
+    const int zshift = (int)w4b_keep(4u * (uint32_t)(g & 3));
+    /* Everything a tile slot needs that does not change along the stream,
+     * as byte offsets fixed per lane and slot u (tile u * CW + warp of a
+     * stage): the weight chunk, the x tile, and the metadata group. A stage
+     * starts at a multiple of 32 tiles, so its tile i lies in its group
+     * i >> tpg_log2 (0 for any group of >= 32 tiles). Hoisted so the loop
+     * body is the tile math plus a few adds (the first build recomputed
+     * them per tile: ~124 instructions per tile against ~75). */
+    const uint32_t w_lane = w4b_keep((uint32_t)warp * W4_TILE_BYTES + (uint32_t)lane * 16u);
+    uint32_t sc_off[TPW], zw_off[TPW];
+#pragma unroll
+    for (int u = 0; u < TPW; u++) {
+        const uint32_t gl = (uint32_t)(u * CW + warp) >> min(a.tpg_log2, 5);
+        sc_off[u] = w4b_keep(W4B_WEIGHT_BYTES + gl * 32u + 4u * (uint32_t)g);
+        zw_off[u] = w4b_keep(W4B_WEIGHT_BYTES + W4B_SCALE_BYTES + gl * 8u + 4u * (uint32_t)(g >> 2));
+    }
 
     int stage = 0;
     uint32_t phase = 0;
@@ -193,29 +218,38 @@ __global__ void __launch_bounds__(32 * CW + 32, 1) w4a16_decode_bulk_ring_kernel
         float acc[TPW][1][4];
 #pragma unroll
         for (int u = 0; u < TPW; u++) acc[u][0][0] = acc[u][0][1] = acc[u][0][2] = acc[u][0][3] = 0.0f;
+        /* index of the strip's first group in the zero-word region */
+        const int64_t sg0 = (int64_t)s * a.num_groups;
 
         for (int c = 0; c < chunks; c++) {
             const int j0 = c * W4B_STAGE_TILES;
             const int nt = min(W4B_STAGE_TILES, a.ktiles - j0);
-            const int g0 = j0 >> tpg_log2;
             /* the zero words were copied from the 16-byte boundary below the
              * first one: 8 bytes in when that group's index in the region is
              * odd (the region starts 16-byte aligned) */
-            const int zoff = (int)((((int64_t)s * a.num_groups + g0) & 1) * 8);
+            const uint32_t zoff = (uint32_t)((sg0 + (j0 >> a.tpg_log2)) & 1) * 8u;
             cuops_mbar_wait(full0 + 8 * stage, phase);
-            const unsigned char *slot = w4b_smem + (size_t)stage * W4B_STAGE_BYTES;
-            const unsigned char *msc = slot + W4B_WEIGHT_BYTES + 4 * g;
-            const unsigned char *mzw = slot + W4B_WEIGHT_BYTES + W4B_SCALE_BYTES + zoff + 4 * (g >> 2);
+            const unsigned char *slot = w4b_smem + (uint32_t)stage * (uint32_t)W4B_STAGE_BYTES;
+            const unsigned char *xt = xs + (uint32_t)j0 * 128u;
+            if (nt == W4B_STAGE_TILES) {
 #pragma unroll
-            for (int u = 0; u < TPW; u++) {
-                const int tile = u * CW + warp;
-                if (tile < nt) {
-                    const uint4 wq = *(const uint4 *)(slot + tile * W4_TILE_BYTES + lane * 16);
-                    const int gl = ((j0 + tile) >> tpg_log2) - g0;
-                    const uint32_t sc = *(const uint32_t *)(msc + gl * 32);
-                    const uint32_t zw = *(const uint32_t *)(mzw + gl * 8);
+                for (int u = 0; u < TPW; u++) {
+                    const uint4 wq = *(const uint4 *)(slot + w_lane + u * CW * W4_TILE_BYTES);
+                    const uint32_t sc = *(const uint32_t *)(slot + sc_off[u]);
+                    const uint32_t zw = *(const uint32_t *)(slot + zw_off[u] + zoff);
                     w4w_tile<T, 1, true>(acc[u], wq, sc, zw, zshift, a.chain_zero,
-                                         xs + (size_t)(j0 + tile) * 128, xoff_a, xoff_b);
+                                         xt + u * CW * 128, xoff_a, xoff_b);
+                }
+            } else { /* a strip's last, partial stage */
+#pragma unroll
+                for (int u = 0; u < TPW; u++) {
+                    if (u * CW + warp < nt) {
+                        const uint4 wq = *(const uint4 *)(slot + w_lane + u * CW * W4_TILE_BYTES);
+                        const uint32_t sc = *(const uint32_t *)(slot + sc_off[u]);
+                        const uint32_t zw = *(const uint32_t *)(slot + zw_off[u] + zoff);
+                        w4w_tile<T, 1, true>(acc[u], wq, sc, zw, zshift, a.chain_zero,
+                                             xt + u * CW * 128, xoff_a, xoff_b);
+                    }
                 }
             }
             cuops_mbar_arrive(empty0 + 8 * stage);
