@@ -225,7 +225,7 @@ static int g_smem_optin; /* the device's per-block opt-in shared memory */
 /* What w4a16_decode_bulk_ring (and _w8) serves (w4a16_decode_bulk_ring.cu):
  * sm_90, m <= 8, group_size 64 * 2^p or one group per row, x 16-byte
  * aligned, ldx % 8 == 0, and x (m * ceil(k/64) * 128 bytes) with the 16-warp
- * form's two partial buffers, 4 ring stages of 17792 bytes and 256 bytes of
+ * form's four partial slots, 4 ring stages of 17792 bytes and 512 bytes of
  * slack in the per-block shared memory. */
 static int bulk_ring_serves(int64_t m, int64_t k, int64_t gs, int64_t ldx, int x_offset)
 {
@@ -235,7 +235,7 @@ static int bulk_ring_serves(int64_t m, int64_t k, int64_t gs, int64_t ldx, int x
         const int64_t tpg = gs / 64;
         if (tpg & (tpg - 1)) return 0;
     }
-    const int64_t need = m * ((k + 63) / 64) * 128 + 2 * 16 * m * 64 + 4 * 17792 + 256;
+    const int64_t need = m * ((k + 63) / 64) * 128 + 4 * 16 * m * 64 + 4 * 17792 + 512;
     return need <= g_smem_optin;
 }
 /* CUOPS_TEST_VARIANT=name: only the calls that force that variant (a

@@ -23,17 +23,17 @@
  *    barrier, issued by one thread that only waits for free slots, so the
  *    bytes in flight per SM are the ring's (up to 12 x 16 KB), whatever the
  *    math warps are doing;
- *  - math warp w takes tiles w, w + CW, ... of each stage, one accumulator
- *    chain per tile slot (TPW = 32 / CW independent mma chains per warp),
- *    and every math thread arrives on the stage's empty barrier after its
- *    tiles (per thread, not per warp: racecheck then sees every read of the
- *    slot ordered before the copy that refills it);
- *  - at a strip's end each warp adds its chains in slot order and writes its
- *    [m][16] partial to one of two buffers; one named barrier over the math
- *    warps; threads add the CW partials in warp order and store y. The
- *    double buffer lets the next strip's partials be written while the
- *    previous ones may still be read: a buffer is rewritten only after the
- *    next strip's barrier, which every reader of it has passed.
+ *  - math warp w takes tiles w*TPW .. w*TPW + TPW-1 of each stage (TPW =
+ *    32 / CW), one mma chain per tile slot; tiles of one quantization group
+ *    next to each other share their zero pairs and fp32 scale (built once
+ *    per run of 1, 2 or 4 tiles); every math thread arrives on the stage's
+ *    empty barrier after its tiles (per thread, not per warp: racecheck then
+ *    sees every read of the slot ordered before the copy that refills it);
+ *  - at a strip's end each math warp adds its chains in slot order and
+ *    writes its [m][16] partial into one of W4B_RED_SLOTS slots, and goes on
+ *    to the next strip; a reducer warp adds the CW partials in warp order and
+ *    stores y, then frees the slot (mbarriers both ways, no CTA barrier on
+ *    the math warps' path). Warps: CW math, 1 producer, 1 reducer.
  *
  * x (m rows x ceil(k/64) tiles x 128 B, chunk c of row r at c ^ (r & 7) as
  * in w4a16_decode_warp, zero past k) is copied into shared memory once per
@@ -62,7 +62,9 @@
 #define W4B_MAX_STAGES 12
 #define W4B_MIN_STAGES 4
 /* static shared memory (the barriers) and slack kept out of the budget */
-#define W4B_RESERVED_SMEM 256
+#define W4B_RESERVED_SMEM 512
+/* strip partials in flight between the math warps and the reducer warp */
+#define W4B_RED_SLOTS 4
 
 typedef struct w4b_args {
     const uint16_t *x;
@@ -82,42 +84,178 @@ typedef struct w4b_args {
     uint32_t chain_zero; /* 0, as a value the compiler cannot see (w4w_tile) */
 } w4b_args_t;
 
+#if CUOPS_SM90A_DEVICE /* device helpers of the sm_90a pass only (the mbarrier wrappers) */
+
+/* The dynamic shared memory: the ring, then x, then the strip partials. */
+static __device__ __forceinline__ unsigned char *w4b_smem_base(void)
+{
+    extern __shared__ __align__(128) unsigned char w4b_smem[];
+    return w4b_smem;
+}
+
 /* v, as a value the compiler cannot derive: the per-lane offsets below are
  * computed once and kept in registers, rather than re-derived from the
  * thread index at each use (what NVVM did with them otherwise, inside the
- * tile loop). */
+ * tile loop: ~124 SASS instructions per tile in the first build's ncu). */
 static __device__ __forceinline__ uint32_t w4b_keep(uint32_t v)
 {
     asm volatile("" : "+r"(v));
     return v;
 }
 
+/*
+ * The math warps' walk over the CTA's strips. TPW tiles per warp per stage,
+ * contiguous (tiles warp*TPW .. +TPW-1 of each stage); GS consecutive ones
+ * share their quantization group (GS = min(tiles per group, TPW)), so the
+ * zero pairs and the fp32 scale are built once per GS tiles.
+ */
+template <typename T, int CW, int GS>
+static __device__ __forceinline__ void w4b_math(const w4b_args_t &a, int warp, int lane,
+                                                int strip0, int strip_end, int chunks,
+                                                uint32_t full0, uint32_t empty0,
+                                                uint32_t red_full0, uint32_t red_empty0,
+                                                const unsigned char *xs, float *red)
+{
+    constexpr int TPW = W4B_STAGE_TILES / CW;
+    static_assert(TPW % GS == 0, "group runs divide a warp's tiles");
+    const int S = a.stages, m = a.m;
+    const int g = lane >> 2, t = lane & 3;
+    /* x fragment of this lane: row min(g, m-1), chunks 2t, 2t+1 swizzled;
+     * lanes of rows past m feed only product columns never stored */
+    uint32_t xoff_a[1], xoff_b[1];
+    {
+        const int row = min(g, m - 1);
+        const uint32_t base = (uint32_t)row * (uint32_t)a.ktiles * 128u;
+        const uint32_t c0 = (uint32_t)((2 * t) ^ (row & 7));
+        /* + this warp's first tile of a stage */
+        xoff_a[0] = w4b_keep(base + (c0 << 4) + (uint32_t)(warp * TPW) * 128u);
+        xoff_b[0] = w4b_keep(base + ((c0 ^ 1u) << 4) + (uint32_t)(warp * TPW) * 128u);
+    }
+    const uint32_t zshift = w4b_keep(4u * (uint32_t)(g & 3));
+    /* Offsets fixed per lane and tile slot u: the weight chunk, and the
+     * metadata of the slot's group. A stage starts at a multiple of 32
+     * tiles, so its tile i lies in its group i >> tpg_log2 (0 for any group
+     * of >= 32 tiles). */
+    const uint32_t w_lane = w4b_keep((uint32_t)(warp * TPW) * W4_TILE_BYTES + (uint32_t)lane * 16u);
+    uint32_t sc_off[TPW / GS], zw_off[TPW / GS];
+#pragma unroll
+    for (int r = 0; r < TPW / GS; r++) {
+        const uint32_t gl = (uint32_t)(warp * TPW + r * GS) >> min(a.tpg_log2, 5);
+        sc_off[r] = w4b_keep(W4B_WEIGHT_BYTES + gl * 32u + 4u * (uint32_t)g);
+        zw_off[r] = w4b_keep(W4B_WEIGHT_BYTES + W4B_SCALE_BYTES + gl * 8u + 4u * (uint32_t)(g >> 2));
+    }
+
+    int stage = 0;
+    uint32_t phase = 0;
+    for (int s = strip0, i = 0; s < strip_end; s++, i++) {
+        float acc[TPW][1][4];
+#pragma unroll
+        for (int u = 0; u < TPW; u++) acc[u][0][0] = acc[u][0][1] = acc[u][0][2] = acc[u][0][3] = 0.0f;
+        /* index of the strip's first group in the zero-word region */
+        const int64_t sg0 = (int64_t)s * a.num_groups;
+
+        for (int c = 0; c < chunks; c++) {
+            const int j0 = c * W4B_STAGE_TILES;
+            const int nt = min(W4B_STAGE_TILES, a.ktiles - j0);
+            /* the zero words were copied from the 16-byte boundary below the
+             * first one: 8 bytes in when that group's index in the region is
+             * odd (the region starts 16-byte aligned) */
+            const uint32_t zoff = (uint32_t)((sg0 + (j0 >> a.tpg_log2)) & 1) * 8u;
+            cuops_mbar_wait(full0 + 8 * stage, phase);
+            const unsigned char *slot = w4b_smem_base() + (uint32_t)stage * (uint32_t)W4B_STAGE_BYTES;
+            const unsigned char *xt = xs + (uint32_t)j0 * 128u;
+            const bool full = nt == W4B_STAGE_TILES;
+#pragma unroll
+            for (int r = 0; r < TPW / GS; r++) {
+                /* a run of GS tiles in one group: its operands once */
+                if (full || warp * TPW + r * GS < nt) {
+                    const uint32_t sc = *(const uint32_t *)(slot + sc_off[r]);
+                    const uint32_t zw = *(const uint32_t *)(slot + zw_off[r] + zoff);
+                    uint32_t z_lo, z_hi;
+                    w4w_zero_pairs_f32<T>(zw >> zshift, z_lo, z_hi);
+                    const float2 sf = w4w_scale_f32<T>(sc);
+#pragma unroll
+                    for (int v = 0; v < GS; v++) {
+                        const int u = r * GS + v;
+                        if (full || warp * TPW + u < nt) {
+                            const uint4 wq = *(const uint4 *)(slot + w_lane + u * W4_TILE_BYTES);
+                            uint32_t xr[1][8];
+                            w4w_load_x<1>(xr, xt + u * 128, xoff_a, xoff_b);
+                            float part[1][4];
+                            w4w_partial_f32<T, 1>(part, wq, z_lo, z_hi, xr, acc[u], a.chain_zero);
+                            w4w_add_scaled<1>(acc[u], part, sf);
+                        }
+                    }
+                }
+            }
+            cuops_mbar_arrive(empty0 + 8 * stage);
+            if (++stage == S) {
+                stage = 0;
+                phase ^= 1u;
+            }
+        }
+
+        /* ---- the strip's partial: chains in slot order, into reduction
+         * slot i % W4B_RED_SLOTS once the reducer has emptied it ---- */
+        float sum[4];
+#pragma unroll
+        for (int cc = 0; cc < 4; cc++) {
+            sum[cc] = acc[0][0][cc];
+#pragma unroll
+            for (int u = 1; u < TPW; u++) sum[cc] += acc[u][0][cc];
+        }
+        const int rs = i % W4B_RED_SLOTS;
+        const uint32_t rpar = (uint32_t)(i / W4B_RED_SLOTS) & 1u;
+        cuops_mbar_wait(red_empty0 + 8 * rs, rpar ^ 1u);
+        float *mine = red + ((size_t)rs * CW + warp) * (size_t)m * 16;
+#pragma unroll
+        for (int cc = 0; cc < 4; cc++) {
+            /* c0, c1: weight row g, x rows 2t, 2t+1; c2, c3: weight row g+8 */
+            const int xrow = 2 * t + (cc & 1);
+            if (xrow < m) mine[xrow * 16 + g + 8 * (cc >> 1)] = sum[cc];
+        }
+        cuops_mbar_arrive(red_full0 + 8 * rs);
+    }
+}
+
+#endif
+
 template <typename T, int CW>
-__global__ void __launch_bounds__(32 * CW + 32, 1) w4a16_decode_bulk_ring_kernel(w4b_args_t a)
+__global__ void __launch_bounds__(32 * CW + 64, 1) w4a16_decode_bulk_ring_kernel(w4b_args_t a)
 {
 #if CUOPS_SM90A_DEVICE
     constexpr int TPW = W4B_STAGE_TILES / CW; /* tiles per math warp per stage */
     static_assert(TPW * CW == W4B_STAGE_TILES, "CW divides the stage");
-    extern __shared__ __align__(128) unsigned char w4b_smem[];
     __shared__ __align__(8) uint64_t full_bar[W4B_MAX_STAGES], empty_bar[W4B_MAX_STAGES];
+    __shared__ __align__(8) uint64_t red_full_bar[W4B_RED_SLOTS], red_empty_bar[W4B_RED_SLOTS];
 
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
     const int S = a.stages;
     const int strip0 = (int)blockIdx.x * a.strips_per_cta;
     const int strip_end = min(strip0 + a.strips_per_cta, a.strips);
     const int chunks = (a.ktiles + W4B_STAGE_TILES - 1) / W4B_STAGE_TILES; /* stages per strip */
-    const uint32_t ring = cuops_smem_addr(w4b_smem);
+    const uint32_t ring = cuops_smem_addr(w4b_smem_base());
     const uint32_t full0 = cuops_smem_addr(&full_bar[0]);
     const uint32_t empty0 = cuops_smem_addr(&empty_bar[0]);
+    const uint32_t red_full0 = cuops_smem_addr(&red_full_bar[0]);
+    const uint32_t red_empty0 = cuops_smem_addr(&red_empty_bar[0]);
 
     if (tid == 0) {
         for (int s = 0; s < S; s++) {
             cuops_mbar_init(full0 + 8 * s, 1);
             cuops_mbar_init(empty0 + 8 * s, 32 * CW);
         }
+        for (int r = 0; r < W4B_RED_SLOTS; r++) {
+            cuops_mbar_init(red_full0 + 8 * r, 32 * CW);
+            cuops_mbar_init(red_empty0 + 8 * r, 32);
+        }
         cuops_mbar_init_fence();
     }
     __syncthreads();
+
+    const unsigned char *xs = w4b_smem_base() + (size_t)S * W4B_STAGE_BYTES;
+    float *red = (float *)(xs + a.x_bytes); /* [slots][CW][m][16] strip partials */
+    const int m = a.m;
 
     if (warp == CW) {
         /* ---- producer: one thread walks the CTA's strips front to back ---- */
@@ -156,14 +294,27 @@ __global__ void __launch_bounds__(32 * CW + 32, 1) w4a16_decode_bulk_ring_kernel
         return;
     }
 
-    /* ---- math warps ---- */
-    const unsigned char *xs = w4b_smem + (size_t)S * W4B_STAGE_BYTES;
-    float *red = (float *)(xs + a.x_bytes); /* [2][CW][m][16] strip partials */
-    const int m = a.m;
+    if (warp == CW + 1) {
+        /* ---- reducer: each strip's CW partials in warp order, then y ---- */
+        for (int s = strip0, i = 0; s < strip_end; s++, i++) {
+            const int rs = i % W4B_RED_SLOTS;
+            cuops_mbar_wait(red_full0 + 8 * rs, (uint32_t)(i / W4B_RED_SLOTS) & 1u);
+            const float *all = red + (size_t)rs * CW * (size_t)m * 16;
+            for (int q = lane; q < m * 16; q += 32) {
+                float v = all[q];
+                for (int w = 1; w < CW; w++) v += all[w * m * 16 + q];
+                const int64_t col = (int64_t)s * W4_STRIP_ROWS + (q & 15);
+                if (col < a.n) ((T *)a.y)[(int64_t)(q >> 4) * a.ldy + col] = cuops_from_float<T>(v);
+            }
+            cuops_mbar_arrive(red_empty0 + 8 * rs);
+        }
+        return;
+    }
+
+    /* ---- math warps: x into shared memory first, 16 bytes per cp.async,
+     * zero past k (the packed padding dequantizes to exactly 0; 0 * x must
+     * not meet a NaN left in shared memory), while the first stages stream */
     {
-        /* x into shared memory, 16 bytes per cp.async, zero past k (the
-         * packed padding dequantizes to exactly 0; 0 * x must not meet a NaN
-         * left in shared memory) */
         const uint32_t xs_addr = cuops_smem_addr(xs);
         const int pieces = a.ktiles * 8;
         for (int r = 0; r < m; r++) {
@@ -181,108 +332,17 @@ __global__ void __launch_bounds__(32 * CW + 32, 1) w4a16_decode_bulk_ring_kernel
         cuops_cp_async_wait<0>();
         cuops_named_bar_sync(1, 32 * CW);
     }
-
-    const int g = lane >> 2, t = lane & 3;
-    /* x fragment of this lane: row min(g, m-1), chunks 2t, 2t+1 swizzled;
-     * lanes of rows past m feed only product columns never stored */
-    uint32_t xoff_a[1], xoff_b[1];
-    {
-        const int row = min(g, m - 1);
-        const uint32_t base = (uint32_t)row * (uint32_t)a.ktiles * 128u;
-        const uint32_t c0 = (uint32_t)((2 * t) ^ (row & 7));
-        /* + this warp's first tile of a stage */
-        xoff_a[0] = w4b_keep(base + (c0 << 4) + (uint32_t)warp * 128u);
-        xoff_b[0] = w4b_keep(base + ((c0 ^ 1u) << 4) + (uint32_t)warp * 128u);
-    }
-    const int zshift = (int)w4b_keep(4u * (uint32_t)(g & 3));
-    /* Everything a tile slot needs that does not change along the stream,
-     * as byte offsets fixed per lane and slot u (tile u * CW + warp of a
-     * stage): the weight chunk, the x tile, and the metadata group. A stage
-     * starts at a multiple of 32 tiles, so its tile i lies in its group
-     * i >> tpg_log2 (0 for any group of >= 32 tiles). Hoisted so the loop
-     * body is the tile math plus a few adds (the first build recomputed
-     * them per tile: ~124 instructions per tile against ~75). */
-    const uint32_t w_lane = w4b_keep((uint32_t)warp * W4_TILE_BYTES + (uint32_t)lane * 16u);
-    uint32_t sc_off[TPW], zw_off[TPW];
-#pragma unroll
-    for (int u = 0; u < TPW; u++) {
-        const uint32_t gl = (uint32_t)(u * CW + warp) >> min(a.tpg_log2, 5);
-        sc_off[u] = w4b_keep(W4B_WEIGHT_BYTES + gl * 32u + 4u * (uint32_t)g);
-        zw_off[u] = w4b_keep(W4B_WEIGHT_BYTES + W4B_SCALE_BYTES + gl * 8u + 4u * (uint32_t)(g >> 2));
-    }
-
-    int stage = 0;
-    uint32_t phase = 0;
-    int rbuf = 0;
-    for (int s = strip0; s < strip_end; s++) {
-        float acc[TPW][1][4];
-#pragma unroll
-        for (int u = 0; u < TPW; u++) acc[u][0][0] = acc[u][0][1] = acc[u][0][2] = acc[u][0][3] = 0.0f;
-        /* index of the strip's first group in the zero-word region */
-        const int64_t sg0 = (int64_t)s * a.num_groups;
-
-        for (int c = 0; c < chunks; c++) {
-            const int j0 = c * W4B_STAGE_TILES;
-            const int nt = min(W4B_STAGE_TILES, a.ktiles - j0);
-            /* the zero words were copied from the 16-byte boundary below the
-             * first one: 8 bytes in when that group's index in the region is
-             * odd (the region starts 16-byte aligned) */
-            const uint32_t zoff = (uint32_t)((sg0 + (j0 >> a.tpg_log2)) & 1) * 8u;
-            cuops_mbar_wait(full0 + 8 * stage, phase);
-            const unsigned char *slot = w4b_smem + (uint32_t)stage * (uint32_t)W4B_STAGE_BYTES;
-            const unsigned char *xt = xs + (uint32_t)j0 * 128u;
-            if (nt == W4B_STAGE_TILES) {
-#pragma unroll
-                for (int u = 0; u < TPW; u++) {
-                    const uint4 wq = *(const uint4 *)(slot + w_lane + u * CW * W4_TILE_BYTES);
-                    const uint32_t sc = *(const uint32_t *)(slot + sc_off[u]);
-                    const uint32_t zw = *(const uint32_t *)(slot + zw_off[u] + zoff);
-                    w4w_tile<T, 1, true>(acc[u], wq, sc, zw, zshift, a.chain_zero,
-                                         xt + u * CW * 128, xoff_a, xoff_b);
-                }
-            } else { /* a strip's last, partial stage */
-#pragma unroll
-                for (int u = 0; u < TPW; u++) {
-                    if (u * CW + warp < nt) {
-                        const uint4 wq = *(const uint4 *)(slot + w_lane + u * CW * W4_TILE_BYTES);
-                        const uint32_t sc = *(const uint32_t *)(slot + sc_off[u]);
-                        const uint32_t zw = *(const uint32_t *)(slot + zw_off[u] + zoff);
-                        w4w_tile<T, 1, true>(acc[u], wq, sc, zw, zshift, a.chain_zero,
-                                             xt + u * CW * 128, xoff_a, xoff_b);
-                    }
-                }
-            }
-            cuops_mbar_arrive(empty0 + 8 * stage);
-            if (++stage == S) {
-                stage = 0;
-                phase ^= 1u;
-            }
-        }
-
-        /* ---- the strip's sum: chains in slot order, warps in warp order ---- */
-        float sum[4];
-#pragma unroll
-        for (int cc = 0; cc < 4; cc++) {
-            sum[cc] = acc[0][0][cc];
-#pragma unroll
-            for (int u = 1; u < TPW; u++) sum[cc] += acc[u][0][cc];
-        }
-        float *mine = red + ((size_t)rbuf * CW + warp) * (size_t)m * 16;
-#pragma unroll
-        for (int cc = 0; cc < 4; cc++) {
-            /* c0, c1: weight row g, x rows 2t, 2t+1; c2, c3: weight row g+8 */
-            const int xrow = 2 * t + (cc & 1);
-            if (xrow < m) mine[xrow * 16 + g + 8 * (cc >> 1)] = sum[cc];
-        }
-        cuops_named_bar_sync(1, 32 * CW);
-        const float *all = red + (size_t)rbuf * CW * (size_t)m * 16;
-        for (int q = tid; q < m * 16; q += 32 * CW) {
-            float v = all[q];
-            for (int w = 1; w < CW; w++) v += all[w * m * 16 + q];
-            const int64_t col = (int64_t)s * W4_STRIP_ROWS + (q & 15);
-            if (col < a.n) ((T *)a.y)[(int64_t)(q >> 4) * a.ldy + col] = cuops_from_float<T>(v);
-        }
-        rbuf ^= 1;
+    /* consecutive tiles of a warp's TPW that share a group: 1, 2 or 4 */
+    const int run_log2 = min(a.tpg_log2, TPW >= 4 ? 2 : 1);
+    if (run_log2 == 0) {
+        w4b_math<T, CW, 1>(a, warp, lane, strip0, strip_end, chunks, full0, empty0, red_full0,
+                           red_empty0, xs, red);
+    } else if (TPW == 2 || run_log2 == 1) {
+        w4b_math<T, CW, 2>(a, warp, lane, strip0, strip_end, chunks, full0, empty0, red_full0,
+                           red_empty0, xs, red);
+    } else if constexpr (TPW >= 4) {
+        w4b_math<T, CW, 4>(a, warp, lane, strip0, strip_end, chunks, full0, empty0, red_full0,
+                           red_empty0, xs, red);
     }
 #endif
 }
@@ -302,10 +362,10 @@ static int w4b_tpg_log2(const w4_geometry_t *geo)
     return l;
 }
 
-/* Shared memory besides the ring: x and the two partial buffers. */
+/* Shared memory besides the ring: x and the partial slots. */
 static int64_t w4b_fixed_smem(int64_t m, int64_t ktiles, int cw)
 {
-    return m * ktiles * 128 + 2 * (int64_t)cw * m * W4_STRIP_ROWS * 4;
+    return m * ktiles * 128 + W4B_RED_SLOTS * (int64_t)cw * m * W4_STRIP_ROWS * 4;
 }
 
 static int64_t w4b_stages(const struct cuops_handle *h, int64_t m, int64_t ktiles, int cw)
@@ -363,7 +423,7 @@ static cuops_status_t w4b_launch(struct cuops_handle *h, const cuops_w4a16_desc_
     const void *fn = (const void *)w4a16_decode_bulk_ring_kernel<T, CW>;
     cudaError_t err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (err != cudaSuccess) return cuops_cuda_fail(h, err, name);
-    w4a16_decode_bulk_ring_kernel<T, CW><<<(unsigned)ctas, 32 * CW + 32, smem, cuops_stream(h)>>>(a);
+    w4a16_decode_bulk_ring_kernel<T, CW><<<(unsigned)ctas, 32 * CW + 64, smem, cuops_stream(h)>>>(a);
     cuops_status_t st = cuops_cuda_check_launch(h, name);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     h->last_kernel = name;

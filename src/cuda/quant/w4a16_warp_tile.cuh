@@ -87,18 +87,13 @@ template <> struct w4w_mma<__nv_bfloat16> {
  * the scale multiplies the tile's fp32 partial; otherwise the weights are
  * (q - z) * s rounded to T, bit-identical to cuops_dequant_int4.
  */
-template <typename T, int M8, bool SCALE_F32>
-static __device__ __forceinline__ void w4w_tile(float (&acc)[M8][4], uint4 wq, uint32_t sc,
-                                                uint32_t zw, int zshift, uint32_t chain_zero,
-                                                const unsigned char *xt,
-                                                const uint32_t (&xoff_a)[M8],
-                                                const uint32_t (&xoff_b)[M8])
+/* x fragment i of a tile: rows 8i+g, the lane's 16 columns = 8 words;
+ * words 2j, 2j+1 are the B registers of k16 step j */
+template <int M8>
+static __device__ __forceinline__ void w4w_load_x(uint32_t (&xr)[M8][8], const unsigned char *xt,
+                                                  const uint32_t (&xoff_a)[M8],
+                                                  const uint32_t (&xoff_b)[M8])
 {
-    constexpr bool ROWS8_X16 = SCALE_F32 && w4_type<T>::is_f16;
-
-    /* x fragment i: rows 8i+g, the lane's 16 columns = 8 words; words 2j, 2j+1
-     * are the B registers of k16 step j */
-    uint32_t xr[M8][8];
 #pragma unroll
     for (int i = 0; i < M8; i++) {
         const uint4 xa = *(const uint4 *)(xt + xoff_a[i]);
@@ -106,59 +101,112 @@ static __device__ __forceinline__ void w4w_tile(float (&acc)[M8][4], uint4 wq, u
         xr[i][0] = xa.x; xr[i][1] = xa.y; xr[i][2] = xa.z; xr[i][3] = xa.w;
         xr[i][4] = xb.x; xr[i][5] = xb.y; xr[i][6] = xb.z; xr[i][7] = xb.w;
     }
+}
+
+/* The zero points of rows g (low half) and g+8 (high half) as the pairs the
+ * fp32-scale form subtracts from its nibbles: 1024 + z and, for f16, rows
+ * g+8 as 1024 + 16 z (bf16: 128 + z for both). zs: the lane's zero word
+ * shifted to its rows' nibbles. */
+template <typename T>
+static __device__ __forceinline__ void w4w_zero_pairs_f32(uint32_t zs, uint32_t &z_lo, uint32_t &z_hi)
+{
+    constexpr bool ROWS8_X16 = w4_type<T>::is_f16;
+    const uint32_t zn = w4_nibbles<T, 0x000F000Fu>(zs); /* 1024 + z, or 128 + z */
+    z_lo = w4w_splat_lo(zn);
+    z_hi = ROWS8_X16 ? w4w_splat_hi(w4_nibbles<T, 0x00F000F0u>(zs << 4)) /* 1024 + 16 z */
+                     : w4w_splat_hi(zn);
+}
+
+/* The fp32-scale form's mma partial of one tile: exact q - z through the
+ * tensor core (f16 rows g+8 as 16 (q - z)). The partial starts from +0
+ * computed as acc & chain_zero (0 at run time): the mma chain of the next
+ * tile then waits for this one's FFMAs. Without that dependency ptxas
+ * overlaps the chains of several tiles, and the registers it takes for that
+ * are the ones w4a16_decode_warp's weight pipeline needs (it spilled at
+ * U = 8). The warps hide the chain's latency: at 80 % of HBM a warp needs a
+ * tile only every ~500 clocks. */
+template <typename T, int M8>
+static __device__ __forceinline__ void w4w_partial_f32(float (&part)[M8][4], uint4 wq,
+                                                       uint32_t z_lo, uint32_t z_hi,
+                                                       const uint32_t (&xr)[M8][8],
+                                                       const float (&acc)[M8][4],
+                                                       uint32_t chain_zero)
+{
+    constexpr bool ROWS8_X16 = w4_type<T>::is_f16;
+    const uint32_t words[4] = {wq.x, wq.y, wq.z, wq.w};
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        const uint32_t w = words[j];
+        uint32_t A[4];
+        /* nibbles i, i+4 = mma register i: rows g, g+8, g, g+8 */
+        if constexpr (ROWS8_X16) {
+            const uint32_t w8 = w >> 8;
+            A[0] = w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w), z_lo);
+            A[1] = w4_sub2(T(), w4_nibbles<T, 0x00F000F0u>(w), z_hi);
+            A[2] = w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w8), z_lo);
+            A[3] = w4_sub2(T(), w4_nibbles<T, 0x00F000F0u>(w8), z_hi);
+        } else {
+            A[0] = w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w), z_lo);
+            A[1] = w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w >> 4), z_hi);
+            A[2] = w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w >> 8), z_lo);
+            A[3] = w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w >> 12), z_hi);
+        }
+#pragma unroll
+        for (int i = 0; i < M8; i++) {
+            if (j == 0)
+                w4w_mma<T>::first(part[i], A, xr[i][0], xr[i][1],
+                                  __uint_as_float(__float_as_uint(acc[i][0]) & chain_zero));
+            else
+                w4w_mma<T>::acc(part[i], A, xr[i][2 * j], xr[i][2 * j + 1]);
+        }
+    }
+}
+
+/* The scale pair (row g, row g+8) in fp32, rows g+8 divided by 16 in f16
+ * (their partial carries 16 (q - z)). */
+template <typename T>
+static __device__ __forceinline__ float2 w4w_scale_f32(uint32_t sc)
+{
+    float2 sf = w4w_pair_to_float2(T(), sc);
+    if (w4_type<T>::is_f16) sf.y *= 0.0625f;
+    return sf;
+}
+
+/* acc += scale * partial; c0, c1: weight row g; c2, c3: row g+8 */
+template <int M8>
+static __device__ __forceinline__ void w4w_add_scaled(float (&acc)[M8][4], const float (&part)[M8][4],
+                                                      float2 sf)
+{
+#pragma unroll
+    for (int i = 0; i < M8; i++) {
+        acc[i][0] = fmaf(sf.x, part[i][0], acc[i][0]);
+        acc[i][1] = fmaf(sf.x, part[i][1], acc[i][1]);
+        acc[i][2] = fmaf(sf.y, part[i][2], acc[i][2]);
+        acc[i][3] = fmaf(sf.y, part[i][3], acc[i][3]);
+    }
+}
+
+template <typename T, int M8, bool SCALE_F32>
+static __device__ __forceinline__ void w4w_tile(float (&acc)[M8][4], uint4 wq, uint32_t sc,
+                                                uint32_t zw, int zshift, uint32_t chain_zero,
+                                                const unsigned char *xt,
+                                                const uint32_t (&xoff_a)[M8],
+                                                const uint32_t (&xoff_b)[M8])
+{
+    uint32_t xr[M8][8];
+    w4w_load_x<M8>(xr, xt, xoff_a, xoff_b);
 
     /* low half: zero(row g), high half: zero(row g+8) */
     const uint32_t zs = zw >> zshift;
-    const uint32_t zn = w4_nibbles<T, 0x000F000Fu>(zs); /* 1024 + z, or 128 + z */
-    const uint32_t words[4] = {wq.x, wq.y, wq.z, wq.w};
     if constexpr (SCALE_F32) {
-        const uint32_t z_lo = w4w_splat_lo(zn);
-        const uint32_t z_hi = ROWS8_X16 ? w4w_splat_hi(w4_nibbles<T, 0x00F000F0u>(zs << 4)) /* 1024 + 16 z */
-                                        : w4w_splat_hi(zn);
-        /* The partial starts from +0 computed as acc & chain_zero (0 at run
-         * time): the mma chain of tile u+1 then waits for tile u's FFMAs.
-         * Without that dependency ptxas overlaps the chains of several tiles,
-         * and the registers it takes for that are the ones the weight pipeline
-         * needs (it spilled at U = 8). The warps hide the chain's latency:
-         * at 80 % of HBM a warp needs a tile only every ~500 clocks. */
+        uint32_t z_lo, z_hi;
+        w4w_zero_pairs_f32<T>(zs, z_lo, z_hi);
         float part[M8][4];
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            const uint32_t w = words[j];
-            uint32_t A[4];
-            /* nibbles i, i+4 = mma register i: rows g, g+8, g, g+8 */
-            if constexpr (ROWS8_X16) {
-                const uint32_t w8 = w >> 8;
-                A[0] = w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w), z_lo);
-                A[1] = w4_sub2(T(), w4_nibbles<T, 0x00F000F0u>(w), z_hi);
-                A[2] = w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w8), z_lo);
-                A[3] = w4_sub2(T(), w4_nibbles<T, 0x00F000F0u>(w8), z_hi);
-            } else {
-                A[0] = w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w), z_lo);
-                A[1] = w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w >> 4), z_hi);
-                A[2] = w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w >> 8), z_lo);
-                A[3] = w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w >> 12), z_hi);
-            }
-#pragma unroll
-            for (int i = 0; i < M8; i++) {
-                if (j == 0)
-                    w4w_mma<T>::first(part[i], A, xr[i][0], xr[i][1],
-                                      __uint_as_float(__float_as_uint(acc[i][0]) & chain_zero));
-                else
-                    w4w_mma<T>::acc(part[i], A, xr[i][2 * j], xr[i][2 * j + 1]);
-            }
-        }
-        float2 sf = w4w_pair_to_float2(T(), sc);
-        if (ROWS8_X16) sf.y *= 0.0625f; /* rows g+8 carry 16 (q - z) */
-        /* c0, c1: weight row g; c2, c3: row g+8 */
-#pragma unroll
-        for (int i = 0; i < M8; i++) {
-            acc[i][0] = fmaf(sf.x, part[i][0], acc[i][0]);
-            acc[i][1] = fmaf(sf.x, part[i][1], acc[i][1]);
-            acc[i][2] = fmaf(sf.y, part[i][2], acc[i][2]);
-            acc[i][3] = fmaf(sf.y, part[i][3], acc[i][3]);
-        }
+        w4w_partial_f32<T, M8>(part, wq, z_lo, z_hi, xr, acc, chain_zero);
+        w4w_add_scaled<M8>(acc, part, w4w_scale_f32<T>(sc));
     } else {
+        const uint32_t zn = w4_nibbles<T, 0x000F000Fu>(zs); /* 1024 + z, or 128 + z */
+        const uint32_t words[4] = {wq.x, wq.y, wq.z, wq.w};
         const uint32_t z_lo = w4w_splat_lo(zn), z_hi = w4w_splat_hi(zn);
         const uint32_t s_lo = w4w_splat_lo(sc), s_hi = w4w_splat_hi(sc);
 #pragma unroll
