@@ -225,7 +225,7 @@ static int g_smem_optin; /* the device's per-block opt-in shared memory */
 /* What w4a16_decode_bulk_ring (and _w8) serves (w4a16_decode_bulk_ring.cu):
  * sm_90, m <= 8, group_size 64 * 2^p or one group per row, x 16-byte
  * aligned, ldx % 8 == 0, and x (m * ceil(k/64) * 128 bytes) with the 16-warp
- * form's four partial slots, 4 ring stages of 17792 bytes and 512 bytes of
+ * form's four partial slots, 3 ring stages of 35456 bytes and 512 bytes of
  * slack in the per-block shared memory. */
 static int bulk_ring_serves(int64_t m, int64_t k, int64_t gs, int64_t ldx, int x_offset)
 {
@@ -235,7 +235,7 @@ static int bulk_ring_serves(int64_t m, int64_t k, int64_t gs, int64_t ldx, int x
         const int64_t tpg = gs / 64;
         if (tpg & (tpg - 1)) return 0;
     }
-    const int64_t need = m * ((k + 63) / 64) * 128 + 4 * 16 * m * 64 + 4 * 17792 + 512;
+    const int64_t need = m * ((k + 63) / 64) * 128 + 4 * 16 * m * 64 + 3 * 35456 + 512;
     return need <= g_smem_optin;
 }
 /* CUOPS_TEST_VARIANT=name: only the calls that force that variant (a
@@ -634,15 +634,15 @@ static void run_warp_tests(cuops_handle_t h, int quick)
  * The producer-fed ring kernel (both math-warp counts) on its own shapes:
  * several strips per CTA (n = 8512: 532 strips, 5 per CTA on 132 SMs; 4096:
  * 2 per CTA), one strip in all (n = 16), a last strip past n (1000, 300);
- * k with a partial last stage (1088: 17 tiles; 8512: 4 full stages + 5
- * tiles) and a k that ends inside a tile (1000); group sizes 64, 128, 256
- * (8 groups per stage), 2048 (one group per stage), 4096 with k = 8192 (a
- * group spanning two stages), per-channel; m in {1, 3, 8}; zeros and
- * symmetric. Every call runs twice and must give the same bits, with
+ * k with a partial last stage (1088: 17 tiles; 8512: 2 full stages of 64
+ * tiles + 5) and a k that ends inside a tile (1000); group sizes 64, 128,
+ * 256 (16 groups per stage), 2048 (two per stage), 8192 with k = 16384 (a
+ * group spanning two stages; x for m = 8 does not fit and is declined),
+ * per-channel; m in {1, 3, 8}; zeros and symmetric. Every call runs twice and must give the same bits, with
  * NaN-poisoned y, guard bands and ldy padding (gpu_gemm_check). Then the
  * declines: m = 9, group 192 (not 64 * 2^p), group 32, x only 2-byte
  * aligned, ldx % 8 != 0, and an x too large for shared memory (m = 8,
- * k = 65536). CUOPS_TEST_QUICK: three shapes, m in {1, 8}.
+ * k = 32768). CUOPS_TEST_QUICK: three shapes, m in {1, 8}.
  */
 static void run_bulk_ring_tests(cuops_handle_t h, int quick)
 {
@@ -654,7 +654,7 @@ static void run_bulk_ring_tests(cuops_handle_t h, int quick)
     static const bcase_t cases[] = {
         {8512, 1088, 64, 1, CUOPS_DTYPE_F16},   {4096, 4096, 128, 0, CUOPS_DTYPE_BF16},
         {1000, 8512, 128, 1, CUOPS_DTYPE_F32},  {16, 1000, 256, 1, CUOPS_DTYPE_F16},
-        {2000, 4096, 2048, 0, CUOPS_DTYPE_F16},  {520, 8192, 4096, 1, CUOPS_DTYPE_BF16},
+        {2000, 4096, 2048, 0, CUOPS_DTYPE_F16},  {520, 16384, 8192, 1, CUOPS_DTYPE_BF16},
         {2056, 1536, 1536, 1, CUOPS_DTYPE_F16}, {300, 2048, 4096, 0, CUOPS_DTYPE_F32},
     };
     static const int64_t m_full[] = {1, 3, 8};
@@ -699,7 +699,7 @@ static void run_bulk_ring_tests(cuops_handle_t h, int quick)
     static const bcase_t declines[] = {
         {64, 1536, 192, 1, CUOPS_DTYPE_F16},
         {64, 512, 32, 0, CUOPS_DTYPE_F16},
-        {16, 65536, 128, 1, CUOPS_DTYPE_F16},
+        {16, 32768, 128, 1, CUOPS_DTYPE_F16},
     };
     for (size_t di = 0; di < sizeof declines / sizeof declines[0]; di++) {
         if (quick && di != 2) continue;

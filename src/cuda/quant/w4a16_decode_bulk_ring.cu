@@ -1,6 +1,6 @@
 /*
  * w4a16_decode_bulk_ring.cu - the m <= 8 decode W4A16 GEMM with the weight
- * streamed by one producer thread per CTA: 16 KB bulk copies (32 tiles of
+ * streamed by one producer thread per CTA: 32 KB bulk copies (64 tiles of
  * one strip) into a shared-memory ring on mbarriers, consumed by CW math
  * warps with the tile math of w4a16_decode_warp (w4a16_warp_tile.cuh).
  *
@@ -17,14 +17,16 @@
  *    CTA, one CTA per SM. A CTA's weight is one contiguous byte range of the
  *    strip-major layout, read front to back; no split-K, so each y element
  *    is summed by one CTA in a fixed order (bitwise reproducible);
- *  - stage: 32 tiles of one strip (a strip's last stage may hold fewer:
+ *  - stage: 64 tiles of one strip (a strip's last stage may hold fewer:
  *    tiles are never mixed across strips) plus the scale pairs and zero
  *    words of the groups they touch: three cp.async.bulk on the stage's full
  *    barrier, issued by one thread that only waits for free slots, so the
- *    bytes in flight per SM are the ring's (up to 12 x 16 KB), whatever the
+ *    bytes in flight per SM are the ring's (up to 6 x 32 KB), whatever the
  *    math warps are doing;
  *  - math warp w takes tiles w*TPW .. w*TPW + TPW-1 of each stage (TPW =
- *    32 / CW), one mma chain per tile slot; tiles of one quantization group
+ *    64 / CW), one mma chain per tile slot, each tile's chain starting from
+ *    zero (no dependency on the previous tile: registers are not scarce
+ *    here, unlike in w4a16_decode_warp); tiles of one quantization group
  *    next to each other share their zero pairs and fp32 scale (built once
  *    per run of 1, 2 or 4 tiles); every math thread arrives on the stage's
  *    empty barrier after its tiles (per thread, not per warp: racecheck then
@@ -51,16 +53,21 @@
 #include "cuda/quant/w4a16_layout.cuh"
 #include "cuda/quant/w4a16_warp_tile.cuh"
 
-#define W4B_STAGE_TILES 32
-#define W4B_WEIGHT_BYTES (W4B_STAGE_TILES * W4_TILE_BYTES) /* 16 KB */
-/* at most one group per tile: 32 groups x 8 scale pairs of 4 bytes */
+/* 64 tiles of one strip per stage: a warp's per-stage cost (barrier wait,
+ * arrival, slot and group bookkeeping, ~30 instructions) spread over 4
+ * tiles at 16 math warps (at 32 tiles it was ~15 of ~80 per tile, P79) */
+#define W4B_STAGE_TILES 64
+#define W4B_STAGE_TILES_LOG2 6
+#define W4B_WEIGHT_BYTES (W4B_STAGE_TILES * W4_TILE_BYTES) /* 32 KB */
+/* at most one group per tile: 64 groups x 8 scale pairs of 4 bytes */
 #define W4B_SCALE_BYTES (W4B_STAGE_TILES * 32)
 /* their zero words (8 bytes per group), copied from the 16-byte boundary at
- * or below the first one: up to 8 + 256 bytes, rounded up to 16 */
-#define W4B_ZERO_BYTES 384
+ * or below the first one: up to 8 + 512 bytes, rounded up to 16 (and the
+ * stage to a multiple of 128) */
+#define W4B_ZERO_BYTES 640
 #define W4B_STAGE_BYTES (W4B_WEIGHT_BYTES + W4B_SCALE_BYTES + W4B_ZERO_BYTES)
-#define W4B_MAX_STAGES 12
-#define W4B_MIN_STAGES 4
+#define W4B_MAX_STAGES 6
+#define W4B_MIN_STAGES 3
 /* static shared memory (the barriers) and slack kept out of the budget */
 #define W4B_RESERVED_SMEM 512
 /* strip partials in flight between the math warps and the reducer warp */
@@ -81,7 +88,6 @@ typedef struct w4b_args {
     int tpg_log2;        /* 64-k tiles per group, log2; 30 when one group spans k */
     int stages;          /* ring slots, W4B_MIN_STAGES .. W4B_MAX_STAGES */
     uint32_t x_bytes;    /* m * ktiles * 128 */
-    uint32_t chain_zero; /* 0, as a value the compiler cannot see (w4w_tile) */
 } w4b_args_t;
 
 #if CUOPS_SM90A_DEVICE /* device helpers of the sm_90a pass only (the mbarrier wrappers) */
@@ -133,14 +139,14 @@ static __device__ __forceinline__ void w4b_math(const w4b_args_t &a, int warp, i
     }
     const uint32_t zshift = w4b_keep(4u * (uint32_t)(g & 3));
     /* Offsets fixed per lane and tile slot u: the weight chunk, and the
-     * metadata of the slot's group. A stage starts at a multiple of 32
+     * metadata of the slot's group. A stage starts at a multiple of 64
      * tiles, so its tile i lies in its group i >> tpg_log2 (0 for any group
-     * of >= 32 tiles). */
+     * of >= 64 tiles). */
     const uint32_t w_lane = w4b_keep((uint32_t)(warp * TPW) * W4_TILE_BYTES + (uint32_t)lane * 16u);
     uint32_t sc_off[TPW / GS], zw_off[TPW / GS];
 #pragma unroll
     for (int r = 0; r < TPW / GS; r++) {
-        const uint32_t gl = (uint32_t)(warp * TPW + r * GS) >> min(a.tpg_log2, 5);
+        const uint32_t gl = (uint32_t)(warp * TPW + r * GS) >> min(a.tpg_log2, W4B_STAGE_TILES_LOG2);
         sc_off[r] = w4b_keep(W4B_WEIGHT_BYTES + gl * 32u + 4u * (uint32_t)g);
         zw_off[r] = w4b_keep(W4B_WEIGHT_BYTES + W4B_SCALE_BYTES + gl * 8u + 4u * (uint32_t)(g >> 2));
     }
@@ -182,7 +188,7 @@ static __device__ __forceinline__ void w4b_math(const w4b_args_t &a, int warp, i
                             uint32_t xr[1][8];
                             w4w_load_x<1>(xr, xt + u * 128, xoff_a, xoff_b);
                             float part[1][4];
-                            w4w_partial_f32<T, 1>(part, wq, z_lo, z_hi, xr, acc[u], a.chain_zero);
+                            w4w_partial_f32<T, 1>(part, wq, z_lo, z_hi, xr, acc[u], 0u);
                             w4w_add_scaled<1>(acc[u], part, sf);
                         }
                     }
@@ -332,18 +338,17 @@ __global__ void __launch_bounds__(32 * CW + 64, 1) w4a16_decode_bulk_ring_kernel
         cuops_cp_async_wait<0>();
         cuops_named_bar_sync(1, 32 * CW);
     }
-    /* consecutive tiles of a warp's TPW that share a group: 1, 2 or 4 */
-    const int run_log2 = min(a.tpg_log2, TPW >= 4 ? 2 : 1);
-    if (run_log2 == 0) {
+    /* consecutive tiles of a warp's that share a group: 1, 2 or 4 */
+    const int run_log2 = min(a.tpg_log2, 2);
+    if (run_log2 == 0)
         w4b_math<T, CW, 1>(a, warp, lane, strip0, strip_end, chunks, full0, empty0, red_full0,
                            red_empty0, xs, red);
-    } else if (TPW == 2 || run_log2 == 1) {
+    else if (run_log2 == 1)
         w4b_math<T, CW, 2>(a, warp, lane, strip0, strip_end, chunks, full0, empty0, red_full0,
                            red_empty0, xs, red);
-    } else if constexpr (TPW >= 4) {
+    else
         w4b_math<T, CW, 4>(a, warp, lane, strip0, strip_end, chunks, full0, empty0, red_full0,
                            red_empty0, xs, red);
-    }
 #endif
 }
 
@@ -417,7 +422,6 @@ static cuops_status_t w4b_launch(struct cuops_handle *h, const cuops_w4a16_desc_
     a.tpg_log2 = w4b_tpg_log2(geo);
     a.stages = (int)stages;
     a.x_bytes = (uint32_t)(d->m * geo->ktiles * 128);
-    a.chain_zero = 0;
 
     const size_t smem = (size_t)(stages * W4B_STAGE_BYTES + w4b_fixed_smem(d->m, geo->ktiles, CW));
     const void *fn = (const void *)w4a16_decode_bulk_ring_kernel<T, CW>;
