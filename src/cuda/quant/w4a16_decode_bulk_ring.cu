@@ -28,9 +28,11 @@
  *    zero (no dependency on the previous tile: registers are not scarce
  *    here, unlike in w4a16_decode_warp); tiles of one quantization group
  *    next to each other share their zero pairs and fp32 scale (built once
- *    per run of 1, 2 or 4 tiles); every math thread arrives on the stage's
- *    empty barrier after its tiles (per thread, not per warp: racecheck then
- *    sees every read of the slot ordered before the copy that refills it);
+ *    per run of 1, 2 or 4 tiles); a math thread reads its tiles and their
+ *    metadata into registers, arrives on the stage's empty barrier (per
+ *    thread, not per warp: racecheck then sees every read of the slot
+ *    ordered before the copy that refills it) and only then computes, so
+ *    the slot is refilled while the math runs;
  *  - at a strip's end each math warp adds its chains in slot order and
  *    writes its [m][16] partial into one of W4B_RED_SLOTS slots, and goes on
  *    to the next strip; a reducer warp adds the CW partials in warp order and
@@ -110,6 +112,60 @@ static __device__ __forceinline__ uint32_t w4b_keep(uint32_t v)
 }
 
 /*
+ * One stage of a math warp: its TPW tiles (first_tile .. +TPW-1 of the
+ * stage; FULL: all of them exist) and their groups' metadata are read into
+ * registers first, then the slot is released (every thread arrives on its
+ * empty barrier), then the math runs: the producer can refill the slot
+ * while this warp computes, so the ring keeps one more stage in flight
+ * than if the slot were held until the math is done.
+ */
+template <typename T, int TPW, int GS, bool FULL>
+static __device__ __forceinline__ void w4b_stage(float (&acc)[TPW][1][4], const unsigned char *slot,
+                                                 const unsigned char *xt, int first_tile, int nt,
+                                                 uint32_t w_lane, const uint32_t (&sc_off)[TPW / GS],
+                                                 const uint32_t (&zw_off)[TPW / GS], uint32_t zoff,
+                                                 uint32_t zshift, const uint32_t (&xoff_a)[1],
+                                                 const uint32_t (&xoff_b)[1], uint32_t empty_bar)
+{
+    uint4 wq[TPW];
+    uint32_t sc[TPW / GS], zw[TPW / GS];
+#pragma unroll
+    for (int r = 0; r < TPW / GS; r++) {
+        sc[r] = zw[r] = 0;
+        if (FULL || first_tile + r * GS < nt) {
+            sc[r] = *(const uint32_t *)(slot + sc_off[r]);
+            zw[r] = *(const uint32_t *)(slot + zw_off[r] + zoff);
+        }
+    }
+#pragma unroll
+    for (int u = 0; u < TPW; u++) {
+        if (!FULL) wq[u] = make_uint4(0, 0, 0, 0);
+        if (FULL || first_tile + u < nt) wq[u] = *(const uint4 *)(slot + w_lane + u * W4_TILE_BYTES);
+    }
+    cuops_mbar_arrive(empty_bar);
+#pragma unroll
+    for (int r = 0; r < TPW / GS; r++) {
+        if (FULL || first_tile + r * GS < nt) {
+            /* a run of GS tiles in one group: its operands once */
+            uint32_t z_lo, z_hi;
+            w4w_zero_pairs_f32<T>(zw[r] >> zshift, z_lo, z_hi);
+            const float2 sf = w4w_scale_f32<T>(sc[r]);
+#pragma unroll
+            for (int v = 0; v < GS; v++) {
+                const int u = r * GS + v;
+                if (FULL || first_tile + u < nt) {
+                    uint32_t xr[1][8];
+                    w4w_load_x<1>(xr, xt + u * 128, xoff_a, xoff_b);
+                    float part[1][4];
+                    w4w_partial_f32<T, 1>(part, wq[u], z_lo, z_hi, xr, acc[u], 0u);
+                    w4w_add_scaled<1>(acc[u], part, sf);
+                }
+            }
+        }
+    }
+}
+
+/*
  * The math warps' walk over the CTA's strips. TPW tiles per warp per stage,
  * contiguous (tiles warp*TPW .. +TPW-1 of each stage); GS consecutive ones
  * share their quantization group (GS = min(tiles per group, TPW)), so the
@@ -170,31 +226,13 @@ static __device__ __forceinline__ void w4b_math(const w4b_args_t &a, int warp, i
             cuops_mbar_wait(full0 + 8 * stage, phase);
             const unsigned char *slot = w4b_smem_base() + (uint32_t)stage * (uint32_t)W4B_STAGE_BYTES;
             const unsigned char *xt = xs + (uint32_t)j0 * 128u;
-            const bool full = nt == W4B_STAGE_TILES;
-#pragma unroll
-            for (int r = 0; r < TPW / GS; r++) {
-                /* a run of GS tiles in one group: its operands once */
-                if (full || warp * TPW + r * GS < nt) {
-                    const uint32_t sc = *(const uint32_t *)(slot + sc_off[r]);
-                    const uint32_t zw = *(const uint32_t *)(slot + zw_off[r] + zoff);
-                    uint32_t z_lo, z_hi;
-                    w4w_zero_pairs_f32<T>(zw >> zshift, z_lo, z_hi);
-                    const float2 sf = w4w_scale_f32<T>(sc);
-#pragma unroll
-                    for (int v = 0; v < GS; v++) {
-                        const int u = r * GS + v;
-                        if (full || warp * TPW + u < nt) {
-                            const uint4 wq = *(const uint4 *)(slot + w_lane + u * W4_TILE_BYTES);
-                            uint32_t xr[1][8];
-                            w4w_load_x<1>(xr, xt + u * 128, xoff_a, xoff_b);
-                            float part[1][4];
-                            w4w_partial_f32<T, 1>(part, wq, z_lo, z_hi, xr, acc[u], 0u);
-                            w4w_add_scaled<1>(acc[u], part, sf);
-                        }
-                    }
-                }
-            }
-            cuops_mbar_arrive(empty0 + 8 * stage);
+            const uint32_t empty_bar = empty0 + 8 * stage;
+            if (nt == W4B_STAGE_TILES)
+                w4b_stage<T, TPW, GS, true>(acc, slot, xt, warp * TPW, nt, w_lane, sc_off, zw_off,
+                                            zoff, zshift, xoff_a, xoff_b, empty_bar);
+            else /* a strip's last, partial stage */
+                w4b_stage<T, TPW, GS, false>(acc, slot, xt, warp * TPW, nt, w_lane, sc_off, zw_off,
+                                             zoff, zshift, xoff_a, xoff_b, empty_bar);
             if (++stage == S) {
                 stage = 0;
                 phase ^= 1u;
