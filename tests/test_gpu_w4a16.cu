@@ -221,6 +221,7 @@ static int warp_serves(int64_t m, int64_t ldx, int x_offset)
 
 static int g_sm_major; /* the device's compute capability (major) */
 static int g_smem_optin; /* the device's per-block opt-in shared memory */
+static int g_num_sms;    /* the device's SM count */
 
 /* What w4a16_decode_bulk_ring (and _w8) serves (w4a16_decode_bulk_ring.cu):
  * sm_90, m <= 8, group_size 64 * 2^p or one group per row, x 16-byte
@@ -237,6 +238,17 @@ static int bulk_ring_serves(int64_t m, int64_t k, int64_t gs, int64_t ldx, int x
     }
     const int64_t need = m * ((k + 63) / 64) * 128 + 4 * 16 * m * 64 + 3 * 35456 + 512;
     return need <= g_smem_optin;
+}
+
+/* Where auto takes it (w4a16_decode_bulk_ring_auto): it serves the call, the
+ * strips are at least 10 per SM and the ring gets 5 stages or more. */
+static int bulk_ring_auto(int64_t m, int64_t n, int64_t k, int64_t gs, int64_t ldx, int x_offset,
+                          int split_k)
+{
+    if (split_k > 0 || !bulk_ring_serves(m, k, gs, ldx, x_offset)) return 0;
+    if ((n + 15) / 16 < 10 * (int64_t)g_num_sms) return 0;
+    const int64_t room = g_smem_optin - 512 - (m * ((k + 63) / 64) * 128 + 4 * 16 * m * 64);
+    return room / 35456 >= 5;
 }
 /* CUOPS_TEST_VARIANT=name: only the calls that force that variant (a
  * sanitizer run of one kernel) */
@@ -308,7 +320,14 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
     /* auto picks the per-warp kernel for m <= 16 where it serves the call,
      * else the streaming kernel wherever that one serves it */
     const int is_auto = !c.variant || strcmp(c.variant, "auto") == 0;
-    const int auto_warp = is_auto && warp_serves(m, ldx, c.x_offset);
+    const int auto_bulk =
+        is_auto && bulk_ring_auto(m, n, k, w->group_size, ldx, c.x_offset, c.split_k);
+    const int auto_warp = is_auto && !auto_bulk && warp_serves(m, ldx, c.x_offset);
+    if (st == CUOPS_STATUS_SUCCESS && auto_bulk)
+        CHECK(strcmp(cuops_last_kernel(h), "w4a16_decode_bulk_ring") == 0,
+              "%s m=%lld n=%lld k=%lld g=%lld ran %s, expected w4a16_decode_bulk_ring", vname,
+              (long long)m, (long long)n, (long long)k, (long long)w->group_size,
+              cuops_last_kernel(h));
     if (st == CUOPS_STATUS_SUCCESS && auto_warp)
         CHECK(strncmp(cuops_last_kernel(h), "w4a16_decode_warp_", 18) == 0,
               "%s m=%lld k=%lld g=%lld ldx=%lld ran %s, expected w4a16_decode_warp_*", vname,
@@ -318,11 +337,11 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
      * serves the call */
     const int dwgmma_serves =
         g_sm_major == 9 && m <= 64 && (w->group_size % 64 == 0 || w->group_size >= k);
-    if (st == CUOPS_STATUS_SUCCESS && is_auto && !auto_warp && dwgmma_serves)
+    if (st == CUOPS_STATUS_SUCCESS && is_auto && !auto_warp && !auto_bulk && dwgmma_serves)
         CHECK(strcmp(cuops_last_kernel(h), "w4a16_decode_wgmma") == 0,
               "auto m=%lld k=%lld g=%lld ran %s, expected w4a16_decode_wgmma", (long long)m,
               (long long)k, (long long)w->group_size, cuops_last_kernel(h));
-    if (st == CUOPS_STATUS_SUCCESS && serves && !auto_warp &&
+    if (st == CUOPS_STATUS_SUCCESS && serves && !auto_warp && !auto_bulk &&
         ((is_auto && !dwgmma_serves) || (c.variant && strcmp(c.variant, "w4a16_decode_stream") == 0)))
         CHECK(strncmp(cuops_last_kernel(h), "w4a16_stream_", 13) == 0,
               "%s m=%lld k=%lld g=%lld ldx=%lld ran %s, expected w4a16_stream_*", vname,
@@ -695,6 +714,28 @@ static void run_bulk_ring_tests(cuops_handle_t h, int quick)
             free_weight(&w);
         }
     }
+    /* auto: many strips (>= 10 per SM on the H200's 132 SMs) at m = 1 and 3
+     * takes this kernel on sm_90 (gpu_gemm_check checks which kernel ran:
+     * bulk_ring_auto), with split_k set it does not; a short k keeps the
+     * host reference cheap */
+    {
+        host_weight_t w;
+        make_weight(&w, 21200, 320, 64, CUOPS_DTYPE_BF16, 1);
+        gpu_weight_t gw;
+        if (gpu_prepack(h, &w, CUOPS_DTYPE_F16, &gw)) {
+            float *wd = dequant_reference(&w, CUOPS_DTYPE_F16);
+            static const int64_t ms[] = {1, 3};
+            for (int mi = 0; mi < (quick ? 1 : 2); mi++) {
+                gemm_case_t c = {ms[mi], 0, 0, 0, NULL, 0, 1};
+                gpu_gemm_check(h, &w, wd, &gw, CUOPS_DTYPE_F16, c);
+                gemm_case_t c2 = {ms[mi], 0, 0, 0, "auto", 2, 0};
+                gpu_gemm_check(h, &w, wd, &gw, CUOPS_DTYPE_F16, c2);
+            }
+            free(wd);
+        }
+        cudaFree(gw.packed);
+        free_weight(&w);
+    }
     /* group sizes it does not serve, and an x that does not fit */
     static const bcase_t declines[] = {
         {64, 1536, 192, 1, CUOPS_DTYPE_F16},
@@ -816,6 +857,7 @@ int main(void)
         cudaDeviceProp prop;
         g_sm_major = cudaGetDeviceProperties(&prop, 0) == cudaSuccess ? prop.major : 0;
         g_smem_optin = g_sm_major ? (int)prop.sharedMemPerBlockOptin : 0;
+        g_num_sms = g_sm_major ? prop.multiProcessorCount : 0;
         run_gpu_tests(h);
         run_warp_tests(h, g_quick);
         run_bulk_ring_tests(h, g_quick);

@@ -4,8 +4,9 @@
  * one strip) into a shared-memory ring on mbarriers, consumed by CW math
  * warps with the tile math of w4a16_decode_warp (w4a16_warp_tile.cuh).
  *
- * Variants "w4a16_decode_bulk_ring" (CW = 16 math warps) and
- * "w4a16_decode_bulk_ring_w8" (CW = 8), sm_90; study forms, docs/w4a16.md.
+ * Variants "w4a16_decode_bulk_ring" (CW = 16 math warps; auto for m <= 8
+ * on sm_90 where each CTA gets >= 10 strips, w4a16_decode_bulk_ring_auto)
+ * and "w4a16_decode_bulk_ring_w8" (CW = 8, a study form); docs/w4a16.md.
  *
  * Why this shape. w4a16_decode_warp's time at 1 x 28672 x 8192 follows its
  * busiest SM (224 CTAs of 8 strips on 132 SMs: 92 SMs hold two), and every
@@ -13,12 +14,10 @@
  * byte (docs/w4a16.md, the withdrawn experiments). The dense decode GEMM's
  * narrow form moves the same 917 KB per CTA on 128 CTAs from a TMA-fed ring
  * at the stream rate; this kernel gives the int4 weight that stream shape:
- *  - work: whole strips (16 rows, all of K), one CTA per SM: CTA b starts on
- *    strip b and then draws strip tickets from a global counter, so SMs that
- *    stream faster take more strips (with fixed runs of strips the slowest
- *    SM set the time: 7.8 % above the mean in P81's ncu). No split-K, so
- *    each y element is summed by one CTA in a fixed order, whichever CTA
- *    that is (bitwise reproducible);
+ *  - work: runs of whole strips (16 rows, all of K), ceil(strips / SMs) per
+ *    CTA, one CTA per SM. A CTA's weight is one contiguous byte range of the
+ *    strip-major layout, read front to back; no split-K, so each y element
+ *    is summed by one CTA in a fixed order (bitwise reproducible);
  *  - stage: 64 tiles of one strip (a strip's last stage may hold fewer:
  *    tiles are never mixed across strips) plus the scale pairs and zero
  *    words of the groups they touch: three cp.async.bulk on the stage's full
@@ -76,17 +75,6 @@
 #define W4B_RESERVED_SMEM 512
 /* strip partials in flight between the math warps and the reducer warp */
 #define W4B_RED_SLOTS 4
-/* where a stage's strip index lies: past the zero words (at most 528 bytes
- * of their 640) */
-#define W4B_HEADER_OFFSET (W4B_WEIGHT_BYTES + W4B_SCALE_BYTES + W4B_ZERO_BYTES - 16)
-
-/* Strip tickets, per call slot: [0] the next ticket, [1] the CTAs whose
- * producer has drawn its last one. Zero at module load; the last producer
- * to finish puts both back to zero. Calls take the slots in turn, so calls
- * overlapping on different streams share a slot only if 16 of them do (the
- * scheme of w4a16_decode_warp's split-K counters). */
-#define W4B_COUNTER_SLOTS 16
-__device__ unsigned int w4b_counters[W4B_COUNTER_SLOTS][2] = {};
 
 typedef struct w4b_args {
     const uint16_t *x;
@@ -99,7 +87,7 @@ typedef struct w4b_args {
     int k, ktiles, num_groups;
     int m;
     int strips;          /* strips holding rows < n */
-    int counter_slot;    /* w4b_counters row of this call */
+    int strips_per_cta;
     int tpg_log2;        /* 64-k tiles per group, log2; 30 when one group spans k */
     int stages;          /* ring slots, W4B_MIN_STAGES .. W4B_MAX_STAGES */
     uint32_t x_bytes;    /* m * ktiles * 128 */
@@ -185,10 +173,11 @@ static __device__ __forceinline__ void w4b_stage(float (&acc)[TPW][1][4], const 
  * zero pairs and the fp32 scale are built once per GS tiles.
  */
 template <typename T, int CW, int GS>
-static __device__ __forceinline__ void w4b_math(const w4b_args_t &a, int warp, int lane, int chunks,
+static __device__ __forceinline__ void w4b_math(const w4b_args_t &a, int warp, int lane,
+                                                int strip0, int strip_end, int chunks,
                                                 uint32_t full0, uint32_t empty0,
                                                 uint32_t red_full0, uint32_t red_empty0,
-                                                int *red_strip, const unsigned char *xs, float *red)
+                                                const unsigned char *xs, float *red)
 {
     constexpr int TPW = W4B_STAGE_TILES / CW;
     static_assert(TPW % GS == 0, "group runs divide a warp's tiles");
@@ -221,20 +210,7 @@ static __device__ __forceinline__ void w4b_math(const w4b_args_t &a, int warp, i
 
     int stage = 0;
     uint32_t phase = 0;
-    for (int i = 0;; i++) {
-        /* the strip this CTA's i-th strip is: the producer wrote it into
-         * the strip's first stage (-1: none left) */
-        cuops_mbar_wait(full0 + 8 * stage, phase);
-        const int s = *(volatile const int *)(w4b_smem_base() + (uint32_t)stage * W4B_STAGE_BYTES +
-                                              W4B_HEADER_OFFSET);
-        if (s < 0) {
-            /* tell the reducer (slot i % W4B_RED_SLOTS, as for a strip) */
-            const int rs = i % W4B_RED_SLOTS;
-            cuops_mbar_wait(red_empty0 + 8 * rs, ((uint32_t)(i / W4B_RED_SLOTS) & 1u) ^ 1u);
-            if (warp == 0 && lane == 0) red_strip[rs] = -1;
-            cuops_mbar_arrive(red_full0 + 8 * rs);
-            return;
-        }
+    for (int s = strip0, i = 0; s < strip_end; s++, i++) {
         float acc[TPW][1][4];
 #pragma unroll
         for (int u = 0; u < TPW; u++) acc[u][0][0] = acc[u][0][1] = acc[u][0][2] = acc[u][0][3] = 0.0f;
@@ -248,7 +224,7 @@ static __device__ __forceinline__ void w4b_math(const w4b_args_t &a, int warp, i
              * first one: 8 bytes in when that group's index in the region is
              * odd (the region starts 16-byte aligned) */
             const uint32_t zoff = (uint32_t)((sg0 + (j0 >> a.tpg_log2)) & 1) * 8u;
-            if (c > 0) cuops_mbar_wait(full0 + 8 * stage, phase);
+            cuops_mbar_wait(full0 + 8 * stage, phase);
             const unsigned char *slot = w4b_smem_base() + (uint32_t)stage * (uint32_t)W4B_STAGE_BYTES;
             const unsigned char *xt = xs + (uint32_t)j0 * 128u;
             const uint32_t empty_bar = empty0 + 8 * stage;
@@ -283,7 +259,6 @@ static __device__ __forceinline__ void w4b_math(const w4b_args_t &a, int warp, i
             const int xrow = 2 * t + (cc & 1);
             if (xrow < m) mine[xrow * 16 + g + 8 * (cc >> 1)] = sum[cc];
         }
-        if (warp == 0 && lane == 0) red_strip[rs] = s;
         cuops_mbar_arrive(red_full0 + 8 * rs);
     }
 }
@@ -298,10 +273,11 @@ __global__ void __launch_bounds__(32 * CW + 64, 1) w4a16_decode_bulk_ring_kernel
     static_assert(TPW * CW == W4B_STAGE_TILES, "CW divides the stage");
     __shared__ __align__(8) uint64_t full_bar[W4B_MAX_STAGES], empty_bar[W4B_MAX_STAGES];
     __shared__ __align__(8) uint64_t red_full_bar[W4B_RED_SLOTS], red_empty_bar[W4B_RED_SLOTS];
-    __shared__ int red_strip[W4B_RED_SLOTS]; /* the strip of each partial slot; -1: no more */
 
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
     const int S = a.stages;
+    const int strip0 = (int)blockIdx.x * a.strips_per_cta;
+    const int strip_end = min(strip0 + a.strips_per_cta, a.strips);
     const int chunks = (a.ktiles + W4B_STAGE_TILES - 1) / W4B_STAGE_TILES; /* stages per strip */
     const uint32_t ring = cuops_smem_addr(w4b_smem_base());
     const uint32_t full0 = cuops_smem_addr(&full_bar[0]);
@@ -327,17 +303,11 @@ __global__ void __launch_bounds__(32 * CW + 64, 1) w4a16_decode_bulk_ring_kernel
     const int m = a.m;
 
     if (warp == CW) {
-        /* ---- producer: one thread streams strip after strip, each one's
-         * index written into its stages for the math warps ---- */
+        /* ---- producer: one thread walks the CTA's strips front to back ---- */
         if (lane != 0) return;
-        unsigned int *tickets = w4b_counters[a.counter_slot];
         int stage = 0;
         uint32_t phase = 0;
-        int s = (int)blockIdx.x;
-        while (s < a.strips) {
-            /* the ticket after this strip, drawn now: its round trip to L2
-             * overlaps this strip's copies */
-            const int next = (int)atomicAdd(&tickets[0], 1u) + (int)gridDim.x;
+        for (int s = strip0; s < strip_end; s++) {
             for (int c = 0; c < chunks; c++) {
                 const int j0 = c * W4B_STAGE_TILES;
                 const int nt = min(W4B_STAGE_TILES, a.ktiles - j0);
@@ -352,9 +322,6 @@ __global__ void __launch_bounds__(32 * CW + 64, 1) w4a16_decode_bulk_ring_kernel
                 /* the slot's previous tiles are consumed (a fresh barrier
                  * passes the first round's wait on parity 1 at once) */
                 cuops_mbar_wait(empty0 + 8 * stage, phase ^ 1u);
-                *(volatile int *)(w4b_smem_base() + (uint32_t)stage * W4B_STAGE_BYTES +
-                                  W4B_HEADER_OFFSET) = s;
-                /* the arrival releases the header store to the waiting math warps */
                 cuops_mbar_arrive_expect_tx(full, wbytes + sbytes + zbytes);
                 const uint32_t dst = ring + (uint32_t)stage * W4B_STAGE_BYTES;
                 cuops_bulk_load(dst, a.packed + ((int64_t)s * a.ktiles + j0) * W4_TILE_BYTES, wbytes,
@@ -368,29 +335,15 @@ __global__ void __launch_bounds__(32 * CW + 64, 1) w4a16_decode_bulk_ring_kernel
                     phase ^= 1u;
                 }
             }
-            s = next;
-        }
-        /* no more strips: a stage with index -1 and no bytes */
-        cuops_mbar_wait(empty0 + 8 * stage, phase ^ 1u);
-        *(volatile int *)(w4b_smem_base() + (uint32_t)stage * W4B_STAGE_BYTES + W4B_HEADER_OFFSET) = -1;
-        cuops_mbar_arrive(full0 + 8 * stage);
-        /* every draw of this CTA is done; the last CTA to get here resets
-         * the slot for the next call (no draw of this call can follow) */
-        __threadfence();
-        if (atomicAdd(&tickets[1], 1u) == gridDim.x - 1) {
-            atomicExch(&tickets[0], 0u);
-            atomicExch(&tickets[1], 0u);
         }
         return;
     }
 
     if (warp == CW + 1) {
         /* ---- reducer: each strip's CW partials in warp order, then y ---- */
-        for (int i = 0;; i++) {
+        for (int s = strip0, i = 0; s < strip_end; s++, i++) {
             const int rs = i % W4B_RED_SLOTS;
             cuops_mbar_wait(red_full0 + 8 * rs, (uint32_t)(i / W4B_RED_SLOTS) & 1u);
-            const int s = red_strip[rs];
-            if (s < 0) break;
             const float *all = red + (size_t)rs * CW * (size_t)m * 16;
             for (int q = lane; q < m * 16; q += 32) {
                 float v = all[q];
@@ -427,14 +380,14 @@ __global__ void __launch_bounds__(32 * CW + 64, 1) w4a16_decode_bulk_ring_kernel
     /* consecutive tiles of a warp's that share a group: 1, 2 or 4 */
     const int run_log2 = min(a.tpg_log2, 2);
     if (run_log2 == 0)
-        w4b_math<T, CW, 1>(a, warp, lane, chunks, full0, empty0, red_full0, red_empty0,
-                           red_strip, xs, red);
+        w4b_math<T, CW, 1>(a, warp, lane, strip0, strip_end, chunks, full0, empty0, red_full0,
+                           red_empty0, xs, red);
     else if (run_log2 == 1)
-        w4b_math<T, CW, 2>(a, warp, lane, chunks, full0, empty0, red_full0, red_empty0,
-                           red_strip, xs, red);
+        w4b_math<T, CW, 2>(a, warp, lane, strip0, strip_end, chunks, full0, empty0, red_full0,
+                           red_empty0, xs, red);
     else
-        w4b_math<T, CW, 4>(a, warp, lane, chunks, full0, empty0, red_full0, red_empty0,
-                           red_strip, xs, red);
+        w4b_math<T, CW, 4>(a, warp, lane, strip0, strip_end, chunks, full0, empty0, red_full0,
+                           red_empty0, xs, red);
 #endif
 }
 
@@ -479,13 +432,30 @@ int w4a16_decode_bulk_ring_serves(const struct cuops_handle *h, const cuops_w4a1
     return w4b_stages(h, d->m, geo->ktiles, 16) >= W4B_MIN_STAGES;
 }
 
+/* Auto's choice for m <= 8 on sm_90 (w4a16_dispatch.cu): where the CTAs get
+ * at least W4B_AUTO_STRIPS_PER_SM strips each and the ring its full depth
+ * (W4B_AUTO_MIN_STAGES). Measured (H200, m = 1, docs/w4a16.md): 14 strips
+ * per CTA (28672 x 8192) 6-8 % faster than w4a16_decode_warp, 7 (14336 x
+ * 4096) 2-3 % slower, 2 (4096 rows) level. */
+#define W4B_AUTO_STRIPS_PER_SM 10
+#define W4B_AUTO_MIN_STAGES 5
+int w4a16_decode_bulk_ring_auto(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
+                                const w4_geometry_t *geo)
+{
+    if (!w4a16_decode_bulk_ring_serves(h, d, geo)) return 0;
+    const int64_t sms = h->num_sms > 0 ? h->num_sms : 132;
+    if (cuops_ceil_div(d->n, W4_STRIP_ROWS) < W4B_AUTO_STRIPS_PER_SM * sms) return 0;
+    return w4b_stages(h, d->m, geo->ktiles, 16) >= W4B_AUTO_MIN_STAGES;
+}
+
 template <typename T, int CW>
 static cuops_status_t w4b_launch(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                  const w4_geometry_t *geo, const char *name)
 {
     const int64_t sms = h->num_sms > 0 ? h->num_sms : 132;
     const int64_t strips = cuops_ceil_div(d->n, W4_STRIP_ROWS);
-    const int64_t ctas = strips < sms ? strips : sms;
+    const int64_t per_cta = cuops_ceil_div(strips, sms);
+    const int64_t ctas = cuops_ceil_div(strips, per_cta);
     const int64_t stages = w4b_stages(h, d->m, geo->ktiles, CW);
 
     w4b_args_t a;
@@ -503,11 +473,7 @@ static cuops_status_t w4b_launch(struct cuops_handle *h, const cuops_w4a16_desc_
     a.num_groups = (int)geo->num_groups;
     a.m = (int)d->m;
     a.strips = (int)strips;
-    {
-        static unsigned long long next_slot = 0;
-        a.counter_slot = (int)(__atomic_fetch_add(&next_slot, 1ull, __ATOMIC_RELAXED) %
-                               W4B_COUNTER_SLOTS);
-    }
+    a.strips_per_cta = (int)per_cta;
     a.tpg_log2 = w4b_tpg_log2(geo);
     a.stages = (int)stages;
     a.x_bytes = (uint32_t)(d->m * geo->ktiles * 128);

@@ -3,7 +3,10 @@
  * call: the variant table, the split heuristic and the workspace.
  *
  * Variants (cuops_options_t.variant, cuops_variant_names("w4a16")):
- *   auto                 m <= 16: w4a16_decode_warp where it serves the call;
+ *   auto                 m <= 8 on sm_90: w4a16_decode_bulk_ring where each
+ *                        CTA gets >= 10 strips (n >= ~21000 on 132 SMs) and
+ *                        its ring full depth, unless options.split_k is set;
+ *                        m <= 16: w4a16_decode_warp where it serves the call;
  *                        m <= 64: on sm_90 w4a16_decode_wgmma where it serves
  *                        the call, else w4a16_decode_stream where it serves it
  *                        (group_size % 64 == 0 or one group, x 16-byte aligned,
@@ -42,7 +45,7 @@
  *                        per row: whole strips per CTA, the weight streamed
  *                        by one producer thread through a ring of 16 KB bulk
  *                        copies, 16 math warps with w4a16_decode_warp's tile
- *                        math (w4a16_decode_bulk_ring.cu); study form
+ *                        math (w4a16_decode_bulk_ring.cu)
  *   w4a16_decode_bulk_ring_w8  the same with 8 math warps
  * options.split_k > 0 forces the number of K splits on either variant.
  * k == 0 writes y = 0 with a 2-D memset (no weight is read).
@@ -153,7 +156,11 @@ extern "C" cuops_status_t cuops_cuda_gemm_w4a16(struct cuops_handle *h,
         /* m <= 16: the per-warp kernel measured 1.58x cuBLAS geomean against
          * 1.36x for the stream kernel on the decode suite (H200, bff2c38),
          * faster on 15 of 16 rows (docs/w4a16.md) */
-        if (d->m <= 16 && w4a16_decode_warp_serves(d, &geo))
+        /* m <= 8 on many strips: the producer-fed ring, 6-8 % faster than
+         * the per-warp kernel at 1 x 28672 x 8192 (H200, docs/w4a16.md) */
+        if (d->m <= 8 && !(opt && opt->split_k > 0) && w4a16_decode_bulk_ring_auto(h, d, &geo))
+            variant = W4A16_DECODE_BULK_RING;
+        else if (d->m <= 16 && w4a16_decode_warp_serves(d, &geo))
             variant = W4A16_DECODE_WARP;
         else if (d->m <= 64 && w4a16_decode_wgmma_serves(h, d, &geo))
             variant = W4A16_DECODE_WGMMA;
