@@ -241,14 +241,14 @@ static int bulk_ring_serves(int64_t m, int64_t k, int64_t gs, int64_t ldx, int x
 }
 
 /* Where auto takes it (w4a16_decode_bulk_ring_auto): it serves the call, the
- * strips are at least 10 per SM and the ring gets 5 stages or more. */
+ * strips are at least 10 per SM and the ring gets 4 stages or more. */
 static int bulk_ring_auto(int64_t m, int64_t n, int64_t k, int64_t gs, int64_t ldx, int x_offset,
                           int split_k)
 {
     if (split_k > 0 || !bulk_ring_serves(m, k, gs, ldx, x_offset)) return 0;
     if ((n + 15) / 16 < 10 * (int64_t)g_num_sms) return 0;
     const int64_t room = g_smem_optin - 512 - (m * ((k + 63) / 64) * 128 + 4 * 16 * m * 64);
-    return room / 35456 >= 5;
+    return room / 35456 >= 4;
 }
 /* CUOPS_TEST_VARIANT=name: only the calls that force that variant (a
  * sanitizer run of one kernel) */

@@ -433,12 +433,12 @@ int w4a16_decode_bulk_ring_serves(const struct cuops_handle *h, const cuops_w4a1
 }
 
 /* Auto's choice for m <= 8 on sm_90 (w4a16_dispatch.cu): where the CTAs get
- * at least W4B_AUTO_STRIPS_PER_SM strips each and the ring its full depth
- * (W4B_AUTO_MIN_STAGES). Measured (H200, m = 1, docs/w4a16.md): 14 strips
- * per CTA (28672 x 8192) 6-8 % faster than w4a16_decode_warp, 7 (14336 x
- * 4096) 2-3 % slower, 2 (4096 rows) level. */
+ * at least W4B_AUTO_STRIPS_PER_SM strips each and the ring at least
+ * W4B_AUTO_MIN_STAGES stages. Measured (H200, docs/w4a16.md): 14 strips per
+ * CTA (28672 x 8192) 7-10 % faster than w4a16_decode_warp at m = 1, 2 and 4
+ * (5, 5 and 4 stages), 7 (14336 x 4096) 2-3 % slower, 2 (4096 rows) level. */
 #define W4B_AUTO_STRIPS_PER_SM 10
-#define W4B_AUTO_MIN_STAGES 5
+#define W4B_AUTO_MIN_STAGES 4
 int w4a16_decode_bulk_ring_auto(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                 const w4_geometry_t *geo)
 {

@@ -5,7 +5,7 @@
  * Variants (cuops_options_t.variant, cuops_variant_names("w4a16")):
  *   auto                 m <= 8 on sm_90: w4a16_decode_bulk_ring where each
  *                        CTA gets >= 10 strips (n >= ~21000 on 132 SMs) and
- *                        its ring full depth, unless options.split_k is set;
+ *                        its ring >= 4 stages, unless options.split_k is set;
  *                        m <= 16: w4a16_decode_warp where it serves the call;
  *                        m <= 64: on sm_90 w4a16_decode_wgmma where it serves
  *                        the call, else w4a16_decode_stream where it serves it
@@ -156,8 +156,8 @@ extern "C" cuops_status_t cuops_cuda_gemm_w4a16(struct cuops_handle *h,
         /* m <= 16: the per-warp kernel measured 1.58x cuBLAS geomean against
          * 1.36x for the stream kernel on the decode suite (H200, bff2c38),
          * faster on 15 of 16 rows (docs/w4a16.md) */
-        /* m <= 8 on many strips: the producer-fed ring, 6-8 % faster than
-         * the per-warp kernel at 1 x 28672 x 8192 (H200, docs/w4a16.md) */
+        /* m <= 8 on many strips: the producer-fed ring, 7-10 % faster than
+         * the per-warp kernel at m = 1, 2, 4 x 28672 x 8192 (H200, docs/w4a16.md) */
         if (d->m <= 8 && !(opt && opt->split_k > 0) && w4a16_decode_bulk_ring_auto(h, d, &geo))
             variant = W4A16_DECODE_BULK_RING;
         else if (d->m <= 16 && w4a16_decode_warp_serves(d, &geo))

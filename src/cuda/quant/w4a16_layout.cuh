@@ -160,7 +160,7 @@ cuops_status_t w4a16_launch_decode_wgmma(struct cuops_handle *h, const cuops_w4a
 int w4a16_decode_bulk_ring_serves(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                   const w4_geometry_t *geo);
 /* Whether auto takes it (m <= 8): it serves the call, every CTA gets >= 10
- * strips (n >= ~21000 rows on 132 SMs) and the ring its full depth. */
+ * strips (n >= ~21000 rows on 132 SMs) and the ring >= 4 stages. */
 int w4a16_decode_bulk_ring_auto(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                 const w4_geometry_t *geo);
 cuops_status_t w4a16_launch_decode_bulk_ring(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
