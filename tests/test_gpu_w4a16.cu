@@ -223,18 +223,18 @@ static int g_sm_major; /* the device's compute capability (major) */
 static int g_smem_optin; /* the device's per-block opt-in shared memory */
 static int g_num_sms;    /* the device's SM count */
 
-/* What w4a16_decode_bulk_ring (and _w8) serves (w4a16_decode_bulk_ring.cu):
- * sm_90, m <= 8, group_size 64 * 2^p or one group per row, x 16-byte
- * aligned, ldx % 8 == 0, and x (m * ceil(k/64) * 128 bytes) with the 16-warp
- * form's four partial slots, 3 ring stages of 35456 bytes and 512 bytes of
- * slack in the per-block shared memory. */
-/* its shared memory beside the ring (w4b_fixed_smem): x and the partial
- * slots, plus the 512 bytes kept out of the budget */
+/* w4a16_decode_bulk_ring's shared memory beside its ring (w4b_fixed_smem):
+ * x and the partial slots, plus the 512 bytes kept out of the budget */
 static int64_t bulk_ring_fixed_smem(int64_t m, int64_t k)
 {
     return m * ((k + 63) / 64) * 128 + 4 * 16 * m * 64 + 512;
 }
 
+/* What w4a16_decode_bulk_ring (and _w8) serves (w4a16_decode_bulk_ring.cu):
+ * sm_90, m <= 8, group_size 64 * 2^p or one group per row, x 16-byte
+ * aligned, ldx % 8 == 0, and x (m * ceil(k/64) * 128 bytes) with the 16-warp
+ * form's four partial slots, 3 ring stages of 35456 bytes and 512 bytes of
+ * slack in the per-block shared memory. */
 static int bulk_ring_serves(int64_t m, int64_t k, int64_t gs, int64_t ldx, int x_offset)
 {
     if (g_sm_major != 9 || m > 8 || x_offset != 0 || ldx % 8 != 0) return 0;
