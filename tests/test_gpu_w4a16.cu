@@ -238,6 +238,13 @@ static int64_t bulk_ring_stage_bytes(int64_t k, int64_t gs)
     return (zero_at + ((groups * 8 + 8 + 15) & ~15LL) + 127) & ~127LL;
 }
 
+/* its shared memory beside the ring (w4b_fixed_smem): x and the partial
+ * slots, plus the 512 bytes kept out of the budget */
+static int64_t bulk_ring_fixed_smem(int64_t m, int64_t k)
+{
+    return m * ((k + 63) / 64) * 128 + 4 * 16 * m * 64 + 512;
+}
+
 /* What w4a16_decode_bulk_ring (and _w8) serves (w4a16_decode_bulk_ring.cu):
  * sm_90, m <= 8, group_size 64 * 2^p or one group per row, x 16-byte
  * aligned, ldx % 8 == 0, and x (m * ceil(k/64) * 128 bytes) with the 16-warp
@@ -251,9 +258,7 @@ static int bulk_ring_serves(int64_t m, int64_t k, int64_t gs, int64_t ldx, int x
         const int64_t tpg = gs / 64;
         if (tpg & (tpg - 1)) return 0;
     }
-    const int64_t need =
-        m * ((k + 63) / 64) * 128 + 4 * 16 * m * 64 + 3 * bulk_ring_stage_bytes(k, gs) + 512;
-    return need <= g_smem_optin;
+    return bulk_ring_fixed_smem(m, k) + 3 * bulk_ring_stage_bytes(k, gs) <= g_smem_optin;
 }
 
 /* Where auto takes it (w4a16_decode_bulk_ring_auto): it serves the call, the
@@ -263,8 +268,7 @@ static int bulk_ring_auto(int64_t m, int64_t n, int64_t k, int64_t gs, int64_t l
 {
     if (split_k > 0 || !bulk_ring_serves(m, k, gs, ldx, x_offset)) return 0;
     if ((n + 15) / 16 < 10 * (int64_t)g_num_sms) return 0;
-    const int64_t room = g_smem_optin - 512 - (m * ((k + 63) / 64) * 128 + 4 * 16 * m * 64);
-    return room / bulk_ring_stage_bytes(k, gs) >= 4;
+    return (g_smem_optin - bulk_ring_fixed_smem(m, k)) / bulk_ring_stage_bytes(k, gs) >= 4;
 }
 /* CUOPS_TEST_VARIANT=name: only the calls that force that variant (a
  * sanitizer run of one kernel) */
@@ -333,8 +337,9 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
               vname, (long long)m, (long long)n, (long long)k, (long long)w->group_size,
               cuops_status_string(st), cuops_last_error(h));
     }
-    /* auto picks the per-warp kernel for m <= 16 where it serves the call,
-     * else the streaming kernel wherever that one serves it */
+    /* auto picks the producer-fed ring for m <= 8 on many strips
+     * (bulk_ring_auto), else the per-warp kernel for m <= 16 where it serves
+     * the call, else the streaming kernel wherever that one serves it */
     const int is_auto = !c.variant || strcmp(c.variant, "auto") == 0;
     const int auto_bulk =
         is_auto && bulk_ring_auto(m, n, k, w->group_size, ldx, c.x_offset, c.split_k);

@@ -144,6 +144,16 @@ __device__ __forceinline__ void cuops_ring_advance(int &stage, uint32_t &phase)
     }
 }
 
+/* The same for a ring whose slot count is known only at run time (sized by
+ * the shared memory a call leaves for it). */
+__device__ __forceinline__ void cuops_ring_advance(int &stage, uint32_t &phase, int stages)
+{
+    if (++stage == stages) {
+        stage = 0;
+        phase ^= 1u;
+    }
+}
+
 /* ---- TMA ------------------------------------------------------------------
  * The tensor map is a __grid_constant__ kernel parameter; its generic address
  * is what cp.async.bulk.tensor takes. Coordinates are in elements, innermost

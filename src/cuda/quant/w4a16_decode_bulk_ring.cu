@@ -236,10 +236,7 @@ static __device__ __forceinline__ void w4b_math(const w4b_args_t &a, int warp, i
             else /* a strip's last, partial stage */
                 w4b_stage<T, TPW, GS, false>(acc, slot, xt, warp * TPW, nt, w_lane, sc_off, zw_off,
                                              zoff, zshift, xoff_a, xoff_b, empty_bar);
-            if (++stage == S) {
-                stage = 0;
-                phase ^= 1u;
-            }
+            cuops_ring_advance(stage, phase, S);
         }
 
         /* ---- the strip's partial: chains in slot order, into reduction
@@ -332,10 +329,7 @@ __global__ void __launch_bounds__(32 * CW + 64, 1) w4a16_decode_bulk_ring_kernel
                                 full);
                 cuops_bulk_load(dst + a.zero_at, a.packed + zstart, zbytes,
                                 full);
-                if (++stage == S) {
-                    stage = 0;
-                    phase ^= 1u;
-                }
+                cuops_ring_advance(stage, phase, S);
             }
         }
         return;

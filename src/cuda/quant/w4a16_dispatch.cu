@@ -43,11 +43,12 @@
  *                        (the default takes 4: fewer, larger bulk copies)
  *   w4a16_decode_bulk_ring  sm_90, m <= 8, group_size 64 * 2^p or one group
  *                        per row: whole strips per CTA, the weight streamed
- *                        by one producer thread through a ring of 16 KB bulk
+ *                        by one producer thread through a ring of 32 KB bulk
  *                        copies, 16 math warps with w4a16_decode_warp's tile
- *                        math (w4a16_decode_bulk_ring.cu)
+ *                        math (w4a16_decode_bulk_ring.cu); no split-K, so
+ *                        options.split_k is ignored
  *   w4a16_decode_bulk_ring_w8  the same with 8 math warps
- * options.split_k > 0 forces the number of K splits on either variant.
+ * options.split_k > 0 forces the number of K splits on the split-K variants.
  * k == 0 writes y = 0 with a 2-D memset (no weight is read).
  *
  * Split-K choice: the N tiles give strips/4 CTAs (64 weight rows each). We
@@ -153,11 +154,11 @@ extern "C" cuops_status_t cuops_cuda_gemm_w4a16(struct cuops_handle *h,
                               opt->variant);
     }
     if (variant == W4A16_AUTO) {
-        /* m <= 16: the per-warp kernel measured 1.58x cuBLAS geomean against
+        /* m <= 8 on many strips: the producer-fed ring, 7-10 % faster than
+         * the per-warp kernel at m = 1, 2, 4 x 28672 x 8192 (H200, docs/w4a16.md).
+         * m <= 16: the per-warp kernel measured 1.58x cuBLAS geomean against
          * 1.36x for the stream kernel on the decode suite (H200, bff2c38),
          * faster on 15 of 16 rows (docs/w4a16.md) */
-        /* m <= 8 on many strips: the producer-fed ring, 7-10 % faster than
-         * the per-warp kernel at m = 1, 2, 4 x 28672 x 8192 (H200, docs/w4a16.md) */
         if (d->m <= 8 && !(opt && opt->split_k > 0) && w4a16_decode_bulk_ring_auto(h, d, &geo))
             variant = W4A16_DECODE_BULK_RING;
         else if (d->m <= 16 && w4a16_decode_warp_serves(d, &geo))
