@@ -223,23 +223,8 @@ static int g_sm_major; /* the device's compute capability (major) */
 static int g_smem_optin; /* the device's per-block opt-in shared memory */
 static int g_num_sms;    /* the device's SM count */
 
-/* One ring slot of w4a16_decode_bulk_ring (w4b_stage_layout): 64 tiles of
- * 512 bytes, the scale pairs (32 bytes) and zero words (8 bytes, from a
- * 16-byte boundary) of the groups they touch, rounded to 128 bytes. */
-static int64_t bulk_ring_stage_bytes(int64_t k, int64_t gs)
-{
-    int l = 30; /* log2 of the tiles per group; 30: one group per row */
-    if (gs < k) {
-        l = 0;
-        while ((64LL << l) < gs) l++;
-    }
-    const int64_t groups = 64 >> (l < 6 ? l : 6);
-    const int64_t zero_at = 32768 + groups * 32;
-    return (zero_at + ((groups * 8 + 8 + 15) & ~15LL) + 127) & ~127LL;
-}
-
-/* its shared memory beside the ring (w4b_fixed_smem): x and the partial
- * slots, plus the 512 bytes kept out of the budget */
+/* w4a16_decode_bulk_ring's shared memory beside its ring (w4b_fixed_smem):
+ * x and the partial slots, plus the 512 bytes kept out of the budget */
 static int64_t bulk_ring_fixed_smem(int64_t m, int64_t k)
 {
     return m * ((k + 63) / 64) * 128 + 4 * 16 * m * 64 + 512;
@@ -248,8 +233,8 @@ static int64_t bulk_ring_fixed_smem(int64_t m, int64_t k)
 /* What w4a16_decode_bulk_ring (and _w8) serves (w4a16_decode_bulk_ring.cu):
  * sm_90, m <= 8, group_size 64 * 2^p or one group per row, x 16-byte
  * aligned, ldx % 8 == 0, and x (m * ceil(k/64) * 128 bytes) with the 16-warp
- * form's four partial slots, 3 ring stages and 512 bytes of slack in the
- * per-block shared memory. */
+ * form's four partial slots, 3 ring stages of 35456 bytes and 512 bytes of
+ * slack in the per-block shared memory. */
 static int bulk_ring_serves(int64_t m, int64_t k, int64_t gs, int64_t ldx, int x_offset)
 {
     if (g_sm_major != 9 || m > 8 || x_offset != 0 || ldx % 8 != 0) return 0;
@@ -258,7 +243,7 @@ static int bulk_ring_serves(int64_t m, int64_t k, int64_t gs, int64_t ldx, int x
         const int64_t tpg = gs / 64;
         if (tpg & (tpg - 1)) return 0;
     }
-    return bulk_ring_fixed_smem(m, k) + 3 * bulk_ring_stage_bytes(k, gs) <= g_smem_optin;
+    return bulk_ring_fixed_smem(m, k) + 3 * 35456 <= g_smem_optin;
 }
 
 /* Where auto takes it (w4a16_decode_bulk_ring_auto): it serves the call, the
@@ -268,9 +253,8 @@ static int bulk_ring_auto(int64_t m, int64_t n, int64_t k, int64_t gs, int64_t l
 {
     if (split_k > 0 || !bulk_ring_serves(m, k, gs, ldx, x_offset)) return 0;
     if ((n + 15) / 16 < 10 * (int64_t)g_num_sms) return 0;
-    return (g_smem_optin - bulk_ring_fixed_smem(m, k)) / bulk_ring_stage_bytes(k, gs) >= 4;
+    return (g_smem_optin - bulk_ring_fixed_smem(m, k)) / 35456 >= 4;
 }
-
 /* CUOPS_TEST_VARIANT=name: only the calls that force that variant (a
  * sanitizer run of one kernel) */
 static const char *g_only_variant;

@@ -62,13 +62,13 @@
 #define W4B_STAGE_TILES 64
 #define W4B_STAGE_TILES_LOG2 6
 #define W4B_WEIGHT_BYTES (W4B_STAGE_TILES * W4_TILE_BYTES) /* 32 KB */
-/* A stage's metadata room is sized by the group size (w4b_stage_layout):
- * the scale pairs of the groups 64 tiles touch (32 bytes each) and their
- * zero words (8 bytes each, copied from the 16-byte boundary at or below
- * the first one). At group 64 that is 2 KB + 528 bytes, at group 128 half:
- * the ring then fits a sixth stage for m <= 2 at k = 8192. The largest
- * stage, for the serve check: */
-#define W4B_STAGE_BYTES_MAX 35456
+/* at most one group per tile: 64 groups x 8 scale pairs of 4 bytes */
+#define W4B_SCALE_BYTES (W4B_STAGE_TILES * 32)
+/* their zero words (8 bytes per group), copied from the 16-byte boundary at
+ * or below the first one: up to 8 + 512 bytes, rounded up to 16 (and the
+ * stage to a multiple of 128) */
+#define W4B_ZERO_BYTES 640
+#define W4B_STAGE_BYTES (W4B_WEIGHT_BYTES + W4B_SCALE_BYTES + W4B_ZERO_BYTES)
 #define W4B_MAX_STAGES 6
 #define W4B_MIN_STAGES 3
 /* static shared memory (the barriers) and slack kept out of the budget */
@@ -90,8 +90,6 @@ typedef struct w4b_args {
     int strips_per_cta;
     int tpg_log2;        /* 64-k tiles per group, log2; 30 when one group spans k */
     int stages;          /* ring slots, W4B_MIN_STAGES .. W4B_MAX_STAGES */
-    uint32_t stage_bytes; /* one ring slot: weight, scale pairs, zero words */
-    uint32_t zero_at;     /* offset of the zero words in a slot */
     uint32_t x_bytes;    /* m * ktiles * 128 */
 } w4b_args_t;
 
@@ -207,7 +205,7 @@ static __device__ __forceinline__ void w4b_math(const w4b_args_t &a, int warp, i
     for (int r = 0; r < TPW / GS; r++) {
         const uint32_t gl = (uint32_t)(warp * TPW + r * GS) >> min(a.tpg_log2, W4B_STAGE_TILES_LOG2);
         sc_off[r] = w4b_keep(W4B_WEIGHT_BYTES + gl * 32u + 4u * (uint32_t)g);
-        zw_off[r] = w4b_keep(a.zero_at + gl * 8u + 4u * (uint32_t)(g >> 2));
+        zw_off[r] = w4b_keep(W4B_WEIGHT_BYTES + W4B_SCALE_BYTES + gl * 8u + 4u * (uint32_t)(g >> 2));
     }
 
     int stage = 0;
@@ -227,7 +225,7 @@ static __device__ __forceinline__ void w4b_math(const w4b_args_t &a, int warp, i
              * odd (the region starts 16-byte aligned) */
             const uint32_t zoff = (uint32_t)((sg0 + (j0 >> a.tpg_log2)) & 1) * 8u;
             cuops_mbar_wait(full0 + 8 * stage, phase);
-            const unsigned char *slot = w4b_smem_base() + (uint32_t)stage * a.stage_bytes;
+            const unsigned char *slot = w4b_smem_base() + (uint32_t)stage * (uint32_t)W4B_STAGE_BYTES;
             const unsigned char *xt = xs + (uint32_t)j0 * 128u;
             const uint32_t empty_bar = empty0 + 8 * stage;
             if (nt == W4B_STAGE_TILES)
@@ -297,7 +295,7 @@ __global__ void __launch_bounds__(32 * CW + 64, 1) w4a16_decode_bulk_ring_kernel
     }
     __syncthreads();
 
-    const unsigned char *xs = w4b_smem_base() + (size_t)S * a.stage_bytes;
+    const unsigned char *xs = w4b_smem_base() + (size_t)S * W4B_STAGE_BYTES;
     float *red = (float *)(xs + a.x_bytes); /* [slots][CW][m][16] strip partials */
     const int m = a.m;
 
@@ -322,12 +320,12 @@ __global__ void __launch_bounds__(32 * CW + 64, 1) w4a16_decode_bulk_ring_kernel
                  * passes the first round's wait on parity 1 at once) */
                 cuops_mbar_wait(empty0 + 8 * stage, phase ^ 1u);
                 cuops_mbar_arrive_expect_tx(full, wbytes + sbytes + zbytes);
-                const uint32_t dst = ring + (uint32_t)stage * a.stage_bytes;
+                const uint32_t dst = ring + (uint32_t)stage * W4B_STAGE_BYTES;
                 cuops_bulk_load(dst, a.packed + ((int64_t)s * a.ktiles + j0) * W4_TILE_BYTES, wbytes,
                                 full);
                 cuops_bulk_load(dst + W4B_WEIGHT_BYTES, a.packed + a.scale_offset + sg * 32, sbytes,
                                 full);
-                cuops_bulk_load(dst + a.zero_at, a.packed + zstart, zbytes,
+                cuops_bulk_load(dst + W4B_WEIGHT_BYTES + W4B_SCALE_BYTES, a.packed + zstart, zbytes,
                                 full);
                 cuops_ring_advance(stage, phase, S);
             }
@@ -408,22 +406,10 @@ static int64_t w4b_fixed_smem(int64_t m, int64_t ktiles, int cw)
     return m * ktiles * 128 + W4B_RED_SLOTS * (int64_t)cw * m * W4_STRIP_ROWS * 4;
 }
 
-/* One ring slot for groups of 2^tpg_log2 tiles: the 64 tiles, the scale
- * pairs and zero words of the groups they touch; *zero_at: where the zero
- * words start. A multiple of 128 bytes. */
-static uint32_t w4b_stage_layout(int tpg_log2, uint32_t *zero_at)
-{
-    const uint32_t groups = (uint32_t)W4B_STAGE_TILES >> (tpg_log2 < 6 ? tpg_log2 : 6);
-    *zero_at = W4B_WEIGHT_BYTES + groups * 32u;
-    const uint32_t zero_room = (groups * 8u + 8u + 15u) & ~15u;
-    return (*zero_at + zero_room + 127u) & ~127u;
-}
-
-static int64_t w4b_stages(const struct cuops_handle *h, int64_t m, int64_t ktiles, int cw,
-                          int64_t stage_bytes)
+static int64_t w4b_stages(const struct cuops_handle *h, int64_t m, int64_t ktiles, int cw)
 {
     const int64_t room = h->smem_optin_bytes - W4B_RESERVED_SMEM - w4b_fixed_smem(m, ktiles, cw);
-    const int64_t s = room / stage_bytes;
+    const int64_t s = room / W4B_STAGE_BYTES;
     return s > W4B_MAX_STAGES ? W4B_MAX_STAGES : s;
 }
 
@@ -437,9 +423,7 @@ int w4a16_decode_bulk_ring_serves(const struct cuops_handle *h, const cuops_w4a1
     /* 32-bit tile, strip and x-offset arithmetic in the kernel */
     if (geo->k >= ((int64_t)1 << 29) || geo->strips >= ((int64_t)1 << 30)) return 0;
     /* the fewer math warps need the less shared memory; both must fit */
-    uint32_t zero_at;
-    const uint32_t stage_bytes = w4b_stage_layout(w4b_tpg_log2(geo), &zero_at);
-    return w4b_stages(h, d->m, geo->ktiles, 16, stage_bytes) >= W4B_MIN_STAGES;
+    return w4b_stages(h, d->m, geo->ktiles, 16) >= W4B_MIN_STAGES;
 }
 
 /* Auto's choice for m <= 8 on sm_90 (w4a16_dispatch.cu): where the CTAs get
@@ -455,9 +439,7 @@ int w4a16_decode_bulk_ring_auto(const struct cuops_handle *h, const cuops_w4a16_
     if (!w4a16_decode_bulk_ring_serves(h, d, geo)) return 0;
     const int64_t sms = h->num_sms > 0 ? h->num_sms : 132;
     if (cuops_ceil_div(d->n, W4_STRIP_ROWS) < W4B_AUTO_STRIPS_PER_SM * sms) return 0;
-    uint32_t zero_at;
-    const uint32_t stage_bytes = w4b_stage_layout(w4b_tpg_log2(geo), &zero_at);
-    return w4b_stages(h, d->m, geo->ktiles, 16, stage_bytes) >= W4B_AUTO_MIN_STAGES;
+    return w4b_stages(h, d->m, geo->ktiles, 16) >= W4B_AUTO_MIN_STAGES;
 }
 
 template <typename T, int CW>
@@ -468,9 +450,7 @@ static cuops_status_t w4b_launch(struct cuops_handle *h, const cuops_w4a16_desc_
     const int64_t strips = cuops_ceil_div(d->n, W4_STRIP_ROWS);
     const int64_t per_cta = cuops_ceil_div(strips, sms);
     const int64_t ctas = cuops_ceil_div(strips, per_cta);
-    uint32_t zero_at;
-    const uint32_t stage_bytes = w4b_stage_layout(w4b_tpg_log2(geo), &zero_at);
-    const int64_t stages = w4b_stages(h, d->m, geo->ktiles, CW, stage_bytes);
+    const int64_t stages = w4b_stages(h, d->m, geo->ktiles, CW);
 
     w4b_args_t a;
     memset(&a, 0, sizeof a);
@@ -490,11 +470,9 @@ static cuops_status_t w4b_launch(struct cuops_handle *h, const cuops_w4a16_desc_
     a.strips_per_cta = (int)per_cta;
     a.tpg_log2 = w4b_tpg_log2(geo);
     a.stages = (int)stages;
-    a.stage_bytes = stage_bytes;
-    a.zero_at = zero_at;
     a.x_bytes = (uint32_t)(d->m * geo->ktiles * 128);
 
-    const size_t smem = (size_t)(stages * stage_bytes + w4b_fixed_smem(d->m, geo->ktiles, CW));
+    const size_t smem = (size_t)(stages * W4B_STAGE_BYTES + w4b_fixed_smem(d->m, geo->ktiles, CW));
     const void *fn = (const void *)w4a16_decode_bulk_ring_kernel<T, CW>;
     cudaError_t err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (err != cudaSuccess) return cuops_cuda_fail(h, err, name);
@@ -515,9 +493,9 @@ cuops_status_t w4a16_launch_decode_bulk_ring(struct cuops_handle *h, const cuops
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
                           "%s: serves sm_90 with m <= 8, group_size 64 * 2^p or one group per "
                           "row, x 16-byte aligned and ldx %% 8 == 0, k < 2^29, and x (m * "
-                          "ceil(k / 64) * 128 bytes) beside %d ring stages of up to %d bytes in shared "
+                          "ceil(k / 64) * 128 bytes) beside %d ring stages of %d bytes in shared "
                           "memory (sm_%d%d, m %lld, group_size %lld, k %lld, ldx %lld)",
-                          name, W4B_MIN_STAGES, W4B_STAGE_BYTES_MAX, h->sm_major, h->sm_minor,
+                          name, W4B_MIN_STAGES, W4B_STAGE_BYTES, h->sm_major, h->sm_minor,
                           (long long)d->m, (long long)d->group_size, (long long)d->k,
                           (long long)d->ldx);
     const int bf = d->act_type == CUOPS_DTYPE_BF16;
