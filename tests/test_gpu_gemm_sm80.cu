@@ -295,9 +295,16 @@ int main(void)
     CHECK_STATUS(cuops_variant_names("gemm", &names, &count), CUOPS_STATUS_SUCCESS);
     const char *variants[64];
     int nv = 0;
+    /* CUOPS_TEST_VARIANT=name: that variant only (a sanitizer run of one kernel) */
+    const char *only = getenv("CUOPS_TEST_VARIANT");
     for (int i = 0; i < count && nv < 64; i++)
-        if (has_prefix(names[i], "sm80_")) variants[nv++] = names[i];
-    CHECK(nv >= 14, "expected the 14 sm80_ variants in cuops_variant_names(\"gemm\"), found %d", nv);
+        if (has_prefix(names[i], "sm80_") && (!only || strcmp(names[i], only) == 0))
+            variants[nv++] = names[i];
+    if (only)
+        CHECK(nv == 1, "CUOPS_TEST_VARIANT=%s is not an sm80_ gemm variant", only);
+    else
+        CHECK(nv >= 15, "expected the 15 sm80_ variants in cuops_variant_names(\"gemm\"), found %d",
+              nv);
 
     static const int64_t small_shapes[][3] = {
         {1, 1, 1},     {7, 17, 65},   {17, 7, 33},    {65, 129, 17},  {129, 65, 257},

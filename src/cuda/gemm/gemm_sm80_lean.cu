@@ -51,14 +51,22 @@
 /* ------------------------------------------------------------------------ */
 
 /*
- * One thread's share of one operand tile, as sm80_load_tile splits it (unit
- * = 32 contiguous bytes = two 16-byte chunks of one smem row; units tid,
- * tid+NT, ...), with everything that does not depend on the k-tile held in
- * registers.
+ * One thread's share of one operand tile, with everything that does not
+ * depend on the k-tile held in registers. A copy unit is U 16-byte chunks of
+ * one smem row (units tid, tid+NT, ...):
+ *  - U = 1 (line-complete, the default): lanes 8i..8i+7 of a warp copy the 8
+ *    chunks of one 128-byte line, so one cp.async instruction fills whole
+ *    lines (4 smem wavefronts for 512 bytes);
+ *  - U = 2 (half-line, the first lean build): a thread copies two adjacent
+ *    chunks with two instructions, so each instruction covers half of 8
+ *    lines; ncu on the H200 (run P85) counted 8 smem wavefronts per such
+ *    cp.async where 4 are ideal (22 % of the kernel's shared-memory
+ *    wavefronts wasted). Kept as the ablation sm80_lean_128x256x64_s3_halfline.
  */
-template <typename LAYOUT, int NT, bool KMAJ>
+template <typename LAYOUT, int NT, bool KMAJ, int U>
 struct sm80_lean_copy {
-    static constexpr int PPR = LAYOUT::CPR / 2;             /* units per smem row */
+    static_assert(U == 1 || U == 2, "one or two chunks per unit");
+    static constexpr int PPR = LAYOUT::CPR / U;             /* units per smem row */
     static constexpr int UNITS = LAYOUT::ROWS * PPR;
     static constexpr int PER_THREAD = UNITS / NT;
     static constexpr int ROW_STEP = NT / PPR;               /* smem rows between a thread's units */
@@ -68,9 +76,9 @@ struct sm80_lean_copy {
      * its swizzle equals row_t's, so one offset serves every unit */
     static_assert(ROW_STEP % 8 == 0, "unit rows 8 apart");
     const char *src[PER_THREAD]; /* unit j's first chunk in k-tile 0 */
-    uint32_t dst0, dst1;         /* smem offsets of the thread's two chunks, unit 0 */
-    int bytes0, bytes1;          /* MN-major: zero-fill sizes of the two chunks (M/N edge) */
-    int second;                  /* MN-major: byte distance to the second chunk's source */
+    uint32_t dst0, dst1;         /* smem offsets of the thread's chunks (dst1: U = 2), unit 0 */
+    int bytes0, bytes1;          /* MN-major: zero-fill sizes of the chunks (M/N edge) */
+    int second;                  /* U = 2, MN-major: byte distance to the second chunk's source */
 };
 
 /*
@@ -78,16 +86,16 @@ struct sm80_lean_copy {
  * consecutive k. MN-major: smem rows are k rows, a row holds BM (or BN)
  * consecutive m (or n) starting at o0. lim is M (or N), >= 1.
  */
-template <typename LAYOUT, int NT, bool KMAJ, typename T>
-static __device__ __forceinline__ void sm80_lean_copy_init(sm80_lean_copy<LAYOUT, NT, KMAJ> &c,
+template <typename LAYOUT, int NT, bool KMAJ, int U, typename T>
+static __device__ __forceinline__ void sm80_lean_copy_init(sm80_lean_copy<LAYOUT, NT, KMAJ, U> &c,
                                                            const T *base, int64_t ld, int64_t o0,
                                                            int64_t lim, int tid)
 {
-    typedef sm80_lean_copy<LAYOUT, NT, KMAJ> C;
+    typedef sm80_lean_copy<LAYOUT, NT, KMAJ, U> C;
     const int row_t = tid / C::PPR;
-    const int chunk = (tid % C::PPR) * 2;
+    const int chunk = (tid % C::PPR) * U;
     c.dst0 = LAYOUT::offset(row_t, chunk);
-    c.dst1 = LAYOUT::offset(row_t, chunk + 1);
+    c.dst1 = U == 2 ? LAYOUT::offset(row_t, chunk + 1) : c.dst0;
     if (KMAJ) {
         /* past M/N: read the last valid row (see the header) */
 #pragma unroll
@@ -114,23 +122,20 @@ static __device__ __forceinline__ void sm80_lean_copy_init(sm80_lean_copy<LAYOUT
 
 /* Part PART of NPARTS of a full k-tile whose sources lie koff bytes past
  * k-tile 0; nothing is issued when `issue` is 0. */
-template <int PART, int NPARTS, typename LAYOUT, int NT, bool KMAJ>
-static __device__ __forceinline__ void sm80_lean_copy_part(const sm80_lean_copy<LAYOUT, NT, KMAJ> &c,
+template <int PART, int NPARTS, typename LAYOUT, int NT, bool KMAJ, int U>
+static __device__ __forceinline__ void sm80_lean_copy_part(const sm80_lean_copy<LAYOUT, NT, KMAJ, U> &c,
                                                            uint32_t tile, int64_t koff, int issue)
 {
-    typedef sm80_lean_copy<LAYOUT, NT, KMAJ> C;
+    typedef sm80_lean_copy<LAYOUT, NT, KMAJ, U> C;
 #pragma unroll
     for (int j = 0; j < C::PER_THREAD; j++) {
         if (j % NPARTS != PART) continue;
         const char *s = c.src[j] + koff;
         const uint32_t row_off = (uint32_t)(j * C::ROW_STEP * C::ROW_BYTES);
-        if (KMAJ) {
-            cuops_cp_async_16_zfill_if(tile + row_off + c.dst0, s, 16, issue);
-            cuops_cp_async_16_zfill_if(tile + row_off + c.dst1, s + 16, 16, issue);
-        } else {
-            cuops_cp_async_16_zfill_if(tile + row_off + c.dst0, s, c.bytes0, issue);
-            cuops_cp_async_16_zfill_if(tile + row_off + c.dst1, s + c.second, c.bytes1, issue);
-        }
+        cuops_cp_async_16_zfill_if(tile + row_off + c.dst0, s, KMAJ ? 16 : c.bytes0, issue);
+        if (U == 2)
+            cuops_cp_async_16_zfill_if(tile + row_off + c.dst1, s + (KMAJ ? 16 : c.second),
+                                       KMAJ ? 16 : c.bytes1, issue);
     }
 }
 
@@ -198,7 +203,8 @@ static __device__ __forceinline__ int sm80_lean_k_tile(int t, int has_tail, int 
     return kt >= full_tiles ? kt - full_tiles : kt;
 }
 
-template <int BM, int BN, int BK, int WM, int WN, int STAGES, bool A_KMAJ, bool B_KMAJ, typename T>
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, bool A_KMAJ, bool B_KMAJ, int U,
+          typename T>
 __global__ void __launch_bounds__(WM *WN * 32, 1) sm80_gemm_lean_kernel(const sm80_gemm_params p)
 {
     typedef sm80_ms_config<BM, BN, BK, WM, WN, STAGES, false, A_KMAJ, B_KMAJ> CFG;
@@ -238,8 +244,8 @@ __global__ void __launch_bounds__(WM *WN * 32, 1) sm80_gemm_lean_kernel(const sm
         cuops_cp_async_commit();
     }
 
-    sm80_lean_copy<LA, NT, A_KMAJ> copy_a;
-    sm80_lean_copy<LB, NT, B_KMAJ> copy_b;
+    sm80_lean_copy<LA, NT, A_KMAJ, U> copy_a;
+    sm80_lean_copy<LB, NT, B_KMAJ, U> copy_b;
     sm80_lean_copy_init(copy_a, (const T *)p.a, p.lda, m0, p.m, tid);
     sm80_lean_copy_init(copy_b, (const T *)p.b, p.ldb, n0, p.n, tid);
     const int64_t a_step = A_KMAJ ? (int64_t)BK * 2 : (int64_t)BK * p.lda * 2;
@@ -340,7 +346,7 @@ __global__ void __launch_bounds__(WM *WN * 32, 1) sm80_gemm_lean_kernel(const sm
 /* Host                                                                     */
 /* ------------------------------------------------------------------------ */
 
-template <int BM, int BN, int BK, int WM, int WN, int STAGES, bool A_KMAJ, bool B_KMAJ>
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, bool A_KMAJ, bool B_KMAJ, int U = 1>
 static cuops_status_t sm80_run_lean(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                     unsigned flags, const char *name)
 {
@@ -348,8 +354,10 @@ static cuops_status_t sm80_run_lean(struct cuops_handle *h, const cuops_gemm_des
     const sm80_gemm_params p = sm80_make_params(d, BM, BN, BK, flags);
     const void *kernel =
         d->ab_type == CUOPS_DTYPE_BF16
-            ? (const void *)sm80_gemm_lean_kernel<BM, BN, BK, WM, WN, STAGES, A_KMAJ, B_KMAJ, __nv_bfloat16>
-            : (const void *)sm80_gemm_lean_kernel<BM, BN, BK, WM, WN, STAGES, A_KMAJ, B_KMAJ, __half>;
+            ? (const void *)sm80_gemm_lean_kernel<BM, BN, BK, WM, WN, STAGES, A_KMAJ, B_KMAJ, U,
+                                                  __nv_bfloat16>
+            : (const void *)sm80_gemm_lean_kernel<BM, BN, BK, WM, WN, STAGES, A_KMAJ, B_KMAJ, U,
+                                                  __half>;
     return sm80_launch(h, kernel, &p, CFG::THREADS, CFG::SMEM_BYTES, name);
 }
 
@@ -390,4 +398,13 @@ cuops_status_t sm80_launch_lean_128x256x64_s3(struct cuops_handle *h, const cuop
                                               const cuops_options_t *opt)
 {
     return sm80_run_lean<LEAN64_CFG, true, true>(h, d, sm80_flags(opt), "sm80_lean_128x256x64_s3");
+}
+
+/* the same kernel with the half-line copies of its first build (ablation) */
+cuops_status_t sm80_launch_lean_128x256x64_s3_halfline(struct cuops_handle *h,
+                                                       const cuops_gemm_desc_t *d,
+                                                       const cuops_options_t *opt)
+{
+    return sm80_run_lean<LEAN64_CFG, true, true, 2>(h, d, sm80_flags(opt),
+                                                    "sm80_lean_128x256x64_s3_halfline");
 }

@@ -19,6 +19,9 @@
 /* gemm_sm80_lean.cu */
 DECLARE_VARIANT(lean_128x256x64_s3)
 DECLARE_VARIANT(lean_128x256x32_s4)
+cuops_status_t sm80_launch_lean_128x256x64_s3_halfline(struct cuops_handle *h,
+                                                       const cuops_gemm_desc_t *d,
+                                                       const cuops_options_t *opt);
 /* gemm_sm80_multistage.cu */
 DECLARE_VARIANT(128x256x32_s4)
 cuops_status_t sm80_launch_128x256x32_s4_stagger(struct cuops_handle *h, const cuops_gemm_desc_t *d,
@@ -55,6 +58,9 @@ static const cuops_gemm_kernel_t sm80_table[] = {
     {"sm80_128x256x32_s3", sm80_supports_128x256x32_s3, sm80_launch_128x256x32_s3},
     {"sm80_128x256x32_s2", sm80_supports_128x256x32_s2, sm80_launch_128x256x32_s2},
     {"sm80_128x128x32_s4", sm80_supports_128x128x32_s4, sm80_launch_128x128x32_s4},
+    /* the lean kernel's copies covering half lines (its first build) */
+    {"sm80_lean_128x256x64_s3_halfline", sm80_supports_lean_128x256x64_s3,
+     sm80_launch_lean_128x256x64_s3_halfline},
     /* (e) padding instead of XOR swizzle */
     {"sm80_128x256x32_s4_pad", sm80_supports_128x256x32_s4_pad, sm80_launch_128x256x32_s4_pad},
     /* (c) StaggerU forced, (d) grouped rasterization off */
