@@ -90,6 +90,98 @@ static __device__ __forceinline__ void cuops_cp_async_wait(void)
 #endif
 }
 
+/* Wait for every cp.async this thread issued, committed or not (a thread
+ * that leaves must not leave copies in flight). */
+static __device__ __forceinline__ void cuops_cp_async_wait_all(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+
+/* ---- mbarriers as sm_80 has them -------------------------------------------
+ * The forms below are valid from sm_80 on (no transaction counts, no
+ * clusters), for pipelines whose stages are filled by cp.async: a producer
+ * thread's cp.async.mbarrier.arrive.noinc counts as one of the phase's
+ * expected arrivals and fires once all of that thread's earlier cp.async
+ * have landed, so a waiter that sees the phase complete sees the bytes.
+ * Waiting on parity P returns once the phase of parity P has completed; a
+ * fresh barrier lets a wait on parity 1 through at once. */
+static __device__ __forceinline__ void cuops_mbar80_init(uint32_t bar, uint32_t arrivals)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(bar), "r"(arrivals) : "memory");
+#endif
+}
+
+/* One arrival (release: this thread's earlier shared-memory reads are done
+ * before a waiter on the phase can overwrite what they read). */
+static __device__ __forceinline__ void cuops_mbar80_arrive(uint32_t bar)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile(
+        "{\n"
+        " .reg .b64 state;\n"
+        " mbarrier.arrive.shared.b64 state, [%0];\n"
+        "}\n" ::"r"(bar)
+        : "memory");
+#endif
+}
+
+/* The arrival fired by the completion of this thread's earlier cp.async. */
+static __device__ __forceinline__ void cuops_cp_async_mbar80_arrive(uint32_t bar)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\n" ::"r"(bar) : "memory");
+#endif
+}
+
+/* Spin until the phase of parity `parity` has completed (try_wait, which
+ * suspends for a while before failing, where the GPU has it). */
+static __device__ __forceinline__ void cuops_mbar80_wait(uint32_t bar, uint32_t parity)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    uint32_t done;
+    do {
+        asm volatile(
+            "{\n"
+            " .reg .pred p;\n"
+#if __CUDA_ARCH__ >= 900
+            " mbarrier.try_wait.parity.shared.b64 p, [%1], %2;\n"
+#else
+            " mbarrier.test_wait.parity.shared.b64 p, [%1], %2;\n"
+#endif
+            " selp.u32 %0, 1, 0, p;\n"
+            "}\n"
+            : "=r"(done)
+            : "r"(bar), "r"(parity)
+            : "memory");
+    } while (!done);
+#endif
+}
+
+/* Next slot of a STAGES-slot mbarrier ring (the sm_80 and the sm_90
+ * pipelines alike): the parity a waiter expects
+ * flips each time the ring wraps. */
+template <int STAGES>
+static __device__ __forceinline__ void cuops_ring_advance(int &stage, uint32_t &phase)
+{
+    if (++stage == STAGES) {
+        stage = 0;
+        phase ^= 1u;
+    }
+}
+
+/* The same for a ring whose slot count is known only at run time (sized by
+ * the shared memory a call leaves for it). */
+static __device__ __forceinline__ void cuops_ring_advance(int &stage, uint32_t &phase, int stages)
+{
+    if (++stage == stages) {
+        stage = 0;
+        phase ^= 1u;
+    }
+}
+
 /* Four 8x8 b16 matrices (volatile + memory clobber: the read must stay
  * between the barriers that make the tile valid and free it); lanes 8j..8j+7 give the row addresses of matrix j;
  * each lane receives row lane/4, elements 2*(lane%4) and +1 of each. */

@@ -133,27 +133,6 @@ __device__ __forceinline__ uint32_t cuops_smem_align1024(const void *raw)
     return (cuops_smem_addr(raw) + 1023u) & ~1023u;
 }
 
-/* Next slot of a STAGES-slot mbarrier ring: the parity a waiter expects
- * flips each time the ring wraps. */
-template <int STAGES>
-__device__ __forceinline__ void cuops_ring_advance(int &stage, uint32_t &phase)
-{
-    if (++stage == STAGES) {
-        stage = 0;
-        phase ^= 1u;
-    }
-}
-
-/* The same for a ring whose slot count is known only at run time (sized by
- * the shared memory a call leaves for it). */
-__device__ __forceinline__ void cuops_ring_advance(int &stage, uint32_t &phase, int stages)
-{
-    if (++stage == stages) {
-        stage = 0;
-        phase ^= 1u;
-    }
-}
-
 /* ---- TMA ------------------------------------------------------------------
  * The tensor map is a __grid_constant__ kernel parameter; its generic address
  * is what cp.async.bulk.tensor takes. Coordinates are in elements, innermost

@@ -22,6 +22,8 @@ DECLARE_VARIANT(lean_128x256x32_s4)
 cuops_status_t sm80_launch_lean_128x256x64_s3_halfline(struct cuops_handle *h,
                                                        const cuops_gemm_desc_t *d,
                                                        const cuops_options_t *opt);
+/* gemm_sm80_ws.cu */
+DECLARE_VARIANT(ws_128x256x64_s4)
 /* gemm_sm80_multistage.cu */
 DECLARE_VARIANT(128x256x32_s4)
 cuops_status_t sm80_launch_128x256x32_s4_stagger(struct cuops_handle *h, const cuops_gemm_desc_t *d,
@@ -50,6 +52,9 @@ static const cuops_gemm_kernel_t sm80_table[] = {
      * 340.3 for every transpose; the classic loop 306.2 */
     {"sm80_lean_128x256x64_s3", sm80_supports_lean_128x256x64_s3, sm80_launch_lean_128x256x64_s3},
     {"sm80_lean_128x256x32_s4", sm80_supports_lean_128x256x32_s4, sm80_launch_lean_128x256x32_s4},
+    /* the lean loop's math with a producer warpgroup and per-stage mbarriers
+     * (NT, sm_90 only: setmaxnreg) */
+    {"sm80_ws_128x256x64_s4", sm80_supports_ws_128x256x64_s4, sm80_launch_ws_128x256x64_s4},
     /* classic loop: all transposes, 96 KB (fits every sm_8x and sm_90) */
     {"sm80_128x256x32_s4", sm80_supports_128x256x32_s4, sm80_launch_128x256x32_s4},
     /* (b) stage count and tile shape */
