@@ -15,6 +15,7 @@
 
 #include "probe.h"
 #include "probe_wgmma_ops.cuh"
+#include "cuda/gemm/gemm_sm80_multistage.cuh" /* the lean GEMM's fragment loaders */
 
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define PROBE_SM90A 1
@@ -84,6 +85,69 @@ __global__ void mma_sync_loop(int iters, float *sink, long long *timing)
     float s = 0.0f;
     for (int j = 0; j < ILP; j++)
         for (int i = 0; i < 4; i++) s += acc[j][i];
+    sink[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+
+/*
+ * The inner loop of the 64x64-warp-tile mma.sync GEMM (gemm_sm80_lean.cu,
+ * gemm_sm80_ws.cu) without its copies: 8 warps per CTA (two per scheduler,
+ * as that GEMM runs), 32 accumulators of m16n8k16 per warp, 4 A and 8 B
+ * fragments per k-step, serpentine order, fragments double buffered across
+ * k-steps. LDSM = 0: the fragments stay in registers (the HMMA stream alone);
+ * LDSM = 1: each k-step's next fragments are read from a swizzled 48 KB
+ * stage with ldmatrix, as the GEMM does (8 LDSM.x4 per 32 HMMA). What the
+ * GEMM's main loop can reach per clock, and what ldmatrix costs it.
+ */
+template <int KIND, int LDSM>
+__global__ void __launch_bounds__(256, 1) mma_gemm_loop(int iters, float *sink, long long *timing)
+{
+    typedef sm80_tile_layout<128, 64, false> LA;
+    typedef sm80_tile_layout<256, 64, false> LB;
+    extern __shared__ __align__(128) uint8_t smem[];
+    const uint32_t pat = (KIND == KIND_BF16_F32ACC) ? 0x3c003c00u : 0x20002000u;
+    uint32_t *s32 = reinterpret_cast<uint32_t *>(smem);
+    for (int i = threadIdx.x; i < (LA::BYTES + LB::BYTES) / 4; i += blockDim.x) s32[i] = pat ^ (i & 7u);
+    __syncthreads();
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const uint32_t base = cuops_smem_addr(smem);
+    const uint32_t a_tile = base + (uint32_t)((warp / 4) * 64 * LA::STRIDE * 2);
+    const uint32_t b_tile = base + LA::BYTES + (uint32_t)((warp % 4) * 64 * LB::STRIDE * 2);
+    const uint32_t a_lane = sm80_lean_lane_off<LA, true>(lane & 15, lane >> 4);
+    const uint32_t b_lane = sm80_lean_lane_off<LB, true>(((lane >> 4) << 3) + (lane & 7), (lane >> 3) & 1);
+    uint32_t af[2][4][4], bf[2][8][2];
+    for (int u = 0; u < 2; u++) {
+        for (int i = 0; i < 4; i++)
+            for (int e = 0; e < 4; e++) af[u][i][e] = pat ^ ((threadIdx.x + 16 * u + 4 * i + e) & 31u);
+        for (int j = 0; j < 8; j++)
+            for (int e = 0; e < 2; e++) bf[u][j][e] = pat ^ ((threadIdx.x * 3u + 16 * u + 2 * j + e) & 31u);
+    }
+    float acc[4][8][4];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 8; j++)
+            for (int e = 0; e < 4; e++) acc[i][j][e] = 0.0f;
+    stamp(timing, 0);
+    for (int it = 0; it < iters; it++) {
+#pragma unroll
+        for (int ks = 0; ks < 4; ks++) {
+            const int buf = ks & 1, nbuf = buf ^ 1;
+            if (LDSM) {
+                sm80_lean_a_frags<LA, 4>(af[nbuf], a_tile, a_lane, (ks + 1) & 3);
+                sm80_lean_b_frags<LB, 8>(bf[nbuf], b_tile, b_lane, (ks + 1) & 3);
+            }
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+#pragma unroll
+                for (int jj = 0; jj < 8; jj++) {
+                    const int j = (i & 1) ? 7 - jj : jj;
+                    mma_16816<KIND>(acc[i][j], af[buf][i], bf[buf][j]);
+                }
+        }
+    }
+    stamp(timing, 1);
+    float s = 0.0f;
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 8; j++)
+            for (int e = 0; e < 4; e++) s += acc[i][j][e];
     sink[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
 
@@ -203,6 +267,27 @@ void probe_mma(void)
                 printf("%-14s %5d %6d %10.1f %12.0f %12.1f %9.0f\n", kind_names[kind], ilp, warps, cpi,
                        per_clk_sm, tflops, mhz);
             }
+        }
+    }
+    printf("\n== mma.sync inside the 64x64-warp-tile GEMM loop (8 warps per SM, 32 accumulators each)\n");
+    printf("%-14s %10s %12s %12s %9s\n", "kind", "fragments", "FLOP/clk/SM", "TFLOP/s", "MHz");
+    for (int kind = 0; kind < 2; kind++) {
+        for (int ldsm = 0; ldsm < 2; ldsm++) {
+            loop_kernel_t k = kind == 0 ? (ldsm ? mma_gemm_loop<KIND_F16_F32ACC, 1> : mma_gemm_loop<KIND_F16_F32ACC, 0>)
+                                        : (ldsm ? mma_gemm_loop<KIND_BF16_F32ACC, 1> : mma_gemm_loop<KIND_BF16_F32ACC, 0>);
+            const size_t smem = (128 + 256) * 64 * 2;
+            const int iters = 2048;
+            double ms, mhz, cpi;
+            run_loop(k, sms, 256, smem, iters, &ms, &mhz, &cpi);
+            double flop = 4096.0 * 128 * iters * 8 * (double)sms;
+            double tflops = flop / (ms * 1e-3) / 1e12;
+            double per_clk_sm = flop / (ms * 1e-3) / (mhz * 1e6) / sms;
+            char series[80];
+            snprintf(series, sizeof series, "mma.sync %s gemm loop 64x64 %s", kind_names[kind],
+                     ldsm ? "+ldmatrix" : "registers");
+            probe_add("mma_gemm_loop", series, 8, tflops, "TFLOP/s", per_clk_sm, "FLOP/clk/SM");
+            printf("%-14s %10s %12.0f %12.1f %9.0f\n", kind_names[kind], ldsm ? "ldmatrix" : "registers",
+                   per_clk_sm, tflops, mhz);
         }
     }
     if (g_dev.prop.major != 9) {
