@@ -15,7 +15,7 @@
 
 #include "probe.h"
 #include "probe_wgmma_ops.cuh"
-#include "cuda/gemm/gemm_sm80_multistage.cuh" /* the lean GEMM's fragment loaders */
+#include "cuda/gemm/gemm_sm80_common.cuh" /* the lean GEMM's fragment loaders */
 
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define PROBE_SM90A 1
@@ -97,16 +97,43 @@ __global__ void mma_sync_loop(int iters, float *sink, long long *timing)
  * LDSM = 1: each k-step's next fragments are read from a swizzled 48 KB
  * stage with ldmatrix, as the GEMM does (8 LDSM.x4 per 32 HMMA). What the
  * GEMM's main loop can reach per clock, and what ldmatrix costs it.
+ * RANDOM = 0: near-constant operands (few bits toggle); RANDOM = 1: every
+ * operand a random value of magnitude 0.5..1 with a random sign and
+ * mantissa, as a GEMM on real data feeds the tensor cores (the power, and so
+ * possibly the clock and the MMA rate, depend on the toggling).
  */
-template <int KIND, int LDSM>
+static __device__ __forceinline__ uint32_t probe_hash(uint32_t x)
+{
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x846ca68bu;
+    x ^= x >> 16;
+    return x;
+}
+
+/* Two random 16-bit values of magnitude 0.5..1 (f16 or bf16), or the
+ * near-constant pattern. */
+template <int KIND, int RANDOM>
+static __device__ __forceinline__ uint32_t probe_operand(uint32_t pat, uint32_t index)
+{
+    if (!RANDOM) return pat ^ (index & 31u);
+    const uint32_t r = probe_hash(index * 2654435761u + 12345u);
+    const uint32_t keep = KIND == KIND_BF16_F32ACC ? 0x807f807fu : 0x83ff83ffu;
+    const uint32_t half = KIND == KIND_BF16_F32ACC ? 0x3f003f00u : 0x38003800u;
+    return (r & keep) | half;
+}
+
+template <int KIND, int LDSM, int RANDOM>
 __global__ void __launch_bounds__(256, 1) mma_gemm_loop(int iters, float *sink, long long *timing)
 {
     typedef sm80_tile_layout<128, 64, false> LA;
     typedef sm80_tile_layout<256, 64, false> LB;
-    extern __shared__ __align__(128) uint8_t smem[];
+    extern __shared__ __align__(1024) uint8_t smem[];
     const uint32_t pat = (KIND == KIND_BF16_F32ACC) ? 0x3c003c00u : 0x20002000u;
     uint32_t *s32 = reinterpret_cast<uint32_t *>(smem);
-    for (int i = threadIdx.x; i < (LA::BYTES + LB::BYTES) / 4; i += blockDim.x) s32[i] = pat ^ (i & 7u);
+    for (int i = threadIdx.x; i < (LA::BYTES + LB::BYTES) / 4; i += blockDim.x)
+        s32[i] = probe_operand<KIND, RANDOM>(pat, (uint32_t)i);
     __syncthreads();
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const uint32_t base = cuops_smem_addr(smem);
@@ -115,15 +142,25 @@ __global__ void __launch_bounds__(256, 1) mma_gemm_loop(int iters, float *sink, 
     const uint32_t a_lane = sm80_lean_lane_off<LA, true>(lane & 15, lane >> 4);
     const uint32_t b_lane = sm80_lean_lane_off<LB, true>(((lane >> 4) << 3) + (lane & 7), (lane >> 3) & 1);
     uint32_t af[2][4][4], bf[2][8][2];
+#pragma unroll
     for (int u = 0; u < 2; u++) {
+#pragma unroll
         for (int i = 0; i < 4; i++)
-            for (int e = 0; e < 4; e++) af[u][i][e] = pat ^ ((threadIdx.x + 16 * u + 4 * i + e) & 31u);
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                af[u][i][e] = probe_operand<KIND, RANDOM>(pat, threadIdx.x * 64u + 16 * u + 4 * i + e);
+#pragma unroll
         for (int j = 0; j < 8; j++)
-            for (int e = 0; e < 2; e++) bf[u][j][e] = pat ^ ((threadIdx.x * 3u + 16 * u + 2 * j + e) & 31u);
+#pragma unroll
+            for (int e = 0; e < 2; e++)
+                bf[u][j][e] = probe_operand<KIND, RANDOM>(pat, threadIdx.x * 64u + 32 + 16 * u + 2 * j + e);
     }
     float acc[4][8][4];
+#pragma unroll
     for (int i = 0; i < 4; i++)
+#pragma unroll
         for (int j = 0; j < 8; j++)
+#pragma unroll
             for (int e = 0; e < 4; e++) acc[i][j][e] = 0.0f;
     stamp(timing, 0);
     for (int it = 0; it < iters; it++) {
@@ -270,11 +307,17 @@ void probe_mma(void)
         }
     }
     printf("\n== mma.sync inside the 64x64-warp-tile GEMM loop (8 warps per SM, 32 accumulators each)\n");
-    printf("%-14s %10s %12s %12s %9s\n", "kind", "fragments", "FLOP/clk/SM", "TFLOP/s", "MHz");
+    printf("%-14s %10s %8s %12s %12s %9s\n", "kind", "fragments", "operands", "FLOP/clk/SM", "TFLOP/s", "MHz");
     for (int kind = 0; kind < 2; kind++) {
-        for (int ldsm = 0; ldsm < 2; ldsm++) {
-            loop_kernel_t k = kind == 0 ? (ldsm ? mma_gemm_loop<KIND_F16_F32ACC, 1> : mma_gemm_loop<KIND_F16_F32ACC, 0>)
-                                        : (ldsm ? mma_gemm_loop<KIND_BF16_F32ACC, 1> : mma_gemm_loop<KIND_BF16_F32ACC, 0>);
+        for (int mode = 0; mode < 4; mode++) {
+            const int ldsm = mode & 1, rnd = mode >> 1;
+            loop_kernel_t k;
+            if (kind == 0)
+                k = mode == 0 ? mma_gemm_loop<KIND_F16_F32ACC, 0, 0> : mode == 1 ? mma_gemm_loop<KIND_F16_F32ACC, 1, 0>
+                  : mode == 2 ? mma_gemm_loop<KIND_F16_F32ACC, 0, 1> : mma_gemm_loop<KIND_F16_F32ACC, 1, 1>;
+            else
+                k = mode == 0 ? mma_gemm_loop<KIND_BF16_F32ACC, 0, 0> : mode == 1 ? mma_gemm_loop<KIND_BF16_F32ACC, 1, 0>
+                  : mode == 2 ? mma_gemm_loop<KIND_BF16_F32ACC, 0, 1> : mma_gemm_loop<KIND_BF16_F32ACC, 1, 1>;
             const size_t smem = (128 + 256) * 64 * 2;
             const int iters = 2048;
             double ms, mhz, cpi;
@@ -282,12 +325,12 @@ void probe_mma(void)
             double flop = 4096.0 * 128 * iters * 8 * (double)sms;
             double tflops = flop / (ms * 1e-3) / 1e12;
             double per_clk_sm = flop / (ms * 1e-3) / (mhz * 1e6) / sms;
-            char series[80];
-            snprintf(series, sizeof series, "mma.sync %s gemm loop 64x64 %s", kind_names[kind],
-                     ldsm ? "+ldmatrix" : "registers");
+            char series[96];
+            snprintf(series, sizeof series, "mma.sync %s gemm loop 64x64 %s%s", kind_names[kind],
+                     ldsm ? "+ldmatrix" : "registers", rnd ? " random" : "");
             probe_add("mma_gemm_loop", series, 8, tflops, "TFLOP/s", per_clk_sm, "FLOP/clk/SM");
-            printf("%-14s %10s %12.0f %12.1f %9.0f\n", kind_names[kind], ldsm ? "ldmatrix" : "registers",
-                   per_clk_sm, tflops, mhz);
+            printf("%-14s %10s %8s %12.0f %12.1f %9.0f\n", kind_names[kind], ldsm ? "ldmatrix" : "registers",
+                   rnd ? "random" : "pattern", per_clk_sm, tflops, mhz);
         }
     }
     if (g_dev.prop.major != 9) {

@@ -37,55 +37,6 @@ struct sm80_ms_config {
     static_assert(STAGES >= 2, "at least double buffering");
 };
 
-/* ------------------------------------------------------------------------ */
-/* Fragments of K-major tiles (the lean and warp-specialized kernels)       */
-/* ------------------------------------------------------------------------ */
-
-/*
- * Lane offset (k-step 0) for ldmatrix over a K-major [rows][BK] tile: the
- * lane addresses row r (within a 16-row block) at chunk h. For k-step ks the
- * chunk is 2ks + h, and with the swizzle phys = chunk ^ f(r) (f < CPR):
- * phys = (h ^ f(r)) ^ 2ks, so offset(ks) = offset(0) ^ 32*ks (the row term
- * r*ROW_BYTES has no bits below ROW_BYTES >= 64, and 32*ks < ROW_BYTES).
- */
-template <typename LAYOUT, bool KMAJ>
-static __device__ __forceinline__ uint32_t sm80_lean_lane_off(int r, int h)
-{
-    static_assert(LAYOUT::STRIDE == LAYOUT::CPR * 8, "XOR-swizzled layout (no padding)");
-    static_assert(!KMAJ || LAYOUT::CPR == 4 || LAYOUT::CPR == 8, "K-major rows of BK = 32 or 64");
-    return KMAJ ? LAYOUT::offset(r, h) : 0u; /* MN-major: the general loaders */
-}
-
-/* A: m16 blocks i at rows row0 + 16i; lanes 0-15 rows 0-15 chunk 2ks,
- * lanes 16-31 the same rows chunk 2ks+1 (as sm80_load_a_frags). */
-template <typename LAYOUT, int MI>
-static __device__ __forceinline__ void sm80_lean_a_frags(uint32_t (&af)[MI][4], uint32_t warp_tile,
-                                                         uint32_t lane_off, int ks)
-{
-    const uint32_t base = warp_tile + (lane_off ^ (uint32_t)(32 * ks));
-#pragma unroll
-    for (int i = 0; i < MI; i++)
-        cuops_ldmatrix_x4(af[i], base + (uint32_t)(i * 16 * LAYOUT::STRIDE * 2));
-}
-
-/* B: n16 pairs p at rows col0 + 16p; lanes 8q..8q+7 rows (q>>1)*8 + 0..7 at
- * chunk 2ks + (q&1) (as sm80_load_b_frags). */
-template <typename LAYOUT, int NJ>
-static __device__ __forceinline__ void sm80_lean_b_frags(uint32_t (&bf)[NJ][2], uint32_t warp_tile,
-                                                         uint32_t lane_off, int ks)
-{
-    const uint32_t base = warp_tile + (lane_off ^ (uint32_t)(32 * ks));
-#pragma unroll
-    for (int p = 0; p < NJ / 2; p++) {
-        uint32_t r[4];
-        cuops_ldmatrix_x4(r, base + (uint32_t)(p * 16 * LAYOUT::STRIDE * 2));
-        bf[2 * p][0] = r[0];
-        bf[2 * p][1] = r[1];
-        bf[2 * p + 1][0] = r[2];
-        bf[2 * p + 1][1] = r[3];
-    }
-}
-
 /* Copy part PART of KS of k-tile `kt` of A and B into one stage. */
 template <typename CFG, int PART, typename T>
 static __device__ __forceinline__ void sm80_ms_load_stage(const sm80_gemm_params &p,
