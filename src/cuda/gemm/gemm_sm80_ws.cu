@@ -50,7 +50,7 @@
 #define WS_MATH_WARPS 8
 #define WS_PRODUCER_WARPS 4
 #define WS_THREADS ((WS_MATH_WARPS + WS_PRODUCER_WARPS) * 32)
-#define WS_PRODUCER_REGS 48
+#define WS_PRODUCER_REGS 40
 #define WS_MATH_REGS 232
 
 template <int STAGES>
@@ -62,30 +62,6 @@ struct sm80_ws_config {
 };
 
 #if CUOPS_SM90A_DEVICE
-/* One producer lane's rows of one k-tile: A rows r0 + 4i (i < NA), B rows
- * r0 + 4i (i < NB), lines LINE bytes apart; `bytes` of each 16-byte chunk
- * read (a literal 16 gives the plain copy), rows i >= valid_* skipped. */
-template <int NA, int NB, int LINE>
-static __device__ __forceinline__ void sm80_ws_copy_rows(uint32_t a_dst, uint32_t b_dst,
-                                                         uint32_t dst_even, uint32_t dst_odd,
-                                                         const char *sa, const char *sb,
-                                                         int64_t step_a, int64_t step_b, int bytes,
-                                                         int valid_a, int valid_b)
-{
-#pragma unroll
-    for (int i = 0; i < NA; i++) {
-        cuops_cp_async_16_zfill_if(a_dst + i * 4 * LINE + ((i & 1) ? dst_odd : dst_even), sa,
-                                   bytes, i < valid_a);
-        sa += step_a;
-    }
-#pragma unroll
-    for (int i = 0; i < NB; i++) {
-        cuops_cp_async_16_zfill_if(b_dst + i * 4 * LINE + ((i & 1) ? dst_odd : dst_even), sb,
-                                   bytes, i < valid_b);
-        sb += step_b;
-    }
-}
-
 /* Producer warp `pw`: its rows of k-tiles 0..KT-1 into the ring. */
 template <typename CFG>
 static __device__ __forceinline__ void sm80_ws_produce(const sm80_gemm_params &p,
@@ -125,17 +101,20 @@ static __device__ __forceinline__ void sm80_ws_produce(const sm80_gemm_params &p
         const int bytes = left >= 8 ? 16 : (left > 0 ? (int)left * 2 : 0);
         const int64_t koff = bytes ? (int64_t)kt * WS_BK * 2 : -(int64_t)c * 16;
         const uint32_t st = smem_base + stage * MS::STAGE_BYTES;
-        /* a full k-tile takes the plain 16-byte copy: the zero-filling
-         * form (LDGSTS.ZFILL) costs 8 shared wavefronts per instruction
-         * instead of 4 (ncu, run P87) */
-        if ((kt + 1) * (int64_t)WS_BK <= p.k)
-            sm80_ws_copy_rows<A_ROWS / 4, B_ROWS / 4, LINE>(st + a_base, st + b_base, dst_even,
-                                                          dst_odd, src_a + koff, src_b + koff,
-                                                          step_a, step_b, 16, valid_a, valid_b);
-        else
-            sm80_ws_copy_rows<A_ROWS / 4, B_ROWS / 4, LINE>(st + a_base, st + b_base, dst_even,
-                                                          dst_odd, src_a + koff, src_b + koff,
-                                                          step_a, step_b, bytes, valid_a, valid_b);
+        const char *sa = src_a + koff;
+#pragma unroll
+        for (int i = 0; i < A_ROWS / 4; i++) {
+            cuops_cp_async_16_zfill_if(st + a_base + i * 4 * LINE + ((i & 1) ? dst_odd : dst_even),
+                                       sa, bytes, i < valid_a);
+            sa += step_a;
+        }
+        const char *sb = src_b + koff;
+#pragma unroll
+        for (int i = 0; i < B_ROWS / 4; i++) {
+            cuops_cp_async_16_zfill_if(st + b_base + i * 4 * LINE + ((i & 1) ? dst_odd : dst_even),
+                                       sb, bytes, i < valid_b);
+            sb += step_b;
+        }
         cuops_cp_async_mbar80_arrive(smem_base + CFG::BARS + 8 * stage);
         cuops_ring_advance<STAGES>(stage, phase);
     }
