@@ -188,6 +188,91 @@ __global__ void __launch_bounds__(256, 1) mma_gemm_loop(int iters, float *sink, 
     sink[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
 
+/*
+ * The same loop (ldmatrix, random operands) with the GEMM's global traffic
+ * beside it: per 4 k-steps (one 64-deep k-tile) every thread issues its 12
+ * line-complete 16-byte cp.async of a 48 KB tile (128 + 256 rows of 128
+ * bytes) into a 3-slot ring of shared memory the loop never reads, commits
+ * them and keeps one tile in flight behind them, as the lean GEMM does. No
+ * barrier, no read of the copied bytes: what the copies cost the loop by
+ * themselves (their shared-memory writes, the LSU and MIO slots, the global
+ * traffic). The source is g_loop_src, `mask + 1` bytes: small enough to stay
+ * in L2 or large enough to come from DRAM; each CTA walks its own offset.
+ */
+__device__ const char *g_loop_src;
+__device__ unsigned long long g_loop_mask;
+
+template <int KIND>
+__global__ void __launch_bounds__(256, 1) mma_gemm_loop_copies(int iters, float *sink, long long *timing)
+{
+    typedef sm80_tile_layout<128, 64, false> LA;
+    typedef sm80_tile_layout<256, 64, false> LB;
+    constexpr int TILE = LA::BYTES + LB::BYTES; /* 48 KB */
+    extern __shared__ __align__(1024) uint8_t smem[];
+    const uint32_t pat = (KIND == KIND_BF16_F32ACC) ? 0x3c003c00u : 0x20002000u;
+    uint32_t *s32 = reinterpret_cast<uint32_t *>(smem);
+    for (int i = threadIdx.x; i < TILE / 4; i += blockDim.x) s32[i] = probe_operand<KIND, 1>(pat, (uint32_t)i);
+    __syncthreads();
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const uint32_t base = cuops_smem_addr(smem);
+    const uint32_t a_tile = base + (uint32_t)((warp / 4) * 64 * LA::STRIDE * 2);
+    const uint32_t b_tile = base + LA::BYTES + (uint32_t)((warp % 4) * 64 * LB::STRIDE * 2);
+    const uint32_t a_lane = sm80_lean_lane_off<LA, true>(lane & 15, lane >> 4);
+    const uint32_t b_lane = sm80_lean_lane_off<LB, true>(((lane >> 4) << 3) + (lane & 7), (lane >> 3) & 1);
+    /* copies: thread t, unit j (0..11): row t / 8 + 32 j of the 384-row tile, chunk t % 8 */
+    const uint32_t ring = base + TILE;
+    const uint32_t dst0 = LA::offset(threadIdx.x / 8, threadIdx.x % 8);
+    const char *src = g_loop_src;
+    const unsigned long long mask = g_loop_mask;
+    unsigned long long off = (unsigned long long)blockIdx.x * 7919ull * TILE;
+    uint32_t af[2][4][4], bf[2][8][2];
+    sm80_lean_a_frags<LA, 4>(af[0], a_tile, a_lane, 0);
+    sm80_lean_b_frags<LB, 8>(bf[0], b_tile, b_lane, 0);
+    float acc[4][8][4];
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) acc[i][j][e] = 0.0f;
+    int slot = 0;
+    stamp(timing, 0);
+    for (int it = 0; it < iters; it++) {
+        const uint32_t dst = ring + slot * TILE + dst0;
+        const unsigned long long o = off + threadIdx.x / 8 * 128 + threadIdx.x % 8 * 16;
+#pragma unroll
+        for (int ks = 0; ks < 4; ks++) {
+            const int buf = ks & 1, nbuf = buf ^ 1;
+            /* this k-step's three of the tile's twelve copies */
+#pragma unroll
+            for (int u = 0; u < 3; u++) {
+                const int j = ks * 3 + u;
+                cuops_cp_async_16_zfill(dst + j * 32 * 128, src + ((o + j * 32 * 128) & mask), 16);
+            }
+            sm80_lean_a_frags<LA, 4>(af[nbuf], a_tile, a_lane, (ks + 1) & 3);
+            sm80_lean_b_frags<LB, 8>(bf[nbuf], b_tile, b_lane, (ks + 1) & 3);
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+#pragma unroll
+                for (int jj = 0; jj < 8; jj++) {
+                    const int j = (i & 1) ? 7 - jj : jj;
+                    mma_16816<KIND>(acc[i][j], af[buf][i], bf[buf][j]);
+                }
+        }
+        cuops_cp_async_commit();
+        cuops_cp_async_wait<1>();
+        off = (off + TILE) & mask;
+        slot = slot == 2 ? 0 : slot + 1;
+    }
+    cuops_cp_async_wait<0>();
+    stamp(timing, 1);
+    float s = 0.0f;
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 8; j++)
+            for (int e = 0; e < 4; e++) s += acc[i][j][e];
+    sink[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+
 /* One warpgroup per 128 threads issues back-to-back wgmmas into one accumulator
  * set, committing every 4 and keeping one group in flight, as a GEMM mainloop does. */
 template <int N, int BF16>
@@ -331,6 +416,37 @@ void probe_mma(void)
             probe_add("mma_gemm_loop", series, 8, tflops, "TFLOP/s", per_clk_sm, "FLOP/clk/SM");
             printf("%-14s %10s %8s %12.0f %12.1f %9.0f\n", kind_names[kind], ldsm ? "ldmatrix" : "registers",
                    rnd ? "random" : "pattern", per_clk_sm, tflops, mhz);
+        }
+    }
+    /* the loop beside the GEMM's copies: from a 16 MB buffer (L2) and a 1 GB one (DRAM) */
+    if (g_dev.prop.sharedMemPerBlockOptin >= 4 * (128 + 256) * 64 * 2) {
+        const size_t sizes[2] = {(size_t)16 << 20, (size_t)1 << 30};
+        for (int si = 0; si < 2; si++) {
+            char *buf = NULL;
+            PROBE_CHECK(cudaMalloc(&buf, sizes[si]));
+            PROBE_CHECK(cudaMemset(buf, 0x2c, sizes[si]));
+            const char *cbuf = buf;
+            unsigned long long mask = sizes[si] - 1;
+            PROBE_CHECK(cudaMemcpyToSymbol(g_loop_src, &cbuf, sizeof cbuf));
+            PROBE_CHECK(cudaMemcpyToSymbol(g_loop_mask, &mask, sizeof mask));
+            for (int kind = 0; kind < 2; kind++) {
+                loop_kernel_t k = kind == 0 ? mma_gemm_loop_copies<KIND_F16_F32ACC>
+                                            : mma_gemm_loop_copies<KIND_BF16_F32ACC>;
+                const size_t smem = 4 * (128 + 256) * 64 * 2;
+                const int iters = 2048;
+                double ms, mhz, cpi;
+                run_loop(k, sms, 256, smem, iters, &ms, &mhz, &cpi);
+                double flop = 4096.0 * 128 * iters * 8 * (double)sms;
+                double tflops = flop / (ms * 1e-3) / 1e12;
+                double per_clk_sm = flop / (ms * 1e-3) / (mhz * 1e6) / sms;
+                char series[96];
+                snprintf(series, sizeof series, "mma.sync %s gemm loop 64x64 +ldmatrix random +copies %s",
+                         kind_names[kind], si ? "DRAM" : "L2");
+                probe_add("mma_gemm_loop", series, 8, tflops, "TFLOP/s", per_clk_sm, "FLOP/clk/SM");
+                printf("%-14s %10s %8s %12.0f %12.1f %9.0f   <- + 48 KB of cp.async per k-tile from %s\n",
+                       kind_names[kind], "ldmatrix", "random", per_clk_sm, tflops, mhz, si ? "DRAM" : "L2");
+            }
+            cudaFree(buf);
         }
     }
     if (g_dev.prop.major != 9) {
