@@ -124,6 +124,20 @@ static __device__ __forceinline__ uint32_t probe_operand(uint32_t pat, uint32_t 
     return (r & keep) | half;
 }
 
+/* One k-step of the 64x64 warp tile, in the GEMM's serpentine order. */
+template <int KIND>
+static __device__ __forceinline__ void gemm_loop_mmas(float (&acc)[4][8][4], const uint32_t (&af)[4][4],
+                                                      const uint32_t (&bf)[8][2])
+{
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+        for (int jj = 0; jj < 8; jj++) {
+            const int j = (i & 1) ? 7 - jj : jj;
+            mma_16816<KIND>(acc[i][j], af[i], bf[j]);
+        }
+}
+
 template <int KIND, int LDSM, int RANDOM>
 __global__ void __launch_bounds__(256, 1) mma_gemm_loop(int iters, float *sink, long long *timing)
 {
@@ -156,12 +170,7 @@ __global__ void __launch_bounds__(256, 1) mma_gemm_loop(int iters, float *sink, 
                 bf[u][j][e] = probe_operand<KIND, RANDOM>(pat, threadIdx.x * 64u + 32 + 16 * u + 2 * j + e);
     }
     float acc[4][8][4];
-#pragma unroll
-    for (int i = 0; i < 4; i++)
-#pragma unroll
-        for (int j = 0; j < 8; j++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) acc[i][j][e] = 0.0f;
+    sm80_zero_acc(acc);
     stamp(timing, 0);
     for (int it = 0; it < iters; it++) {
 #pragma unroll
@@ -171,13 +180,7 @@ __global__ void __launch_bounds__(256, 1) mma_gemm_loop(int iters, float *sink, 
                 sm80_lean_a_frags<LA, 4>(af[nbuf], a_tile, a_lane, (ks + 1) & 3);
                 sm80_lean_b_frags<LB, 8>(bf[nbuf], b_tile, b_lane, (ks + 1) & 3);
             }
-#pragma unroll
-            for (int i = 0; i < 4; i++)
-#pragma unroll
-                for (int jj = 0; jj < 8; jj++) {
-                    const int j = (i & 1) ? 7 - jj : jj;
-                    mma_16816<KIND>(acc[i][j], af[buf][i], bf[buf][j]);
-                }
+            gemm_loop_mmas<KIND>(acc, af[buf], bf[buf]);
         }
     }
     stamp(timing, 1);
@@ -229,12 +232,7 @@ __global__ void __launch_bounds__(256, 1) mma_gemm_loop_copies(int iters, float 
     sm80_lean_a_frags<LA, 4>(af[0], a_tile, a_lane, 0);
     sm80_lean_b_frags<LB, 8>(bf[0], b_tile, b_lane, 0);
     float acc[4][8][4];
-#pragma unroll
-    for (int i = 0; i < 4; i++)
-#pragma unroll
-        for (int j = 0; j < 8; j++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) acc[i][j][e] = 0.0f;
+    sm80_zero_acc(acc);
     int slot = 0;
     stamp(timing, 0);
     for (int it = 0; it < iters; it++) {
@@ -251,13 +249,7 @@ __global__ void __launch_bounds__(256, 1) mma_gemm_loop_copies(int iters, float 
             }
             sm80_lean_a_frags<LA, 4>(af[nbuf], a_tile, a_lane, (ks + 1) & 3);
             sm80_lean_b_frags<LB, 8>(bf[nbuf], b_tile, b_lane, (ks + 1) & 3);
-#pragma unroll
-            for (int i = 0; i < 4; i++)
-#pragma unroll
-                for (int jj = 0; jj < 8; jj++) {
-                    const int j = (i & 1) ? 7 - jj : jj;
-                    mma_16816<KIND>(acc[i][j], af[buf][i], bf[buf][j]);
-                }
+            gemm_loop_mmas<KIND>(acc, af[buf], bf[buf]);
         }
         cuops_cp_async_commit();
         cuops_cp_async_wait<1>();

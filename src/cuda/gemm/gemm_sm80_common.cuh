@@ -256,6 +256,38 @@ static __device__ __forceinline__ void sm80_lean_b_frags(uint32_t (&bf)[NJ][2], 
 }
 
 /* ------------------------------------------------------------------------ */
+/* Warp-tile MMAs                                                           */
+/* ------------------------------------------------------------------------ */
+
+template <int MI, int NJ>
+static __device__ __forceinline__ void sm80_zero_acc(float (&acc)[MI][NJ][4])
+{
+#pragma unroll
+    for (int i = 0; i < MI; i++)
+#pragma unroll
+        for (int j = 0; j < NJ; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) acc[i][j][e] = 0.0f;
+}
+
+/* One k-step of a warp tile: MI x NJ m16n8k16 MMAs into independent
+ * accumulators, in a serpentine over j so consecutive MMAs share an
+ * operand. */
+template <typename T, int MI, int NJ>
+static __device__ __forceinline__ void sm80_warp_tile_mma(float (&acc)[MI][NJ][4],
+                                                          const uint32_t (&af)[MI][4],
+                                                          const uint32_t (&bf)[NJ][2])
+{
+#pragma unroll
+    for (int i = 0; i < MI; i++)
+#pragma unroll
+        for (int jj = 0; jj < NJ; jj++) {
+            const int j = (i & 1) ? NJ - 1 - jj : jj;
+            cuops_mma_m16n8k16<T>::run(acc[i][j], af[i], bf[j]);
+        }
+}
+
+/* ------------------------------------------------------------------------ */
 /* Raster and StaggerU                                                      */
 /* ------------------------------------------------------------------------ */
 

@@ -103,12 +103,7 @@ __global__ void __launch_bounds__(IP_THREADS, 1) sm80_gemm_inplace_kernel(const 
     const int k_start = (p.stagger && KT > 0) ? (int)(blockIdx.x % (unsigned)KT) : 0;
 
     float acc[IP_MI][IP_NJ][4];
-#pragma unroll
-    for (int i = 0; i < IP_MI; i++)
-#pragma unroll
-        for (int j = 0; j < IP_NJ; j++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) acc[i][j][e] = 0.0f;
+    sm80_zero_acc(acc);
 
     /* Prologue: {B, A0}, {A1}, {A2} of the first k-tile (A3 comes at Y0). */
     if (KT > 0) {

@@ -177,12 +177,7 @@ __global__ void __launch_bounds__(WM *WN * 32, 1) sm80_gemm_lean_kernel(const sm
         (p.stagger && full_tiles > 0) ? (int)(blockIdx.x % (unsigned)full_tiles) : 0;
 
     float acc[MI][NJ][4];
-#pragma unroll
-    for (int i = 0; i < MI; i++)
-#pragma unroll
-        for (int j = 0; j < NJ; j++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) acc[i][j][e] = 0.0f;
+    sm80_zero_acc(acc);
 
     /* Prologue: steps 0..STAGES-2 (the K tail among them) through the
      * general zero-filling loader, one commit group each. */
@@ -278,14 +273,7 @@ __global__ void __launch_bounds__(WM *WN * 32, 1) sm80_gemm_lean_kernel(const sm
                 sm80_load_b_frags<LB, false, NJ>(bf[nbuf], rst + LA::BYTES, warp_n * CFG::WTN,
                                                  nks, lane);
             /* 3. this k-step's MMAs: MI*NJ independent accumulators, serpentine */
-            const int buf = ks & 1;
-#pragma unroll
-            for (int i = 0; i < MI; i++)
-#pragma unroll
-                for (int jj = 0; jj < NJ; jj++) {
-                    const int j = (i & 1) ? NJ - 1 - jj : jj;
-                    cuops_mma_m16n8k16<T>::run(acc[i][j], af[buf][i], bf[buf][j]);
-                }
+            sm80_warp_tile_mma<T>(acc, af[ks & 1], bf[ks & 1]);
         }
     }
     cuops_cp_async_wait<0>();

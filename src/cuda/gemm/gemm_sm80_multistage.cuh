@@ -95,12 +95,7 @@ __global__ void __launch_bounds__(WM *WN * 32, 1)
     const int k_start = (p.stagger && KT > 0) ? (int)(blockIdx.x % (unsigned)KT) : 0;
 
     float acc[MI][NJ][4];
-#pragma unroll
-    for (int i = 0; i < MI; i++)
-#pragma unroll
-        for (int j = 0; j < NJ; j++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) acc[i][j][e] = 0.0f;
+    sm80_zero_acc(acc);
 
     /* Prologue: tiles 0..STAGES-2 in flight, one commit group each (empty
      * groups past K keep the count uniform). */
@@ -159,14 +154,7 @@ __global__ void __launch_bounds__(WM *WN * 32, 1)
                                                                    warp_n * CFG::WTN, nks, lane);
             /* 3. MMAs of this k-step: MI*NJ independent accumulators, walked
              * in a serpentine over j so consecutive MMAs share an operand. */
-            const int buf = ks & 1;
-#pragma unroll
-            for (int i = 0; i < MI; i++)
-#pragma unroll
-                for (int jj = 0; jj < NJ; jj++) {
-                    const int j = (i & 1) ? NJ - 1 - jj : jj;
-                    cuops_mma_m16n8k16<T>::run(acc[i][j], af[buf][i], bf[buf][j]);
-                }
+            sm80_warp_tile_mma<T>(acc, af[ks & 1], bf[ks & 1]);
         }
     }
     cuops_cp_async_wait<0>();

@@ -62,6 +62,22 @@ struct sm80_ws_config {
 };
 
 #if CUOPS_SM90A_DEVICE
+/* One producer lane's rows r0 + 4i (i < N) of one operand tile, lines LINE
+ * bytes apart: `bytes` of each 16-byte chunk read, the rest zero-filled;
+ * rows i >= valid (past M or N) not copied. */
+template <int N, int LINE>
+static __device__ __forceinline__ void sm80_ws_copy_rows(uint32_t dst, uint32_t dst_even,
+                                                         uint32_t dst_odd, const char *src,
+                                                         int64_t step, int bytes, int valid)
+{
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+        cuops_cp_async_16_zfill_if(dst + i * 4 * LINE + ((i & 1) ? dst_odd : dst_even), src, bytes,
+                                   i < valid);
+        src += step;
+    }
+}
+
 /* Producer warp `pw`: its rows of k-tiles 0..KT-1 into the ring. */
 template <typename CFG>
 static __device__ __forceinline__ void sm80_ws_produce(const sm80_gemm_params &p,
@@ -101,20 +117,10 @@ static __device__ __forceinline__ void sm80_ws_produce(const sm80_gemm_params &p
         const int bytes = left >= 8 ? 16 : (left > 0 ? (int)left * 2 : 0);
         const int64_t koff = bytes ? (int64_t)kt * WS_BK * 2 : -(int64_t)c * 16;
         const uint32_t st = smem_base + stage * MS::STAGE_BYTES;
-        const char *sa = src_a + koff;
-#pragma unroll
-        for (int i = 0; i < A_ROWS / 4; i++) {
-            cuops_cp_async_16_zfill_if(st + a_base + i * 4 * LINE + ((i & 1) ? dst_odd : dst_even),
-                                       sa, bytes, i < valid_a);
-            sa += step_a;
-        }
-        const char *sb = src_b + koff;
-#pragma unroll
-        for (int i = 0; i < B_ROWS / 4; i++) {
-            cuops_cp_async_16_zfill_if(st + b_base + i * 4 * LINE + ((i & 1) ? dst_odd : dst_even),
-                                       sb, bytes, i < valid_b);
-            sb += step_b;
-        }
+        sm80_ws_copy_rows<A_ROWS / 4, LINE>(st + a_base, dst_even, dst_odd, src_a + koff, step_a,
+                                            bytes, valid_a);
+        sm80_ws_copy_rows<B_ROWS / 4, LINE>(st + b_base, dst_even, dst_odd, src_b + koff, step_b,
+                                            bytes, valid_b);
         cuops_cp_async_mbar80_arrive(smem_base + CFG::BARS + 8 * stage);
         cuops_ring_advance<STAGES>(stage, phase);
     }
@@ -158,12 +164,7 @@ __global__ void __launch_bounds__(WS_THREADS, 1) sm80_gemm_ws_kernel(const sm80_
 
     const int warp_m = warp / WN, warp_n = warp % WN;
     float acc[MI][NJ][4];
-#pragma unroll
-    for (int i = 0; i < MI; i++)
-#pragma unroll
-        for (int j = 0; j < NJ; j++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) acc[i][j][e] = 0.0f;
+    sm80_zero_acc(acc);
 
     const uint32_t a_lane = sm80_lean_lane_off<LA, true>(lane & 15, lane >> 4);
     const uint32_t b_lane =
@@ -202,14 +203,7 @@ __global__ void __launch_bounds__(WS_THREADS, 1) sm80_gemm_ws_kernel(const sm80_
                 }
             }
             /* this k-step's MMAs: MI*NJ independent accumulators, serpentine */
-            const int buf = ks & 1;
-#pragma unroll
-            for (int i = 0; i < MI; i++)
-#pragma unroll
-                for (int jj = 0; jj < NJ; jj++) {
-                    const int j = (i & 1) ? NJ - 1 - jj : jj;
-                    cuops_mma_m16n8k16<T>::run(acc[i][j], af[buf][i], bf[buf][j]);
-                }
+            sm80_warp_tile_mma<T>(acc, af[ks & 1], bf[ks & 1]);
         }
     }
 
