@@ -3,8 +3,10 @@
 # a shared CUDA runtime (it must load without a driver); the PTX of the Hopper
 # GEMM and of the other wgmma kernels holds wgmma/TMA/setmaxnreg (and, for the
 # decode kernels, the cluster barrier and distributed shared-memory loads of
-# their split-K), the seed-style GEMM's mma.sync/ldmatrix/cp.async. Where cuobjdump exists (GPU machines): the fat binary holds sm_90a
-# and sm_80 code plus compute_80 PTX, and the SASS shows HGMMA and HMMA.
+# their split-K), the seed-style GEMM's mma.sync/ldmatrix/cp.async (its sm_90-only
+# members: also setmaxnreg and mbarriers). Where cuobjdump exists (GPU
+# machines): the fat binary holds sm_90a and sm_80 code plus compute_80 PTX,
+# and the SASS shows HGMMA and HMMA.
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 [ -f "$root/build/lib/libcuops.so" ] || root=$(cd "$here/.." && pwd)
@@ -81,8 +83,17 @@ for src80 in "$root"/src/cuda/gemm/gemm_sm80_*.cu; do
     [ -f "$src80" ] || { fail "no src/cuda/gemm/gemm_sm80_*.cu"; break; }
     rel=${src80#"$root"/}
     grep -q "__global__" "$src80" || continue   # tables and helpers hold no kernels
-    f80=$(ptx_of "$rel" compute_80)
-    check "[ -n '$f80' ]" "$rel does not compile to compute_80 PTX"
+    if grep -q "CUOPS_SM90A_DEVICE" "$src80"; then
+        # sm_90-only members of the family (setmaxnreg): their body is in the sm_90a pass
+        f80=$(ptx_of "$rel" compute_90a)
+        check "[ -n '$f80' ]" "$rel does not compile to compute_90a PTX"
+        for ins in setmaxnreg cp.async.mbarrier.arrive.noinc mbarrier.try_wait; do
+            check "grep -q '$ins' '$f80'" "$rel PTX has no $ins"
+        done
+    else
+        f80=$(ptx_of "$rel" compute_80)
+        check "[ -n '$f80' ]" "$rel does not compile to compute_80 PTX"
+    fi
     for ins in mma.sync.aligned.m16n8k16 ldmatrix cp.async; do
         check "grep -q '$ins' '$f80'" "$rel PTX has no $ins"
     done
