@@ -138,23 +138,61 @@ static __device__ __forceinline__ void gemm_loop_mmas(float (&acc)[4][8][4], con
         }
 }
 
-template <int KIND, int LDSM, int RANDOM>
-__global__ void __launch_bounds__(256, 1) mma_gemm_loop(int iters, float *sink, long long *timing)
+/* The 48 KB stage the GEMM-loop kernels read (128 A rows + 256 B rows of
+ * 64 elements, the lean GEMM's swizzled layout) and one warp's place in it:
+ * the warp's A and B tiles (2 x 4 warps of 64 x 64) and its ldmatrix lane
+ * offsets. */
+typedef sm80_tile_layout<128, 64, false> gemm_loop_la;
+typedef sm80_tile_layout<256, 64, false> gemm_loop_lb;
+#define GEMM_LOOP_TILE (gemm_loop_la::BYTES + gemm_loop_lb::BYTES)
+
+struct gemm_loop_warp {
+    uint32_t a_tile, b_tile, a_lane, b_lane;
+
+    /* fragments of k-step ks (0..3) of the stage */
+    __device__ __forceinline__ void frags(uint32_t (&af)[4][4], uint32_t (&bf)[8][2], int ks) const
+    {
+        sm80_lean_a_frags<gemm_loop_la, 4>(af, a_tile, a_lane, ks);
+        sm80_lean_b_frags<gemm_loop_lb, 8>(bf, b_tile, b_lane, ks);
+    }
+};
+
+/* Fill the stage at `smem` with probe operands (every thread of the CTA),
+ * then the calling warp's place in it. */
+template <int KIND, int RANDOM>
+static __device__ __forceinline__ gemm_loop_warp gemm_loop_setup(uint8_t *smem)
 {
-    typedef sm80_tile_layout<128, 64, false> LA;
-    typedef sm80_tile_layout<256, 64, false> LB;
-    extern __shared__ __align__(1024) uint8_t smem[];
     const uint32_t pat = (KIND == KIND_BF16_F32ACC) ? 0x3c003c00u : 0x20002000u;
     uint32_t *s32 = reinterpret_cast<uint32_t *>(smem);
-    for (int i = threadIdx.x; i < (LA::BYTES + LB::BYTES) / 4; i += blockDim.x)
+    for (int i = threadIdx.x; i < GEMM_LOOP_TILE / 4; i += blockDim.x)
         s32[i] = probe_operand<KIND, RANDOM>(pat, (uint32_t)i);
     __syncthreads();
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const uint32_t base = cuops_smem_addr(smem);
-    const uint32_t a_tile = base + (uint32_t)((warp / 4) * 64 * LA::STRIDE * 2);
-    const uint32_t b_tile = base + LA::BYTES + (uint32_t)((warp % 4) * 64 * LB::STRIDE * 2);
-    const uint32_t a_lane = sm80_lean_lane_off<LA, true>(lane & 15, lane >> 4);
-    const uint32_t b_lane = sm80_lean_lane_off<LB, true>(((lane >> 4) << 3) + (lane & 7), (lane >> 3) & 1);
+    gemm_loop_warp w;
+    w.a_tile = base + (uint32_t)((warp / 4) * 64 * gemm_loop_la::STRIDE * 2);
+    w.b_tile = base + gemm_loop_la::BYTES + (uint32_t)((warp % 4) * 64 * gemm_loop_lb::STRIDE * 2);
+    w.a_lane = sm80_lean_lane_off<gemm_loop_la, true>(lane & 15, lane >> 4);
+    w.b_lane = sm80_lean_lane_off<gemm_loop_lb, true>(((lane >> 4) << 3) + (lane & 7), (lane >> 3) & 1);
+    return w;
+}
+
+/* The accumulators' sum, so the compiler keeps every MMA. */
+static __device__ __forceinline__ void gemm_loop_sink(const float (&acc)[4][8][4], float *sink)
+{
+    float s = 0.0f;
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 8; j++)
+            for (int e = 0; e < 4; e++) s += acc[i][j][e];
+    sink[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+
+template <int KIND, int LDSM, int RANDOM>
+__global__ void __launch_bounds__(256, 1) mma_gemm_loop(int iters, float *sink, long long *timing)
+{
+    extern __shared__ __align__(1024) uint8_t smem[];
+    const gemm_loop_warp w = gemm_loop_setup<KIND, RANDOM>(smem);
+    const uint32_t pat = (KIND == KIND_BF16_F32ACC) ? 0x3c003c00u : 0x20002000u;
     uint32_t af[2][4][4], bf[2][8][2];
 #pragma unroll
     for (int u = 0; u < 2; u++) {
@@ -176,19 +214,12 @@ __global__ void __launch_bounds__(256, 1) mma_gemm_loop(int iters, float *sink, 
 #pragma unroll
         for (int ks = 0; ks < 4; ks++) {
             const int buf = ks & 1, nbuf = buf ^ 1;
-            if (LDSM) {
-                sm80_lean_a_frags<LA, 4>(af[nbuf], a_tile, a_lane, (ks + 1) & 3);
-                sm80_lean_b_frags<LB, 8>(bf[nbuf], b_tile, b_lane, (ks + 1) & 3);
-            }
+            if (LDSM) w.frags(af[nbuf], bf[nbuf], (ks + 1) & 3);
             gemm_loop_mmas<KIND>(acc, af[buf], bf[buf]);
         }
     }
     stamp(timing, 1);
-    float s = 0.0f;
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 8; j++)
-            for (int e = 0; e < 4; e++) s += acc[i][j][e];
-    sink[blockIdx.x * blockDim.x + threadIdx.x] = s;
+    gemm_loop_sink(acc, sink);
 }
 
 /*
@@ -208,29 +239,18 @@ __device__ unsigned long long g_loop_mask;
 template <int KIND>
 __global__ void __launch_bounds__(256, 1) mma_gemm_loop_copies(int iters, float *sink, long long *timing)
 {
-    typedef sm80_tile_layout<128, 64, false> LA;
-    typedef sm80_tile_layout<256, 64, false> LB;
-    constexpr int TILE = LA::BYTES + LB::BYTES; /* 48 KB */
+    constexpr int TILE = GEMM_LOOP_TILE; /* 48 KB */
     extern __shared__ __align__(1024) uint8_t smem[];
-    const uint32_t pat = (KIND == KIND_BF16_F32ACC) ? 0x3c003c00u : 0x20002000u;
-    uint32_t *s32 = reinterpret_cast<uint32_t *>(smem);
-    for (int i = threadIdx.x; i < TILE / 4; i += blockDim.x) s32[i] = probe_operand<KIND, 1>(pat, (uint32_t)i);
-    __syncthreads();
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const gemm_loop_warp w = gemm_loop_setup<KIND, 1>(smem);
     const uint32_t base = cuops_smem_addr(smem);
-    const uint32_t a_tile = base + (uint32_t)((warp / 4) * 64 * LA::STRIDE * 2);
-    const uint32_t b_tile = base + LA::BYTES + (uint32_t)((warp % 4) * 64 * LB::STRIDE * 2);
-    const uint32_t a_lane = sm80_lean_lane_off<LA, true>(lane & 15, lane >> 4);
-    const uint32_t b_lane = sm80_lean_lane_off<LB, true>(((lane >> 4) << 3) + (lane & 7), (lane >> 3) & 1);
     /* copies: thread t, unit j (0..11): row t / 8 + 32 j of the 384-row tile, chunk t % 8 */
     const uint32_t ring = base + TILE;
-    const uint32_t dst0 = LA::offset(threadIdx.x / 8, threadIdx.x % 8);
+    const uint32_t dst0 = gemm_loop_la::offset(threadIdx.x / 8, threadIdx.x % 8);
     const char *src = g_loop_src;
     const unsigned long long mask = g_loop_mask;
     unsigned long long off = (unsigned long long)blockIdx.x * 7919ull * TILE;
     uint32_t af[2][4][4], bf[2][8][2];
-    sm80_lean_a_frags<LA, 4>(af[0], a_tile, a_lane, 0);
-    sm80_lean_b_frags<LB, 8>(bf[0], b_tile, b_lane, 0);
+    w.frags(af[0], bf[0], 0);
     float acc[4][8][4];
     sm80_zero_acc(acc);
     int slot = 0;
@@ -247,8 +267,7 @@ __global__ void __launch_bounds__(256, 1) mma_gemm_loop_copies(int iters, float 
                 const int j = ks * 3 + u;
                 cuops_cp_async_16_zfill(dst + j * 32 * 128, src + ((o + j * 32 * 128) & mask), 16);
             }
-            sm80_lean_a_frags<LA, 4>(af[nbuf], a_tile, a_lane, (ks + 1) & 3);
-            sm80_lean_b_frags<LB, 8>(bf[nbuf], b_tile, b_lane, (ks + 1) & 3);
+            w.frags(af[nbuf], bf[nbuf], (ks + 1) & 3);
             gemm_loop_mmas<KIND>(acc, af[buf], bf[buf]);
         }
         cuops_cp_async_commit();
@@ -258,11 +277,7 @@ __global__ void __launch_bounds__(256, 1) mma_gemm_loop_copies(int iters, float 
     }
     cuops_cp_async_wait<0>();
     stamp(timing, 1);
-    float s = 0.0f;
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 8; j++)
-            for (int e = 0; e < 4; e++) s += acc[i][j][e];
-    sink[blockIdx.x * blockDim.x + threadIdx.x] = s;
+    gemm_loop_sink(acc, sink);
 }
 
 /* One warpgroup per 128 threads issues back-to-back wgmmas into one accumulator
@@ -349,6 +364,22 @@ static loop_kernel_t mma_kernel_of(int kind, int ilp)
     return mma_kernel<KIND_F16_F16ACC>(ilp);
 }
 
+/* One GEMM-loop kernel over every SM (one CTA of 8 warps each, 2048 k-tiles):
+ * recorded as `series`, printed as a row `kind fragments operands` + note. */
+static void run_gemm_loop(loop_kernel_t k, size_t smem, const char *series, const char *kind,
+                          const char *fragments, const char *operands, const char *note)
+{
+    const int sms = g_dev.prop.multiProcessorCount, iters = 2048;
+    double ms, mhz, cpi;
+    run_loop(k, sms, 256, smem, iters, &ms, &mhz, &cpi);
+    const double flop = 4096.0 * 128 * iters * 8 * (double)sms;
+    const double tflops = flop / (ms * 1e-3) / 1e12;
+    const double per_clk_sm = flop / (ms * 1e-3) / (mhz * 1e6) / sms;
+    probe_add("mma_gemm_loop", series, 8, tflops, "TFLOP/s", per_clk_sm, "FLOP/clk/SM");
+    printf("%-14s %10s %8s %12.0f %12.1f %9.0f%s\n", kind, fragments, operands, per_clk_sm, tflops,
+           mhz, note);
+}
+
 void probe_mma(void)
 {
     const int sms = g_dev.prop.multiProcessorCount;
@@ -395,23 +426,15 @@ void probe_mma(void)
             else
                 k = mode == 0 ? mma_gemm_loop<KIND_BF16_F32ACC, 0, 0> : mode == 1 ? mma_gemm_loop<KIND_BF16_F32ACC, 1, 0>
                   : mode == 2 ? mma_gemm_loop<KIND_BF16_F32ACC, 0, 1> : mma_gemm_loop<KIND_BF16_F32ACC, 1, 1>;
-            const size_t smem = (128 + 256) * 64 * 2;
-            const int iters = 2048;
-            double ms, mhz, cpi;
-            run_loop(k, sms, 256, smem, iters, &ms, &mhz, &cpi);
-            double flop = 4096.0 * 128 * iters * 8 * (double)sms;
-            double tflops = flop / (ms * 1e-3) / 1e12;
-            double per_clk_sm = flop / (ms * 1e-3) / (mhz * 1e6) / sms;
             char series[96];
             snprintf(series, sizeof series, "mma.sync %s gemm loop 64x64 %s%s", kind_names[kind],
                      ldsm ? "+ldmatrix" : "registers", rnd ? " random" : "");
-            probe_add("mma_gemm_loop", series, 8, tflops, "TFLOP/s", per_clk_sm, "FLOP/clk/SM");
-            printf("%-14s %10s %8s %12.0f %12.1f %9.0f\n", kind_names[kind], ldsm ? "ldmatrix" : "registers",
-                   rnd ? "random" : "pattern", per_clk_sm, tflops, mhz);
+            run_gemm_loop(k, GEMM_LOOP_TILE, series, kind_names[kind], ldsm ? "ldmatrix" : "registers",
+                          rnd ? "random" : "pattern", "");
         }
     }
     /* the loop beside the GEMM's copies: from a 16 MB buffer (L2) and a 1 GB one (DRAM) */
-    if (g_dev.prop.sharedMemPerBlockOptin >= 4 * (128 + 256) * 64 * 2) {
+    if (g_dev.prop.sharedMemPerBlockOptin >= 4 * GEMM_LOOP_TILE) {
         const size_t sizes[2] = {(size_t)16 << 20, (size_t)1 << 30};
         for (int si = 0; si < 2; si++) {
             char *buf = NULL;
@@ -424,19 +447,11 @@ void probe_mma(void)
             for (int kind = 0; kind < 2; kind++) {
                 loop_kernel_t k = kind == 0 ? mma_gemm_loop_copies<KIND_F16_F32ACC>
                                             : mma_gemm_loop_copies<KIND_BF16_F32ACC>;
-                const size_t smem = 4 * (128 + 256) * 64 * 2;
-                const int iters = 2048;
-                double ms, mhz, cpi;
-                run_loop(k, sms, 256, smem, iters, &ms, &mhz, &cpi);
-                double flop = 4096.0 * 128 * iters * 8 * (double)sms;
-                double tflops = flop / (ms * 1e-3) / 1e12;
-                double per_clk_sm = flop / (ms * 1e-3) / (mhz * 1e6) / sms;
-                char series[96];
+                char series[96], note[64];
                 snprintf(series, sizeof series, "mma.sync %s gemm loop 64x64 +ldmatrix random +copies %s",
                          kind_names[kind], si ? "DRAM" : "L2");
-                probe_add("mma_gemm_loop", series, 8, tflops, "TFLOP/s", per_clk_sm, "FLOP/clk/SM");
-                printf("%-14s %10s %8s %12.0f %12.1f %9.0f   <- + 48 KB of cp.async per k-tile from %s\n",
-                       kind_names[kind], "ldmatrix", "random", per_clk_sm, tflops, mhz, si ? "DRAM" : "L2");
+                snprintf(note, sizeof note, "   <- + 48 KB of cp.async per k-tile from %s", si ? "DRAM" : "L2");
+                run_gemm_loop(k, 4 * GEMM_LOOP_TILE, series, kind_names[kind], "ldmatrix", "random", note);
             }
             cudaFree(buf);
         }
