@@ -36,6 +36,12 @@
  * "sm90_ws_128x128_splitk_dsmem" on split shapes, bitwise reproducible;
  * the same plain checks on the 64 x 128 tile "sm90_ws_64x128".
  *
+ * The multicast form "sm90_ws_128x256_mc2" (section 9: clusters of two CTAs
+ * sharing B): sections 1-4, odd tile-row counts (the last pair's second tile
+ * past m), a staged C, sampled suite shapes with each flag.
+ *
+ * CUOPS_TEST_VARIANT=NAME runs sections 1-4 for that plain variant only.
+ *
  * Skips (exit 0) without a CUDA device or on a device that is not sm_90.
  * CUOPS_TEST_QUICK=1 runs a reduced set (for compute-sanitizer).
  */
@@ -56,6 +62,8 @@ static const char *const DIRECT_C = "sm90_ws_128x256_direct_c";
 static const char *const V128 = "sm90_ws_128x128";
 static const char *const DSMEM128 = "sm90_ws_128x128_splitk_dsmem";
 static const char *const V64 = "sm90_ws_64x128"; /* 64 x 128 tiles (section 8) */
+/* 128 x 256 tiles in clusters of two sharing B by multicast (section 9) */
+static const char *const MC2 = "sm90_ws_128x256_mc2";
 
 /* The library's split-K plan (gemm_sm90.cu, sm90_splitk_splits) for tiles
  * 128 x bn: the number of K splits for this shape on `sms` SMs, 0 where it
@@ -554,6 +562,13 @@ int main(void)
     const cuops_dtype_t cts[3] = {CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32};
     const cuops_op_t N = CUOPS_OP_N, T = CUOPS_OP_T;
 
+    const char *const only = getenv("CUOPS_TEST_VARIANT");
+    if (only && only[0]) {
+        check_plain_variant(gpu, cpu, quick, only);
+        cuops_destroy(gpu);
+        cuops_destroy(cpu);
+        return tu_finish("test_gpu_gemm_sm90");
+    }
     check_plain_variant(gpu, cpu, quick, VARIANT);
     /* 2b. C that TMA cannot store to (ldc not a multiple of 8, misaligned
      *     base, n % 8 != 0): staged in aligned workspace and copied out, and
@@ -775,6 +790,41 @@ int main(void)
             /* auto at 1024^3 (the 64 x 128 tile on H100/H200) */
             gemm_case_t c3 = {N, T, 1024, 1024, 1024, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 1};
             run_case(gpu, cpu, &c3, NULL, auto_sm90_kernel(1024, 1024, 1024, sms));
+        }
+    }
+
+    /* 9. The multicast form: the plain checks; odd tile-row counts (13,
+     *    3, 1) put the last pair's rank-1 tile past m, so that CTA loads no
+     *    A, still multicasts its half of B and stores nothing; n not a
+     *    multiple of 256 makes the B halves ragged (the second half wholly
+     *    past n at n = 100); several pair units per cluster with each flag;
+     *    a staged C; the big suite's shape, sampled. */
+    {
+        check_plain_variant(gpu, cpu, quick, MC2);
+        const unsigned flag_sets[3] = {0, CUOPS_FLAG_NO_SWIZZLE, CUOPS_FLAG_STAGGER_K};
+        const gemm_case_t cs[] = {
+            {N, T, 1537, 4353, 200, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 0},
+            {N, T, 300, 100, 520, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32, -1.0f, 0.5f, 3, 0, 0, 0},
+            {N, T, 100, 8000, 136, CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 8, 0, 0, 0},
+            {N, T, 2000, 9000, 136, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, 0.5f, 0.0f, 0, 0, 0, 1},
+        };
+        for (int i = 0; i < 4; i++)
+            for (int f = 0; f < (quick ? 1 : 3); f++) {
+                if (quick && i == 3) break;
+                gemm_case_t c = cs[i];
+                c.flags = flag_sets[f];
+                run_case(gpu, cpu, &c, MC2, MC2);
+            }
+        gemm_case_t staged = {N, T, 300, 520, 136, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, -0.75f, 0.0f, 3, 1, 0, 0};
+        run_case(gpu, cpu, &staged, MC2, MC2);
+        if (!quick) {
+            gemm_case_t c1 = {N, T, 4096, 4096, 4096, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 0, 0,
+                              CUOPS_FLAG_STAGGER_K, 1};
+            run_case(gpu, cpu, &c1, MC2, MC2);
+            gemm_case_t c2 = {N, T, 8192, 8192, 1024, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 1};
+            run_case(gpu, cpu, &c2, MC2, MC2);
+            gemm_case_t c3 = {T, N, 1537, 3001, 2049, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32, 1.0f, 0.5f, 0, 0, 0, 1};
+            run_case(gpu, cpu, &c3, MC2, MC2);
         }
     }
 

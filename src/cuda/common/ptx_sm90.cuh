@@ -109,6 +109,21 @@ __device__ __forceinline__ uint32_t cuops_cluster_ctarank(void)
     return r;
 }
 
+/* One arrival on the mbarrier at this CTA's shared address `bar` as laid
+ * out in CTA `rank` of the cluster (rank may be this CTA's own). The plain
+ * form (release at CTA scope): a cluster-scope release would order every
+ * earlier memory access of the thread at cluster scope, which a stage
+ * release after wgmma.wait_group does not need. */
+__device__ __forceinline__ void cuops_mbar_arrive_rank(uint32_t bar, uint32_t rank)
+{
+    asm volatile("{\n"
+                 ".reg .b32 remote;\n"
+                 "mapa.shared::cluster.u32 remote, %0, %1;\n"
+                 "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
+                 "}" ::"r"(bar), "r"(rank)
+                 : "memory");
+}
+
 /* 16 bytes at this CTA's shared address `local` as laid out in CTA `rank`
  * of the cluster (same offset, the other CTA's shared memory). */
 __device__ __forceinline__ float4 cuops_ld_dsmem_f4(uint32_t local, uint32_t rank)
@@ -147,6 +162,23 @@ __device__ __forceinline__ void cuops_tma_load_2d(uint32_t smem_dst, const void 
         "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
         " [%0], [%1, {%2, %3}], [%4];"
         ::"r"(smem_dst), "l"(tensor_map), "r"(coord_inner), "r"(coord_outer), "r"(bar)
+        : "memory");
+}
+
+/* The same box delivered to every CTA of the cluster named in `cta_mask`
+ * (bit r: CTA rank r): it lands at smem_dst's offset in each one's shared
+ * memory, and each one's mbarrier at bar's offset receives the box's bytes
+ * as complete_tx. One L2 read feeds all of them. */
+__device__ __forceinline__ void cuops_tma_load_2d_multicast(uint32_t smem_dst,
+                                                            const void *tensor_map, uint32_t bar,
+                                                            int32_t coord_inner,
+                                                            int32_t coord_outer, uint16_t cta_mask)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;"
+        ::"r"(smem_dst), "l"(tensor_map), "r"(coord_inner), "r"(coord_outer), "r"(bar),
+        "h"(cta_mask)
         : "memory");
 }
 

@@ -163,21 +163,39 @@ typedef struct sm90_splitk_params {
  * 16 x 8 tiles (2048 x 2048 of C) and its k-block reads ~2048 rows of A and
  * ~2048 rows of B; in row-major order (n = 8192: 32 tiles per row) the same
  * wave reads ~512 rows of A but all 8192 rows of B. */
-__device__ __forceinline__ void sm90_tile_coords(const sm90_gemm_params_t &p, int t, int *tm,
-                                                 int *tn)
+__device__ __forceinline__ void sm90_grouped_coords(int tiles_m, int tiles_n, int group_rows, int t,
+                                                    int *tm, int *tn)
 {
-    if (p.group_rows <= 0) {
-        *tm = t / p.tiles_n;
-        *tn = t - *tm * p.tiles_n;
+    if (group_rows <= 0) {
+        *tm = t / tiles_n;
+        *tn = t - *tm * tiles_n;
         return;
     }
-    const int per_group = p.group_rows * p.tiles_n;
+    const int per_group = group_rows * tiles_n;
     const int g = t / per_group;
-    const int first = g * p.group_rows;
-    const int rows = min(p.group_rows, p.tiles_m - first);
+    const int first = g * group_rows;
+    const int rows = min(group_rows, tiles_m - first);
     const int local = t - g * per_group;
     *tm = first + local % rows;
     *tn = local / rows;
+}
+
+__device__ __forceinline__ void sm90_tile_coords(const sm90_gemm_params_t &p, int t, int *tm,
+                                                 int *tn)
+{
+    sm90_grouped_coords(p.tiles_m, p.tiles_n, p.group_rows, t, tm, tn);
+}
+
+/* The multicast kernel's work unit: a pair of tile rows (2i, 2i + 1) in one
+ * tile column, CTA rank r of the cluster taking row 2i + r; pairs run in the
+ * grouped order of half as many pair-rows (the same 16 tile-rows per group).
+ * With an odd tile-row count the last pair's rank-1 tile lies past m. */
+__device__ __forceinline__ void sm90_pair_coords(const sm90_gemm_params_t &p, int u, uint32_t rank,
+                                                 int *tm, int *tn)
+{
+    int pm;
+    sm90_grouped_coords((p.tiles_m + 1) / 2, p.tiles_n, p.group_rows / 2, u, &pm, tn);
+    *tm = 2 * pm + (int)rank;
 }
 
 __device__ __forceinline__ void sm90_store_pair(__half *p, float a, float b)
@@ -399,6 +417,21 @@ __device__ __forceinline__ void sm90_cluster_reduce_store(const sm90_gemm_params
 
 #if CUOPS_SM90A_DEVICE
 
+/* A consumer warp's release of a stage it has finished reading (its wgmma
+ * group retired): lane 0 arrives on the stage's empty barrier. MCAST: lane 0
+ * on this CTA's and lane 1 on the peer's (both producers write the stage),
+ * in one instruction. */
+template <bool MCAST>
+__device__ __forceinline__ void sm90_release_stage(uint32_t empty_bar, uint32_t rank)
+{
+    const uint32_t lane = threadIdx.x % 32;
+    if (!MCAST) {
+        if (lane == 0) cuops_mbar_arrive(empty_bar);
+    } else if (lane < 2) {
+        cuops_mbar_arrive_rank(empty_bar, rank ^ lane);
+    }
+}
+
 /* Producer and consumers of one CTA over its work. SPLIT = false: units are
  * whole tiles and the epilogue writes C (sm90_ws_128x256). SPLIT = true:
  * units are (tile, K range) pairs and the epilogue writes partials
@@ -408,8 +441,14 @@ __device__ __forceinline__ void sm90_cluster_reduce_store(const sm90_gemm_params
  * S CTAs of a tile form a cluster; the partials go to shared memory and the
  * cluster reduces them (sm90_cluster_reduce_store). Each role runs its own
  * two cluster barriers inside its branch, so no code after the branches runs
- * at the producer's reduced register count. */
-template <int BM, int BN, bool AB_BF16, typename OutT, bool SPLIT, bool DSMEM = false>
+ * at the producer's reduced register count.
+ * MCAST (sm90_ws_128x256_mc2): clusters of two CTAs along M. The pair
+ * computes tile rows 2i and 2i + 1 of one tile column; each CTA loads its
+ * own A and one half of the shared B, multicast into both CTAs' stage, so
+ * the L2 -> SM bytes per CTA and k-block drop from 48 to 32 KB. A stage is
+ * refilled once the consumers of both CTAs have released it. */
+template <int BM, int BN, bool AB_BF16, typename OutT, bool SPLIT, bool DSMEM = false,
+          bool MCAST = false>
 __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUtensorMap &tmap_b,
                                             const CUtensorMap *tmap_c,
                                             const sm90_gemm_params_t &p, float4 *partials,
@@ -417,6 +456,7 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
 {
     using tile = sm90_tile<BM, BN>;
     constexpr int STAGES = tile::STAGES;
+    static_assert(!MCAST || (!SPLIT && BM == 128), "multicast: the unsplit 128-row tiles");
     extern __shared__ uint8_t smem_raw[];
     const uint32_t smem_base = cuops_smem_align1024(smem_raw);
     const uint32_t a_smem = smem_base;
@@ -427,7 +467,13 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
 #define SM90_EMPTY_BAR(s) (bars + 8u * (uint32_t)(STAGES + (s)))
 
     const int warpgroup = threadIdx.x / 128;
-    const int units = SPLIT ? p.num_tiles * splits : p.num_tiles;
+    /* MCAST: the cluster of 2 walks pair units (sm90_pair_coords) */
+    const uint32_t rank = MCAST ? cuops_cluster_ctarank() : 0u;
+    const int units = SPLIT   ? p.num_tiles * splits
+                      : MCAST ? ((p.tiles_m + 1) / 2) * p.tiles_n
+                              : p.num_tiles;
+    const int first_unit = MCAST ? (int)(blockIdx.x / 2) : (int)blockIdx.x;
+    const int unit_step = MCAST ? (int)(gridDim.x / 2) : (int)gridDim.x;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; s++) {
@@ -435,12 +481,19 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
             cuops_mbar_init(SM90_FULL_BAR(s), 1);
             /* empty: lane 0 of each of the 8 consumer warps arrives once the
              * warp's wgmma group that read the stage is retired (8 arrivals,
-             * not one per thread: fewer shared-memory atomics per stage). */
-            cuops_mbar_init(SM90_EMPTY_BAR(s), 8);
+             * not one per thread: fewer shared-memory atomics per stage).
+             * MCAST: both CTAs' producers write B halves into this stage,
+             * so both CTAs' consumers release it to both (16). */
+            cuops_mbar_init(SM90_EMPTY_BAR(s), MCAST ? 16 : 8);
         }
         cuops_mbar_init_fence();
     }
-    __syncthreads();
+    /* MCAST: the peer's barriers must be initialised before this CTA's
+     * multicast or releases reach them */
+    if (MCAST)
+        cuops_cluster_sync();
+    else
+        __syncthreads();
 
     if (warpgroup == 0) {
         /* ---------------- producer ---------------- */
@@ -448,11 +501,17 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
         if (threadIdx.x == 0) {
             uint32_t phase = 0;
             int stage = 0;
-            for (int u = blockIdx.x; u < units; u += gridDim.x) {
+            for (int u = first_unit; u < units; u += unit_step) {
                 int t = u, kb_first = 0, kb_count = p.k_blocks;
                 if (SPLIT) sm90_split_unit(p, splits, u, &t, &kb_first, &kb_count);
                 int tm, tn;
-                sm90_tile_coords(p, t, &tm, &tn);
+                if (MCAST)
+                    sm90_pair_coords(p, u, rank, &tm, &tn);
+                else
+                    sm90_tile_coords(p, t, &tm, &tn);
+                /* MCAST: a rank-1 tile past m loads no A (its results are
+                 * not stored) but still sends its half of B to the peer */
+                const bool a_live = !MCAST || tm < p.tiles_m;
                 int kb = kb_first;
                 if (!SPLIT && p.stagger_k) kb = t % p.k_blocks;
                 for (int i = 0; i < kb_count; i++) {
@@ -460,11 +519,22 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                      * the previous round (first round passes: parity 1 of a
                      * fresh barrier counts as complete). */
                     cuops_mbar_wait(SM90_EMPTY_BAR(stage), phase ^ 1u);
-                    cuops_mbar_arrive_expect_tx(SM90_FULL_BAR(stage), tile::STAGE_BYTES);
-                    cuops_tma_load_2d(a_smem + stage * tile::A_STAGE_BYTES, &tmap_a,
-                                      SM90_FULL_BAR(stage), kb * SM90_BK, tm * BM);
-                    cuops_tma_load_2d(b_smem + stage * tile::B_STAGE_BYTES, &tmap_b,
-                                      SM90_FULL_BAR(stage), kb * SM90_BK, tn * BN);
+                    cuops_mbar_arrive_expect_tx(SM90_FULL_BAR(stage),
+                                                a_live ? tile::STAGE_BYTES : tile::B_STAGE_BYTES);
+                    if (a_live)
+                        cuops_tma_load_2d(a_smem + stage * tile::A_STAGE_BYTES, &tmap_a,
+                                          SM90_FULL_BAR(stage), kb * SM90_BK, tm * BM);
+                    if (MCAST) {
+                        /* this CTA's half of B (tmap_b's box is BN / 2
+                         * rows), into both CTAs' stage at the half's offset */
+                        cuops_tma_load_2d_multicast(
+                            b_smem + stage * tile::B_STAGE_BYTES + rank * (tile::B_STAGE_BYTES / 2),
+                            &tmap_b, SM90_FULL_BAR(stage), kb * SM90_BK,
+                            tn * BN + (int)rank * (BN / 2), (uint16_t)0x3);
+                    } else {
+                        cuops_tma_load_2d(b_smem + stage * tile::B_STAGE_BYTES, &tmap_b,
+                                          SM90_FULL_BAR(stage), kb * SM90_BK, tn * BN);
+                    }
                     /* Wraps only for stagger-K; a split's range ends at
                      * k_blocks at most, where the wrap is after its last load. */
                     if (++kb == p.k_blocks) kb = 0;
@@ -477,6 +547,10 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
             cuops_cluster_sync(); /* partials of every CTA in shared memory */
             cuops_cluster_sync_relaxed(); /* every CTA done reading them */
         }
+        if (MCAST) {
+            __syncwarp();
+            cuops_cluster_sync(); /* see the consumers' last cluster barrier */
+        }
     } else {
         /* ---------------- consumers ---------------- */
         cuops_setmaxnreg_inc<SM90_CONSUMER_REGS>();
@@ -488,14 +562,17 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
         int stage = 0;
         uint32_t phase = 0;
         uint32_t epi_parity = 0; /* sm90_epilogue_tma's buffer alternation */
-        for (int u = blockIdx.x; u < units; u += gridDim.x) {
+        for (int u = first_unit; u < units; u += unit_step) {
             /* kb_count >= 1 (host plan), so prev_stage below is always a
              * stage this unit read. */
             int t = u, kb_first = 0, kb_count = p.k_blocks;
             if (SPLIT) sm90_split_unit(p, splits, u, &t, &kb_first, &kb_count);
             (void)kb_first;
             int tm, tn;
-            sm90_tile_coords(p, t, &tm, &tn);
+            if (MCAST)
+                sm90_pair_coords(p, u, rank, &tm, &tn);
+            else
+                sm90_tile_coords(p, t, &tm, &tn);
             int prev_stage = 0;
             for (int i = 0; i < kb_count; i++) {
                 cuops_mbar_wait(SM90_FULL_BAR(stage), phase);
@@ -521,16 +598,20 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                 cuops_wgmma_wait<1>();
 #pragma unroll
                 for (int r = 0; r < tile::ACC; r++) cuops_reg_fence(acc[r]);
-                if (i > 0 && threadIdx.x % 32 == 0) cuops_mbar_arrive(SM90_EMPTY_BAR(prev_stage));
+                if (i > 0) sm90_release_stage<MCAST>(SM90_EMPTY_BAR(prev_stage), rank);
                 prev_stage = stage;
                 cuops_ring_advance<STAGES>(stage, phase);
             }
             cuops_wgmma_wait<0>();
 #pragma unroll
             for (int r = 0; r < tile::ACC; r++) cuops_reg_fence(acc[r]);
-            if (threadIdx.x % 32 == 0) cuops_mbar_arrive(SM90_EMPTY_BAR(prev_stage));
+            sm90_release_stage<MCAST>(SM90_EMPTY_BAR(prev_stage), rank);
 
-            if (SPLIT && DSMEM) {
+            if (MCAST && tm >= p.tiles_m) {
+                /* the rank-1 tile past m of an odd tile-row count: nothing
+                 * to store (both consumers skip alike, so the epilogue's
+                 * named barriers stay matched) */
+            } else if (SPLIT && DSMEM) {
                 /* both consumers done with the ring (their wgmma reads have
                  * completed: wait<0> above), so its memory takes the partials */
                 cuops_named_bar_sync(1, 256);
@@ -556,6 +637,9 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
             sm90_cluster_reduce_store<BM, BN, OutT>(p, splits, smem_base);
             cuops_cluster_sync_relaxed();
         }
+        /* MCAST: neither CTA leaves while the peer's last stage releases
+         * may still arrive on its barriers */
+        if (MCAST) cuops_cluster_sync();
     }
 #undef SM90_FULL_BAR
 #undef SM90_EMPTY_BAR
@@ -571,6 +655,19 @@ sm90_ws_kernel(const __grid_constant__ CUtensorMap tmap_a,
 {
 #if CUOPS_SM90A_DEVICE
     sm90_ws_cta<BM, BN, AB_BF16, OutT, false>(tmap_a, tmap_b, &tmap_c, p, NULL, 1);
+#endif
+}
+
+/* sm90_ws_128x256_mc2: launched in clusters of two CTAs along M that share
+ * each k-block's B tile by TMA multicast (sm90_ws_cta, MCAST). */
+template <bool AB_BF16, typename OutT>
+__global__ void __launch_bounds__(SM90_THREADS, 1)
+sm90_ws_mc2_kernel(const __grid_constant__ CUtensorMap tmap_a,
+                   const __grid_constant__ CUtensorMap tmap_b,
+                   const __grid_constant__ CUtensorMap tmap_c, const sm90_gemm_params_t p)
+{
+#if CUOPS_SM90A_DEVICE
+    sm90_ws_cta<128, 256, AB_BF16, OutT, false, false, true>(tmap_a, tmap_b, &tmap_c, p, NULL, 1);
 #endif
 }
 
@@ -709,6 +806,22 @@ template <int BM, int BN> static sm90_kernel_fn sm90_pick_kernel(cuops_dtype_t a
     }
 }
 
+static sm90_kernel_fn sm90_pick_mc2_kernel(cuops_dtype_t ab, cuops_dtype_t c)
+{
+    const bool bf = (ab == CUOPS_DTYPE_BF16);
+    switch (c) {
+    case CUOPS_DTYPE_F16:
+        return bf ? sm90_ws_mc2_kernel<true, __half> : sm90_ws_mc2_kernel<false, __half>;
+    case CUOPS_DTYPE_BF16:
+        return bf ? sm90_ws_mc2_kernel<true, __nv_bfloat16>
+                  : sm90_ws_mc2_kernel<false, __nv_bfloat16>;
+    case CUOPS_DTYPE_F32:
+        return bf ? sm90_ws_mc2_kernel<true, float> : sm90_ws_mc2_kernel<false, float>;
+    default:
+        return NULL;
+    }
+}
+
 template <int BM, int BN> static sm90_fixup_kernel_fn sm90_pick_fixup_kernel(cuops_dtype_t c)
 {
     switch (c) {
@@ -823,6 +936,26 @@ template <int BM, int BN> static int sm90_dsmem_max_clusters(int dev, int size)
     return __atomic_load_n(slot, __ATOMIC_RELAXED);
 }
 
+/* Clusters of two CTAs of the multicast kernel that device `dev` holds at
+ * once (a GPC with an odd count of free SMs leaves one idle); -1 when the
+ * query fails. */
+static int sm90_mc2_max_clusters(int dev)
+{
+    static int cache[16];
+    if (dev < 0 || dev >= 16) return -1;
+    if (__atomic_load_n(&cache[dev], __ATOMIC_RELAXED) == 0)
+        __atomic_store_n(&cache[dev],
+                         cuops_cluster_max_active((const void *)sm90_ws_mc2_kernel<false, __half>,
+                                                  SM90_THREADS, 2, sm90_tile<128, 256>::SMEM_BYTES),
+                         __ATOMIC_RELAXED);
+    return __atomic_load_n(&cache[dev], __ATOMIC_RELAXED);
+}
+
+static int sm90_ws_mc2_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
+{
+    return sm90_ws_supports<128, 256>(h, d) && sm90_mc2_max_clusters(h->device) >= 1;
+}
+
 /* Cluster split-K plan: the split-K plan's S capped at the portable cluster
  * size (8) and lowered until every tile's cluster is resident at once (a
  * second wave of clusters would double the time); 0 where none fits. */
@@ -880,10 +1013,12 @@ static size_t sm90_align256(size_t x) { return (x + 255) & ~(size_t)255; }
  * operands inside the workspace: the register epilogue writes C in place. */
 template <int BM, int BN>
 static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_t *d,
-                                  const cuops_options_t *opt, int splits, int dsmem, int direct_c)
+                                  const cuops_options_t *opt, int splits, int dsmem, int direct_c,
+                                  int mcast = 0)
 {
     using tile = sm90_tile<BM, BN>;
     if (splits == 0) dsmem = 0;
+    if (splits > 0 || BM != 128 || BN != 256) mcast = 0;
     /* the 64-row tile has no split-K form (its entry never asks for one) */
     if (BM == 64 && splits > 0)
         return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "sm90_ws_64x128: no split-K form");
@@ -892,6 +1027,7 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
                              : splits > 0 ? (BN == 256 ? "sm90_ws_128x256_splitk"
                                                        : "sm90_ws_128x128_splitk")
                              : BM == 64   ? "sm90_ws_64x128"
+                             : mcast      ? "sm90_ws_128x256_mc2"
                                           : (BN == 256 ? "sm90_ws_128x256" : "sm90_ws_128x128");
     const unsigned flags = opt ? opt->flags : 0u;
 
@@ -945,7 +1081,7 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
             return sm90_ws_run<BM, BN>(h, d, opt, 0, 0, direct_c);
         /* without room for the staged C, the register epilogue */
         if (st == CUOPS_STATUS_ALLOC_FAILED && stage_c)
-            return sm90_ws_run<BM, BN>(h, d, opt, 0, 0, 1);
+            return sm90_ws_run<BM, BN>(h, d, opt, 0, 0, 1, mcast);
         if (st != CUOPS_STATUS_SUCCESS) return st;
         ws = (void *)(((uintptr_t)ws_raw + 255) & ~(uintptr_t)255);
     }
@@ -968,7 +1104,9 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     CUtensorMap tmap_a, tmap_b;
     cuops_status_t st = cuops_sm90_encode_kmajor(h, &tmap_a, a, d->ab_type, d->m, d->k, lda, BM);
     if (st != CUOPS_STATUS_SUCCESS) return st;
-    st = cuops_sm90_encode_kmajor(h, &tmap_b, b, d->ab_type, d->n, d->k, ldb, BN);
+    /* the multicast kernel's CTAs each load half of the B tile */
+    st = cuops_sm90_encode_kmajor(h, &tmap_b, b, d->ab_type, d->n, d->k, ldb,
+                                  mcast ? BN / 2 : BN);
     if (st != CUOPS_STATUS_SUCCESS) return st;
 
     sm90_gemm_params_t p;
@@ -1004,14 +1142,32 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     }
 
     if (splits == 0) {
-        sm90_kernel_fn fn = sm90_pick_kernel<BM, BN>(d->ab_type, d->c_type);
+        sm90_kernel_fn fn = mcast ? sm90_pick_mc2_kernel(d->ab_type, d->c_type)
+                                  : sm90_pick_kernel<BM, BN>(d->ab_type, d->c_type);
         if (!fn)
             return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no kernel for c_type", name);
         CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
                                                cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                tile::SMEM_BYTES));
-        const int grid = p.num_tiles < h->num_sms ? p.num_tiles : h->num_sms;
-        fn<<<grid, SM90_THREADS, tile::SMEM_BYTES, cuops_stream(h)>>>(tmap_a, tmap_b, tmap_c, p);
+        if (mcast) {
+            /* persistent clusters: as many as the device holds at once, at
+             * most one per pair unit (sm90_pair_coords) */
+            const int max_clusters = sm90_mc2_max_clusters(h->device);
+            if (max_clusters < 1)
+                return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
+                                  "%s: the device holds no cluster of two of its CTAs", name);
+            const int pairs = ((p.tiles_m + 1) / 2) * p.tiles_n;
+            const int clusters = pairs < max_clusters ? pairs : max_clusters;
+            cudaLaunchConfig_t cfg;
+            cudaLaunchAttribute attr;
+            cuops_cluster_launch_config(&cfg, &attr, 2 * clusters, SM90_THREADS, 2,
+                                        tile::SMEM_BYTES, cuops_stream(h));
+            CUOPS_CUDA_TRY(h, cudaLaunchKernelEx(&cfg, fn, tmap_a, tmap_b, tmap_c, p));
+        } else {
+            const int grid = p.num_tiles < h->num_sms ? p.num_tiles : h->num_sms;
+            fn<<<grid, SM90_THREADS, tile::SMEM_BYTES, cuops_stream(h)>>>(tmap_a, tmap_b, tmap_c,
+                                                                          p);
+        }
         st = cuops_cuda_check_launch(h, name);
         if (st != CUOPS_STATUS_SUCCESS || !stage_c) return st;
         st = cuops_sm90_copy_rows(h, c_staged, ldc_staged, d->c, d->ldc, d->m, d->n, d->n);
@@ -1099,6 +1255,23 @@ static cuops_status_t sm90_ws_plain_launch(struct cuops_handle *h, const cuops_g
     return sm90_ws_plain<BM, BN>(h, d, opt, name, DIRECT_C);
 }
 
+/* "sm90_ws_128x256_mc2": sm90_ws_128x256 in clusters of two sharing B by
+ * multicast; the same calls. */
+static cuops_status_t sm90_ws_mc2_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                         const cuops_options_t *opt)
+{
+    const char *const name = "sm90_ws_128x256_mc2";
+    if (!sm90_ws_mc2_supports(h, d))
+        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
+                          "%s: needs sm_90, f16/bf16 inputs, f16/bf16/f32 output, m > 64 and "
+                          "room for a cluster of two CTAs",
+                          name);
+    cuops_status_t st =
+        d->k == 0 ? cuops_sm90_scale_c(h, d) : sm90_ws_run<128, 256>(h, d, opt, 0, 0, 0, 1);
+    if (st == CUOPS_STATUS_SUCCESS) h->last_kernel = name;
+    return st;
+}
+
 static cuops_status_t sm90_ws_splitk_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                             const cuops_options_t *opt)
 {
@@ -1155,6 +1328,7 @@ static const cuops_gemm_kernel_t sm90_table[] = {
     {"sm90_ws_128x256_splitk", sm90_ws_splitk_supports, sm90_ws_splitk_launch},
     {"sm90_ws_128x256", sm90_ws_supports<128, 256>, sm90_ws_plain_launch<128, 256, 0>},
     {"sm90_ws_128x256_direct_c", sm90_ws_supports<128, 256>, sm90_ws_plain_launch<128, 256, 1>},
+    {"sm90_ws_128x256_mc2", sm90_ws_mc2_supports, sm90_ws_mc2_launch},
     SM90_ENTRY_128_DSMEM,
     SM90_ENTRY_128,
     SM90_ENTRY_64,
