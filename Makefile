@@ -72,7 +72,7 @@ $(LIB): $(LIB_OBJ)
 
 $(BUILD)/bin/cuops-bench: $(BENCH_SRC) $(LIB) $(wildcard tools/bench/*.h tools/bench/*.cuh)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(TOOLFLAGS) $(BENCH_SRC) -o $@ -L$(BUILD)/lib -lcuops $(CUDALIB) -lcublasLt -lcublas -lm -Xlinker -rpath,'$$ORIGIN/../lib'
+	$(NVCC) $(TOOLFLAGS) $(BENCH_SRC) -o $@ -L$(BUILD)/lib -lcuops $(CUDALIB) -lcublasLt -lcublas -lm -lpthread -ldl -Xlinker -rpath,'$$ORIGIN/../lib'
 
 $(BUILD)/bin/cuops-probe: $(PROBE_SRC) $(wildcard tools/probe/*.h tools/probe/*.cuh)
 	@mkdir -p $(dir $@)

@@ -413,6 +413,36 @@ static void test_stats(void)
     CHECK(isnan(bv_geomean(g3 + 1, 1, &used)) && used == 0, "geomean of nothing must be NaN");
 }
 
+/* The clock/power summary of a timed series: which NVML clock event
+ * reasons count as "held down by power", and the means. */
+static void test_power_summary(void)
+{
+    CHECK(bv_clock_reasons_power(0x4ull), "software power cap is power");
+    CHECK(bv_clock_reasons_power(0x8ull), "hardware slowdown is power");
+    CHECK(bv_clock_reasons_power(0x80ull), "power brake is power");
+    CHECK(bv_clock_reasons_power(0x5ull), "idle + power cap is power");
+    CHECK(!bv_clock_reasons_power(0x0ull), "no reason is not power");
+    CHECK(!bv_clock_reasons_power(0x1ull), "idle is not power");
+    CHECK(!bv_clock_reasons_power(0x20ull), "software thermal is not power");
+    CHECK(!bv_clock_reasons_power(0x40ull), "hardware thermal is not power");
+    CHECK(!bv_clock_reasons_power(0x2ull), "application clocks are not power");
+
+    bv_power_acc_t a;
+    memset(&a, 0, sizeof a);
+    double mhz, w, share;
+    bv_power_summary(&a, &mhz, &w, &share);
+    CHECK(isnan(mhz) && isnan(w) && isnan(share), "no samples: NAN, not 0");
+    bv_power_add(&a, 1980, 300000, 0x0ull);
+    bv_power_add(&a, 1500, 690000, 0x4ull);
+    bv_power_add(&a, 1410, 694500, 0x4ull);
+    bv_power_add(&a, 1530, 650000, 0x20ull);
+    bv_power_summary(&a, &mhz, &w, &share);
+    CHECK(a.samples == 4, "samples counted: %d", a.samples);
+    CHECK(fabs(mhz - 1605.0) < 1e-9, "mean clock %.6f, expected 1605", mhz);
+    CHECK(fabs(w - 583.625) < 1e-9, "mean power %.6f W, expected 583.625", w);
+    CHECK(fabs(share - 0.5) < 1e-12, "power-limited share %.6f, expected 0.5", share);
+}
+
 static void test_json_escape(void)
 {
     char buf[128];
@@ -485,6 +515,7 @@ int main(void)
     test_scan_reduce();
     test_stats();
     test_json_escape();
+    test_power_summary();
     test_probe_ceilings();
     return tu_finish("test_bench_logic");
 }

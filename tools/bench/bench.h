@@ -80,6 +80,15 @@ typedef enum bench_row_status {
     BENCH_ROW_SKIPPED        /* not run (device memory short) */
 } bench_row_status_t;
 
+/* The SM clock and board power while a timed series ran (bench_power.cu):
+ * means over samples taken every few ms by a host thread through NVML, and
+ * the share of samples in which the clock was held down by power. samples
+ * == 0 (every number NAN) where NVML is not available. */
+typedef struct bench_power {
+    int samples;
+    double sm_mhz, watts, power_limited;
+} bench_power_t;
+
 typedef struct bench_row {
     const char *op;          /* "gemm", ... */
     char variant[64];
@@ -97,6 +106,8 @@ typedef struct bench_row {
     double triton_seed_us, triton_hoisted_us; /* dequant rows only (NAN otherwise) */
     double copy_same_us;     /* a D2D copy moving the row's bytes (read + write), same rotation
                                 and timing: dequant, scan and w4a16 decode rows (NAN otherwise) */
+    bench_power_t power;     /* while the row's own series ran */
+    bench_power_t baseline_power; /* while the baseline's series ran */
     char note[160];          /* why a row is not ok (table and stderr) */
 } bench_row_t;
 
@@ -133,6 +144,7 @@ typedef struct bench_env {
     int *blocker_timed_out_dev;
     cudaEvent_t ev_start[64], ev_stop[64];
     uint64_t fill_counter;      /* fresh random streams per buffer */
+    void *power_sampler;        /* bench_power.cu; NULL without NVML */
 } bench_env_t;
 
 /* A fresh row in env->rows, every number NAN, status OK, valid 0. */
@@ -175,6 +187,7 @@ typedef struct bench_timing {
     int ok;
     double median_us, min_us;
     int reps;
+    bench_power_t power;
     char err[256];
 } bench_timing_t;
 
@@ -196,6 +209,16 @@ int bench_rotation_sets(const bench_env_t *env, size_t set_bytes, int max_sets);
 /* Whether `bytes` more device memory is available (keeps 10% spare). */
 int bench_fits(size_t bytes);
 double bench_host_seconds(void);
+
+/* Clock and power sampling (bench_power.cu). init loads NVML with dlopen
+ * (no link dependency: the bench runs where the driver has no NVML, and then
+ * rows carry no samples); begin/end bracket one timed series. */
+void bench_power_init(bench_env_t *env);
+void bench_power_fini(bench_env_t *env);
+void bench_power_begin(bench_env_t *env);
+bench_power_t bench_power_end(bench_env_t *env);
+/* NAN-filled, samples 0 */
+bench_power_t bench_power_none(void);
 /* Directory of the running cuops-bench binary (from /proc/self/exe). */
 void bench_exe_dir(char *buf, size_t len);
 

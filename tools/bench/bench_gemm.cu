@@ -244,6 +244,7 @@ static void run_gemm_shape(bench_env_t *env, cuops_dtype_t dtype, int64_t m, int
     /* the vendor baseline: its operand mapping is checked once per layout and type */
     static int cublas_checked[8][4];
     double baseline_us = NAN;
+    bench_power_t baseline_power = bench_power_none();
     int layout = (g.ta == CUOPS_OP_T) * 2 + (g.tb == CUOPS_OP_T);
     int baseline_ok = 1;
     if (!cublas_checked[dtype][layout]) {
@@ -268,8 +269,12 @@ static void run_gemm_shape(bench_env_t *env, cuops_dtype_t dtype, int64_t m, int
     }
     if (baseline_ok) {
         bench_timing_t t = bench_time(env, enqueue_cublas_gemm, &g, sets);
-        if (t.ok) baseline_us = t.median_us;
-        else fprintf(stderr, "  %s timing failed: %s\n", baseline, t.err);
+        if (t.ok) {
+            baseline_us = t.median_us;
+            baseline_power = t.power;
+        } else {
+            fprintf(stderr, "  %s timing failed: %s\n", baseline, t.err);
+        }
     }
 
     for (int v = 0; v < num_variants; v++) {
@@ -279,6 +284,7 @@ static void run_gemm_shape(bench_env_t *env, cuops_dtype_t dtype, int64_t m, int
         row->suite = tags;
         row->baseline = baseline;
         row->baseline_us = baseline_us;
+        row->baseline_power = baseline_power;
         g.opts = bench_cuops_options(variants[v]);
 
         char err[256] = "";
@@ -315,6 +321,7 @@ static void run_gemm_shape(bench_env_t *env, cuops_dtype_t dtype, int64_t m, int
         bench_timing_t t = bench_time(env, enqueue_cuops_gemm, &g, sets);
         if (!t.ok) bench_row_fail(row, BENCH_ROW_ERROR, "timing: %s", t.err);
         else fill_row_numbers(env, row, &g, t.median_us, memory_bound);
+        row->power = t.power;
         row->valid = r.pass;
         bench_row_done(env, row);
     }

@@ -66,6 +66,20 @@ static inline void bj_row(FILE *f, const bench_row_t *r)
         bj_key(f, "triton_seed_us"); bj_number(f, r->triton_seed_us); fputs(", ", f);
         bj_key(f, "triton_hoisted_us"); bj_number(f, r->triton_hoisted_us);
     }
+    /* the clock and power the series ran at (bench_power.cu); absent
+     * where NVML was not available */
+    if (r->power.samples > 0) {
+        fputs(", ", f);
+        bj_key(f, "sm_mhz"); bj_number(f, r->power.sm_mhz); fputs(", ", f);
+        bj_key(f, "power_w"); bj_number(f, r->power.watts); fputs(", ", f);
+        bj_key(f, "power_limited"); bj_number(f, r->power.power_limited);
+    }
+    if (r->baseline_power.samples > 0) {
+        fputs(", ", f);
+        bj_key(f, "baseline_sm_mhz"); bj_number(f, r->baseline_power.sm_mhz); fputs(", ", f);
+        bj_key(f, "baseline_power_w"); bj_number(f, r->baseline_power.watts); fputs(", ", f);
+        bj_key(f, "baseline_power_limited"); bj_number(f, r->baseline_power.power_limited);
+    }
     if (isfinite(r->copy_same_us)) {
         fputs(", ", f);
         bj_key(f, "copy_same_us"); bj_number(f, r->copy_same_us);

@@ -364,6 +364,7 @@ bench_row_t *bench_row_new(bench_env_t *env, const char *op, const char *variant
     r->baseline_us = r->speedup = r->max_rel_err = NAN;
     r->triton_seed_us = r->triton_hoisted_us = NAN;
     r->copy_same_us = NAN;
+    r->power = r->baseline_power = bench_power_none();
     r->status = BENCH_ROW_OK;
     return r;
 }
@@ -446,8 +447,18 @@ void bench_row_done(bench_env_t *env, bench_row_t *r)
     format_num(pct, sizeof(pct), "%.1f", r->pct_of_ceiling);
     format_num(bus, sizeof(bus), "%.2f", r->baseline_us);
     format_num(sp, sizeof(sp), "%.3f", r->speedup);
+    /* after the last column: the clock and power of the series (NVML),
+     * the row's and the baseline's, and how much of it power held down */
+    char valid[160];
+    int len = snprintf(valid, sizeof(valid), "%s", status_word(r));
+    if (r->power.samples > 0 && len > 0 && len < (int)sizeof(valid))
+        len += snprintf(valid + len, sizeof(valid) - (size_t)len, "  %.0f MHz %.0f W %.0f%% pwr",
+                        r->power.sm_mhz, r->power.watts, 100.0 * r->power.power_limited);
+    if (r->baseline_power.samples > 0 && len > 0 && len < (int)sizeof(valid))
+        snprintf(valid + len, sizeof(valid) - (size_t)len, " | base %.0f MHz %.0f W",
+                 r->baseline_power.sm_mhz, r->baseline_power.watts);
     printf(TABLE_FMT, r->op, r->variant, r->kernel[0] ? r->kernel : "-", r->dtype, shape, us, tf,
-           gb, pct, r->baseline ? r->baseline : "-", bus, sp, status_word(r));
+           gb, pct, r->baseline ? r->baseline : "-", bus, sp, valid);
     fflush(stdout);
     if (r->status != BENCH_ROW_OK)
         fprintf(stderr, "  %s %s %s %s: %s: %s\n", r->op, r->variant, r->dtype, shape,
@@ -719,6 +730,7 @@ static int setup_gpu(bench_env_t *env)
     cublasSetStream(env->cublas_pedantic, env->stream);
     cublasSetMathMode(env->cublas_pedantic, CUBLAS_PEDANTIC_MATH);
     if (bench_timing_init(env)) return -1;
+    bench_power_init(env);
     env->gpu = 1;
     return 1;
 }
@@ -790,6 +802,7 @@ int main(int argc, char **argv)
     }
 
     if (env.gpu) {
+        bench_power_fini(&env);
         bench_timing_fini(&env);
         cublasDestroy(env.cublas);
         cublasDestroy(env.cublas_pedantic);

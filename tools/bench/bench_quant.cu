@@ -332,6 +332,7 @@ static void run_dequant_shape(bench_env_t *env, cuops_dtype_t type, int64_t n, i
             row->valid = 1;
         } else {
             row->us = t.median_us;
+            row->power = t.power;
             row->gbps = bytes_moved / (t.median_us * 1e3);
             row->pct_of_ceiling = 100.0 * row->gbps / env->copy_gbps;
         }
@@ -541,6 +542,7 @@ static void run_w4a16_shape(bench_env_t *env, cuops_dtype_t act, int64_t m, int6
     void *y_ref_host = NULL;
     int gpu_dequant = 0;
     double baseline_us = NAN;
+    bench_power_t baseline_power = bench_power_none();
     if (!skip && fetch_weight(&w, c.q, q_bytes, c.s, s_bytes, c.z, z_bytes))
         skip = "host copies of the weight failed";
     if (!skip) {
@@ -582,8 +584,12 @@ static void run_w4a16_shape(bench_env_t *env, cuops_dtype_t act, int64_t m, int6
     }
     if (!skip) {
         bench_timing_t t = bench_time(env, enqueue_w4_cublas, &c, sets);
-        if (t.ok) baseline_us = t.median_us;
-        else fprintf(stderr, "  cublas timing failed: %s\n", t.err);
+        if (t.ok) {
+            baseline_us = t.median_us;
+            baseline_power = t.power;
+        } else {
+            fprintf(stderr, "  cublas timing failed: %s\n", t.err);
+        }
     }
 
     /* decode rows: a copy of what the fused kernel must move at least (the
@@ -595,6 +601,7 @@ static void run_w4a16_shape(bench_env_t *env, cuops_dtype_t act, int64_t m, int6
         const int unfused = strcmp(variants[v], "dequant+gemm") == 0;
         bench_row_t *row = bench_row_new(env, "w4a16", variants[v], act);
         row->copy_same_us = copy_same_us;
+        row->baseline_power = baseline_power;
         row->shape_kind = 3;
         row->m = m; row->n = n; row->k = k; row->group = QUANT_GROUP;
         row->suite = tags;
@@ -664,6 +671,7 @@ static void run_w4a16_shape(bench_env_t *env, cuops_dtype_t act, int64_t m, int6
             row->valid = 1;
         } else {
             row->us = t.median_us;
+            row->power = t.power;
             row->tflops = 2.0 * (double)m * (double)n * (double)k / (t.median_us * 1e6);
             row->gbps = weight_bytes / (t.median_us * 1e3);
             row->pct_of_ceiling = memory_bound ? 100.0 * row->gbps / env->copy_gbps

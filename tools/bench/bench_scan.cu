@@ -321,6 +321,7 @@ static void run_scan_size(bench_env_t *env, int reduce, cuops_dtype_t type, int6
             row->valid = 1;
         } else {
             row->us = t.median_us;
+            row->power = t.power;
             row->gbps = bytes_moved / (t.median_us * 1e3);
             row->pct_of_ceiling = 100.0 * row->gbps / env->copy_gbps;
         }

@@ -102,6 +102,7 @@ bench_timing_t bench_time(bench_env_t *env, bench_enqueue_fn fn, void *ctx, int 
     bench_timing_t t;
     memset(&t, 0, sizeof(t));
     t.median_us = t.min_us = NAN;
+    t.power = bench_power_none();
     if (num_sets < 1) num_sets = 1;
     usleep(BENCH_PAUSE_US);
 
@@ -142,6 +143,7 @@ bench_timing_t bench_time(bench_env_t *env, bench_enqueue_fn fn, void *ctx, int 
         return t;
     }
     *env->blocker_timed_out = 0;
+    bench_power_begin(env);
     for (int done = 0; done < reps; done += BENCH_BATCH) {
         int batch = reps - done < BENCH_BATCH ? reps - done : BENCH_BATCH;
         *env->release_flag = 0;
@@ -157,6 +159,7 @@ bench_timing_t bench_time(bench_env_t *env, bench_enqueue_fn fn, void *ctx, int 
         __sync_synchronize();
         *env->release_flag = 1;
         if (bench_sync_error(env, &t, "timed run") || rc) {
+            (void)bench_power_end(env);
             free(samples);
             return t;
         }
@@ -166,6 +169,7 @@ bench_timing_t bench_time(bench_env_t *env, bench_enqueue_fn fn, void *ctx, int 
             samples[done + i] = 1000.0 * ms;
         }
     }
+    t.power = bench_power_end(env);
     if (*env->blocker_timed_out)
         fprintf(stderr, "  warning: the stream-holding kernel timed out (a call synchronizes "
                         "inside?): timings may include launch gaps\n");

@@ -207,6 +207,48 @@ static inline double bv_geomean(const double *v, int n, int *used)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Clock and power samples (bench_power.cu)                                 */
+/* ------------------------------------------------------------------------ */
+
+/* NVML's clock event reasons (nvmlClocksEventReason*): the bits that mean
+ * "held below the requested clock by power": the software power cap (0x4),
+ * hardware slowdown (0x8) and the power brake (0x80). The thermal bits
+ * (0x20, 0x40) and "idle" (0x1) are not power. */
+#define BV_CLOCK_REASONS_POWER 0x8cull
+
+static inline int bv_clock_reasons_power(unsigned long long reasons)
+{
+    return (reasons & BV_CLOCK_REASONS_POWER) != 0;
+}
+
+/* Running sums over the samples of one timed series. */
+typedef struct bv_power_acc {
+    int samples;
+    double mhz_sum, watt_sum;
+    int power_limited; /* samples with a power reason set */
+} bv_power_acc_t;
+
+static inline void bv_power_add(bv_power_acc_t *a, unsigned sm_mhz, unsigned milliwatts,
+                                unsigned long long reasons)
+{
+    a->samples++;
+    a->mhz_sum += (double)sm_mhz;
+    a->watt_sum += 1e-3 * (double)milliwatts;
+    a->power_limited += bv_clock_reasons_power(reasons);
+}
+
+/* Mean SM clock (MHz), mean power (W) and the share of samples held by
+ * power (0..1); NAN each when there was no sample. */
+static inline void bv_power_summary(const bv_power_acc_t *a, double *sm_mhz, double *watts,
+                                    double *limited_share)
+{
+    const double n = (double)a->samples;
+    *sm_mhz = a->samples > 0 ? a->mhz_sum / n : NAN;
+    *watts = a->samples > 0 ? a->watt_sum / n : NAN;
+    *limited_share = a->samples > 0 ? (double)a->power_limited / n : NAN;
+}
+
+/* ------------------------------------------------------------------------ */
 /* JSON string escaping                                                     */
 /* ------------------------------------------------------------------------ */
 
