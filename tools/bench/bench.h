@@ -64,6 +64,7 @@ typedef struct bench_options {
     const char *json_path;
     int quick;
     int reps;                           /* 0: ~200 ms worth, at least 20 */
+    int interleave;                     /* gemm, w4a16: a row and its baseline alternate */
     cuops_op_t trans_a, trans_b;        /* GEMM operand layouts (default N, T) */
     uint64_t seed;
 } bench_options_t;
@@ -197,6 +198,11 @@ void bench_timing_fini(bench_env_t *env);
  * the stream held by a blocking kernel while the batch is enqueued, so that
  * host launch cost never shows up as GPU time. Median of the reps. */
 bench_timing_t bench_time(bench_env_t *env, bench_enqueue_fn fn, void *ctx, int num_sets);
+/* The same for two functions whose repetitions alternate within every batch
+ * (--interleave: a row and its vendor baseline at the same clock and power
+ * state); b uses buffer set (i + sets/2) mod sets. */
+void bench_time_pair(bench_env_t *env, bench_enqueue_fn fn_a, void *ctx_a, bench_enqueue_fn fn_b,
+                     void *ctx_b, int num_sets, bench_timing_t *a, bench_timing_t *b);
 /* Median us of a cudaMemcpyAsync D2D that moves bytes_moved (half read, half
  * written), rotated past L2 like the rows: the copy ceiling at the row's own
  * size, so a memory-bound row can be read against a copy of its bytes as well

@@ -267,7 +267,8 @@ static void run_gemm_shape(bench_env_t *env, cuops_dtype_t dtype, int64_t m, int
     } else if (cublas_checked[dtype][layout] == 2) {
         baseline_ok = 0;
     }
-    if (baseline_ok) {
+    /* --interleave: each row times the baseline alongside itself instead */
+    if (baseline_ok && !env->opt.interleave) {
         bench_timing_t t = bench_time(env, enqueue_cublas_gemm, &g, sets);
         if (t.ok) {
             baseline_us = t.median_us;
@@ -318,7 +319,15 @@ static void run_gemm_shape(bench_env_t *env, cuops_dtype_t dtype, int64_t m, int
             bench_row_done(env, row);
             continue;
         }
-        bench_timing_t t = bench_time(env, enqueue_cuops_gemm, &g, sets);
+        bench_timing_t t;
+        if (env->opt.interleave && baseline_ok) {
+            bench_timing_t tb;
+            bench_time_pair(env, enqueue_cuops_gemm, &g, enqueue_cublas_gemm, &g, sets, &t, &tb);
+            row->baseline_us = tb.ok ? tb.median_us : NAN;
+            row->baseline_power = tb.power;
+        } else {
+            t = bench_time(env, enqueue_cuops_gemm, &g, sets);
+        }
         if (!t.ok) bench_row_fail(row, BENCH_ROW_ERROR, "timing: %s", t.err);
         else fill_row_numbers(env, row, &g, t.median_us, memory_bound);
         row->power = t.power;

@@ -116,6 +116,11 @@ static inline int bench_write_json(const bench_env_t *env, const char *path, con
     bj_key(f, "sm_mhz"); bj_number(f, env->gpu ? (double)env->sm_clock_mhz : NAN); fputs(", ", f);
     bj_key(f, "mem_mhz"); bj_number(f, env->gpu ? (double)env->mem_clock_mhz : NAN);
     fputs("}, ", f);
+    /* how rows and baselines were timed: one after the other, or
+     * alternating repetition by repetition (--interleave; gemm, w4a16) */
+    bj_key(f, "baseline_timing");
+    bv_json_write_string(f, env->opt.interleave ? "interleaved" : "sequential");
+    fputs(", ", f);
     bj_key(f, "ceilings");
     fputs("{", f);
     bj_key(f, "copy_gbps"); bj_number(f, env->copy_gbps); fputs(", ", f);

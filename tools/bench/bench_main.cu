@@ -51,6 +51,9 @@ static void usage(FILE *f)
         "  --trans AB       GEMM operand layouts, e.g. NT (default: A [m,k], B [n,k]).\n"
         "  --reps N         timed repetitions (default: ~200 ms worth, at least 20).\n"
         "  --quick          a few small shapes per op, 10 repetitions (smoke test).\n"
+        "  --interleave     gemm, w4a16: time each row's repetitions alternating with its\n"
+        "                   baseline's (one series), so both run at the same clock and\n"
+        "                   power state; the row's baseline_us comes from that series.\n"
         "  --seed N         data seed (default: CUOPS_BENCH_SEED or the clock).\n"
         "  --json FILE      write the run as JSON (DESIGN.md schema).\n"
         "  --help           this text.\n"
@@ -240,6 +243,8 @@ static int parse_args(int argc, char **argv, bench_options_t *o)
             o->json_path = val;
         } else if (strcmp(a, "--quick") == 0) {
             o->quick = 1;
+        } else if (strcmp(a, "--interleave") == 0) {
+            o->interleave = 1;
         } else {
             fprintf(stderr, "cuops-bench: unknown argument '%s' (see --help)\n", a);
             return -1;

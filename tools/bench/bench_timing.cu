@@ -97,24 +97,32 @@ static int bench_sync_error(bench_env_t *env, bench_timing_t *t, const char *whe
     return 0;
 }
 
-bench_timing_t bench_time(bench_env_t *env, bench_enqueue_fn fn, void *ctx, int num_sets)
+/* Time n (1 or 2) enqueue functions over one series. With n == 2 the
+ * repetitions alternate (a, b, a, b, ...) inside every batch, so both see the
+ * same clock, power and thermal state; b uses buffer set (i + sets / 2) mod
+ * sets, so it never reads the set a has just pulled into L2. */
+static void bench_time_n(bench_env_t *env, const bench_enqueue_fn *fns, void *const *ctxs, int n,
+                         int num_sets, bench_timing_t *out)
 {
-    bench_timing_t t;
-    memset(&t, 0, sizeof(t));
-    t.median_us = t.min_us = NAN;
-    t.power = bench_power_none();
+    for (int j = 0; j < n; j++) {
+        memset(&out[j], 0, sizeof(out[j]));
+        out[j].median_us = out[j].min_us = NAN;
+        out[j].power = bench_power_none();
+    }
     if (num_sets < 1) num_sets = 1;
+    const int set_shift = n == 2 ? num_sets / 2 : 0;
     usleep(BENCH_PAUSE_US);
 
     /* warm-up: every set once (first touch, lazy module loading), at least 2 */
     int warm = num_sets < 2 ? 2 : (num_sets > 8 ? 8 : num_sets);
-    for (int i = 0; i < warm; i++) {
-        int rc = fn(ctx, i % num_sets, t.err, sizeof(t.err));
-        if (rc) return t;
-    }
-    if (bench_sync_error(env, &t, "warm-up")) return t;
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < warm; i++) {
+            int rc = fns[j](ctxs[j], (i + j * set_shift) % num_sets, out[j].err, sizeof(out[j].err));
+            if (rc) return;
+        }
+    if (bench_sync_error(env, &out[0], "warm-up")) return;
 
-    /* estimate one repetition to size the series */
+    /* estimate one repetition (of all n) to size the series */
     int reps = env->opt.reps;
     if (reps <= 0) {
         if (env->opt.quick) {
@@ -122,63 +130,90 @@ bench_timing_t bench_time(bench_env_t *env, bench_enqueue_fn fn, void *ctx, int 
         } else {
             const int probe = 3;
             cudaEventRecord(env->ev_start[0], env->stream);
-            for (int i = 0; i < probe; i++) {
-                int rc = fn(ctx, (warm + i) % num_sets, t.err, sizeof(t.err));
-                if (rc) return t;
-            }
+            for (int i = 0; i < probe; i++)
+                for (int j = 0; j < n; j++) {
+                    int rc = fns[j](ctxs[j], (warm + i + j * set_shift) % num_sets, out[j].err,
+                                    sizeof(out[j].err));
+                    if (rc) return;
+                }
             cudaEventRecord(env->ev_stop[0], env->stream);
-            if (bench_sync_error(env, &t, "estimate")) return t;
+            if (bench_sync_error(env, &out[0], "estimate")) return;
             float ms = 0.0f;
             cudaEventElapsedTime(&ms, env->ev_start[0], env->ev_stop[0]);
             double est_us = 1000.0 * ms / probe;
-            double want = est_us > 0.0 ? ceil(BENCH_TARGET_US / est_us) : BENCH_MAX_REPS;
+            double want = est_us > 0.0 ? ceil(BENCH_TARGET_US * n / est_us) : BENCH_MAX_REPS;
             reps = want < BENCH_MIN_REPS ? BENCH_MIN_REPS
                                          : (want > BENCH_MAX_REPS ? BENCH_MAX_REPS : (int)want);
         }
     }
 
-    double *samples = (double *)malloc(sizeof(double) * (size_t)reps);
+    double *samples = (double *)malloc(sizeof(double) * (size_t)reps * (size_t)n);
     if (!samples) {
-        snprintf(t.err, sizeof(t.err), "host allocation failed");
-        return t;
+        snprintf(out[0].err, sizeof(out[0].err), "host allocation failed");
+        return;
     }
+    const int per_batch = BENCH_BATCH / n; /* repetitions of each function per batch */
     *env->blocker_timed_out = 0;
     bench_power_begin(env);
-    for (int done = 0; done < reps; done += BENCH_BATCH) {
-        int batch = reps - done < BENCH_BATCH ? reps - done : BENCH_BATCH;
+    for (int done = 0; done < reps; done += per_batch) {
+        int batch = reps - done < per_batch ? reps - done : per_batch;
         *env->release_flag = 0;
         bench_blocking_kernel<<<1, 1, 0, env->stream>>>(env->release_flag_dev,
                                                         env->blocker_timed_out_dev,
                                                         1000000000ull);
         int rc = 0;
-        for (int i = 0; i < batch && !rc; i++) {
-            cudaEventRecord(env->ev_start[i], env->stream);
-            rc = fn(ctx, (done + i) % num_sets, t.err, sizeof(t.err));
-            cudaEventRecord(env->ev_stop[i], env->stream);
-        }
+        for (int i = 0; i < batch && !rc; i++)
+            for (int j = 0; j < n && !rc; j++) {
+                cudaEventRecord(env->ev_start[i * n + j], env->stream);
+                rc = fns[j](ctxs[j], (done + i + j * set_shift) % num_sets, out[j].err,
+                            sizeof(out[j].err));
+                cudaEventRecord(env->ev_stop[i * n + j], env->stream);
+            }
         __sync_synchronize();
         *env->release_flag = 1;
-        if (bench_sync_error(env, &t, "timed run") || rc) {
+        if (bench_sync_error(env, &out[0], "timed run") || rc) {
             (void)bench_power_end(env);
             free(samples);
-            return t;
+            return;
         }
-        for (int i = 0; i < batch; i++) {
-            float ms = 0.0f;
-            cudaEventElapsedTime(&ms, env->ev_start[i], env->ev_stop[i]);
-            samples[done + i] = 1000.0 * ms;
-        }
+        for (int i = 0; i < batch; i++)
+            for (int j = 0; j < n; j++) {
+                float ms = 0.0f;
+                cudaEventElapsedTime(&ms, env->ev_start[i * n + j], env->ev_stop[i * n + j]);
+                samples[(size_t)j * (size_t)reps + (size_t)(done + i)] = 1000.0 * ms;
+            }
     }
-    t.power = bench_power_end(env);
+    const bench_power_t power = bench_power_end(env);
     if (*env->blocker_timed_out)
         fprintf(stderr, "  warning: the stream-holding kernel timed out (a call synchronizes "
                         "inside?): timings may include launch gaps\n");
-    t.reps = reps;
-    t.median_us = bv_median(samples, reps); /* sorts: samples[0] is the minimum */
-    t.min_us = samples[0];
-    t.ok = 1;
+    for (int j = 0; j < n; j++) {
+        double *sj = samples + (size_t)j * (size_t)reps;
+        out[j].reps = reps;
+        out[j].median_us = bv_median(sj, reps); /* sorts: sj[0] is the minimum */
+        out[j].min_us = sj[0];
+        out[j].power = power;
+        out[j].ok = 1;
+    }
     free(samples);
+}
+
+bench_timing_t bench_time(bench_env_t *env, bench_enqueue_fn fn, void *ctx, int num_sets)
+{
+    bench_timing_t t;
+    bench_time_n(env, &fn, &ctx, 1, num_sets, &t);
     return t;
+}
+
+void bench_time_pair(bench_env_t *env, bench_enqueue_fn fn_a, void *ctx_a, bench_enqueue_fn fn_b,
+                     void *ctx_b, int num_sets, bench_timing_t *a, bench_timing_t *b)
+{
+    const bench_enqueue_fn fns[2] = {fn_a, fn_b};
+    void *const ctxs[2] = {ctx_a, ctx_b};
+    bench_timing_t t[2];
+    bench_time_n(env, fns, ctxs, 2, num_sets, t);
+    *a = t[0];
+    *b = t[1];
 }
 
 int bench_rotation_sets(const bench_env_t *env, size_t set_bytes, int max_sets)
