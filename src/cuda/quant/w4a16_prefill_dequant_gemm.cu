@@ -134,15 +134,26 @@ __global__ void __launch_bounds__(W4P_THREADS, W4P_MIN_BLOCKS) w4p_dequant_kerne
     const int g = lane >> 2, t = lane & 3;
     const int zero_shift = 4 * (g & 3);
     /* The grid stride is a multiple of 32, so lane == idx % 32 and a warp
-     * always covers exactly one tile: the shuffles below are warp-uniform. */
-    for (int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; idx < a.lane_chunks;
-         idx += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t tile = idx >> 5;
-        const int64_t strip = tile / a.ktiles;
-        const int64_t kt = tile - strip * a.ktiles;
+     * always covers exactly one tile: the shuffles below are warp-uniform.
+     * The tile's (strip, k-tile) is divided out once and then advanced by
+     * the stride's own (strips, k-tiles): a 64-bit division per 16-byte
+     * load made this kernel issue-bound. The group index is a 32-bit
+     * division (columns < 2^32; the host clamps group_size to ldd). */
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    const int64_t first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    /* 32-bit: a chunk holds < 2^31 strips, a row < 2^25 k-tiles (ldd < 2^31) */
+    const int ktiles = (int)a.ktiles;
+    const int step_strips = (int)((stride >> 5) / ktiles);
+    const int step_kt = (int)((stride >> 5) - (int64_t)step_strips * ktiles);
+    int strip = (int)((first >> 5) / ktiles);
+    int kt = (int)((first >> 5) - (int64_t)strip * ktiles);
+    const uint32_t group_size = (uint32_t)a.group_size;
+    const uint32_t last_group = (uint32_t)(a.num_groups - 1);
+    for (int64_t idx = first; idx < a.lane_chunks; idx += stride) {
         const uint4 wv = w4p_load_stream(a.tiles + idx);
-        const int64_t grp = w4_lane_group(kt, t, a.group_size, a.num_groups);
-        const int64_t meta = strip * a.num_groups + grp;
+        const uint32_t grp = min(((uint32_t)kt * W4_TILE_K + 16u * (uint32_t)t) / group_size,
+                                 last_group);
+        const int64_t meta = (int64_t)strip * a.num_groups + grp;
         const uint32_t sv = __ldg(a.scales + meta * 8 + g);
         const uint32_t zv = __ldg(a.zeros + meta * 2 + (g >> 2));
         const uint32_t s_lo = w4p_splat_lo(sv), s_hi = w4p_splat_hi(sv);
@@ -150,11 +161,17 @@ __global__ void __launch_bounds__(W4P_THREADS, W4P_MIN_BLOCKS) w4p_dequant_kerne
         const uint32_t z_lo = w4p_splat_lo(z2), z_hi = w4p_splat_hi(z2);
 
         const uint32_t words[4] = {wv.x, wv.y, wv.z, wv.w};
-        uint16_t *out = a.dense + (strip * W4_STRIP_ROWS + g) * a.ldd + kt * W4_TILE_K;
+        uint16_t *out = a.dense + ((int64_t)strip * W4_STRIP_ROWS + g) * a.ldd + kt * W4_TILE_K;
         /* row g (nibble shift 0, scale/zero low halves), then row g+8 (shift
          * 4, high halves): one row at a time keeps 8 values live, not 16. */
         w4p_dequant_store_row<T>(words, 0, z_lo, s_lo, t, out);
         w4p_dequant_store_row<T>(words, 4, z_hi, s_hi, t, out + 8 * a.ldd);
+        kt += step_kt;
+        strip += step_strips;
+        if (kt >= ktiles) {
+            kt -= ktiles;
+            strip++;
+        }
     }
 }
 
@@ -198,6 +215,8 @@ cuops_status_t w4a16_launch_prefill_dequant_gemm(struct cuops_handle *h,
 
     const int64_t ldd = geo->ktiles * W4_TILE_K;
     const int64_t row_bytes = ldd * 2;
+    if (ldd > (int64_t)0x7fffffff)
+        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "%s: k must be below 2^31", name);
     const int64_t n_pad = geo->strips * W4_STRIP_ROWS;
 
     /* x is read by TMA in place when it can be; otherwise packed once here
@@ -234,7 +253,9 @@ cuops_status_t w4a16_launch_prefill_dequant_gemm(struct cuops_handle *h,
 
     w4p_dequant_args_t a;
     a.ktiles = geo->ktiles;
-    a.group_size = geo->group_size;
+    /* the kernel's column and group arithmetic is 32-bit: a group wider
+     * than the row is one group (the index clamps to the last) */
+    a.group_size = geo->group_size < ldd ? geo->group_size : ldd;
     a.num_groups = geo->num_groups;
     a.dense = dense;
     a.ldd = ldd;
