@@ -203,6 +203,11 @@ bench_timing_t bench_time(bench_env_t *env, bench_enqueue_fn fn, void *ctx, int 
  * state); b uses buffer set (i + sets/2) mod sets. */
 void bench_time_pair(bench_env_t *env, bench_enqueue_fn fn_a, void *ctx_a, bench_enqueue_fn fn_b,
                      void *ctx_b, int num_sets, bench_timing_t *a, bench_timing_t *b);
+/* A row's own series: bench_time, or with --interleave and a baseline
+ * function bench_time_pair, the baseline's median and power then written
+ * into the row (baseline_us, baseline_power). */
+bench_timing_t bench_time_row(bench_env_t *env, bench_row_t *row, bench_enqueue_fn fn, void *ctx,
+                              bench_enqueue_fn baseline_fn, void *baseline_ctx, int num_sets);
 /* Median us of a cudaMemcpyAsync D2D that moves bytes_moved (half read, half
  * written), rotated past L2 like the rows: the copy ceiling at the row's own
  * size, so a memory-bound row can be read against a copy of its bytes as well

@@ -319,15 +319,8 @@ static void run_gemm_shape(bench_env_t *env, cuops_dtype_t dtype, int64_t m, int
             bench_row_done(env, row);
             continue;
         }
-        bench_timing_t t;
-        if (env->opt.interleave && baseline_ok) {
-            bench_timing_t tb;
-            bench_time_pair(env, enqueue_cuops_gemm, &g, enqueue_cublas_gemm, &g, sets, &t, &tb);
-            row->baseline_us = tb.ok ? tb.median_us : NAN;
-            row->baseline_power = tb.power;
-        } else {
-            t = bench_time(env, enqueue_cuops_gemm, &g, sets);
-        }
+        bench_timing_t t = bench_time_row(env, row, enqueue_cuops_gemm, &g,
+                                          baseline_ok ? enqueue_cublas_gemm : NULL, &g, sets);
         if (!t.ok) bench_row_fail(row, BENCH_ROW_ERROR, "timing: %s", t.err);
         else fill_row_numbers(env, row, &g, t.median_us, memory_bound);
         row->power = t.power;

@@ -666,15 +666,7 @@ static void run_w4a16_shape(bench_env_t *env, cuops_dtype_t act, int64_t m, int6
             bench_row_done(env, row);
             continue;
         }
-        bench_timing_t t;
-        if (env->opt.interleave) {
-            bench_timing_t tb;
-            bench_time_pair(env, fn, &c, enqueue_w4_cublas, &c, sets, &t, &tb);
-            row->baseline_us = tb.ok ? tb.median_us : NAN;
-            row->baseline_power = tb.power;
-        } else {
-            t = bench_time(env, fn, &c, sets);
-        }
+        bench_timing_t t = bench_time_row(env, row, fn, &c, enqueue_w4_cublas, &c, sets);
         if (!t.ok) {
             bench_row_fail(row, BENCH_ROW_ERROR, "timing: %s", t.err);
             row->valid = 1;

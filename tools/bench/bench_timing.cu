@@ -216,6 +216,17 @@ void bench_time_pair(bench_env_t *env, bench_enqueue_fn fn_a, void *ctx_a, bench
     *b = t[1];
 }
 
+bench_timing_t bench_time_row(bench_env_t *env, bench_row_t *row, bench_enqueue_fn fn, void *ctx,
+                              bench_enqueue_fn baseline_fn, void *baseline_ctx, int num_sets)
+{
+    if (!env->opt.interleave || !baseline_fn) return bench_time(env, fn, ctx, num_sets);
+    bench_timing_t t, tb;
+    bench_time_pair(env, fn, ctx, baseline_fn, baseline_ctx, num_sets, &t, &tb);
+    row->baseline_us = tb.ok ? tb.median_us : NAN;
+    row->baseline_power = tb.power;
+    return t;
+}
+
 int bench_rotation_sets(const bench_env_t *env, size_t set_bytes, int max_sets)
 {
     if (set_bytes == 0) return 1;
