@@ -53,6 +53,11 @@
  * stores C. No workspace, no second kernel, no partials through L2/HBM;
  * bitwise identical run to run.
  *
+ * Kernel "sm90_ws_128x256_mc2" (a study entry after "sm90_ws_128x256_direct_c";
+ * auto never reaches it): the unsplit kernel in clusters of two CTAs along M
+ * that share each k-block's B tile by TMA multicast (sm90_ws_cta, MCAST):
+ * 32 instead of 48 KB from L2 per CTA and k-block; measured +0-1 % on the
+ * big suite (docs/gemm.md, "Clusters of two sharing B").
  * Kernels "sm90_ws_128x128", "sm90_ws_128x128_splitk_dsmem" and
  * "sm90_ws_64x128" (last in the table): the same CTA body with a smaller
  * tile (sm90_tile<BM, BN>; in a 64-row tile the two consumers split the
