@@ -652,27 +652,16 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
 
 #endif /* CUOPS_SM90A_DEVICE */
 
-template <int BM, int BN, bool AB_BF16, typename OutT>
+/* The unsplit kernel; MCAST (sm90_ws_128x256_mc2): launched in clusters of
+ * two CTAs along M that share each k-block's B tile by TMA multicast. */
+template <int BM, int BN, bool AB_BF16, typename OutT, bool MCAST = false>
 __global__ void __launch_bounds__(SM90_THREADS, 1)
 sm90_ws_kernel(const __grid_constant__ CUtensorMap tmap_a,
                const __grid_constant__ CUtensorMap tmap_b,
                const __grid_constant__ CUtensorMap tmap_c, const sm90_gemm_params_t p)
 {
 #if CUOPS_SM90A_DEVICE
-    sm90_ws_cta<BM, BN, AB_BF16, OutT, false>(tmap_a, tmap_b, &tmap_c, p, NULL, 1);
-#endif
-}
-
-/* sm90_ws_128x256_mc2: launched in clusters of two CTAs along M that share
- * each k-block's B tile by TMA multicast (sm90_ws_cta, MCAST). */
-template <bool AB_BF16, typename OutT>
-__global__ void __launch_bounds__(SM90_THREADS, 1)
-sm90_ws_mc2_kernel(const __grid_constant__ CUtensorMap tmap_a,
-                   const __grid_constant__ CUtensorMap tmap_b,
-                   const __grid_constant__ CUtensorMap tmap_c, const sm90_gemm_params_t p)
-{
-#if CUOPS_SM90A_DEVICE
-    sm90_ws_cta<128, 256, AB_BF16, OutT, false, false, true>(tmap_a, tmap_b, &tmap_c, p, NULL, 1);
+    sm90_ws_cta<BM, BN, AB_BF16, OutT, false, false, MCAST>(tmap_a, tmap_b, &tmap_c, p, NULL, 1);
 #endif
 }
 
@@ -795,33 +784,20 @@ typedef void (*sm90_fixup_kernel_fn)(const sm90_gemm_params_t, const sm90_splitk
 typedef void (*sm90_dsmem_kernel_fn)(const CUtensorMap, const CUtensorMap, const sm90_gemm_params_t,
                                      const int);
 
-template <int BM, int BN> static sm90_kernel_fn sm90_pick_kernel(cuops_dtype_t ab, cuops_dtype_t c)
+template <int BM, int BN, bool MCAST = false>
+static sm90_kernel_fn sm90_pick_kernel(cuops_dtype_t ab, cuops_dtype_t c)
 {
     const bool bf = (ab == CUOPS_DTYPE_BF16);
     switch (c) {
     case CUOPS_DTYPE_F16:
-        return bf ? sm90_ws_kernel<BM, BN, true, __half> : sm90_ws_kernel<BM, BN, false, __half>;
+        return bf ? sm90_ws_kernel<BM, BN, true, __half, MCAST>
+                  : sm90_ws_kernel<BM, BN, false, __half, MCAST>;
     case CUOPS_DTYPE_BF16:
-        return bf ? sm90_ws_kernel<BM, BN, true, __nv_bfloat16>
-                  : sm90_ws_kernel<BM, BN, false, __nv_bfloat16>;
+        return bf ? sm90_ws_kernel<BM, BN, true, __nv_bfloat16, MCAST>
+                  : sm90_ws_kernel<BM, BN, false, __nv_bfloat16, MCAST>;
     case CUOPS_DTYPE_F32:
-        return bf ? sm90_ws_kernel<BM, BN, true, float> : sm90_ws_kernel<BM, BN, false, float>;
-    default:
-        return NULL;
-    }
-}
-
-static sm90_kernel_fn sm90_pick_mc2_kernel(cuops_dtype_t ab, cuops_dtype_t c)
-{
-    const bool bf = (ab == CUOPS_DTYPE_BF16);
-    switch (c) {
-    case CUOPS_DTYPE_F16:
-        return bf ? sm90_ws_mc2_kernel<true, __half> : sm90_ws_mc2_kernel<false, __half>;
-    case CUOPS_DTYPE_BF16:
-        return bf ? sm90_ws_mc2_kernel<true, __nv_bfloat16>
-                  : sm90_ws_mc2_kernel<false, __nv_bfloat16>;
-    case CUOPS_DTYPE_F32:
-        return bf ? sm90_ws_mc2_kernel<true, float> : sm90_ws_mc2_kernel<false, float>;
+        return bf ? sm90_ws_kernel<BM, BN, true, float, MCAST>
+                  : sm90_ws_kernel<BM, BN, false, float, MCAST>;
     default:
         return NULL;
     }
@@ -950,7 +926,7 @@ static int sm90_mc2_max_clusters(int dev)
     if (dev < 0 || dev >= 16) return -1;
     if (__atomic_load_n(&cache[dev], __ATOMIC_RELAXED) == 0)
         __atomic_store_n(&cache[dev],
-                         cuops_cluster_max_active((const void *)sm90_ws_mc2_kernel<false, __half>,
+                         cuops_cluster_max_active((const void *)sm90_ws_kernel<128, 256, false, __half, true>,
                                                   SM90_THREADS, 2, sm90_tile<128, 256>::SMEM_BYTES),
                          __ATOMIC_RELAXED);
     return __atomic_load_n(&cache[dev], __ATOMIC_RELAXED);
@@ -1147,8 +1123,10 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     }
 
     if (splits == 0) {
-        sm90_kernel_fn fn = mcast ? sm90_pick_mc2_kernel(d->ab_type, d->c_type)
-                                  : sm90_pick_kernel<BM, BN>(d->ab_type, d->c_type);
+        sm90_kernel_fn fn = sm90_pick_kernel<BM, BN>(d->ab_type, d->c_type);
+        /* the multicast form exists for the 128 x 256 tile only */
+        if constexpr (BM == 128 && BN == 256)
+            if (mcast) fn = sm90_pick_kernel<BM, BN, true>(d->ab_type, d->c_type);
         if (!fn)
             return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no kernel for c_type", name);
         CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
