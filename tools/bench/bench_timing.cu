@@ -212,6 +212,9 @@ void bench_time_pair(bench_env_t *env, bench_enqueue_fn fn_a, void *ctx_a, bench
     void *const ctxs[2] = {ctx_a, ctx_b};
     bench_timing_t t[2];
     bench_time_n(env, fns, ctxs, 2, num_sets, t);
+    /* a failing b stops the series: say so in a's message too */
+    if (!t[0].ok && !t[0].err[0] && t[1].err[0])
+        snprintf(t[0].err, sizeof(t[0].err), "baseline: %.240s", t[1].err);
     *a = t[0];
     *b = t[1];
 }
