@@ -302,8 +302,8 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
     if (c.variant && strcmp(c.variant, "w4a16_decode_stream") == 0) refused = !serves;
     const int is_warp = c.variant && strcmp(c.variant, "w4a16_decode_warp") == 0;
     if (is_warp) refused = !warp_serves(m, ldx, c.x_offset);
-    /* the fused prefill kernel: sm_90, a group a multiple of 64 or one per row */
-    const int is_fused = c.variant && strcmp(c.variant, "w4a16_prefill_wgmma") == 0;
+    /* the fused prefill kernels: sm_90, a group a multiple of 64 or one per row */
+    const int is_fused = c.variant && strncmp(c.variant, "w4a16_prefill_wgmma", 19) == 0;
     if (is_fused)
         refused = !(g_sm_major == 9 && (w->group_size % 64 == 0 || w->group_size >= k));
     /* the decode kernel on wgmma: the same, and m <= 64 */
@@ -358,8 +358,8 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
         CHECK(strstr(cuops_last_kernel(h), "w4a16_decode_warp") != NULL,
               "w4a16_decode_warp m=%lld ran %s", (long long)m, cuops_last_kernel(h));
     if (st == CUOPS_STATUS_SUCCESS && is_fused)
-        CHECK(strcmp(cuops_last_kernel(h), "w4a16_prefill_wgmma") == 0,
-              "w4a16_prefill_wgmma m=%lld ran %s", (long long)m, cuops_last_kernel(h));
+        CHECK(strcmp(cuops_last_kernel(h), c.variant) == 0, "%s m=%lld ran %s", c.variant,
+              (long long)m, cuops_last_kernel(h));
     if (st == CUOPS_STATUS_SUCCESS && (is_dwgmma || is_bulk))
         CHECK(strcmp(cuops_last_kernel(h), c.variant) == 0, "%s m=%lld ran %s", c.variant,
               (long long)m, cuops_last_kernel(h));

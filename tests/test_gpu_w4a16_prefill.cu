@@ -21,6 +21,9 @@
  * runs with ldy % 8 != 0 (element stores), with 16-byte-aligned x and y
  * (vector stores) and with a 2-byte-aligned x (packed first); it refuses
  * group sizes that are not a multiple of 64 (NOT_SUPPORTED, nothing written).
+ * Both fused forms (w4a16_prefill_wgmma, w4a16_prefill_wgmma_ldg) run every
+ * fused case, and a 1100 x 4352 x 960 call gives their CTAs several tiles
+ * each with an odd number of 64-k blocks per tile.
  *
  *   build/tests/test_gpu_w4a16_prefill      (CUOPS_TEST_SEED=... to replay)
  */
@@ -33,6 +36,8 @@
 #define SAMPLE_ROWS 12  /* rows of y compared with the host reference */
 #define PREFILL_VARIANT "w4a16_dequant_gemm"
 #define FUSED_VARIANT "w4a16_prefill_wgmma"
+/* the fused kernels: int4 words through shared memory, or into registers */
+static const char *const fused_variants[] = {FUSED_VARIANT, "w4a16_prefill_wgmma_ldg"};
 
 static size_t scale_bytes(cuops_dtype_t t) { return t == CUOPS_DTYPE_F32 ? 4 : 2; }
 static const char *act_name(cuops_dtype_t t) { return t == CUOPS_DTYPE_F16 ? "f16" : "bf16"; }
@@ -374,12 +379,15 @@ static void run_gpu_tests(cuops_handle_t h, int sm_major)
                         const int serves = w.group_size % 64 == 0 || w.group_size >= w.k;
                         const cuops_status_t fe =
                             serves ? CUOPS_STATUS_SUCCESS : CUOPS_STATUS_NOT_SUPPORTED;
-                        const call_case_t fused_scalar = {FUSED_VARIANT, 0, 3, 0, 0, fe};
-                        const call_case_t fused_vec = {FUSED_VARIANT, 8, 8, 0, 0, fe};
-                        const call_case_t fused_packed_x = {FUSED_VARIANT, 5, 1, 1, 0, fe};
-                        run_case(h, sm_major, &w, packed, &a, act, fused_scalar);
-                        run_case(h, sm_major, &w, packed, &a, act, fused_vec);
-                        if (mi != 1) run_case(h, sm_major, &w, packed, &a, act, fused_packed_x);
+                        for (int fv = 0; fv < 2; fv++) {
+                            const char *f = fused_variants[fv];
+                            const call_case_t fused_scalar = {f, 0, 3, 0, 0, fe};
+                            const call_case_t fused_vec = {f, 8, 8, 0, 0, fe};
+                            const call_case_t fused_packed_x = {f, 5, 1, 1, 0, fe};
+                            run_case(h, sm_major, &w, packed, &a, act, fused_scalar);
+                            run_case(h, sm_major, &w, packed, &a, act, fused_vec);
+                            if (mi != 1) run_case(h, sm_major, &w, packed, &a, act, fused_packed_x);
+                        }
                     }
                     run_case(h, sm_major, &w, packed, &a, act, unaligned);
                     if (mi != 1) run_case(h, sm_major, &w, packed, &a, act, chunked);
@@ -406,8 +414,10 @@ static void run_gpu_tests(cuops_handle_t h, int sm_major)
                 make_activation(&a, small_m[mi], &w, wd, CUOPS_DTYPE_F16);
                 const call_case_t c = {PREFILL_VARIANT, 1, 1, 0, 0, CUOPS_STATUS_SUCCESS};
                 run_case(h, sm_major, &w, packed, &a, CUOPS_DTYPE_F16, c);
-                const call_case_t f = {FUSED_VARIANT, 0, 0, 0, 0, CUOPS_STATUS_SUCCESS};
-                if (sm_major == 9) run_case(h, sm_major, &w, packed, &a, CUOPS_DTYPE_F16, f);
+                for (int fv = 0; fv < 2 && sm_major == 9; fv++) {
+                    const call_case_t f = {fused_variants[fv], 0, 0, 0, 0, CUOPS_STATUS_SUCCESS};
+                    run_case(h, sm_major, &w, packed, &a, CUOPS_DTYPE_F16, f);
+                }
                 free_activation(&a);
             }
             free(wd);
@@ -416,18 +426,46 @@ static void run_gpu_tests(cuops_handle_t h, int sm_major)
         free_weight(&w);
     }
 
+    /* More tiles than SMs (170 tiles of 128 weight rows x 256 x rows), an odd
+     * number of 64-k blocks per tile (15) and groups of 3 blocks: the fused
+     * kernels' CTAs walk several tiles, and the register form's loads two
+     * blocks ahead cross from one tile into the next. */
+    if (sm_major == 9) {
+        static const int64_t group_sizes[] = {192, 64};
+        for (int gi = 0; gi < 2; gi++) {
+            const cuops_dtype_t act = gi ? CUOPS_DTYPE_BF16 : CUOPS_DTYPE_F16;
+            host_weight_t w;
+            make_weight(&w, 4352, 960, group_sizes[gi], act, gi == 0);
+            void *packed = NULL;
+            if (gpu_prepack(h, &w, act, &packed)) {
+                float *wd = dequant_reference(&w, act);
+                activation_t a;
+                make_activation(&a, 1100, &w, wd, act);
+                for (int fv = 0; fv < 2; fv++) {
+                    const call_case_t f = {fused_variants[fv], 8, 8, 0, 0, CUOPS_STATUS_SUCCESS};
+                    run_case(h, sm_major, &w, packed, &a, act, f);
+                }
+                free_activation(&a);
+                free(wd);
+            }
+            cudaFree(packed);
+            free_weight(&w);
+        }
+    }
+
     /* The variant is listed. */
     const char *const *names = NULL;
     int count = 0;
     CHECK_STATUS(cuops_variant_names("w4a16", &names, &count), CUOPS_STATUS_SUCCESS);
     int listed = 0;
-    int listed_fused = 0;
+    int listed_fused[2] = {0, 0};
     for (int i = 0; i < count; i++) {
         listed |= strcmp(names[i], PREFILL_VARIANT) == 0;
-        listed_fused |= strcmp(names[i], FUSED_VARIANT) == 0;
+        for (int fv = 0; fv < 2; fv++) listed_fused[fv] |= strcmp(names[i], fused_variants[fv]) == 0;
     }
     CHECK(listed, "cuops_variant_names(\"w4a16\") does not list %s", PREFILL_VARIANT);
-    CHECK(listed_fused, "cuops_variant_names(\"w4a16\") does not list %s", FUSED_VARIANT);
+    for (int fv = 0; fv < 2; fv++)
+        CHECK(listed_fused[fv], "cuops_variant_names(\"w4a16\") does not list %s", fused_variants[fv]);
 }
 
 int main(void)

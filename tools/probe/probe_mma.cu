@@ -6,6 +6,8 @@
  *
  *  mma.sync m16n8k16 (f16 and bf16 in, f32 accumulate; f16 in, f16 accumulate)
  *  wgmma m64nNk16 (N = 64, 128, 256; f16 and bf16 in, f32 accumulate; sm_90a)
+ *  wgmma m64n256k16 with A from registers (as the W4A16 kernels feed it),
+ *  A fixed or rewritten before every group
  *
  * Each throughput kernel also reads clock64 and %globaltimer at its start and
  * end, so the reported FLOP/clk/SM uses the clock the SMs ran at under load.
@@ -16,6 +18,7 @@
 #include "probe.h"
 #include "probe_wgmma_ops.cuh"
 #include "cuda/gemm/gemm_sm80_common.cuh" /* the lean GEMM's fragment loaders */
+#include "cuda/common/ptx_sm90.cuh"        /* wgmma m64n256k16 with A from registers */
 
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define PROBE_SM90A 1
@@ -326,6 +329,71 @@ __global__ void wgmma_loop(int iters, float *sink, long long *timing)
 #endif
 }
 
+/* The same loop at N = 256 with A from registers, B from shared memory, the
+ * form the W4A16 kernels issue. REWRITE = 0: one A set, never changed (the
+ * instruction's own rate). REWRITE = 1: two A sets used by alternate groups,
+ * each rewritten by 16 ALU ops before its group (as a dequantizing kernel
+ * must, after the wait that retires the set's previous group). */
+template <int BF16, int REWRITE>
+__global__ void wgmma_rs_loop(int iters, float *sink, long long *timing)
+{
+#if PROBE_SM90A
+    extern __shared__ __align__(1024) uint8_t smem[];
+    const int b_bytes = 256 * 16 * 2;
+    uint16_t *s16 = reinterpret_cast<uint16_t *>(smem);
+    for (int i = threadIdx.x; i < b_bytes / 2; i += blockDim.x)
+        s16[i] = (uint16_t)((BF16 ? 0x3c00u : 0x2000u) ^ (i & 7u));
+    __syncthreads();
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    const uint32_t base = (uint32_t)__cvta_generic_to_shared(smem);
+    const uint64_t desc_b = ((uint64_t)((base >> 4) & 0x3fff)) | ((uint64_t)(128 >> 4) << 16) |
+                            ((uint64_t)(256 >> 4) << 32);
+    const uint32_t seed = (BF16 ? 0x3c003c00u : 0x20002000u) ^ (threadIdx.x & 7u);
+    uint32_t a0[4][4], a1[4][4];
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+#pragma unroll
+        for (int r = 0; r < 4; r++) a0[j][r] = a1[j][r] = seed ^ (uint32_t)(j * 4 + r);
+    float d[128];
+#pragma unroll
+    for (int i = 0; i < 128; i++) d[i] = 0.0f;
+    stamp(timing, 0);
+    auto group = [&](uint32_t (&a)[4][4], int it) {
+        if (REWRITE) {
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+#pragma unroll
+                for (int r = 0; r < 4; r++) a[j][r] = seed ^ (uint32_t)((it + j * 4 + r) & 7);
+        }
+        cuops_wgmma_fence();
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            if (BF16) cuops_wgmma_m64n256k16_rs_bf16(d, a[j], desc_b, 1);
+            else cuops_wgmma_m64n256k16_rs_f16(d, a[j], desc_b, 1);
+        }
+        cuops_wgmma_commit();
+        cuops_wgmma_wait<1>();
+    };
+    for (int it = 0; it < iters; it += 2) {
+        group(a0, it);
+        group(REWRITE ? a1 : a0, it + 1);
+        /* the set's values must not be forgotten while its group may run */
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+#pragma unroll
+            for (int r = 0; r < 4; r++) asm volatile("" ::"r"(a0[j][r]), "r"(a1[j][r]) : "memory");
+    }
+    cuops_wgmma_wait<0>();
+    stamp(timing, 1);
+    float s = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 128; i++) s += d[i];
+    sink[blockIdx.x * blockDim.x + threadIdx.x] = s;
+#else
+    (void)iters; (void)sink; (void)timing;
+#endif
+}
+
 typedef void (*loop_kernel_t)(int, float *, long long *);
 
 /* Runs `kernel` and returns {ms, clock MHz measured in block 0, cycles per iteration}. */
@@ -492,4 +560,23 @@ void probe_mma(void)
             }
         }
     }
+    printf("\n== wgmma m64n256k16 with A from registers (B from shared memory), 2 warpgroups/CTA\n");
+    printf("%-6s %-26s %10s %12s %12s %9s\n", "type", "A", "cyc/wgmma", "FLOP/clk/SM", "TFLOP/s", "MHz");
+    for (int bf = 0; bf < 2; bf++)
+        for (int rw = 0; rw < 2; rw++) {
+            loop_kernel_t k = bf ? (rw ? wgmma_rs_loop<1, 1> : wgmma_rs_loop<1, 0>)
+                                 : (rw ? wgmma_rs_loop<0, 1> : wgmma_rs_loop<0, 0>);
+            const int iters = 8192;
+            double ms, mhz, cpi;
+            run_loop(k, sms, 256, 256 * 16 * 2, iters, &ms, &mhz, &cpi);
+            double flop = 2.0 * 64 * 256 * 16 * 4.0 * iters * 2 * sms;
+            double tflops = flop / (ms * 1e-3) / 1e12;
+            double per_clk_sm = flop / (ms * 1e-3) / (mhz * 1e6) / sms;
+            char series[96];
+            snprintf(series, sizeof series, "wgmma rs %s N=256 WG/CTA=2 %s", bf ? "bf16" : "f16",
+                     rw ? "A rewritten per group" : "A fixed");
+            probe_add("wgmma_rs", series, 256, tflops, "TFLOP/s", per_clk_sm, "FLOP/clk/SM");
+            printf("%-6s %-26s %10.1f %12.0f %12.1f %9.0f\n", bf ? "bf16" : "f16",
+                   rw ? "rewritten per group" : "fixed", cpi / 4.0, per_clk_sm, tflops, mhz);
+        }
 }

@@ -151,7 +151,67 @@ static __device__ __forceinline__ void w4f_epilogue(const w4f_params_t &p, const
     }
 }
 
-template <typename T>
+/* The int4 words of one lane for the 64-k block `kb` of the tile whose lane
+ * base is `q` (strip tile + g*64 + 4*(t/2) bytes): every other word of the
+ * lane's 64-byte row, the eight that w4f_load_a reads from shared memory. */
+static __device__ __forceinline__ void w4f_ldg_words(uint32_t (&w)[8], const uint32_t *q, int kb)
+{
+    const uint32_t *src = q + (int64_t)kb * (W4_TILE_BYTES / 4);
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        asm volatile("ld.global.nc.u32 %0, [%1];" : "=r"(w[i]) : "l"(src + 2 * i));
+}
+
+/* Where the consumers of the W4F_Q_REGS form are two blocks ahead: the
+ * (tile, 64-k block) whose words, scale and zero they load next, walked
+ * across the CTA's tiles so that a tile's first blocks are loaded while the
+ * previous tile's last ones run. */
+typedef struct w4f_cursor {
+    int t, kb, group, pos;
+    const uint32_t *q, *sc, *zr;
+} w4f_cursor_t;
+
+static __device__ __forceinline__ void w4f_cursor_tile(w4f_cursor_t &c, const w4f_params_t &p,
+                                                       int strip_in_cta, int g, int tq)
+{
+    c.kb = 0;
+    c.group = 0;
+    c.pos = 0;
+    if (c.t >= p.num_tiles) return;
+    const int wb = c.t / p.tiles_x;
+    const int strip = min(wb * W4F_STRIPS + strip_in_cta, p.strips - 1);
+    c.q = (const uint32_t *)(p.tiles + ((int64_t)strip * p.ktiles * W4_TILE_BYTES + g * 64 +
+                                        4 * (tq >> 1)));
+    c.sc = p.scales + (int64_t)strip * p.num_groups * 8 + g;
+    c.zr = p.zeros + (int64_t)strip * p.num_groups * 2 + (g >> 2);
+}
+
+/* Loads the cursor's block into (w, s, z) and steps it to the next one. */
+static __device__ __forceinline__ void w4f_cursor_load(w4f_cursor_t &c, const w4f_params_t &p,
+                                                       int strip_in_cta, int g, int tq,
+                                                       uint32_t (&w)[8], uint32_t &s, uint32_t &z)
+{
+    if (c.t < p.num_tiles) {
+        w4f_ldg_words(w, c.q, c.kb);
+        const int grp = min(c.group, p.num_groups - 1);
+        s = __ldg(c.sc + grp * 8);
+        z = __ldg(c.zr + grp * 2);
+    }
+    if (++c.pos == p.tiles_per_group) {
+        c.pos = 0;
+        c.group++;
+    }
+    if (++c.kb == p.ktiles) {
+        c.t += gridDim.x;
+        w4f_cursor_tile(c, p, strip_in_cta, g, tq);
+    }
+}
+
+/* QREGS = 0: the int4 tiles reach shared memory by bulk copy and each lane
+ * reads its words there (variant w4a16_prefill_wgmma). QREGS = 1: no int4
+ * in shared memory; each lane loads its eight words, scale and zero from
+ * global memory into registers two blocks ahead (w4a16_prefill_wgmma_ldg). */
+template <typename T, int QREGS>
 static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const CUtensorMap &tmap_y,
                                                const w4f_params_t &p)
 {
@@ -193,12 +253,13 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
                     if (lane == 0) {
                         cuops_mbar_wait(W4F_EMPTY_BAR(stage), phase ^ 1u);
                         cuops_mbar_arrive_expect_tx(W4F_FULL_BAR(stage),
-                                                    W4F_X_STAGE_BYTES + W4F_Q_STAGE_BYTES);
+                                                    W4F_X_STAGE_BYTES +
+                                                        (QREGS ? 0 : W4F_Q_STAGE_BYTES));
                         cuops_tma_load_2d(x_smem + stage * W4F_X_STAGE_BYTES, &tmap_x,
                                           W4F_FULL_BAR(stage), kb * W4F_BK, xb * W4F_XROWS);
                     }
                     __syncwarp();
-                    if (lane < W4F_STRIPS)
+                    if (!QREGS && lane < W4F_STRIPS)
                         cuops_bulk_load(q_smem + stage * W4F_Q_STAGE_BYTES + lane * W4_TILE_BYTES,
                                         src + (int64_t)kb * W4_TILE_BYTES, W4_TILE_BYTES,
                                         W4F_FULL_BAR(stage));
@@ -236,36 +297,65 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
 
         int stage = 0;
         uint32_t phase = 0;
+        /* QREGS: the words, scale and zero of the next two blocks, in the
+         * set of the block's parity over the CTA's whole block sequence */
+        const int strip_in_cta = consumer * 4 + warp;
+        uint32_t w_even[8], w_odd[8], s_even = 0u, s_odd = 0u, z_even = 0u, z_odd = 0u;
+        w4f_cursor_t cur;
+        if constexpr (QREGS) {
+            cur.t = blockIdx.x;
+            w4f_cursor_tile(cur, p, strip_in_cta, g, tq);
+            w4f_cursor_load(cur, p, strip_in_cta, g, tq, w_even, s_even, z_even);
+            w4f_cursor_load(cur, p, strip_in_cta, g, tq, w_odd, s_odd, z_odd);
+        }
+        int parity = 0;
         for (int t = blockIdx.x; t < p.num_tiles; t += gridDim.x) {
             const int wb = t / p.tiles_x, xb = t - wb * p.tiles_x;
-            const int strip = min(wb * W4F_STRIPS + consumer * 4 + warp, p.strips - 1);
+            const int strip = min(wb * W4F_STRIPS + strip_in_cta, p.strips - 1);
             const uint32_t *sc = p.scales + (int64_t)strip * p.num_groups * 8 + g;
             const uint32_t *zr = p.zeros + (int64_t)strip * p.num_groups * 2 + (g >> 2);
-            uint32_t sv = __ldg(sc), zv = __ldg(zr);
+            uint32_t sv = 0u, zv = 0u;
+            if constexpr (!QREGS) {
+                sv = __ldg(sc);
+                zv = __ldg(zr);
+            }
             int prev_stage = 0;
             /* group of the next block, and that block's position in it (no
              * division per block) */
             int next_group = 0, next_pos = 0;
 
             /* one 64-k block into the A set `a`; `other` is the set of the
-             * block before, whose group the wait below retires */
-            auto block = [&](int kb, uint32_t (&a)[4][4], uint32_t (&other)[4][4]) {
-                /* the next block's metadata, a block ahead (L2 latency) */
-                if (++next_pos == p.tiles_per_group) {
-                    next_pos = 0;
-                    next_group++;
+             * block before, whose group the wait below retires. QREGS: `w`,
+             * `ws`, `wz` hold this block's words, scale and zero, and are
+             * refilled with those of the block two ahead once read. */
+            auto block = [&](int kb, uint32_t (&a)[4][4], uint32_t (&other)[4][4], uint32_t (&w)[8],
+                             uint32_t &ws, uint32_t &wz) {
+                uint32_t sv_next = 0u, zv_next = 0u;
+                if constexpr (QREGS) {
+                    sv = ws;
+                    zv = wz;
+                } else {
+                    /* the next block's metadata, a block ahead (L2 latency) */
+                    if (++next_pos == p.tiles_per_group) {
+                        next_pos = 0;
+                        next_group++;
+                    }
+                    const int ng = min(next_group, p.num_groups - 1);
+                    sv_next = __ldg(sc + ng * 8);
+                    zv_next = __ldg(zr + ng * 2);
                 }
-                const int ng = min(next_group, p.num_groups - 1);
-                const uint32_t sv_next = __ldg(sc + ng * 8);
-                const uint32_t zv_next = __ldg(zr + ng * 2);
 
                 const uint32_t z2 = w4_nibbles<T, 0x000F000Fu>(zv >> zero_shift);
                 const uint32_t z_lo = __byte_perm(z2, 0, 0x1010), z_hi = __byte_perm(z2, 0, 0x3232);
                 const uint32_t s_lo = __byte_perm(sv, 0, 0x1010), s_hi = __byte_perm(sv, 0, 0x3232);
 
                 cuops_mbar_wait(W4F_FULL_BAR(stage), phase);
-                const uint32_t qt = q_smem + stage * W4F_Q_STAGE_BYTES + q_lane;
-                w4f_load_a<T>(a, qt, pair_shift, z_lo, z_hi, s_lo, s_hi);
+                if constexpr (QREGS) {
+                    w4f_dequant_words<T>(a, w, pair_shift, z_lo, z_hi, s_lo, s_hi);
+                } else {
+                    const uint32_t qt = q_smem + stage * W4F_Q_STAGE_BYTES + q_lane;
+                    w4f_load_a<T>(a, qt, pair_shift, z_lo, z_hi, s_lo, s_hi);
+                }
                 const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + stage * W4F_X_STAGE_BYTES);
 #pragma unroll
                 for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
@@ -278,6 +368,9 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
                         cuops_wgmma_m64n256k16_rs_bf16(acc, a[j], desc_x + 2 * j, (kb > 0 || j > 0) ? 1 : 0);
                 }
                 cuops_wgmma_commit();
+                /* the block two ahead: its loads run while this group and
+                 * the next one do */
+                if constexpr (QREGS) w4f_cursor_load(cur, p, strip_in_cta, g, tq, w, ws, wz);
                 cuops_wgmma_wait<1>();
 #pragma unroll
                 for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
@@ -290,15 +383,18 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
                 if (kb > 0) cuops_mbar_arrive(W4F_EMPTY_BAR(prev_stage));
                 prev_stage = stage;
                 cuops_ring_advance<W4F_STAGES>(stage, phase);
-                sv = sv_next;
-                zv = zv_next;
+                if constexpr (!QREGS) {
+                    sv = sv_next;
+                    zv = zv_next;
+                }
             };
 #pragma unroll 1
             for (int kb = 0; kb < p.ktiles; kb++) {
-                if ((kb & 1) == 0)
-                    block(kb, a_even, a_odd);
+                if ((QREGS ? parity : (kb & 1)) == 0)
+                    block(kb, a_even, a_odd, w_even, s_even, z_even);
                 else
-                    block(kb, a_odd, a_even);
+                    block(kb, a_odd, a_even, w_odd, s_odd, z_odd);
+                parity ^= 1; /* over the CTA's whole block sequence */
             }
             cuops_wgmma_wait<0>();
 #pragma unroll
@@ -323,13 +419,13 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
 
 #endif /* CUOPS_SM90A_DEVICE */
 
-template <typename T>
+template <typename T, int QREGS>
 __global__ void __launch_bounds__(W4F_THREADS, 1)
 w4a16_prefill_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_x,
                            const __grid_constant__ CUtensorMap tmap_y, const w4f_params_t p)
 {
 #if CUOPS_SM90A_DEVICE
-    w4f_cta<T>(tmap_x, tmap_y, p);
+    w4f_cta<T, QREGS>(tmap_x, tmap_y, p);
 #endif
 }
 
@@ -354,9 +450,10 @@ int w4a16_prefill_wgmma_serves(const struct cuops_handle *h, const cuops_w4a16_d
 }
 
 cuops_status_t w4a16_launch_prefill_wgmma(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
-                                          const w4_geometry_t *geo, const char **kernel_name)
+                                          const w4_geometry_t *geo, int words_in_registers,
+                                          const char **kernel_name)
 {
-    static const char *const name = "w4a16_prefill_wgmma";
+    const char *const name = words_in_registers ? "w4a16_prefill_wgmma_ldg" : "w4a16_prefill_wgmma";
     *kernel_name = name;
     if (!w4a16_prefill_wgmma_serves(h, d, geo))
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
@@ -388,8 +485,12 @@ cuops_status_t w4a16_launch_prefill_wgmma(struct cuops_handle *h, const cuops_w4
         if (st != CUOPS_STATUS_SUCCESS) return st;
     }
 
-    w4f_kernel_fn fn = d->act_type == CUOPS_DTYPE_BF16 ? w4a16_prefill_wgmma_kernel<__nv_bfloat16>
-                                        : w4a16_prefill_wgmma_kernel<__half>;
+    const int bf16 = d->act_type == CUOPS_DTYPE_BF16;
+    w4f_kernel_fn fn = words_in_registers
+                           ? (bf16 ? w4a16_prefill_wgmma_kernel<__nv_bfloat16, 1>
+                                   : w4a16_prefill_wgmma_kernel<__half, 1>)
+                           : (bf16 ? w4a16_prefill_wgmma_kernel<__nv_bfloat16, 0>
+                                   : w4a16_prefill_wgmma_kernel<__half, 0>);
     CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            W4F_SMEM_BYTES));
