@@ -21,7 +21,7 @@
  * runs with ldy % 8 != 0 (element stores), with 16-byte-aligned x and y
  * (vector stores) and with a 2-byte-aligned x (packed first); it refuses
  * group sizes that are not a multiple of 64 (NOT_SUPPORTED, nothing written).
- * Both fused forms (w4a16_prefill_wgmma, w4a16_prefill_wgmma_ldg) run every
+ * Both fused forms (w4a16_prefill_wgmma, w4a16_prefill_wgmma_ahead) run every
  * fused case, and a 1100 x 4352 x 960 call gives their CTAs several tiles
  * each with an odd number of 64-k blocks per tile.
  *
@@ -37,7 +37,7 @@
 #define PREFILL_VARIANT "w4a16_dequant_gemm"
 #define FUSED_VARIANT "w4a16_prefill_wgmma"
 /* the fused kernels: int4 words through shared memory, or into registers */
-static const char *const fused_variants[] = {FUSED_VARIANT, "w4a16_prefill_wgmma_ldg"};
+static const char *const fused_variants[] = {FUSED_VARIANT, "w4a16_prefill_wgmma_ahead"};
 
 static size_t scale_bytes(cuops_dtype_t t) { return t == CUOPS_DTYPE_F32 ? 4 : 2; }
 static const char *act_name(cuops_dtype_t t) { return t == CUOPS_DTYPE_F16 ? "f16" : "bf16"; }

@@ -48,9 +48,10 @@
  *                        math (w4a16_decode_bulk_ring.cu); no split-K, so
  *                        options.split_k is ignored
  *   w4a16_decode_bulk_ring_w8  the same with 8 math warps
- *   w4a16_prefill_wgmma_ldg  w4a16_prefill_wgmma with the int4 words loaded
- *                        from global memory into registers two blocks ahead
- *                        instead of through shared memory
+ *   w4a16_prefill_wgmma_ahead  w4a16_prefill_wgmma with the int4 words loaded
+ *                        from global memory into registers, not through
+ *                        shared memory, and each block dequantized while the
+ *                        two before it run (three A register sets)
  * options.split_k > 0 forces the number of K splits on the split-K variants.
  * k == 0 writes y = 0 with a 2-D memset (no weight is read).
  *
@@ -71,7 +72,7 @@ static const char *const w4a16_variants[] = {"auto", "w4a16_decode_splitk", "w4a
                                              "w4a16_decode_wgmma", "w4a16_decode_wgmma_kt1",
                                              "w4a16_decode_bulk_ring",
                                              "w4a16_decode_bulk_ring_w8",
-                                             "w4a16_prefill_wgmma_ldg"};
+                                             "w4a16_prefill_wgmma_ahead"};
 enum {
     W4A16_AUTO = 0,
     W4A16_DECODE_SPLITK = 1,
@@ -84,7 +85,7 @@ enum {
     W4A16_DECODE_WGMMA_KT1 = 8,
     W4A16_DECODE_BULK_RING = 9,
     W4A16_DECODE_BULK_RING_W8 = 10,
-    W4A16_PREFILL_WGMMA_LDG = 11,
+    W4A16_PREFILL_WGMMA_AHEAD = 11,
     W4A16_NUM_VARIANTS = 12
 };
 
@@ -179,9 +180,9 @@ extern "C" cuops_status_t cuops_cuda_gemm_w4a16(struct cuops_handle *h,
      * the call; forced, w4a16_dequant_gemm serves any shape */
     if (cuops_variant_is_auto(opt) && d->m >= W4A16_PREFILL_MIN_M && h->sm_major == 9)
         variant = w4a16_prefill_wgmma_serves(h, d, &geo) ? W4A16_PREFILL_WGMMA : W4A16_DEQUANT_GEMM;
-    if (variant == W4A16_PREFILL_WGMMA || variant == W4A16_PREFILL_WGMMA_LDG) {
+    if (variant == W4A16_PREFILL_WGMMA || variant == W4A16_PREFILL_WGMMA_AHEAD) {
         const char *kernel = NULL;
-        return w4a16_launch_prefill_wgmma(h, d, &geo, variant == W4A16_PREFILL_WGMMA_LDG, &kernel);
+        return w4a16_launch_prefill_wgmma(h, d, &geo, variant == W4A16_PREFILL_WGMMA_AHEAD, &kernel);
     }
     if (variant == W4A16_DECODE_WGMMA || variant == W4A16_DECODE_WGMMA_KT1) {
         const char *kernel = NULL;

@@ -135,8 +135,8 @@ cuops_status_t w4a16_launch_decode_warp(struct cuops_handle *h, const cuops_w4a1
  * group_size a multiple of 64 or one group per row, m and k < 2^31, x and y
  * 2-byte aligned (x is packed into the workspace when TMA cannot read it).
  * words_in_registers: the int4 words go from global memory straight into
- * registers two blocks ahead (the variant w4a16_prefill_wgmma_ldg) instead
- * of through shared memory. */
+ * registers and each block is dequantized a block ahead (the variant
+ * w4a16_prefill_wgmma_ahead) instead of through shared memory. */
 int w4a16_prefill_wgmma_serves(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                const w4_geometry_t *geo);
 cuops_status_t w4a16_launch_prefill_wgmma(struct cuops_handle *h, const cuops_w4a16_desc_t *d,

@@ -207,10 +207,138 @@ static __device__ __forceinline__ void w4f_cursor_load(w4f_cursor_t &c, const w4
     }
 }
 
+#define W4F_FULL_BAR(s) (bars + 8u * (uint32_t)(s))
+#define W4F_EMPTY_BAR(s) (bars + 8u * (uint32_t)(W4F_STAGES + (s)))
+
+/* The consumers of the form without int4 in shared memory (the variant
+ * w4a16_prefill_wgmma_ahead). Each lane loads its eight words, scale and zero
+ * of a block from global memory into registers (two sets, filled three blocks
+ * ahead of the block they feed) and dequantizes block b+1 right after issuing
+ * block b's group, into the third of three A sets: groups b-1 and b, in
+ * flight, hold the other two. So when b-1 retires, the next group needs only
+ * the x stage's barrier and its issue, as in the dense GEMM; the dequant runs
+ * in the shadow of the two groups instead of between them. The block
+ * sequence (and the rotation of the sets) runs over all of the CTA's tiles,
+ * so a tile's first block is loaded and dequantized while the previous tile
+ * finishes. */
+template <typename T>
+static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
+                                                         const CUtensorMap &tmap_y, uint32_t x_smem,
+                                                         uint32_t e_smem, uint32_t bars,
+                                                         int consumer, int ct)
+{
+    const int warp = ct / 32, lane = ct % 32;
+    const int g = lane >> 2, tq = lane & 3;
+    const uint32_t pair_shift = 8u * (uint32_t)(tq & 1);
+    const uint32_t zero_shift = 4u * (uint32_t)(g & 3);
+    const int strip_in_cta = consumer * 4 + warp;
+    float acc[128];
+#pragma unroll
+    for (int i = 0; i < 128; i++) acc[i] = 0.0f;
+    uint32_t a0[4][4], a1[4][4], a2[4][4];
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+#pragma unroll
+        for (int r = 0; r < 4; r++) a0[j][r] = a1[j][r] = a2[j][r] = 0u;
+    uint32_t w_even[8], w_odd[8], s_even = 0u, s_odd = 0u, z_even = 0u, z_odd = 0u;
+#pragma unroll
+    for (int i = 0; i < 8; i++) w_even[i] = w_odd[i] = 0u;
+
+    auto dequant = [&](uint32_t (&a)[4][4], const uint32_t (&w)[8], uint32_t s, uint32_t z) {
+        const uint32_t z2 = w4_nibbles<T, 0x000F000Fu>(z >> zero_shift);
+        w4f_dequant_words<T>(a, w, pair_shift, __byte_perm(z2, 0, 0x1010), __byte_perm(z2, 0, 0x3232),
+                             __byte_perm(s, 0, 0x1010), __byte_perm(s, 0, 0x3232));
+    };
+    /* blocks 0 and 1 loaded, block 0 dequantized, block 2 on its way */
+    w4f_cursor_t cur;
+    cur.t = blockIdx.x;
+    w4f_cursor_tile(cur, p, strip_in_cta, g, tq);
+    w4f_cursor_load(cur, p, strip_in_cta, g, tq, w_even, s_even, z_even);
+    w4f_cursor_load(cur, p, strip_in_cta, g, tq, w_odd, s_odd, z_odd);
+    dequant(a0, w_even, s_even, z_even);
+    w4f_cursor_load(cur, p, strip_in_cta, g, tq, w_even, s_even, z_even);
+
+    int stage = 0, seq = 0;
+    uint32_t phase = 0;
+    for (int t = blockIdx.x; t < p.num_tiles; t += gridDim.x) {
+        const int wb = t / p.tiles_x, xb = t - wb * p.tiles_x;
+        int prev_stage = 0;
+        /* block b = kb of this tile: issue its group from `a`; dequantize
+         * b+1 from (w, ws, wz) into `next`, then refill those with b+3;
+         * retire b-1, whose set is `prev`, and release its stage */
+        auto step = [&](int kb, uint32_t (&a)[4][4], uint32_t (&next)[4][4],
+                        uint32_t (&prev)[4][4], uint32_t (&w)[8], uint32_t &ws, uint32_t &wz) {
+            cuops_mbar_wait(W4F_FULL_BAR(stage), phase);
+            const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + stage * W4F_X_STAGE_BYTES);
+#pragma unroll
+            for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
+            cuops_wgmma_fence();
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                if (w4_type<T>::is_f16)
+                    cuops_wgmma_m64n256k16_rs_f16(acc, a[j], desc_x + 2 * j, (kb > 0 || j > 0) ? 1 : 0);
+                else
+                    cuops_wgmma_m64n256k16_rs_bf16(acc, a[j], desc_x + 2 * j, (kb > 0 || j > 0) ? 1 : 0);
+            }
+            cuops_wgmma_commit();
+            dequant(next, w, ws, wz);
+            w4f_cursor_load(cur, p, strip_in_cta, g, tq, w, ws, wz);
+            cuops_wgmma_wait<1>();
+#pragma unroll
+            for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
+            w4f_keep_alive_set(prev);
+            /* the stage holds only x, read by the retired group's wgmma */
+            if (kb > 0) cuops_mbar_arrive(W4F_EMPTY_BAR(prev_stage));
+            prev_stage = stage;
+            cuops_ring_advance<W4F_STAGES>(stage, phase);
+        };
+        /* The sets rotate by three and the word sets by two: six steps,
+         * written out so that ptxas sees which set each step writes while
+         * the two groups before it are in flight (through a run-time choice
+         * of sets it assumes the worst and serialises the wgmmas, C7513).
+         * The rotation goes on across tiles: a tile enters it where the
+         * previous one left it. */
+        int kb = 0;
+        switch (seq) {
+        case 0:
+            for (;;) {
+                step(kb, a0, a1, a2, w_odd, s_odd, z_odd);
+                if (++kb == p.ktiles) { seq = 1; break; }
+        case 1:
+                step(kb, a1, a2, a0, w_even, s_even, z_even);
+                if (++kb == p.ktiles) { seq = 2; break; }
+        case 2:
+                step(kb, a2, a0, a1, w_odd, s_odd, z_odd);
+                if (++kb == p.ktiles) { seq = 3; break; }
+        case 3:
+                step(kb, a0, a1, a2, w_even, s_even, z_even);
+                if (++kb == p.ktiles) { seq = 4; break; }
+        case 4:
+                step(kb, a1, a2, a0, w_odd, s_odd, z_odd);
+                if (++kb == p.ktiles) { seq = 5; break; }
+        default:
+                step(kb, a2, a0, a1, w_even, s_even, z_even);
+                if (++kb == p.ktiles) { seq = 0; break; }
+            }
+        }
+        cuops_wgmma_wait<0>();
+#pragma unroll
+        for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
+        w4f_keep_alive_set(a0);
+        w4f_keep_alive_set(a1);
+        w4f_keep_alive_set(a2);
+        cuops_mbar_arrive(W4F_EMPTY_BAR(prev_stage));
+        w4f_epilogue<T>(p, tmap_y, acc, e_smem + consumer * W4F_EPI_BYTES, 1 + consumer,
+                        wb * W4F_WROWS + consumer * 64, xb * W4F_XROWS);
+    }
+    /* the shared buffer must outlive the last TMA store's reads */
+    if (p.y_tma && ct == 0) cuops_tma_store_wait_all();
+}
+
 /* QREGS = 0: the int4 tiles reach shared memory by bulk copy and each lane
- * reads its words there (variant w4a16_prefill_wgmma). QREGS = 1: no int4
- * in shared memory; each lane loads its eight words, scale and zero from
- * global memory into registers two blocks ahead (w4a16_prefill_wgmma_ldg). */
+ * reads its words there (variant w4a16_prefill_wgmma). QREGS = 1: no int4 in
+ * shared memory, the words in registers and each block dequantized one block
+ * ahead (w4a16_prefill_wgmma_ahead, w4f_consume_ahead). */
 template <typename T, int QREGS>
 static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const CUtensorMap &tmap_y,
                                                const w4f_params_t &p)
@@ -221,8 +349,6 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
     const uint32_t q_smem = x_smem + W4F_STAGES * W4F_X_STAGE_BYTES;
     const uint32_t e_smem = q_smem + W4F_STAGES * W4F_Q_STAGE_BYTES;
     const uint32_t bars = e_smem + 2 * W4F_EPI_BYTES;
-#define W4F_FULL_BAR(s) (bars + 8u * (uint32_t)(s))
-#define W4F_EMPTY_BAR(s) (bars + 8u * (uint32_t)(W4F_STAGES + (s)))
 
     const int warpgroup = threadIdx.x / 128;
     if (threadIdx.x == 0) {
@@ -272,6 +398,10 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
         cuops_setmaxnreg_inc<W4F_CONSUMER_REGS>();
         const int consumer = warpgroup - 1;
         const int ct = threadIdx.x - 128 * warpgroup;
+        if constexpr (QREGS) {
+            w4f_consume_ahead<T>(p, tmap_y, x_smem, e_smem, bars, consumer, ct);
+            return;
+        }
         const int warp = ct / 32, lane = ct % 32;
         const int g = lane >> 2, tq = lane & 3;
         const uint32_t pair_shift = 8u * (uint32_t)(tq & 1);
@@ -297,65 +427,36 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
 
         int stage = 0;
         uint32_t phase = 0;
-        /* QREGS: the words, scale and zero of the next two blocks, in the
-         * set of the block's parity over the CTA's whole block sequence */
-        const int strip_in_cta = consumer * 4 + warp;
-        uint32_t w_even[8], w_odd[8], s_even = 0u, s_odd = 0u, z_even = 0u, z_odd = 0u;
-        w4f_cursor_t cur;
-        if constexpr (QREGS) {
-            cur.t = blockIdx.x;
-            w4f_cursor_tile(cur, p, strip_in_cta, g, tq);
-            w4f_cursor_load(cur, p, strip_in_cta, g, tq, w_even, s_even, z_even);
-            w4f_cursor_load(cur, p, strip_in_cta, g, tq, w_odd, s_odd, z_odd);
-        }
-        int parity = 0;
         for (int t = blockIdx.x; t < p.num_tiles; t += gridDim.x) {
             const int wb = t / p.tiles_x, xb = t - wb * p.tiles_x;
-            const int strip = min(wb * W4F_STRIPS + strip_in_cta, p.strips - 1);
+            const int strip = min(wb * W4F_STRIPS + consumer * 4 + warp, p.strips - 1);
             const uint32_t *sc = p.scales + (int64_t)strip * p.num_groups * 8 + g;
             const uint32_t *zr = p.zeros + (int64_t)strip * p.num_groups * 2 + (g >> 2);
-            uint32_t sv = 0u, zv = 0u;
-            if constexpr (!QREGS) {
-                sv = __ldg(sc);
-                zv = __ldg(zr);
-            }
+            uint32_t sv = __ldg(sc), zv = __ldg(zr);
             int prev_stage = 0;
             /* group of the next block, and that block's position in it (no
              * division per block) */
             int next_group = 0, next_pos = 0;
 
             /* one 64-k block into the A set `a`; `other` is the set of the
-             * block before, whose group the wait below retires. QREGS: `w`,
-             * `ws`, `wz` hold this block's words, scale and zero, and are
-             * refilled with those of the block two ahead once read. */
-            auto block = [&](int kb, uint32_t (&a)[4][4], uint32_t (&other)[4][4], uint32_t (&w)[8],
-                             uint32_t &ws, uint32_t &wz) {
-                uint32_t sv_next = 0u, zv_next = 0u;
-                if constexpr (QREGS) {
-                    sv = ws;
-                    zv = wz;
-                } else {
-                    /* the next block's metadata, a block ahead (L2 latency) */
-                    if (++next_pos == p.tiles_per_group) {
-                        next_pos = 0;
-                        next_group++;
-                    }
-                    const int ng = min(next_group, p.num_groups - 1);
-                    sv_next = __ldg(sc + ng * 8);
-                    zv_next = __ldg(zr + ng * 2);
+             * block before, whose group the wait below retires */
+            auto block = [&](int kb, uint32_t (&a)[4][4], uint32_t (&other)[4][4]) {
+                /* the next block's metadata, a block ahead (L2 latency) */
+                if (++next_pos == p.tiles_per_group) {
+                    next_pos = 0;
+                    next_group++;
                 }
+                const int ng = min(next_group, p.num_groups - 1);
+                const uint32_t sv_next = __ldg(sc + ng * 8);
+                const uint32_t zv_next = __ldg(zr + ng * 2);
 
                 const uint32_t z2 = w4_nibbles<T, 0x000F000Fu>(zv >> zero_shift);
                 const uint32_t z_lo = __byte_perm(z2, 0, 0x1010), z_hi = __byte_perm(z2, 0, 0x3232);
                 const uint32_t s_lo = __byte_perm(sv, 0, 0x1010), s_hi = __byte_perm(sv, 0, 0x3232);
 
                 cuops_mbar_wait(W4F_FULL_BAR(stage), phase);
-                if constexpr (QREGS) {
-                    w4f_dequant_words<T>(a, w, pair_shift, z_lo, z_hi, s_lo, s_hi);
-                } else {
-                    const uint32_t qt = q_smem + stage * W4F_Q_STAGE_BYTES + q_lane;
-                    w4f_load_a<T>(a, qt, pair_shift, z_lo, z_hi, s_lo, s_hi);
-                }
+                const uint32_t qt = q_smem + stage * W4F_Q_STAGE_BYTES + q_lane;
+                w4f_load_a<T>(a, qt, pair_shift, z_lo, z_hi, s_lo, s_hi);
                 const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + stage * W4F_X_STAGE_BYTES);
 #pragma unroll
                 for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
@@ -368,9 +469,6 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
                         cuops_wgmma_m64n256k16_rs_bf16(acc, a[j], desc_x + 2 * j, (kb > 0 || j > 0) ? 1 : 0);
                 }
                 cuops_wgmma_commit();
-                /* the block two ahead: its loads run while this group and
-                 * the next one do */
-                if constexpr (QREGS) w4f_cursor_load(cur, p, strip_in_cta, g, tq, w, ws, wz);
                 cuops_wgmma_wait<1>();
 #pragma unroll
                 for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
@@ -383,18 +481,15 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
                 if (kb > 0) cuops_mbar_arrive(W4F_EMPTY_BAR(prev_stage));
                 prev_stage = stage;
                 cuops_ring_advance<W4F_STAGES>(stage, phase);
-                if constexpr (!QREGS) {
-                    sv = sv_next;
-                    zv = zv_next;
-                }
+                sv = sv_next;
+                zv = zv_next;
             };
 #pragma unroll 1
             for (int kb = 0; kb < p.ktiles; kb++) {
-                if ((QREGS ? parity : (kb & 1)) == 0)
-                    block(kb, a_even, a_odd, w_even, s_even, z_even);
+                if ((kb & 1) == 0)
+                    block(kb, a_even, a_odd);
                 else
-                    block(kb, a_odd, a_even, w_odd, s_odd, z_odd);
-                parity ^= 1; /* over the CTA's whole block sequence */
+                    block(kb, a_odd, a_even);
             }
             cuops_wgmma_wait<0>();
 #pragma unroll
@@ -453,7 +548,7 @@ cuops_status_t w4a16_launch_prefill_wgmma(struct cuops_handle *h, const cuops_w4
                                           const w4_geometry_t *geo, int words_in_registers,
                                           const char **kernel_name)
 {
-    const char *const name = words_in_registers ? "w4a16_prefill_wgmma_ldg" : "w4a16_prefill_wgmma";
+    const char *const name = words_in_registers ? "w4a16_prefill_wgmma_ahead" : "w4a16_prefill_wgmma";
     *kernel_name = name;
     if (!w4a16_prefill_wgmma_serves(h, d, geo))
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
