@@ -268,6 +268,20 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
          * retire b-1, whose set is `prev`, and release its stage */
         auto step = [&](int kb, uint32_t (&a)[4][4], uint32_t (&next)[4][4],
                         uint32_t (&prev)[4][4], uint32_t (&w)[8], uint32_t &ws, uint32_t &wz) {
+            /* Block b+1's words, scale and zero (loaded two steps ago) into
+             * the form the dequant takes, before anything else: a use of
+             * them after the refill below would wait on the scoreboard the
+             * refill's loads share (measured at 0fab819: ~25 % of the
+             * samples, with ptxas placing the third and fourth wgmma of the
+             * group behind that wait). The refill comes after the stage
+             * wait, an acquire, which no load is hoisted above. */
+            uint32_t wsh[8];
+#pragma unroll
+            for (int i = 0; i < 8; i++) wsh[i] = w[i] >> pair_shift;
+            const uint32_t z2 = w4_nibbles<T, 0x000F000Fu>(wz >> zero_shift);
+            const uint32_t z_lo = __byte_perm(z2, 0, 0x1010), z_hi = __byte_perm(z2, 0, 0x3232);
+            const uint32_t s_lo = __byte_perm(ws, 0, 0x1010), s_hi = __byte_perm(ws, 0, 0x3232);
+
             cuops_mbar_wait(W4F_FULL_BAR(stage), phase);
             const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + stage * W4F_X_STAGE_BYTES);
 #pragma unroll
@@ -281,8 +295,8 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
                     cuops_wgmma_m64n256k16_rs_bf16(acc, a[j], desc_x + 2 * j, (kb > 0 || j > 0) ? 1 : 0);
             }
             cuops_wgmma_commit();
-            dequant(next, w, ws, wz);
             w4f_cursor_load(cur, p, strip_in_cta, g, tq, w, ws, wz);
+            w4f_dequant_words<T>(next, wsh, 0u, z_lo, z_hi, s_lo, s_hi);
             cuops_wgmma_wait<1>();
 #pragma unroll
             for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
