@@ -11,8 +11,8 @@
  *                        the call, else w4a16_decode_stream where it serves it
  *                        (group_size % 64 == 0 or one group, x 16-byte aligned,
  *                        ldx % 8 == 0), else w4a16_decode_splitk;
- *                        m >= 256 on sm_90: w4a16_prefill_wgmma where it
- *                        serves the call, else w4a16_dequant_gemm;
+ *                        m >= 256 on sm_90: w4a16_prefill_wgmma_ahead where
+ *                        it serves the call, else w4a16_dequant_gemm;
  *                        otherwise w4a16_mma
  *   w4a16_decode_stream  m <= 64: cp.async ring, x shared per CTA, split-K
  *                        reduced in the same kernel (w4a16_decode_stream.cu);
@@ -177,9 +177,12 @@ extern "C" cuops_status_t cuops_cuda_gemm_w4a16(struct cuops_handle *h,
             variant = W4A16_MMA;
     }
     /* prefill: chosen in auto on sm_90 only, the fused kernel where it serves
-     * the call; forced, w4a16_dequant_gemm serves any shape */
+     * the call (the form that dequantizes a block ahead: +2-5 % on every row
+     * of the prefill suite over the shared-memory form, H200, docs/w4a16.md);
+     * forced, w4a16_dequant_gemm serves any shape */
     if (cuops_variant_is_auto(opt) && d->m >= W4A16_PREFILL_MIN_M && h->sm_major == 9)
-        variant = w4a16_prefill_wgmma_serves(h, d, &geo) ? W4A16_PREFILL_WGMMA : W4A16_DEQUANT_GEMM;
+        variant = w4a16_prefill_wgmma_serves(h, d, &geo) ? W4A16_PREFILL_WGMMA_AHEAD
+                                                         : W4A16_DEQUANT_GEMM;
     if (variant == W4A16_PREFILL_WGMMA || variant == W4A16_PREFILL_WGMMA_AHEAD) {
         const char *kernel = NULL;
         return w4a16_launch_prefill_wgmma(h, d, &geo, variant == W4A16_PREFILL_WGMMA_AHEAD, &kernel);
