@@ -457,7 +457,7 @@ CUOPS_WGMMA_RS_M64N256K16(cuops_wgmma_m64n256k16_rs_f16, "f16")
 CUOPS_WGMMA_RS_M64N256K16(cuops_wgmma_m64n256k16_rs_bf16, "bf16")
 #undef CUOPS_WGMMA_RS_M64N256K16
 
-/* m64nNk16 (N = 8, 16, 32, 64, 128), fp32 accumulate, A from registers (as for
+/* m64nNk16 (N = 8, 16, 32, 64), fp32 accumulate, A from registers (as for
  * the m64n256k16 form above), B K-major from shared memory through a
  * descriptor; `accumulate` != 0 adds (D += A*B), 0 overwrites. Accumulator
  * layout per thread t (warp w = t/32, lane l): acc[4j + 0..1] -> row 16w +
@@ -532,32 +532,6 @@ CUOPS_WGMMA_RS_M64N32K16(cuops_wgmma_m64n32k16_rs_bf16, "bf16")
 CUOPS_WGMMA_RS_M64N64K16(cuops_wgmma_m64n64k16_rs_f16, "f16")
 CUOPS_WGMMA_RS_M64N64K16(cuops_wgmma_m64n64k16_rs_bf16, "bf16")
 #undef CUOPS_WGMMA_RS_M64N64K16
-
-#define CUOPS_WGMMA_RS_M64N128K16(NAME, TYPE)                                                      \
-    __device__ __forceinline__ void NAME(float (&acc)[64], const uint32_t (&a)[4],              \
-                                         uint64_t desc_b, int accumulate)                       \
-    {                                                                                           \
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"                               \
-                     "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE " {"          \
-                     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "\
-                     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "\
-                     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "\
-                     "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"\
-                     "}, {%64, %65, %66, %67}, %68, p, 1, 1, 0;\n}\n"                       \
-                     : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),\
-                       "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]),\
-                       "+f"(acc[16]), "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]),\
-                       "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]), "+f"(acc[30]), "+f"(acc[31]),\
-                       "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]), "+f"(acc[36]), "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]),\
-                       "+f"(acc[40]), "+f"(acc[41]), "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]), "+f"(acc[47]),\
-                       "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]), "+f"(acc[52]), "+f"(acc[53]), "+f"(acc[54]), "+f"(acc[55]),\
-                       "+f"(acc[56]), "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]), "+f"(acc[60]), "+f"(acc[61]), "+f"(acc[62]), "+f"(acc[63])\
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate) \
-                     : "memory");                                                           \
-    }
-CUOPS_WGMMA_RS_M64N128K16(cuops_wgmma_m64n128k16_rs_f16, "f16")
-CUOPS_WGMMA_RS_M64N128K16(cuops_wgmma_m64n128k16_rs_bf16, "bf16")
-#undef CUOPS_WGMMA_RS_M64N128K16
 
 /* m64nNk16 (N = 8, 16, 32, 64, 128), fp32 accumulate, A and B from shared memory
  * through descriptors, both K-major; `accumulate` != 0 adds, 0 overwrites.
@@ -691,15 +665,8 @@ template <int N, bool F16>
 __device__ __forceinline__ void cuops_wgmma_m64nk16(float (&acc)[N / 2], const uint32_t (&a)[4],
                                                     uint64_t desc_b, int accumulate)
 {
-    static_assert(N == 8 || N == 16 || N == 32 || N == 64 || N == 128 || N == 256,
-                  "N is 8, 16, 32, 64, 128 or 256");
-    if constexpr (N == 256) {
-        if constexpr (F16) cuops_wgmma_m64n256k16_rs_f16(acc, a, desc_b, accumulate);
-        else cuops_wgmma_m64n256k16_rs_bf16(acc, a, desc_b, accumulate);
-    } else if constexpr (N == 128) {
-        if constexpr (F16) cuops_wgmma_m64n128k16_rs_f16(acc, a, desc_b, accumulate);
-        else cuops_wgmma_m64n128k16_rs_bf16(acc, a, desc_b, accumulate);
-    } else if constexpr (N == 8) {
+    static_assert(N == 8 || N == 16 || N == 32 || N == 64, "N is 8, 16, 32 or 64");
+    if constexpr (N == 8) {
         if constexpr (F16) cuops_wgmma_m64n8k16_rs_f16(acc, a, desc_b, accumulate);
         else cuops_wgmma_m64n8k16_rs_bf16(acc, a, desc_b, accumulate);
     } else if constexpr (N == 16) {

@@ -11,10 +11,8 @@
  *                        the call, else w4a16_decode_stream where it serves it
  *                        (group_size % 64 == 0 or one group, x 16-byte aligned,
  *                        ldx % 8 == 0), else w4a16_decode_splitk;
- *                        m >= 256 on sm_90: w4a16_prefill_wgmma_ahead or
- *                        its _x128 tile (whichever fills the waves of tiles
- *                        better) where it serves the call, else
- *                        w4a16_dequant_gemm;
+ *                        m >= 256 on sm_90: w4a16_prefill_wgmma_ahead where
+ *                        it serves the call, else w4a16_dequant_gemm;
  *                        otherwise w4a16_mma
  *   w4a16_decode_stream  m <= 64: cp.async ring, x shared per CTA, split-K
  *                        reduced in the same kernel (w4a16_decode_stream.cu);
@@ -54,8 +52,6 @@
  *                        from global memory into registers, not through
  *                        shared memory, and each block dequantized while the
  *                        two before it run (three A register sets)
- *   w4a16_prefill_wgmma_ahead_x128  the same on tiles of 128 x rows (auto
- *                        takes it where that fills the SMs' waves better)
  * options.split_k > 0 forces the number of K splits on the split-K variants.
  * k == 0 writes y = 0 with a 2-D memset (no weight is read).
  *
@@ -76,8 +72,7 @@ static const char *const w4a16_variants[] = {"auto", "w4a16_decode_splitk", "w4a
                                              "w4a16_decode_wgmma", "w4a16_decode_wgmma_kt1",
                                              "w4a16_decode_bulk_ring",
                                              "w4a16_decode_bulk_ring_w8",
-                                             "w4a16_prefill_wgmma_ahead",
-                                             "w4a16_prefill_wgmma_ahead_x128"};
+                                             "w4a16_prefill_wgmma_ahead"};
 enum {
     W4A16_AUTO = 0,
     W4A16_DECODE_SPLITK = 1,
@@ -91,8 +86,7 @@ enum {
     W4A16_DECODE_BULK_RING = 9,
     W4A16_DECODE_BULK_RING_W8 = 10,
     W4A16_PREFILL_WGMMA_AHEAD = 11,
-    W4A16_PREFILL_WGMMA_AHEAD_X128 = 12,
-    W4A16_NUM_VARIANTS = 13
+    W4A16_NUM_VARIANTS = 12
 };
 
 /* ---- prefill (m >= 256): w4a16_prefill_dequant_gemm.cu --------------------
@@ -189,16 +183,9 @@ extern "C" cuops_status_t cuops_cuda_gemm_w4a16(struct cuops_handle *h,
     if (cuops_variant_is_auto(opt) && d->m >= W4A16_PREFILL_MIN_M && h->sm_major == 9)
         variant = w4a16_prefill_wgmma_serves(h, d, &geo) ? W4A16_PREFILL_WGMMA_AHEAD
                                                          : W4A16_DEQUANT_GEMM;
-    if (variant == W4A16_PREFILL_WGMMA || variant == W4A16_PREFILL_WGMMA_AHEAD ||
-        variant == W4A16_PREFILL_WGMMA_AHEAD_X128) {
-        /* auto: the _ahead form on the x tile that fills the waves better */
-        const w4a16_prefill_form_t form =
-            variant == W4A16_PREFILL_WGMMA        ? W4A16_PREFILL_SMEM
-            : variant == W4A16_PREFILL_WGMMA_AHEAD_X128 ? W4A16_PREFILL_AHEAD_X128
-            : cuops_variant_is_auto(opt)          ? W4A16_PREFILL_AHEAD_BEST
-                                                  : W4A16_PREFILL_AHEAD;
+    if (variant == W4A16_PREFILL_WGMMA || variant == W4A16_PREFILL_WGMMA_AHEAD) {
         const char *kernel = NULL;
-        return w4a16_launch_prefill_wgmma(h, d, &geo, form, &kernel);
+        return w4a16_launch_prefill_wgmma(h, d, &geo, variant == W4A16_PREFILL_WGMMA_AHEAD, &kernel);
     }
     if (variant == W4A16_DECODE_WGMMA || variant == W4A16_DECODE_WGMMA_KT1) {
         const char *kernel = NULL;

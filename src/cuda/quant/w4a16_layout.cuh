@@ -134,21 +134,13 @@ cuops_status_t w4a16_launch_decode_warp(struct cuops_handle *h, const cuops_w4a1
  * dequantized in registers as wgmma's A operand, x through TMA. Serves sm_90,
  * group_size a multiple of 64 or one group per row, m and k < 2^31, x and y
  * 2-byte aligned (x is packed into the workspace when TMA cannot read it).
- * The forms: the int4 tiles through shared memory (w4a16_prefill_wgmma), or
- * the words from global memory into registers with each block dequantized a
- * block ahead, on tiles of 256 x rows (w4a16_prefill_wgmma_ahead) or 128
- * (w4a16_prefill_wgmma_ahead_x128), or whichever of those two fills the
- * SMs' waves of tiles better (what auto takes). */
-typedef enum w4a16_prefill_form {
-    W4A16_PREFILL_SMEM = 0,
-    W4A16_PREFILL_AHEAD = 1,
-    W4A16_PREFILL_AHEAD_X128 = 2,
-    W4A16_PREFILL_AHEAD_BEST = 3
-} w4a16_prefill_form_t;
+ * words_in_registers: the int4 words go from global memory straight into
+ * registers and each block is dequantized a block ahead (the variant
+ * w4a16_prefill_wgmma_ahead) instead of through shared memory. */
 int w4a16_prefill_wgmma_serves(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                const w4_geometry_t *geo);
 cuops_status_t w4a16_launch_prefill_wgmma(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
-                                          const w4_geometry_t *geo, w4a16_prefill_form_t form,
+                                          const w4_geometry_t *geo, int words_in_registers,
                                           const char **kernel_name);
 
 /* The decode kernel on wgmma (w4a16_decode_wgmma.cu, sm_90a): m <= 64, the

@@ -52,13 +52,11 @@
 #define W4F_STAGES 4
 #define W4F_THREADS 384
 #define W4F_STRIPS (W4F_WROWS / W4_STRIP_ROWS) /* 8 */
-/* XR: x rows per tile, 256 or 128 (the _ahead form's tile for shapes whose
- * 256-row tiles leave a mostly empty last wave) */
-#define W4F_X_STAGE_BYTES(XR) ((XR) * W4F_BK * 2)            /* 32 KB at 256 rows */
+#define W4F_X_STAGE_BYTES (W4F_XROWS * W4F_BK * 2)          /* 32 KB */
 #define W4F_Q_STAGE_BYTES (W4F_STRIPS * W4_TILE_BYTES)       /* 4 KB */
-#define W4F_EPI_BYTES(XR) ((XR) * 64 * 2)                    /* 32 KB per consumer at 256 */
-#define W4F_SMEM_BYTES(XR)                                                                    \
-    (W4F_STAGES * (W4F_X_STAGE_BYTES(XR) + W4F_Q_STAGE_BYTES) + 2 * W4F_EPI_BYTES(XR) +       \
+#define W4F_EPI_BYTES (W4F_XROWS * 64 * 2)                   /* 32 KB per consumer */
+#define W4F_SMEM_BYTES                                                                        \
+    (W4F_STAGES * (W4F_X_STAGE_BYTES + W4F_Q_STAGE_BYTES) + 2 * W4F_EPI_BYTES +               \
      2 * W4F_STAGES * 8 + 1024)
 #define W4F_PRODUCER_REGS 40
 #define W4F_CONSUMER_REGS 232
@@ -90,12 +88,12 @@ static __device__ __forceinline__ uint4 w4f_lds128(uint32_t addr)
     return v;
 }
 
-/* This consumer's 64 x XR accumulator tile (weight rows x x rows) into y
+/* This consumer's 64 x 256 accumulator tile (weight rows x x rows) into y
  * (x rows x weight rows), through the consumer's shared buffer `buf`.
  * w0: first weight row (y column) of the consumer, x0: first x row. */
-template <typename T, int XR>
+template <typename T>
 static __device__ __forceinline__ void w4f_epilogue(const w4f_params_t &p, const CUtensorMap &tmap_y,
-                                                    const float (&acc)[XR / 2], uint32_t buf,
+                                                    const float (&acc)[128], uint32_t buf,
                                                     int barrier_id, int w0, int x0)
 {
     const int t = threadIdx.x % 128;
@@ -109,7 +107,7 @@ static __device__ __forceinline__ void w4f_epilogue(const w4f_params_t &p, const
      * rows; this lane addresses matrix q = lane / 8, row i = lane % 8. */
     const int q = lane / 8, i = lane % 8;
 #pragma unroll
-    for (int j = 0; j < XR / 8; j += 2) {
+    for (int j = 0; j < 32; j += 2) {
         const int xr = 8 * (j + (q >> 1)) + i;           /* stored row: x row */
         const int chunk = 2 * warp + (q & 1);            /* 8 weight rows = 16 bytes */
         const uint32_t addr = buf + (uint32_t)(xr * 128 + ((chunk ^ (xr & 7)) * 16));
@@ -121,7 +119,7 @@ static __device__ __forceinline__ void w4f_epilogue(const w4f_params_t &p, const
     if (p.y_tma) {
         /* The buffer is laid out as TMA's 128-byte swizzle wants it (chunk c
          * of row r at c ^ (r & 7), 1024-byte aligned): one bulk tensor store
-         * of the XR x 64 box, clipped by the hardware at m and n; it runs
+         * of the 256 x 64 box, clipped by the hardware at m and n; it runs
          * while the consumers go on to the next tile. */
         cuops_fence_proxy_async_smem();
         cuops_named_bar_sync((uint32_t)barrier_id, 128);
@@ -132,11 +130,11 @@ static __device__ __forceinline__ void w4f_epilogue(const w4f_params_t &p, const
         return;
     }
     cuops_named_bar_sync((uint32_t)barrier_id, 128);
-    /* XR rows x 8 chunks: thread t takes chunk t % 8 of rows t / 8 + 16 it */
+    /* 256 rows x 8 chunks: thread t takes chunk t % 8 of rows t / 8 + 16 it */
     const int c = t % 8;
     const int col = w0 + 8 * c;
 #pragma unroll 4
-    for (int it = 0; it < XR / 16; it++) {
+    for (int it = 0; it < 16; it++) {
         const int r = t / 8 + 16 * it;
         const int row = x0 + r;
         if (row >= p.m || col >= p.n) continue;
@@ -223,7 +221,7 @@ static __device__ __forceinline__ void w4f_cursor_load(w4f_cursor_t &c, const w4
  * sequence (and the rotation of the sets) runs over all of the CTA's tiles,
  * so a tile's first block is loaded and dequantized while the previous tile
  * finishes. */
-template <typename T, int XR>
+template <typename T>
 static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
                                                          const CUtensorMap &tmap_y, uint32_t x_smem,
                                                          uint32_t e_smem, uint32_t bars,
@@ -234,9 +232,9 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
     const uint32_t pair_shift = 8u * (uint32_t)(tq & 1);
     const uint32_t zero_shift = 4u * (uint32_t)(g & 3);
     const int strip_in_cta = consumer * 4 + warp;
-    float acc[XR / 2];
+    float acc[128];
 #pragma unroll
-    for (int i = 0; i < XR / 2; i++) acc[i] = 0.0f;
+    for (int i = 0; i < 128; i++) acc[i] = 0.0f;
     uint32_t a0[4][4], a1[4][4], a2[4][4];
 #pragma unroll
     for (int j = 0; j < 4; j++)
@@ -285,20 +283,23 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
             const uint32_t s_lo = __byte_perm(ws, 0, 0x1010), s_hi = __byte_perm(ws, 0, 0x3232);
 
             cuops_mbar_wait(W4F_FULL_BAR(stage), phase);
-            const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + stage * W4F_X_STAGE_BYTES(XR));
+            const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + stage * W4F_X_STAGE_BYTES);
 #pragma unroll
-            for (int r = 0; r < XR / 2; r++) cuops_reg_fence(acc[r]);
+            for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
             cuops_wgmma_fence();
 #pragma unroll
-            for (int j = 0; j < 4; j++)
-                cuops_wgmma_m64nk16<XR, w4_type<T>::is_f16>(acc, a[j], desc_x + 2 * j,
-                                                             (kb > 0 || j > 0) ? 1 : 0);
+            for (int j = 0; j < 4; j++) {
+                if (w4_type<T>::is_f16)
+                    cuops_wgmma_m64n256k16_rs_f16(acc, a[j], desc_x + 2 * j, (kb > 0 || j > 0) ? 1 : 0);
+                else
+                    cuops_wgmma_m64n256k16_rs_bf16(acc, a[j], desc_x + 2 * j, (kb > 0 || j > 0) ? 1 : 0);
+            }
             cuops_wgmma_commit();
             w4f_cursor_load(cur, p, strip_in_cta, g, tq, w, ws, wz);
             w4f_dequant_words<T>(next, wsh, 0u, z_lo, z_hi, s_lo, s_hi);
             cuops_wgmma_wait<1>();
 #pragma unroll
-            for (int r = 0; r < XR / 2; r++) cuops_reg_fence(acc[r]);
+            for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
             w4f_keep_alive_set(prev);
             /* the stage holds only x, read by the retired group's wgmma */
             if (kb > 0) cuops_mbar_arrive(W4F_EMPTY_BAR(prev_stage));
@@ -336,13 +337,13 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
         }
         cuops_wgmma_wait<0>();
 #pragma unroll
-        for (int r = 0; r < XR / 2; r++) cuops_reg_fence(acc[r]);
+        for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
         w4f_keep_alive_set(a0);
         w4f_keep_alive_set(a1);
         w4f_keep_alive_set(a2);
         cuops_mbar_arrive(W4F_EMPTY_BAR(prev_stage));
-        w4f_epilogue<T, XR>(p, tmap_y, acc, e_smem + consumer * W4F_EPI_BYTES(XR), 1 + consumer,
-                            wb * W4F_WROWS + consumer * 64, xb * XR);
+        w4f_epilogue<T>(p, tmap_y, acc, e_smem + consumer * W4F_EPI_BYTES, 1 + consumer,
+                        wb * W4F_WROWS + consumer * 64, xb * W4F_XROWS);
     }
     /* the shared buffer must outlive the last TMA store's reads */
     if (p.y_tma && ct == 0) cuops_tma_store_wait_all();
@@ -352,17 +353,16 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
  * reads its words there (variant w4a16_prefill_wgmma). QREGS = 1: no int4 in
  * shared memory, the words in registers and each block dequantized one block
  * ahead (w4a16_prefill_wgmma_ahead, w4f_consume_ahead). */
-template <typename T, int QREGS, int XR>
+template <typename T, int QREGS>
 static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const CUtensorMap &tmap_y,
                                                const w4f_params_t &p)
 {
     extern __shared__ uint8_t smem_raw[];
     const uint32_t base = cuops_smem_align1024(smem_raw);
     const uint32_t x_smem = base;
-    static_assert(XR == 256 || (QREGS && XR == 128), "the smem form has 256-row x tiles");
-    const uint32_t q_smem = x_smem + W4F_STAGES * W4F_X_STAGE_BYTES(XR);
+    const uint32_t q_smem = x_smem + W4F_STAGES * W4F_X_STAGE_BYTES;
     const uint32_t e_smem = q_smem + W4F_STAGES * W4F_Q_STAGE_BYTES;
-    const uint32_t bars = e_smem + 2 * W4F_EPI_BYTES(XR);
+    const uint32_t bars = e_smem + 2 * W4F_EPI_BYTES;
 
     const int warpgroup = threadIdx.x / 128;
     if (threadIdx.x == 0) {
@@ -393,10 +393,10 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
                     if (lane == 0) {
                         cuops_mbar_wait(W4F_EMPTY_BAR(stage), phase ^ 1u);
                         cuops_mbar_arrive_expect_tx(W4F_FULL_BAR(stage),
-                                                    W4F_X_STAGE_BYTES(XR) +
+                                                    W4F_X_STAGE_BYTES +
                                                         (QREGS ? 0 : W4F_Q_STAGE_BYTES));
-                        cuops_tma_load_2d(x_smem + stage * W4F_X_STAGE_BYTES(XR), &tmap_x,
-                                          W4F_FULL_BAR(stage), kb * W4F_BK, xb * XR);
+                        cuops_tma_load_2d(x_smem + stage * W4F_X_STAGE_BYTES, &tmap_x,
+                                          W4F_FULL_BAR(stage), kb * W4F_BK, xb * W4F_XROWS);
                     }
                     __syncwarp();
                     if (!QREGS && lane < W4F_STRIPS)
@@ -413,7 +413,7 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
         const int consumer = warpgroup - 1;
         const int ct = threadIdx.x - 128 * warpgroup;
         if constexpr (QREGS) {
-            w4f_consume_ahead<T, XR>(p, tmap_y, x_smem, e_smem, bars, consumer, ct);
+            w4f_consume_ahead<T>(p, tmap_y, x_smem, e_smem, bars, consumer, ct);
             return;
         }
         const int warp = ct / 32, lane = ct % 32;
@@ -471,7 +471,7 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
                 cuops_mbar_wait(W4F_FULL_BAR(stage), phase);
                 const uint32_t qt = q_smem + stage * W4F_Q_STAGE_BYTES + q_lane;
                 w4f_load_a<T>(a, qt, pair_shift, z_lo, z_hi, s_lo, s_hi);
-                const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + stage * W4F_X_STAGE_BYTES(XR));
+                const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + stage * W4F_X_STAGE_BYTES);
 #pragma unroll
                 for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
                 cuops_wgmma_fence();
@@ -516,8 +516,8 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
                     w4f_keep_alive(a_odd[j][r]);
                 }
             cuops_mbar_arrive(W4F_EMPTY_BAR(prev_stage));
-            w4f_epilogue<T, 256>(p, tmap_y, acc, e_smem + consumer * W4F_EPI_BYTES(XR),
-                                 1 + consumer, wb * W4F_WROWS + consumer * 64, xb * W4F_XROWS);
+            w4f_epilogue<T>(p, tmap_y, acc, e_smem + consumer * W4F_EPI_BYTES, 1 + consumer,
+                            wb * W4F_WROWS + consumer * 64, xb * W4F_XROWS);
         }
         /* the shared buffer must outlive the last TMA store's reads */
         if (p.y_tma && ct == 0) cuops_tma_store_wait_all();
@@ -528,13 +528,13 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
 
 #endif /* CUOPS_SM90A_DEVICE */
 
-template <typename T, int QREGS, int XR>
+template <typename T, int QREGS>
 __global__ void __launch_bounds__(W4F_THREADS, 1)
 w4a16_prefill_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_x,
                            const __grid_constant__ CUtensorMap tmap_y, const w4f_params_t p)
 {
 #if CUOPS_SM90A_DEVICE
-    w4f_cta<T, QREGS, XR>(tmap_x, tmap_y, p);
+    w4f_cta<T, QREGS>(tmap_x, tmap_y, p);
 #endif
 }
 
@@ -546,63 +546,42 @@ int w4a16_prefill_wgmma_serves(const struct cuops_handle *h, const cuops_w4a16_d
                                const w4_geometry_t *geo)
 {
     if (h->sm_major != 9) return 0;
-    /* at 256 x rows: 4 stages of 36 KB and two 32 KB epilogue buffers (every
-     * sm_90 part offers 227 KB per block); 128 rows need less */
-    if (h->smem_optin_bytes < W4F_SMEM_BYTES(256)) return 0;
+    /* 4 stages of 36 KB and two 32 KB epilogue buffers (every sm_90 part
+     * offers 227 KB per block) */
+    if (h->smem_optin_bytes < W4F_SMEM_BYTES) return 0;
     if (geo->group_size % W4F_BK != 0 && geo->num_groups != 1) return 0;
     if (d->m < 1 || d->m > 0x7fffff00 || d->k > 0x7fffff00 || geo->ktiles > 0x7fffffff) return 0;
     if (geo->strips > 0x7fffffff - W4F_STRIPS || d->n > 0x7fffff00) return 0;
-    /* tiles must fit an int, at the smaller x tile too */
-    if (cuops_ceil_div(d->m, 128) * cuops_ceil_div(geo->strips, W4F_STRIPS) > 0x7fffffff) return 0;
+    /* tiles must fit an int */
+    if (cuops_ceil_div(d->m, W4F_XROWS) * cuops_ceil_div(geo->strips, W4F_STRIPS) > 0x7fffffff)
+        return 0;
     return cuops_aligned(d->x, 2) && cuops_aligned(d->y, 2);
 }
 
-/* The share of the SMs' tile slots that `tiles` persistent tiles fill. */
-static double w4f_wave_efficiency(int64_t tiles, int sms)
-{
-    const int64_t waves = cuops_ceil_div(tiles, sms);
-    return (double)tiles / (double)(waves * sms);
-}
-
 cuops_status_t w4a16_launch_prefill_wgmma(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
-                                          const w4_geometry_t *geo, w4a16_prefill_form_t form,
+                                          const w4_geometry_t *geo, int words_in_registers,
                                           const char **kernel_name)
 {
-    const int sms = h->num_sms > 0 ? h->num_sms : 132;
-    const int64_t wblocks = cuops_ceil_div(geo->strips, W4F_STRIPS);
-    if (form == W4A16_PREFILL_AHEAD_BEST) {
-        /* 128 x rows per tile where 256 leave the last wave mostly empty and
-         * 128 fill it clearly better (1024 x 14336 x 4096: 448 tiles = 3.39
-         * waves, 85 % of the slots, against 896 = 6.79 waves, 97 %); the
-         * 256-row tile otherwise (half the dequant per FLOP) */
-        const double e256 = w4f_wave_efficiency(cuops_ceil_div(d->m, 256) * wblocks, sms);
-        const double e128 = w4f_wave_efficiency(cuops_ceil_div(d->m, 128) * wblocks, sms);
-        form = e128 > e256 + 0.05 ? W4A16_PREFILL_AHEAD_X128 : W4A16_PREFILL_AHEAD;
-    }
-    const char *const name = form == W4A16_PREFILL_SMEM    ? "w4a16_prefill_wgmma"
-                             : form == W4A16_PREFILL_AHEAD ? "w4a16_prefill_wgmma_ahead"
-                                                           : "w4a16_prefill_wgmma_ahead_x128";
-    const int xr = form == W4A16_PREFILL_AHEAD_X128 ? 128 : 256;
-    const int smem = xr == 128 ? W4F_SMEM_BYTES(128) : W4F_SMEM_BYTES(256);
+    const char *const name = words_in_registers ? "w4a16_prefill_wgmma_ahead" : "w4a16_prefill_wgmma";
     *kernel_name = name;
     if (!w4a16_prefill_wgmma_serves(h, d, geo))
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
                           "%s: serves sm_90 (%d bytes of shared memory per block) with "
                           "group_size a multiple of 64 or one group per row, m and k < 2^31, x and "
                           "y 2-byte aligned (sm_%d%d, group_size %lld, k %lld)",
-                          name, (int)W4F_SMEM_BYTES(256), h->sm_major, h->sm_minor,
+                          name, (int)W4F_SMEM_BYTES, h->sm_major, h->sm_minor,
                           (long long)d->group_size, (long long)d->k);
 
     /* x as TMA reads it: in place when it can, else packed K-major once */
     CUtensorMap tmap_x;
-    cuops_status_t st = w4_wgmma_x_map(h, d, (uint32_t)xr, name, &tmap_x);
+    cuops_status_t st = w4_wgmma_x_map(h, d, W4F_XROWS, name, &tmap_x);
     if (st != CUOPS_STATUS_SUCCESS) return st;
 
     w4f_params_t p;
     memset(&p, 0, sizeof p);
     w4_wgmma_common_params(&p, d, geo);
-    p.tiles_x = (int)cuops_ceil_div(d->m, xr);
-    p.num_tiles = p.tiles_x * (int)wblocks;
+    p.tiles_x = (int)cuops_ceil_div(d->m, W4F_XROWS);
+    p.num_tiles = p.tiles_x * (int)cuops_ceil_div(geo->strips, W4F_STRIPS);
     p.y_vec_ok = cuops_aligned(d->y, 16) && d->ldy % 8 == 0;
     /* y through TMA stores where TMA can address it (the same conditions as
      * for x) and n is whole 16-byte units: the store clips at n in 16-byte
@@ -611,26 +590,22 @@ cuops_status_t w4a16_launch_prefill_wgmma(struct cuops_handle *h, const cuops_w4
     memset(&tmap_y, 0, sizeof tmap_y);
     p.y_tma = cuops_sm90_tma_ok(d->y, d->ldy) && d->n % 8 == 0;
     if (p.y_tma) {
-        st = cuops_sm90_encode_kmajor(h, &tmap_y, d->y, d->act_type, d->m, d->n, d->ldy,
-                                      (uint32_t)xr);
+        st = cuops_sm90_encode_kmajor(h, &tmap_y, d->y, d->act_type, d->m, d->n, d->ldy, W4F_XROWS);
         if (st != CUOPS_STATUS_SUCCESS) return st;
     }
 
     const int bf16 = d->act_type == CUOPS_DTYPE_BF16;
-    w4f_kernel_fn fn;
-    if (form == W4A16_PREFILL_SMEM)
-        fn = bf16 ? w4a16_prefill_wgmma_kernel<__nv_bfloat16, 0, 256>
-                  : w4a16_prefill_wgmma_kernel<__half, 0, 256>;
-    else if (xr == 256)
-        fn = bf16 ? w4a16_prefill_wgmma_kernel<__nv_bfloat16, 1, 256>
-                  : w4a16_prefill_wgmma_kernel<__half, 1, 256>;
-    else
-        fn = bf16 ? w4a16_prefill_wgmma_kernel<__nv_bfloat16, 1, 128>
-                  : w4a16_prefill_wgmma_kernel<__half, 1, 128>;
+    w4f_kernel_fn fn = words_in_registers
+                           ? (bf16 ? w4a16_prefill_wgmma_kernel<__nv_bfloat16, 1>
+                                   : w4a16_prefill_wgmma_kernel<__half, 1>)
+                           : (bf16 ? w4a16_prefill_wgmma_kernel<__nv_bfloat16, 0>
+                                   : w4a16_prefill_wgmma_kernel<__half, 0>);
     CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           W4F_SMEM_BYTES));
+    const int sms = h->num_sms > 0 ? h->num_sms : 132;
     const int grid = p.num_tiles < sms ? p.num_tiles : sms;
-    fn<<<grid, W4F_THREADS, smem, cuops_stream(h)>>>(tmap_x, tmap_y, p);
+    fn<<<grid, W4F_THREADS, W4F_SMEM_BYTES, cuops_stream(h)>>>(tmap_x, tmap_y, p);
     st = cuops_cuda_check_launch(h, name);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     h->last_kernel = name;
