@@ -429,8 +429,9 @@ static void run_gpu_tests(cuops_handle_t h, int sm_major)
 
     /* More tiles than SMs (170 tiles of 128 weight rows x 256 x rows), an odd
      * number of 64-k blocks per tile (15) and groups of 3 blocks: the fused
-     * kernels' CTAs walk several tiles, and the register form's loads two
-     * blocks ahead cross from one tile into the next. */
+     * kernels' CTAs walk several tiles, and the _ahead form's loads (three
+     * blocks ahead) and dequant (one block ahead) cross from one tile into
+     * the next. */
     if (sm_major == 9) {
         static const int64_t group_sizes[] = {192, 64};
         for (int gi = 0; gi < 2; gi++) {

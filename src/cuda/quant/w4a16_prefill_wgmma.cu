@@ -151,6 +151,50 @@ static __device__ __forceinline__ void w4f_epilogue(const w4f_params_t &p, const
     }
 }
 
+/* The zero (magic form) and scale of rows g and g+8, each in both halves,
+ * from the lane's zero word and scale pair of a block. */
+template <typename T>
+static __device__ __forceinline__ void w4f_block_meta(uint32_t zv, uint32_t sv, uint32_t zero_shift,
+                                                      uint32_t &z_lo, uint32_t &z_hi,
+                                                      uint32_t &s_lo, uint32_t &s_hi)
+{
+    const uint32_t z2 = w4_nibbles<T, 0x000F000Fu>(zv >> zero_shift);
+    z_lo = __byte_perm(z2, 0, 0x1010);
+    z_hi = __byte_perm(z2, 0, 0x3232);
+    s_lo = __byte_perm(sv, 0, 0x1010);
+    s_hi = __byte_perm(sv, 0, 0x3232);
+}
+
+/* One 64-k block's group: four wgmma m64n256k16 with A from the set `a`, B
+ * the x stage at desc_x; the first block of a tile overwrites the
+ * accumulators. */
+template <typename T>
+static __device__ __forceinline__ void w4f_issue_group(float (&acc)[128], const uint32_t (&a)[4][4],
+                                                       uint64_t desc_x, int kb)
+{
+#pragma unroll
+    for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
+    cuops_wgmma_fence();
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        if (w4_type<T>::is_f16)
+            cuops_wgmma_m64n256k16_rs_f16(acc, a[j], desc_x + 2 * j, (kb > 0 || j > 0) ? 1 : 0);
+        else
+            cuops_wgmma_m64n256k16_rs_bf16(acc, a[j], desc_x + 2 * j, (kb > 0 || j > 0) ? 1 : 0);
+    }
+    cuops_wgmma_commit();
+}
+
+/* Waits until at most N groups are in flight; the accumulators are then
+ * the compiler's again. */
+template <int N>
+static __device__ __forceinline__ void w4f_retire(float (&acc)[128])
+{
+    cuops_wgmma_wait<N>();
+#pragma unroll
+    for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
+}
+
 /* The int4 words of one lane for the 64-k block `kb` of the tile whose lane
  * base is `q` (strip tile + g*64 + 4*(t/2) bytes): every other word of the
  * lane's 64-byte row, the eight that w4f_load_a reads from shared memory. */
@@ -245,9 +289,9 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
     for (int i = 0; i < 8; i++) w_even[i] = w_odd[i] = 0u;
 
     auto dequant = [&](uint32_t (&a)[4][4], const uint32_t (&w)[8], uint32_t s, uint32_t z) {
-        const uint32_t z2 = w4_nibbles<T, 0x000F000Fu>(z >> zero_shift);
-        w4f_dequant_words<T>(a, w, pair_shift, __byte_perm(z2, 0, 0x1010), __byte_perm(z2, 0, 0x3232),
-                             __byte_perm(s, 0, 0x1010), __byte_perm(s, 0, 0x3232));
+        uint32_t z_lo, z_hi, s_lo, s_hi;
+        w4f_block_meta<T>(z, s, zero_shift, z_lo, z_hi, s_lo, s_hi);
+        w4f_dequant_words<T>(a, w, pair_shift, z_lo, z_hi, s_lo, s_hi);
     };
     /* blocks 0 and 1 loaded, block 0 dequantized, block 2 on its way */
     w4f_cursor_t cur;
@@ -278,28 +322,15 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
             uint32_t wsh[8];
 #pragma unroll
             for (int i = 0; i < 8; i++) wsh[i] = w[i] >> pair_shift;
-            const uint32_t z2 = w4_nibbles<T, 0x000F000Fu>(wz >> zero_shift);
-            const uint32_t z_lo = __byte_perm(z2, 0, 0x1010), z_hi = __byte_perm(z2, 0, 0x3232);
-            const uint32_t s_lo = __byte_perm(ws, 0, 0x1010), s_hi = __byte_perm(ws, 0, 0x3232);
+            uint32_t z_lo, z_hi, s_lo, s_hi;
+            w4f_block_meta<T>(wz, ws, zero_shift, z_lo, z_hi, s_lo, s_hi);
 
             cuops_mbar_wait(W4F_FULL_BAR(stage), phase);
-            const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + stage * W4F_X_STAGE_BYTES);
-#pragma unroll
-            for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
-            cuops_wgmma_fence();
-#pragma unroll
-            for (int j = 0; j < 4; j++) {
-                if (w4_type<T>::is_f16)
-                    cuops_wgmma_m64n256k16_rs_f16(acc, a[j], desc_x + 2 * j, (kb > 0 || j > 0) ? 1 : 0);
-                else
-                    cuops_wgmma_m64n256k16_rs_bf16(acc, a[j], desc_x + 2 * j, (kb > 0 || j > 0) ? 1 : 0);
-            }
-            cuops_wgmma_commit();
+            w4f_issue_group<T>(acc, a, cuops_wgmma_desc_k_sw128(x_smem + stage * W4F_X_STAGE_BYTES),
+                               kb);
             w4f_cursor_load(cur, p, strip_in_cta, g, tq, w, ws, wz);
             w4f_dequant_words<T>(next, wsh, 0u, z_lo, z_hi, s_lo, s_hi);
-            cuops_wgmma_wait<1>();
-#pragma unroll
-            for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
+            w4f_retire<1>(acc);
             w4f_keep_alive_set(prev);
             /* the stage holds only x, read by the retired group's wgmma */
             if (kb > 0) cuops_mbar_arrive(W4F_EMPTY_BAR(prev_stage));
@@ -335,9 +366,7 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
                 if (++kb == p.ktiles) { seq = 0; break; }
             }
         }
-        cuops_wgmma_wait<0>();
-#pragma unroll
-        for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
+        w4f_retire<0>(acc);
         w4f_keep_alive_set(a0);
         w4f_keep_alive_set(a1);
         w4f_keep_alive_set(a2);
@@ -464,28 +493,15 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
                 const uint32_t sv_next = __ldg(sc + ng * 8);
                 const uint32_t zv_next = __ldg(zr + ng * 2);
 
-                const uint32_t z2 = w4_nibbles<T, 0x000F000Fu>(zv >> zero_shift);
-                const uint32_t z_lo = __byte_perm(z2, 0, 0x1010), z_hi = __byte_perm(z2, 0, 0x3232);
-                const uint32_t s_lo = __byte_perm(sv, 0, 0x1010), s_hi = __byte_perm(sv, 0, 0x3232);
+                uint32_t z_lo, z_hi, s_lo, s_hi;
+                w4f_block_meta<T>(zv, sv, zero_shift, z_lo, z_hi, s_lo, s_hi);
 
                 cuops_mbar_wait(W4F_FULL_BAR(stage), phase);
                 const uint32_t qt = q_smem + stage * W4F_Q_STAGE_BYTES + q_lane;
                 w4f_load_a<T>(a, qt, pair_shift, z_lo, z_hi, s_lo, s_hi);
-                const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + stage * W4F_X_STAGE_BYTES);
-#pragma unroll
-                for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
-                cuops_wgmma_fence();
-#pragma unroll
-                for (int j = 0; j < 4; j++) {
-                    if (w4_type<T>::is_f16)
-                        cuops_wgmma_m64n256k16_rs_f16(acc, a[j], desc_x + 2 * j, (kb > 0 || j > 0) ? 1 : 0);
-                    else
-                        cuops_wgmma_m64n256k16_rs_bf16(acc, a[j], desc_x + 2 * j, (kb > 0 || j > 0) ? 1 : 0);
-                }
-                cuops_wgmma_commit();
-                cuops_wgmma_wait<1>();
-#pragma unroll
-                for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
+                w4f_issue_group<T>(acc, a, cuops_wgmma_desc_k_sw128(x_smem + stage * W4F_X_STAGE_BYTES),
+                                   kb);
+                w4f_retire<1>(acc);
                 /* the previous block's group is retired: its A set is free */
                 w4f_keep_alive_set(other);
                 /* this thread's reads of the previous block's stage are done
@@ -505,9 +521,7 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
                 else
                     block(kb, a_odd, a_even);
             }
-            cuops_wgmma_wait<0>();
-#pragma unroll
-            for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
+            w4f_retire<0>(acc);
 #pragma unroll
             for (int j = 0; j < 4; j++)
 #pragma unroll
