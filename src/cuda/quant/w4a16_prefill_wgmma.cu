@@ -17,7 +17,17 @@
  * per 64-k block: 8 LDS.32 of nibble words, 16 dequantized A registers
  * (LOP3, HSUB2, HMUL2 each: (q - z) * s rounded to the activation type, bit
  * for bit what cuops_dequant_int4 writes), four wgmma.m64n256k16 with A from
- * registers, commit, wait for the previous block's group, release its stage.
+ * registers, commit, wait for the previous block's group, release its stage
+ * (the form w4a16_prefill_wgmma).
+ *
+ * The form w4a16_prefill_wgmma_ahead (what auto takes): no int4 in shared
+ * memory; each consumer lane loads its words, scale and zero from global
+ * memory into registers three blocks ahead and dequantizes block b+1 while
+ * the groups of b-1 and b run, into the third of three A register sets
+ * (w4f_consume_ahead). Between the retire of a group and the issue of the
+ * next there is then only the x stage's wait, as in the dense GEMM: 2-5 %
+ * faster on every prefill row measured (docs/w4a16.md, steps 6-8).
+ *
  * Persistent grid; tile t -> (weight block t / tiles_x, x block t %
  * tiles_x), so the CTAs of a wave share weight blocks and x stays in L2.
  *
@@ -206,8 +216,9 @@ static __device__ __forceinline__ void w4f_ldg_words(uint32_t (&w)[8], const uin
         asm volatile("ld.global.nc.u32 %0, [%1];" : "=r"(w[i]) : "l"(src + 2 * i));
 }
 
-/* Where the consumers of the W4F_Q_REGS form are two blocks ahead: the
- * (tile, 64-k block) whose words, scale and zero they load next, walked
+/* Where the consumers of the _ahead form are in their loads (three blocks
+ * ahead of the block being issued): the (tile, 64-k block) whose words, scale
+ * and zero they load next, walked
  * across the CTA's tiles so that a tile's first blocks are loaded while the
  * previous tile's last ones run. */
 typedef struct w4f_cursor {
