@@ -216,11 +216,27 @@ static __device__ __forceinline__ void w4f_ldg_words(uint32_t (&w)[8], const uin
         asm volatile("ld.global.nc.u32 %0, [%1];" : "=r"(w[i]) : "l"(src + 2 * i));
 }
 
+/* The packed strip that strip `i` (0..7) of weight block `wb` reads: strips
+ * past the packed ones (the last block of a weight whose strip count is 4 mod
+ * 8) re-read the last strip, whose rows are never stored. */
+static __device__ __forceinline__ int w4f_strip(const w4f_params_t &p, int wb, int i)
+{
+    return min(wb * W4F_STRIPS + i, p.strips - 1);
+}
+
+/* This lane's scale pair (row g) and zero word (rows 4(g/4) ..) of group 0
+ * of `strip`; group j is j * 8 and j * 2 words on. */
+static __device__ __forceinline__ void w4f_lane_meta(const w4f_params_t &p, int strip, int g,
+                                                     const uint32_t *&sc, const uint32_t *&zr)
+{
+    sc = p.scales + (int64_t)strip * p.num_groups * 8 + g;
+    zr = p.zeros + (int64_t)strip * p.num_groups * 2 + (g >> 2);
+}
+
 /* Where the consumers of the _ahead form are in their loads (three blocks
  * ahead of the block being issued): the (tile, 64-k block) whose words, scale
- * and zero they load next, walked
- * across the CTA's tiles so that a tile's first blocks are loaded while the
- * previous tile's last ones run. */
+ * and zero they load next, walked across the CTA's tiles so that a tile's
+ * first blocks are loaded while the previous tile's last ones run. */
 typedef struct w4f_cursor {
     int t, kb, group, pos;
     const uint32_t *q, *sc, *zr;
@@ -234,11 +250,10 @@ static __device__ __forceinline__ void w4f_cursor_tile(w4f_cursor_t &c, const w4
     c.pos = 0;
     if (c.t >= p.num_tiles) return;
     const int wb = c.t / p.tiles_x;
-    const int strip = min(wb * W4F_STRIPS + strip_in_cta, p.strips - 1);
+    const int strip = w4f_strip(p, wb, strip_in_cta);
     c.q = (const uint32_t *)(p.tiles + ((int64_t)strip * p.ktiles * W4_TILE_BYTES + g * 64 +
                                         4 * (tq >> 1)));
-    c.sc = p.scales + (int64_t)strip * p.num_groups * 8 + g;
-    c.zr = p.zeros + (int64_t)strip * p.num_groups * 2 + (g >> 2);
+    w4f_lane_meta(p, strip, g, c.sc, c.zr);
 }
 
 /* Loads the cursor's block into (w, s, z) and steps it to the next one. */
@@ -423,11 +438,8 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
             int stage = 0;
             for (int t = blockIdx.x; t < p.num_tiles; t += gridDim.x) {
                 const int wb = t / p.tiles_x, xb = t - wb * p.tiles_x;
-                /* strips past the packed ones (the last block of a weight
-                 * whose strip count is 4 mod 8) re-read the last strip: every
-                 * stage always receives the same bytes, and those rows are
-                 * never stored */
-                const int strip = min(wb * W4F_STRIPS + (lane & 7), p.strips - 1);
+                /* w4f_strip: every stage always receives the same bytes */
+                const int strip = w4f_strip(p, wb, lane & 7);
                 const uint8_t *src = p.tiles + (int64_t)strip * p.ktiles * W4_TILE_BYTES;
                 for (int kb = 0; kb < p.ktiles; kb++) {
                     if (lane == 0) {
@@ -483,9 +495,8 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
         uint32_t phase = 0;
         for (int t = blockIdx.x; t < p.num_tiles; t += gridDim.x) {
             const int wb = t / p.tiles_x, xb = t - wb * p.tiles_x;
-            const int strip = min(wb * W4F_STRIPS + consumer * 4 + warp, p.strips - 1);
-            const uint32_t *sc = p.scales + (int64_t)strip * p.num_groups * 8 + g;
-            const uint32_t *zr = p.zeros + (int64_t)strip * p.num_groups * 2 + (g >> 2);
+            const uint32_t *sc, *zr;
+            w4f_lane_meta(p, w4f_strip(p, wb, consumer * 4 + warp), g, sc, zr);
             uint32_t sv = __ldg(sc), zv = __ldg(zr);
             int prev_stage = 0;
             /* group of the next block, and that block's position in it (no
