@@ -505,6 +505,37 @@ static void test_probe_ceilings(void)
     CHECK(isnan(mma) && isnan(wg), "missing file must leave NAN ceilings");
 }
 
+/* --variant NAME[:split_k=N]: the name and the option, and a refusal of
+ * anything else (a typo must not time the variant without its option). */
+static void test_variant_spec(void)
+{
+    char name[16];
+    int split_k = -1;
+    CHECK(bv_parse_variant_spec("w4a16_x", name, sizeof name, &split_k) == 0 &&
+              strcmp(name, "w4a16_x") == 0 && split_k == 0,
+          "plain name: '%s' split_k %d", name, split_k);
+    CHECK(bv_parse_variant_spec("w4a16_x:split_k=1", name, sizeof name, &split_k) == 0 &&
+              strcmp(name, "w4a16_x") == 0 && split_k == 1,
+          "split_k=1: '%s' split_k %d", name, split_k);
+    CHECK(bv_parse_variant_spec("v:split_k=12", name, sizeof name, &split_k) == 0 &&
+              strcmp(name, "v") == 0 && split_k == 12,
+          "split_k=12: '%s' split_k %d", name, split_k);
+    static const char *const bad[] = {
+        "",                    /* no name */
+        ":split_k=2",          /* no name */
+        "v:split_k=",          /* no number */
+        "v:split_k=0",         /* not a split */
+        "v:split_k=-3",        /* negative */
+        "v:split_k=2x",        /* trailing junk */
+        "v:splitk=2",          /* unknown option */
+        "v:",                  /* empty option */
+        "name_of_sixteen_:split_k=2", /* name longer than the buffer */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK(bv_parse_variant_spec(bad[i], name, sizeof name, &split_k) == -1,
+              "'%s' accepted as a variant spec", bad[i]);
+}
+
 int main(void)
 {
     tu_seed_from_env();
@@ -517,5 +548,6 @@ int main(void)
     test_json_escape();
     test_power_summary();
     test_probe_ceilings();
+    test_variant_spec();
     return tu_finish("test_bench_logic");
 }

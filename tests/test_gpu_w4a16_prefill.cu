@@ -23,7 +23,11 @@
  * group sizes that are not a multiple of 64 (NOT_SUPPORTED, nothing written).
  * Both fused forms (w4a16_prefill_wgmma, w4a16_prefill_wgmma_ahead) run every
  * fused case, and a 1100 x 4352 x 960 call gives their CTAs several tiles
- * each with an odd number of 64-k blocks per tile.
+ * each with an odd number of 64-k blocks per tile. The _ahead form cuts the
+ * tiles of a last, partly filled wave along k (at m = 256 and 257 on most
+ * weights here, 4 parts at m = 256, and 3 in the 1100 call, on 132 SMs);
+ * there the split is also forced off and to 2 parts, and a repeated call
+ * must give the same bits.
  *
  *   build/tests/test_gpu_w4a16_prefill      (CUOPS_TEST_SEED=... to replay)
  */
@@ -200,6 +204,8 @@ typedef struct call_case {
     int x_offset;          /* elements; 1 leaves x only 2-byte aligned */
     size_t user_ws_bytes;  /* 0: the handle's own workspace */
     cuops_status_t expect; /* SUCCESS, or the refusal expected */
+    int split_k;           /* options.split_k (0: the variant's choice) */
+    int repeat;            /* call again and require the same bits in y */
 } call_case_t;
 
 /* Runs the call, checks the status, the sampled rows against the reference,
@@ -235,30 +241,54 @@ static void run_case(cuops_handle_t h, int sm_major, const host_weight_t *w, con
     cudaMemcpy(dy_base, y, yelems * 2, cudaMemcpyHostToDevice);
     if (ws) CHECK_STATUS(cuops_set_workspace(h, ws, c.user_ws_bytes), CUOPS_STATUS_SUCCESS);
 
+    cuops_options_t opt;
+    memset(&opt, 0, sizeof opt);
+    opt.variant = c.variant;
+    opt.split_k = c.split_k;
     cuops_status_t st;
-    if (c.variant) {
-        cuops_options_t opt;
-        memset(&opt, 0, sizeof opt);
-        opt.variant = c.variant;
+    if (c.variant || c.split_k)
         st = cuops_gemm_w4a16_ex(h, m, n, k, w->group_size, dx, ldx, packed, dy, ldy, act, &opt);
-    } else {
+    else
         st = cuops_gemm_w4a16(h, m, n, k, w->group_size, dx, ldx, packed, dy, ldy, act);
-    }
     const char *kernel = st == CUOPS_STATUS_SUCCESS ? cuops_last_kernel(h) : "";
     cudaError_t ce = cudaDeviceSynchronize();
+    /* run to run: the same call again, and y must not change by one bit (a
+     * k-split tile's parts are summed in a fixed order, whichever finished
+     * last) */
+    int64_t changed = -1;
+    if (c.repeat && st == CUOPS_STATUS_SUCCESS && ce == cudaSuccess) {
+        uint16_t *first = (uint16_t *)malloc(yelems * 2);
+        uint16_t *again = (uint16_t *)malloc(yelems * 2);
+        changed = 0;
+        cudaMemcpy(first, dy_base, yelems * 2, cudaMemcpyDeviceToHost);
+        for (int r = 0; r < 3 && ce == cudaSuccess; r++) {
+            if (cuops_gemm_w4a16_ex(h, m, n, k, w->group_size, dx, ldx, packed, dy, ldy, act,
+                                    &opt) != CUOPS_STATUS_SUCCESS)
+                changed++;
+            ce = cudaDeviceSynchronize();
+            cudaMemcpy(again, dy_base, yelems * 2, cudaMemcpyDeviceToHost);
+            changed += memcmp(first, again, yelems * 2) != 0;
+        }
+        free(first);
+        free(again);
+    }
     if (ws) {
         CHECK_STATUS(cuops_set_workspace(h, NULL, 0), CUOPS_STATUS_SUCCESS);
         cudaFree(ws);
     }
     char what[256];
     snprintf(what, sizeof what,
-             "%s %s m=%lld n=%lld k=%lld g=%lld zeros=%d ldx=%lld ldy=%lld xoff=%d ws=%zu",
+             "%s %s m=%lld n=%lld k=%lld g=%lld zeros=%d ldx=%lld ldy=%lld xoff=%d ws=%zu "
+             "split_k=%d",
              act_name(act), c.variant ? c.variant : "(auto)", (long long)m, (long long)n,
              (long long)k, (long long)w->group_size, w->zeros != NULL, (long long)ldx,
-             (long long)ldy, c.x_offset, c.user_ws_bytes);
+             (long long)ldy, c.x_offset, c.user_ws_bytes, c.split_k);
     CHECK(st == c.expect, "%s: got %s, expected %s (%s)", what, cuops_status_string(st),
           cuops_status_string(c.expect), cuops_last_error(h));
     CHECK(ce == cudaSuccess, "%s: sync: %s", what, cudaGetErrorString(ce));
+    if (c.repeat)
+        CHECK(changed == 0, "%s: %lld of 3 repeated calls changed y (or failed)", what,
+              (long long)changed);
     cudaMemcpy(y, dy_base, yelems * 2, cudaMemcpyDeviceToHost);
 
     if (st == CUOPS_STATUS_SUCCESS && c.expect == CUOPS_STATUS_SUCCESS && ce == cudaSuccess) {
@@ -447,6 +477,19 @@ static void run_gpu_tests(cuops_handle_t h, int sm_major)
                     const call_case_t f = {fused_variants[fv], 8, 8, 0, 0, CUOPS_STATUS_SUCCESS};
                     run_case(h, sm_major, &w, packed, &a, act, f);
                 }
+                /* the _ahead form cuts the last wave's 38 tiles along k
+                 * (3 parts of 5 blocks, the second starting inside a group
+                 * of 3 blocks at g = 192): forced to 1 (no split) and to 2
+                 * parts (7 + 8 blocks; y without TMA stores), and the plain
+                 * call repeated bit for bit */
+                static const int splits[] = {1, 2};
+                for (int si = 0; si < 2; si++) {
+                    const call_case_t f = {fused_variants[1], 8, si == 1 ? 3 : 8, 0, 0,
+                                           CUOPS_STATUS_SUCCESS, splits[si], 0};
+                    run_case(h, sm_major, &w, packed, &a, act, f);
+                }
+                const call_case_t again = {NULL, 0, 8, 0, 0, CUOPS_STATUS_SUCCESS, 0, 1};
+                run_case(h, sm_major, &w, packed, &a, act, again);
                 free_activation(&a);
                 free(wd);
             }

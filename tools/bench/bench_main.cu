@@ -47,6 +47,7 @@ static void usage(FILE *f)
         "  --shape S        MxNxK (gemm, w4a16), NxK (dequant), N (scan, reduce; 2^20 ok).\n"
         "                   Repeatable; replaces the default shapes of the ops it fits.\n"
         "  --variant V      a variant name of cuops_variant_names(), 'auto', or 'all'.\n"
+        "                   NAME:split_k=N times the variant with options.split_k = N.\n"
         "  --suite S        square odd decode llm big (repeatable): default shapes tagged so.\n"
         "  --trans AB       GEMM operand layouts, e.g. NT (default: A [m,k], B [n,k]).\n"
         "  --reps N         timed repetitions (default: ~200 ms worth, at least 20).\n"
@@ -290,9 +291,24 @@ const char *bench_suite_name(unsigned tags)
 
 cuops_options_t bench_cuops_options(const char *variant)
 {
+    /* the variant's name without its options, kept for the life of the
+     * process (the options struct points at it) */
+    static char names[BENCH_MAX_ITEMS][96];
+    static int num_names = 0;
     cuops_options_t o;
     memset(&o, 0, sizeof(o));
-    o.variant = (variant && strcmp(variant, "auto") != 0) ? variant : NULL;
+    char name[96];
+    if (!variant || bv_parse_variant_spec(variant, name, sizeof name, &o.split_k) != 0 ||
+        strcmp(name, "auto") == 0) {
+        o.variant = NULL;
+        return o;
+    }
+    for (int i = 0; i < num_names && !o.variant; i++)
+        if (strcmp(names[i], name) == 0) o.variant = names[i];
+    if (!o.variant && num_names < BENCH_MAX_ITEMS) {
+        snprintf(names[num_names], sizeof names[0], "%s", name);
+        o.variant = names[num_names++];
+    }
     return o;
 }
 
@@ -332,9 +348,13 @@ int bench_variants(bench_env_t *env, const char *op, const char **out, int cap)
     for (int i = 0; i < env->opt.num_variants && n < cap; i++) {
         const char *v = env->opt.variants[i];
         if (strcmp(v, "auto") == 0) continue;
+        /* "NAME:split_k=N": the name must be the op's, the option valid */
+        char name[96];
+        int split_k = 0;
+        const int spec_ok = bv_parse_variant_spec(v, name, sizeof name, &split_k) == 0;
         int known = 0, dup = 0;
-        for (int j = 0; j < count; j++)
-            if (strcmp(names[j], v) == 0) known = 1;
+        for (int j = 0; j < count && spec_ok; j++)
+            if (strcmp(names[j], name) == 0) known = 1;
         for (int j = 0; j < n; j++)
             if (strcmp(out[j], v) == 0) dup = 1;
         if (known && !dup) out[n++] = v;

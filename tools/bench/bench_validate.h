@@ -170,6 +170,34 @@ static inline double bv_rand_pm1(uint64_t *s)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Variant specs                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* A --variant value: a variant name, optionally with options after a colon,
+ * "NAME:split_k=N" (N >= 1), so that one run can time a variant with and
+ * without an option side by side. Writes the name (NUL-terminated) into
+ * name[cap] and the option into *split_k (0 when absent). Returns 0, or -1
+ * for an empty or too long name, an unknown option or a bad number. */
+static inline int bv_parse_variant_spec(const char *spec, char *name, size_t cap, int *split_k)
+{
+    *split_k = 0;
+    const size_t len = strcspn(spec, ":");
+    if (len == 0 || len >= cap) return -1;
+    memcpy(name, spec, len);
+    name[len] = '\0';
+    if (spec[len] == '\0') return 0;
+    const char *opt = spec + len + 1;
+    static const char key[] = "split_k=";
+    if (strncmp(opt, key, sizeof key - 1) != 0) return -1;
+    const char *num = opt + sizeof key - 1;
+    char *end = NULL;
+    const long v = strtol(num, &end, 10);
+    if (end == num || *end != '\0' || v < 1 || v > 65535) return -1;
+    *split_k = (int)v;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Statistics                                                               */
 /* ------------------------------------------------------------------------ */
 

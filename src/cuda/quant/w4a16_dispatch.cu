@@ -185,7 +185,8 @@ extern "C" cuops_status_t cuops_cuda_gemm_w4a16(struct cuops_handle *h,
                                                          : W4A16_DEQUANT_GEMM;
     if (variant == W4A16_PREFILL_WGMMA || variant == W4A16_PREFILL_WGMMA_AHEAD) {
         const char *kernel = NULL;
-        return w4a16_launch_prefill_wgmma(h, d, &geo, variant == W4A16_PREFILL_WGMMA_AHEAD, &kernel);
+        return w4a16_launch_prefill_wgmma(h, d, &geo, variant == W4A16_PREFILL_WGMMA_AHEAD,
+                                          opt && opt->split_k > 0 ? opt->split_k : 0, &kernel);
     }
     if (variant == W4A16_DECODE_WGMMA || variant == W4A16_DECODE_WGMMA_KT1) {
         const char *kernel = NULL;

@@ -83,6 +83,13 @@ typedef struct w4f_params {
     int num_groups;
     int tiles_per_group;     /* group_size / 64 (any value >= 1 when one group) */
     int tiles_x, num_tiles;
+    /* The CTAs' work units: units below dp_tiles are whole tiles; the units
+     * from dp_tiles to num_units are the parts of the remaining tiles, each
+     * cut along k into split_parts (w4f_unit). No split: dp_tiles =
+     * num_units = num_tiles, split_parts = 1. */
+    int dp_tiles, num_units, split_parts;
+    float4 *partials;        /* [split tile][consumer][part][32][128] fp32 accumulators */
+    unsigned int *counters;  /* [split tile][consumer] arrivals, zero between calls */
     int y_vec_ok;            /* y 16-byte aligned and ldy % 8 == 0 */
     int y_tma;               /* y written by TMA stores (tmap_y valid): y_vec_ok */
 } w4f_params_t;
@@ -98,13 +105,37 @@ static __device__ __forceinline__ uint4 w4f_lds128(uint32_t addr)
     return v;
 }
 
+/* Accumulators 4j .. 4j+7 of this thread's fragment of a k-split tile: the
+ * sum of the parts' fp32 partials (w4f_split_arrive), added in part order. */
+static __device__ __forceinline__ void w4f_sum_parts(float (&v)[8], const float4 *parts, int nparts,
+                                                     int j)
+{
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const float4 *src = parts + (j + h) * 128;
+        float4 s = __ldcg(src);
+        for (int i = 1; i < nparts; i++) {
+            const float4 a = __ldcg(src + (int64_t)i * (32 * 128));
+            s.x += a.x;
+            s.y += a.y;
+            s.z += a.z;
+            s.w += a.w;
+        }
+        v[4 * h] = s.x;
+        v[4 * h + 1] = s.y;
+        v[4 * h + 2] = s.z;
+        v[4 * h + 3] = s.w;
+    }
+}
+
 /* This consumer's 64 x 256 accumulator tile (weight rows x x rows) into y
  * (x rows x weight rows), through the consumer's shared buffer `buf`.
  * w0: first weight row (y column) of the consumer, x0: first x row. */
-template <typename T>
+template <typename T, bool FROM_PARTS = false>
 static __device__ __forceinline__ void w4f_epilogue(const w4f_params_t &p, const CUtensorMap &tmap_y,
                                                     const float (&acc)[128], uint32_t buf,
-                                                    int barrier_id, int w0, int x0)
+                                                    int barrier_id, int w0, int x0,
+                                                    const float4 *parts = NULL)
 {
     const int t = threadIdx.x % 128;
     const int warp = t / 32, lane = t % 32;
@@ -121,10 +152,15 @@ static __device__ __forceinline__ void w4f_epilogue(const w4f_params_t &p, const
         const int xr = 8 * (j + (q >> 1)) + i;           /* stored row: x row */
         const int chunk = 2 * warp + (q & 1);            /* 8 weight rows = 16 bytes */
         const uint32_t addr = buf + (uint32_t)(xr * 128 + ((chunk ^ (xr & 7)) * 16));
-        cuops_stmatrix_x4_trans(addr, cuops_pack2<T>(acc[4 * j + 0], acc[4 * j + 1]),
-                                cuops_pack2<T>(acc[4 * j + 2], acc[4 * j + 3]),
-                                cuops_pack2<T>(acc[4 * j + 4], acc[4 * j + 5]),
-                                cuops_pack2<T>(acc[4 * j + 6], acc[4 * j + 7]));
+        float v[8];
+        if (FROM_PARTS) {
+            w4f_sum_parts(v, parts, p.split_parts, j);
+        } else {
+#pragma unroll
+            for (int e = 0; e < 8; e++) v[e] = acc[4 * j + e];
+        }
+        cuops_stmatrix_x4_trans(addr, cuops_pack2<T>(v[0], v[1]), cuops_pack2<T>(v[2], v[3]),
+                                cuops_pack2<T>(v[4], v[5]), cuops_pack2<T>(v[6], v[7]));
     }
     if (p.y_tma) {
         /* The buffer is laid out as TMA's 128-byte swizzle wants it (chunk c
@@ -233,23 +269,93 @@ static __device__ __forceinline__ void w4f_lane_meta(const w4f_params_t &p, int 
     zr = p.zeros + (int64_t)strip * p.num_groups * 2 + (g >> 2);
 }
 
+/* A work unit: tile t, its 64-k blocks [kb0, kb1), and which part of the
+ * tile's k it is (0 for a whole tile). Unit v of the persistent loop (v =
+ * blockIdx.x, + gridDim.x, ...): the whole tiles come first, in tile order;
+ * dp_tiles is a multiple of the grid, so the split units dp_tiles + c fall to
+ * CTAs c = 0, 1, ..., the parts of one tile to neighbouring CTAs. */
+typedef struct w4f_unit {
+    int t, kb0, kb1, part;
+} w4f_unit_t;
+
+static __device__ __forceinline__ w4f_unit_t w4f_unit(const w4f_params_t &p, int v)
+{
+    w4f_unit_t u;
+    if (v < p.dp_tiles) {
+        u.t = v;
+        u.kb0 = 0;
+        u.kb1 = p.ktiles;
+        u.part = 0;
+        return u;
+    }
+    const int s = v - p.dp_tiles;
+    const int i = s / p.split_parts;
+    u.part = s - i * p.split_parts;
+    u.t = p.dp_tiles + i;
+    u.kb0 = (int)((int64_t)p.ktiles * u.part / p.split_parts);
+    u.kb1 = (int)((int64_t)p.ktiles * (u.part + 1) / p.split_parts);
+    return u;
+}
+
+/* The end of a k-split unit: its fp32 accumulators go to the workspace
+ * ([split tile][consumer][part][32 float4][128 threads]) and it arrives on
+ * the tile's counter, one per consumer (its 64 weight rows are its own).
+ * Returns this thread's pointer to part 0 of the tile in the consumer that
+ * arrives last, which then sums every part in part order (w4f_sum_parts,
+ * in its epilogue: the sum does not depend on which part finished last),
+ * and NULL in the others. Nobody waits: the last part needs no one else to
+ * run. The accumulators are only read here: a write to them on one path
+ * costs ptxas registers it does not have. */
+static __device__ __forceinline__ const float4 *w4f_split_arrive(const w4f_params_t &p,
+                                                                const float (&acc)[128],
+                                                                const w4f_unit_t &u, int consumer,
+                                                                int ct)
+{
+    __shared__ int w4f_last[2];
+    const int64_t slot = (int64_t)(u.t - p.dp_tiles) * 2 + consumer;
+    float4 *parts = p.partials + slot * p.split_parts * (32 * 128) + ct;
+#pragma unroll
+    for (int q = 0; q < 32; q++)
+        __stcg(parts + (int64_t)u.part * (32 * 128) + q * 128,
+               make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]));
+    /* release: this thread's partial is visible at device scope before the
+     * consumer's arrival below */
+    __threadfence();
+    cuops_named_bar_sync((uint32_t)(1 + consumer), 128);
+    unsigned int *counter = p.counters + slot;
+    if (ct == 0) {
+        const int last = atomicAdd(counter, 1u) == (unsigned int)(p.split_parts - 1);
+        /* every part has arrived: the counter goes back to zero for the next call */
+        if (last) atomicExch(counter, 0u);
+        w4f_last[consumer] = last;
+    }
+    cuops_named_bar_sync((uint32_t)(1 + consumer), 128);
+    if (!w4f_last[consumer]) return NULL;
+    /* acquire: every other part's partial, fenced before its arrival; the .cg
+     * loads of w4f_sum_parts read L2, never a stale L1 line */
+    __threadfence();
+    return parts;
+}
+
 /* Where the consumers of the _ahead form are in their loads (three blocks
  * ahead of the block being issued): the (tile, 64-k block) whose words, scale
  * and zero they load next, walked across the CTA's tiles so that a tile's
  * first blocks are loaded while the previous tile's last ones run. */
 typedef struct w4f_cursor {
-    int t, kb, group, pos;
+    int v, kb, kb1, group, pos; /* unit, next block, the unit's end */
     const uint32_t *q, *sc, *zr;
 } w4f_cursor_t;
 
 static __device__ __forceinline__ void w4f_cursor_tile(w4f_cursor_t &c, const w4f_params_t &p,
                                                        int strip_in_cta, int g, int tq)
 {
-    c.kb = 0;
-    c.group = 0;
-    c.pos = 0;
-    if (c.t >= p.num_tiles) return;
-    const int wb = c.t / p.tiles_x;
+    if (c.v >= p.num_units) return;
+    const w4f_unit_t u = w4f_unit(p, c.v);
+    c.kb = u.kb0;
+    c.kb1 = u.kb1;
+    c.group = u.kb0 / p.tiles_per_group;
+    c.pos = u.kb0 - c.group * p.tiles_per_group;
+    const int wb = u.t / p.tiles_x;
     const int strip = w4f_strip(p, wb, strip_in_cta);
     c.q = (const uint32_t *)(p.tiles + ((int64_t)strip * p.ktiles * W4_TILE_BYTES + g * 64 +
                                         4 * (tq >> 1)));
@@ -261,7 +367,7 @@ static __device__ __forceinline__ void w4f_cursor_load(w4f_cursor_t &c, const w4
                                                        int strip_in_cta, int g, int tq,
                                                        uint32_t (&w)[8], uint32_t &s, uint32_t &z)
 {
-    if (c.t < p.num_tiles) {
+    if (c.v < p.num_units) {
         w4f_ldg_words(w, c.q, c.kb);
         const int grp = min(c.group, p.num_groups - 1);
         s = __ldg(c.sc + grp * 8);
@@ -271,8 +377,8 @@ static __device__ __forceinline__ void w4f_cursor_load(w4f_cursor_t &c, const w4
         c.pos = 0;
         c.group++;
     }
-    if (++c.kb == p.ktiles) {
-        c.t += gridDim.x;
+    if (++c.kb == c.kb1) {
+        c.v += gridDim.x;
         w4f_cursor_tile(c, p, strip_in_cta, g, tq);
     }
 }
@@ -321,7 +427,7 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
     };
     /* blocks 0 and 1 loaded, block 0 dequantized, block 2 on its way */
     w4f_cursor_t cur;
-    cur.t = blockIdx.x;
+    cur.v = blockIdx.x;
     w4f_cursor_tile(cur, p, strip_in_cta, g, tq);
     w4f_cursor_load(cur, p, strip_in_cta, g, tq, w_even, s_even, z_even);
     w4f_cursor_load(cur, p, strip_in_cta, g, tq, w_odd, s_odd, z_odd);
@@ -330,10 +436,14 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
 
     int stage = 0, seq = 0;
     uint32_t phase = 0;
-    for (int t = blockIdx.x; t < p.num_tiles; t += gridDim.x) {
-        const int wb = t / p.tiles_x, xb = t - wb * p.tiles_x;
+    const float4 *split_parts = NULL; /* set where this CTA sums a k-split tile */
+    int split_tile = 0;
+    for (int v = blockIdx.x; v < p.num_units; v += gridDim.x) {
+        /* the unit's tile and part are taken again after its blocks, so no
+         * register holds them across the loop, where every one is in use */
+        const int nkb = w4f_unit(p, v).kb1 - w4f_unit(p, v).kb0;
         int prev_stage = 0;
-        /* block b = kb of this tile: issue its group from `a`; dequantize
+        /* block b = kb of this unit: issue its group from `a`; dequantize
          * b+1 from (w, ws, wz) into `next`, then refill those with b+3;
          * retire b-1, whose set is `prev`, and release its stage */
         auto step = [&](int kb, uint32_t (&a)[4][4], uint32_t (&next)[4][4],
@@ -374,22 +484,22 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
         case 0:
             for (;;) {
                 step(kb, a0, a1, a2, w_odd, s_odd, z_odd);
-                if (++kb == p.ktiles) { seq = 1; break; }
+                if (++kb == nkb) { seq = 1; break; }
         case 1:
                 step(kb, a1, a2, a0, w_even, s_even, z_even);
-                if (++kb == p.ktiles) { seq = 2; break; }
+                if (++kb == nkb) { seq = 2; break; }
         case 2:
                 step(kb, a2, a0, a1, w_odd, s_odd, z_odd);
-                if (++kb == p.ktiles) { seq = 3; break; }
+                if (++kb == nkb) { seq = 3; break; }
         case 3:
                 step(kb, a0, a1, a2, w_even, s_even, z_even);
-                if (++kb == p.ktiles) { seq = 4; break; }
+                if (++kb == nkb) { seq = 4; break; }
         case 4:
                 step(kb, a1, a2, a0, w_odd, s_odd, z_odd);
-                if (++kb == p.ktiles) { seq = 5; break; }
+                if (++kb == nkb) { seq = 5; break; }
         default:
                 step(kb, a2, a0, a1, w_even, s_even, z_even);
-                if (++kb == p.ktiles) { seq = 0; break; }
+                if (++kb == nkb) { seq = 0; break; }
             }
         }
         w4f_retire<0>(acc);
@@ -397,8 +507,23 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
         w4f_keep_alive_set(a1);
         w4f_keep_alive_set(a2);
         cuops_mbar_arrive(W4F_EMPTY_BAR(prev_stage));
+        const w4f_unit_t u = w4f_unit(p, v);
+        if (v >= p.dp_tiles) {
+            /* a k-split unit is a CTA's last (the host gives each CTA at
+             * most one): its sum and epilogue run after the loop, where the
+             * accumulators and A sets are dead and their registers free */
+            split_parts = w4f_split_arrive(p, acc, u, consumer, ct);
+            split_tile = u.t;
+            continue;
+        }
+        const int wb = u.t / p.tiles_x, xb = u.t - wb * p.tiles_x;
         w4f_epilogue<T>(p, tmap_y, acc, e_smem + consumer * W4F_EPI_BYTES, 1 + consumer,
                         wb * W4F_WROWS + consumer * 64, xb * W4F_XROWS);
+    }
+    if (split_parts) {
+        const int wb = split_tile / p.tiles_x, xb = split_tile - wb * p.tiles_x;
+        w4f_epilogue<T, true>(p, tmap_y, acc, e_smem + consumer * W4F_EPI_BYTES, 1 + consumer,
+                              wb * W4F_WROWS + consumer * 64, xb * W4F_XROWS, split_parts);
     }
     /* the shared buffer must outlive the last TMA store's reads */
     if (p.y_tma && ct == 0) cuops_tma_store_wait_all();
@@ -436,12 +561,13 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
             const int lane = threadIdx.x;
             uint32_t phase = 0;
             int stage = 0;
-            for (int t = blockIdx.x; t < p.num_tiles; t += gridDim.x) {
-                const int wb = t / p.tiles_x, xb = t - wb * p.tiles_x;
+            for (int v = blockIdx.x; v < p.num_units; v += gridDim.x) {
+                const w4f_unit_t u = w4f_unit(p, v);
+                const int wb = u.t / p.tiles_x, xb = u.t - wb * p.tiles_x;
                 /* w4f_strip: every stage always receives the same bytes */
                 const int strip = w4f_strip(p, wb, lane & 7);
                 const uint8_t *src = p.tiles + (int64_t)strip * p.ktiles * W4_TILE_BYTES;
-                for (int kb = 0; kb < p.ktiles; kb++) {
+                for (int kb = u.kb0; kb < u.kb1; kb++) {
                     if (lane == 0) {
                         cuops_mbar_wait(W4F_EMPTY_BAR(stage), phase ^ 1u);
                         cuops_mbar_arrive_expect_tx(W4F_FULL_BAR(stage),
@@ -493,6 +619,8 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
 
         int stage = 0;
         uint32_t phase = 0;
+        /* whole tiles only: this form is launched without a k split, so the
+         * producer's units are the tiles */
         for (int t = blockIdx.x; t < p.num_tiles; t += gridDim.x) {
             const int wb = t / p.tiles_x, xb = t - wb * p.tiles_x;
             const uint32_t *sc, *zr;
@@ -574,7 +702,48 @@ w4a16_prefill_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_x,
 #endif
 }
 
+/* Arrival counters of the k-split tiles, two per tile (one per consumer), in
+ * W4F_COUNTER_BLOCKS blocks of W4F_MAX_SPLIT_TILES tiles: zero at module load,
+ * put back to zero by the last part of each tile; calls take the blocks in
+ * turn, so calls overlapping on different streams share counters only when
+ * 16 of them do (the scheme of the decode kernels' split-K). */
+#define W4F_MAX_SPLIT_TILES 1024
+#define W4F_COUNTER_BLOCKS 16
+#define W4F_MAX_SPLIT_PARTS 4
+__device__ unsigned int w4f_split_counters[W4F_COUNTER_BLOCKS * W4F_MAX_SPLIT_TILES * 2] = {0};
+
 /* ---- host ------------------------------------------------------------------- */
+
+/* The persistent grid runs whole tiles in waves of `sms`; a last wave of r
+ * tiles leaves sms - r SMs idle for a whole tile's time (1024 x 14336 x 4096:
+ * 448 tiles = 3 waves + 52, the last wave 39 % full). Cut each of those r
+ * tiles along k into parts that the idle SMs run side by side: parts =
+ * sms / r (so every CTA runs at most one part), at most W4F_MAX_SPLIT_PARTS
+ * and each part at least 4 blocks of 64 k, where the last wave is under 60 %
+ * full (a fuller wave loses less than the partials' store, reload and sum
+ * would cost). forced > 0 (the call's split_k option) asks for that many
+ * parts instead (still at most sms / r, W4F_MAX_SPLIT_PARTS and ktiles); 1
+ * turns the split off. Returns the parts (1: no split) and the tiles cut. */
+static int w4f_plan_split(int num_tiles, int sms, int ktiles, int forced, int *split_tiles)
+{
+    const int r = num_tiles < sms ? num_tiles : num_tiles % sms;
+    *split_tiles = 0;
+    if (r == 0 || r > W4F_MAX_SPLIT_TILES) return 1;
+    int parts;
+    if (forced > 0) {
+        parts = forced < W4F_MAX_SPLIT_PARTS ? forced : W4F_MAX_SPLIT_PARTS;
+        if (parts > ktiles) parts = ktiles;
+    } else {
+        if (10 * r >= 6 * sms) return 1;
+        parts = W4F_MAX_SPLIT_PARTS;
+        if (parts > ktiles / 4) parts = ktiles / 4;
+    }
+    /* at most one part per CTA: the kernel sums a split tile after its loop */
+    if (parts > sms / r) parts = sms / r;
+    if (parts < 2) return 1;
+    *split_tiles = r;
+    return parts;
+}
 
 typedef void (*w4f_kernel_fn)(const CUtensorMap, const CUtensorMap, const w4f_params_t);
 
@@ -596,7 +765,7 @@ int w4a16_prefill_wgmma_serves(const struct cuops_handle *h, const cuops_w4a16_d
 
 cuops_status_t w4a16_launch_prefill_wgmma(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                           const w4_geometry_t *geo, int words_in_registers,
-                                          const char **kernel_name)
+                                          int forced_split, const char **kernel_name)
 {
     const char *const name = words_in_registers ? "w4a16_prefill_wgmma_ahead" : "w4a16_prefill_wgmma";
     *kernel_name = name;
@@ -618,6 +787,34 @@ cuops_status_t w4a16_launch_prefill_wgmma(struct cuops_handle *h, const cuops_w4
     w4_wgmma_common_params(&p, d, geo);
     p.tiles_x = (int)cuops_ceil_div(d->m, W4F_XROWS);
     p.num_tiles = p.tiles_x * (int)cuops_ceil_div(geo->strips, W4F_STRIPS);
+    const int sms = h->num_sms > 0 ? h->num_sms : 132;
+    /* The k split (the _ahead form only): its partials take the workspace,
+     * which must then not hold a packed x as well (one workspace per call),
+     * and a user workspace must be large enough, else no split. */
+    int split_tiles = 0;
+    p.split_parts = words_in_registers ? w4f_plan_split(p.num_tiles, sms, p.ktiles, forced_split,
+                                                        &split_tiles)
+                                       : 1;
+    const size_t partial_bytes = (size_t)split_tiles * 2 * (size_t)p.split_parts * 64 * 256 * 4;
+    if (p.split_parts > 1 &&
+        (!cuops_sm90_tma_ok(d->x, d->ldx) ||
+         (h->user_workspace && h->user_workspace_bytes < partial_bytes + 16))) {
+        p.split_parts = 1;
+        split_tiles = 0;
+    }
+    p.dp_tiles = p.num_tiles - split_tiles;
+    p.num_units = p.dp_tiles + split_tiles * p.split_parts;
+    if (p.split_parts > 1) {
+        void *ws_raw = NULL;
+        st = cuops_cuda_workspace(h, partial_bytes + 16, &ws_raw);
+        if (st != CUOPS_STATUS_SUCCESS) return st;
+        p.partials = (float4 *)(((uintptr_t)ws_raw + 15) & ~(uintptr_t)15);
+        static unsigned long long next_block = 0;
+        const unsigned long long b = __atomic_fetch_add(&next_block, 1ull, __ATOMIC_RELAXED);
+        unsigned int *counters = NULL;
+        CUOPS_CUDA_TRY(h, cudaGetSymbolAddress((void **)&counters, w4f_split_counters));
+        p.counters = counters + (b % W4F_COUNTER_BLOCKS) * W4F_MAX_SPLIT_TILES * 2;
+    }
     p.y_vec_ok = cuops_aligned(d->y, 16) && d->ldy % 8 == 0;
     /* y through TMA stores where TMA can address it (the same conditions as
      * for x) and n is whole 16-byte units: the store clips at n in 16-byte
@@ -639,8 +836,7 @@ cuops_status_t w4a16_launch_prefill_wgmma(struct cuops_handle *h, const cuops_w4
     CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            W4F_SMEM_BYTES));
-    const int sms = h->num_sms > 0 ? h->num_sms : 132;
-    const int grid = p.num_tiles < sms ? p.num_tiles : sms;
+    const int grid = p.num_units < sms ? p.num_units : sms;
     fn<<<grid, W4F_THREADS, W4F_SMEM_BYTES, cuops_stream(h)>>>(tmap_x, tmap_y, p);
     st = cuops_cuda_check_launch(h, name);
     if (st != CUOPS_STATUS_SUCCESS) return st;
