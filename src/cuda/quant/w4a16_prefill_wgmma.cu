@@ -105,37 +105,13 @@ static __device__ __forceinline__ uint4 w4f_lds128(uint32_t addr)
     return v;
 }
 
-/* Accumulators 4j .. 4j+7 of this thread's fragment of a k-split tile: the
- * sum of the parts' fp32 partials (w4f_split_arrive), added in part order. */
-static __device__ __forceinline__ void w4f_sum_parts(float (&v)[8], const float4 *parts, int nparts,
-                                                     int j)
-{
-#pragma unroll
-    for (int h = 0; h < 2; h++) {
-        const float4 *src = parts + (j + h) * 128;
-        float4 s = __ldcg(src);
-        for (int i = 1; i < nparts; i++) {
-            const float4 a = __ldcg(src + (int64_t)i * (32 * 128));
-            s.x += a.x;
-            s.y += a.y;
-            s.z += a.z;
-            s.w += a.w;
-        }
-        v[4 * h] = s.x;
-        v[4 * h + 1] = s.y;
-        v[4 * h + 2] = s.z;
-        v[4 * h + 3] = s.w;
-    }
-}
-
 /* This consumer's 64 x 256 accumulator tile (weight rows x x rows) into y
  * (x rows x weight rows), through the consumer's shared buffer `buf`.
  * w0: first weight row (y column) of the consumer, x0: first x row. */
-template <typename T, bool FROM_PARTS = false>
+template <typename T>
 static __device__ __forceinline__ void w4f_epilogue(const w4f_params_t &p, const CUtensorMap &tmap_y,
                                                     const float (&acc)[128], uint32_t buf,
-                                                    int barrier_id, int w0, int x0,
-                                                    const float4 *parts = NULL)
+                                                    int barrier_id, int w0, int x0)
 {
     const int t = threadIdx.x % 128;
     const int warp = t / 32, lane = t % 32;
@@ -152,15 +128,10 @@ static __device__ __forceinline__ void w4f_epilogue(const w4f_params_t &p, const
         const int xr = 8 * (j + (q >> 1)) + i;           /* stored row: x row */
         const int chunk = 2 * warp + (q & 1);            /* 8 weight rows = 16 bytes */
         const uint32_t addr = buf + (uint32_t)(xr * 128 + ((chunk ^ (xr & 7)) * 16));
-        float v[8];
-        if (FROM_PARTS) {
-            w4f_sum_parts(v, parts, p.split_parts, j);
-        } else {
-#pragma unroll
-            for (int e = 0; e < 8; e++) v[e] = acc[4 * j + e];
-        }
-        cuops_stmatrix_x4_trans(addr, cuops_pack2<T>(v[0], v[1]), cuops_pack2<T>(v[2], v[3]),
-                                cuops_pack2<T>(v[4], v[5]), cuops_pack2<T>(v[6], v[7]));
+        cuops_stmatrix_x4_trans(addr, cuops_pack2<T>(acc[4 * j + 0], acc[4 * j + 1]),
+                                cuops_pack2<T>(acc[4 * j + 2], acc[4 * j + 3]),
+                                cuops_pack2<T>(acc[4 * j + 4], acc[4 * j + 5]),
+                                cuops_pack2<T>(acc[4 * j + 6], acc[4 * j + 7]));
     }
     if (p.y_tma) {
         /* The buffer is laid out as TMA's 128-byte swizzle wants it (chunk c
@@ -301,11 +272,11 @@ static __device__ __forceinline__ w4f_unit_t w4f_unit(const w4f_params_t &p, int
  * ([split tile][consumer][part][32 float4][128 threads]) and it arrives on
  * the tile's counter, one per consumer (its 64 weight rows are its own).
  * Returns this thread's pointer to part 0 of the tile in the consumer that
- * arrives last, which then sums every part in part order (w4f_sum_parts,
- * in its epilogue: the sum does not depend on which part finished last),
- * and NULL in the others. Nobody waits: the last part needs no one else to
- * run. The accumulators are only read here: a write to them on one path
- * costs ptxas registers it does not have. */
+ * arrives last, which then sums every part in part order (w4f_sum_parts:
+ * the sum does not depend on which part finished last), and NULL in the
+ * others. Nobody waits: the last part needs no one else to run. The
+ * accumulators are only read here: inside the main loop a write to them on
+ * one path costs ptxas registers it does not have (spills). */
 static __device__ __forceinline__ const float4 *w4f_split_arrive(const w4f_params_t &p,
                                                                 const float (&acc)[128],
                                                                 const w4f_unit_t &u, int consumer,
@@ -335,6 +306,36 @@ static __device__ __forceinline__ const float4 *w4f_split_arrive(const w4f_param
      * loads of w4f_sum_parts read L2, never a stale L1 line */
     __threadfence();
     return parts;
+}
+
+/* The accumulators of a k-split tile: the sum of its parts' fp32 partials
+ * (w4f_split_arrive; this thread's elements), added in part order. Each
+ * part's 32 loads are issued together (a load-then-add per element would put
+ * ~100 L2 round trips in a row: measured at 2a05a72, the split then saved
+ * nothing); only called after the main loop, where acc is free. */
+static __device__ __forceinline__ void w4f_sum_parts(float (&acc)[128], const float4 *parts,
+                                                     int nparts)
+{
+#pragma unroll
+    for (int q = 0; q < 32; q++) {
+        const float4 v = __ldcg(parts + q * 128);
+        acc[4 * q] = v.x;
+        acc[4 * q + 1] = v.y;
+        acc[4 * q + 2] = v.z;
+        acc[4 * q + 3] = v.w;
+    }
+#pragma unroll 1
+    for (int i = 1; i < nparts; i++) {
+        const float4 *src = parts + (int64_t)i * (32 * 128);
+#pragma unroll
+        for (int q = 0; q < 32; q++) {
+            const float4 v = __ldcg(src + q * 128);
+            acc[4 * q] += v.x;
+            acc[4 * q + 1] += v.y;
+            acc[4 * q + 2] += v.z;
+            acc[4 * q + 3] += v.w;
+        }
+    }
 }
 
 /* Where the consumers of the _ahead form are in their loads (three blocks
@@ -522,8 +523,9 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
     }
     if (split_parts) {
         const int wb = split_tile / p.tiles_x, xb = split_tile - wb * p.tiles_x;
-        w4f_epilogue<T, true>(p, tmap_y, acc, e_smem + consumer * W4F_EPI_BYTES, 1 + consumer,
-                              wb * W4F_WROWS + consumer * 64, xb * W4F_XROWS, split_parts);
+        w4f_sum_parts(acc, split_parts, p.split_parts);
+        w4f_epilogue<T>(p, tmap_y, acc, e_smem + consumer * W4F_EPI_BYTES, 1 + consumer,
+                        wb * W4F_WROWS + consumer * 64, xb * W4F_XROWS);
     }
     /* the shared buffer must outlive the last TMA store's reads */
     if (p.y_tma && ct == 0) cuops_tma_store_wait_all();
