@@ -23,11 +23,11 @@
  * group sizes that are not a multiple of 64 (NOT_SUPPORTED, nothing written).
  * Both fused forms (w4a16_prefill_wgmma, w4a16_prefill_wgmma_ahead) run every
  * fused case, and a 1100 x 4352 x 960 call gives their CTAs several tiles
- * each with an odd number of 64-k blocks per tile. The _ahead form runs the
- * tiles of a last, partly filled wave stream-K (their 64-k blocks cut into
- * equal ranges over all SMs: at m = 256 and 257 on most weights here and in
- * the 1100 call, on 132 SMs); there it is also forced off and to 2 ranges
- * per tile, and a repeated call must give the same bits.
+ * each with an odd number of 64-k blocks per tile. The _ahead form cuts the
+ * tiles of a last, partly filled wave along k (at m = 256 and 257 on most
+ * weights here, 4 parts at m = 256, and 3 in the 1100 call, on 132 SMs);
+ * there the split is also forced off and to 2 parts, and a repeated call
+ * must give the same bits.
  *
  *   build/tests/test_gpu_w4a16_prefill      (CUOPS_TEST_SEED=... to replay)
  */
@@ -477,13 +477,11 @@ static void run_gpu_tests(cuops_handle_t h, int sm_major)
                     const call_case_t f = {fused_variants[fv], 8, 8, 0, 0, CUOPS_STATUS_SUCCESS};
                     run_case(h, sm_major, &w, packed, &a, act, f);
                 }
-                /* the _ahead form runs the last wave's 38 tiles stream-K:
-                 * their 570 blocks of 64 k in 132 ranges of 4-5 blocks, so
-                 * ranges cross tile boundaries and start inside groups of 3
-                 * blocks (g = 192), 3-4 pieces summed per tile; forced off
-                 * (split_k 1) and to 2 ranges per tile (76 ranges of 7-8
-                 * blocks; y without TMA stores), and the plain call
-                 * repeated bit for bit */
+                /* the _ahead form cuts the last wave's 38 tiles along k
+                 * (3 parts of 5 blocks, the second starting inside a group
+                 * of 3 blocks at g = 192): forced to 1 (no split) and to 2
+                 * parts (7 + 8 blocks; y without TMA stores), and the plain
+                 * call repeated bit for bit */
                 static const int splits[] = {1, 2};
                 for (int si = 0; si < 2; si++) {
                     const call_case_t f = {fused_variants[1], 8, si == 1 ? 3 : 8, 0, 0,

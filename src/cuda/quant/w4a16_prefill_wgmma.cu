@@ -30,12 +30,6 @@
  *
  * Persistent grid; tile t -> (weight block t / tiles_x, x block t %
  * tiles_x), so the CTAs of a wave share weight blocks and x stays in L2.
- * In the _ahead form, the tiles of a last wave under 60 % full run
- * stream-K: their 64-k blocks are cut into equal ranges, one per SM; each
- * piece of a range stores its fp32 tile to the workspace and counts its
- * blocks on the tile's counter, and the CTA whose piece completes the count
- * sums the tile's pieces in k order (deterministic) after its main loop and
- * runs the epilogue (w4f_unit, w4f_sk_arrive, w4f_sk_sum).
  *
  * Shared memory (1024-aligned): STAGES x [x tile 256 x 64 (32 KB, 128B
  * swizzle, as the GEMM's B)], STAGES x [int4 tile 8 x 512 B], per consumer
@@ -74,6 +68,7 @@
 #define W4F_SMEM_BYTES                                                                        \
     (W4F_STAGES * (W4F_X_STAGE_BYTES + W4F_Q_STAGE_BYTES) + 2 * W4F_EPI_BYTES +               \
      2 * W4F_STAGES * 8 + 1024)
+#define W4F_MAX_SPLIT_PARTS 4 /* k parts of a tile of the last wave (w4f_plan_split) */
 #define W4F_PRODUCER_REGS 40
 #define W4F_CONSUMER_REGS 232
 
@@ -89,16 +84,13 @@ typedef struct w4f_params {
     int num_groups;
     int tiles_per_group;     /* group_size / 64 (any value >= 1 when one group) */
     int tiles_x, num_tiles;
-    /* The CTAs' work (w4f_unit): tiles below dp_tiles whole, CTA c taking
-     * c, c + grid, ...; then the 64-k blocks of the remaining tiles (the
-     * tail), sk_blocks of them in (tile, block) order, cut into sk_ctas
-     * equal ranges, CTA c < sk_ctas taking range c (stream-K). No tail:
-     * dp_tiles = num_tiles, sk_ctas = 0. */
-    int dp_tiles, sk_ctas;
-    int sk_blocks;           /* < 2^31 (the host's condition for stream-K) */
-    int sk_q, sk_rem;        /* sk_blocks = sk_q * sk_ctas + sk_rem */
-    float4 *partials;        /* [sk CTA][piece][consumer][32][128] fp32 accumulators */
-    unsigned int *counters;  /* [tail tile][consumer] blocks arrived, zero between calls */
+    /* The CTAs' work units: units below dp_tiles are whole tiles; the units
+     * from dp_tiles to num_units are the parts of the remaining tiles, each
+     * cut along k into split_parts (w4f_unit). No split: dp_tiles =
+     * num_units = num_tiles, split_parts = 1. */
+    int dp_tiles, num_units, split_parts;
+    float4 *partials;        /* [split tile][consumer][part][32][128] fp32 accumulators */
+    unsigned int *counters;  /* [split tile][consumer] arrivals, zero between calls */
     int y_vec_ok;            /* y 16-byte aligned and ldy % 8 == 0 */
     int y_tma;               /* y written by TMA stores (tmap_y valid): y_vec_ok */
 } w4f_params_t;
@@ -249,134 +241,106 @@ static __device__ __forceinline__ void w4f_lane_meta(const w4f_params_t &p, int 
     zr = p.zeros + (int64_t)strip * p.num_groups * 2 + (g >> 2);
 }
 
-/* A work unit: tile t, its 64-k blocks [kb0, kb1), and piece -1 for a whole
- * tile, else which piece of the CTA's stream-K range it is (0, 1: a range is
- * shorter than a tile, so it touches at most two). Unit i of this CTA:
- * whole tiles first, in the order c, c + grid, ...; kb1 = 0 past the last. */
+/* A work unit: tile t, its 64-k blocks [kb0, kb1), and which part of the
+ * tile's k it is (0 for a whole tile). Unit v of the persistent loop (v =
+ * blockIdx.x, + gridDim.x, ...): the whole tiles come first, in tile order;
+ * dp_tiles is a multiple of the grid, so the split units dp_tiles + c fall to
+ * CTAs c = 0, 1, ..., the parts of one tile to neighbouring CTAs. */
 typedef struct w4f_unit {
-    int t, kb0, kb1, piece;
+    int t, kb0, kb1, part;
 } w4f_unit_t;
 
-/* The first tail block of stream-K range c (c = 0 .. sk_ctas): the first
- * sk_rem ranges have sk_q + 1 blocks, the others sk_q. No 64-bit division:
- * the cursor calls this inside the main loop, where a division's
- * temporaries would spill. */
-static __device__ __forceinline__ int w4f_sk_begin(const w4f_params_t &p, int c)
+static __device__ __forceinline__ w4f_unit_t w4f_unit(const w4f_params_t &p, int v)
 {
-    return c * p.sk_q + min(c, p.sk_rem);
-}
-
-static __device__ __forceinline__ w4f_unit_t w4f_unit(const w4f_params_t &p, int i)
-{
-    const int c = blockIdx.x, grid = gridDim.x;
-    const int n_dp = (p.dp_tiles - c + grid - 1) / grid;
     w4f_unit_t u;
-    u.t = 0;
-    u.kb0 = 0;
-    u.kb1 = 0;
-    u.piece = -1;
-    if (i < n_dp) {
-        u.t = c + i * grid;
+    if (v < p.dp_tiles) {
+        u.t = v;
+        u.kb0 = 0;
         u.kb1 = p.ktiles;
+        u.part = 0;
         return u;
     }
-    if (c >= p.sk_ctas || i - n_dp > 1) return u;
-    const int b0 = w4f_sk_begin(p, c), b1 = w4f_sk_begin(p, c + 1);
-    const int first = b0 / p.ktiles; /* the tail tile holding b0 */
-    const int next = (first + 1) * p.ktiles;
-    u.piece = i - n_dp;
-    if (u.piece == 0) {
-        u.t = p.dp_tiles + first;
-        u.kb0 = b0 - first * p.ktiles;
-        u.kb1 = min(next, b1) - first * p.ktiles;
-    } else if (b1 > next) {
-        u.t = p.dp_tiles + first + 1;
-        u.kb1 = b1 - next;
-    }
+    const int s = v - p.dp_tiles;
+    const int i = s / p.split_parts;
+    u.part = s - i * p.split_parts;
+    u.t = p.dp_tiles + i;
+    u.kb0 = (int)((int64_t)p.ktiles * u.part / p.split_parts);
+    u.kb1 = (int)((int64_t)p.ktiles * (u.part + 1) / p.split_parts);
     return u;
 }
 
-/* The fp32 accumulators of piece `piece` of stream-K range c, consumer
- * `consumer`: 32 float4 per thread, this thread's at [q * 128 + ct]. */
-static __device__ __forceinline__ float4 *w4f_sk_slot(const w4f_params_t &p, int c, int piece,
-                                                      int consumer, int ct)
-{
-    return p.partials + ((int64_t)(c * 2 + piece) * 2 + consumer) * (32 * 128) + ct;
-}
-
-/* Which pieces of this CTA were the last of their tile to arrive (per
- * consumer): their sums and epilogues run after the main loop. */
-__shared__ int w4f_sk_last[2][2];
-
-/* The end of a stream-K piece: its fp32 accumulators go to its slot and it
- * adds its block count to the tile's counter (one per consumer: its 64
- * weight rows are its own). The piece that completes the count (the last to
- * arrive, whichever it is) is marked in w4f_sk_last; its CTA sums the tile
- * after its main loop (w4f_sk_sum). Nobody waits for anybody. The
+/* The end of a k-split unit: its fp32 accumulators go to the workspace
+ * ([split tile][consumer][part][32 float4][128 threads]) and it arrives on
+ * the tile's counter, one per consumer (its 64 weight rows are its own).
+ * Returns this thread's pointer to part 0 of the tile in the consumer that
+ * arrives last, which then sums every part in part order (w4f_sum_parts:
+ * the sum does not depend on which part finished last), and NULL in the
+ * others. Nobody waits: the last part needs no one else to run. The
  * accumulators are only read here: inside the main loop a write to them on
- * one path costs ptxas registers it does not have (spills, measured). */
-static __device__ __forceinline__ void w4f_sk_arrive(const w4f_params_t &p,
-                                                     const float (&acc)[128],
-                                                     const w4f_unit_t &u, int consumer, int ct)
+ * one path costs ptxas registers it does not have (spills). */
+static __device__ __forceinline__ const float4 *w4f_split_arrive(const w4f_params_t &p,
+                                                                const float (&acc)[128],
+                                                                const w4f_unit_t &u, int consumer,
+                                                                int ct)
 {
-    float4 *slot = w4f_sk_slot(p, blockIdx.x, u.piece, consumer, ct);
+    __shared__ int w4f_last[2];
+    const int64_t slot = (int64_t)(u.t - p.dp_tiles) * 2 + consumer;
+    float4 *parts = p.partials + slot * p.split_parts * (32 * 128) + ct;
 #pragma unroll
     for (int q = 0; q < 32; q++)
-        __stcg(slot + q * 128,
+        __stcg(parts + (int64_t)u.part * (32 * 128) + q * 128,
                make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]));
     /* release: this thread's partial is visible at device scope before the
      * consumer's arrival below */
     __threadfence();
     cuops_named_bar_sync((uint32_t)(1 + consumer), 128);
+    unsigned int *counter = p.counters + slot;
     if (ct == 0) {
-        unsigned int *counter = p.counters + (int64_t)(u.t - p.dp_tiles) * 2 + consumer;
-        const unsigned int blocks = (unsigned int)(u.kb1 - u.kb0);
-        const int last = atomicAdd(counter, blocks) + blocks == (unsigned int)p.ktiles;
-        /* every block of the tile has arrived: the counter goes back to zero
-         * for the next call */
+        const int last = atomicAdd(counter, 1u) == (unsigned int)(p.split_parts - 1);
+        /* every part has arrived: the counter goes back to zero for the next call */
         if (last) atomicExch(counter, 0u);
-        w4f_sk_last[consumer][u.piece] = last;
+        w4f_last[consumer] = last;
     }
     cuops_named_bar_sync((uint32_t)(1 + consumer), 128);
+    if (!w4f_last[consumer]) return NULL;
+    /* acquire: every other part's partial, fenced before its arrival; the .cg
+     * loads of w4f_sum_parts read L2, never a stale L1 line */
+    __threadfence();
+    return parts;
 }
 
-/* The accumulators of tail tile `tile` (an index into the tail): the sum of
- * the pieces that cover it, added in k order (so the bits do not depend on
- * which piece arrived last). Each piece's 32 loads are issued together (a
- * load-then-add per element put ~100 L2 round trips in a row: measured at
- * 2a05a72); only called after the main loop, where acc is free. */
-static __device__ __forceinline__ void w4f_sk_sum(float (&acc)[128], const w4f_params_t &p,
-                                                  int tile, int consumer, int ct)
+/* The accumulators of a k-split tile: the sum of its parts' fp32 partials
+ * (w4f_split_arrive; this thread's elements), added in part order, with
+ * this CTA's own part `own` taken from acc rather than read back. The loads
+ * of every part are issued before the adds (unrolled over the at most
+ * W4F_MAX_SPLIT_PARTS parts and the 32 float4s, as many in flight as the
+ * registers hold: a load-then-add per element put ~100 L2 round trips in a
+ * row, measured at 2a05a72, and the split then saved nothing). Only called
+ * after the main loop, where acc is free. */
+static __device__ __forceinline__ void w4f_sum_parts(float (&acc)[128], const float4 *parts,
+                                                     int nparts, int own)
 {
-    /* acquire: every piece's partial, fenced before its arrival; .cg loads
-     * read L2, never a stale L1 line */
-    __threadfence();
-    const int first_block = tile * p.ktiles, end_block = first_block + p.ktiles;
-    /* the range holding the tile's first block */
-    const int long_blocks = p.sk_rem * (p.sk_q + 1);
-    int c = first_block < long_blocks ? first_block / (p.sk_q + 1)
-                                      : p.sk_rem + (first_block - long_blocks) / p.sk_q;
-    /* its piece 1 when the range began in the tile before */
-    const float4 *src = w4f_sk_slot(p, c, w4f_sk_begin(p, c) < first_block ? 1 : 0, consumer, ct);
 #pragma unroll
     for (int q = 0; q < 32; q++) {
-        const float4 v = __ldcg(src + q * 128);
-        acc[4 * q] = v.x;
-        acc[4 * q + 1] = v.y;
-        acc[4 * q + 2] = v.z;
-        acc[4 * q + 3] = v.w;
-    }
-#pragma unroll 1
-    for (c++; c < p.sk_ctas && w4f_sk_begin(p, c) < end_block; c++) {
-        src = w4f_sk_slot(p, c, 0, consumer, ct);
+        const float4 mine = make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]);
+        float4 v[W4F_MAX_SPLIT_PARTS];
 #pragma unroll
-        for (int q = 0; q < 32; q++) {
-            const float4 v = __ldcg(src + q * 128);
-            acc[4 * q] += v.x;
-            acc[4 * q + 1] += v.y;
-            acc[4 * q + 2] += v.z;
-            acc[4 * q + 3] += v.w;
+        for (int i = 0; i < W4F_MAX_SPLIT_PARTS; i++)
+            v[i] = i < nparts && i != own ? __ldcg(parts + i * (32 * 128) + q * 128) : mine;
+        float4 sum = v[0];
+#pragma unroll
+        for (int i = 1; i < W4F_MAX_SPLIT_PARTS; i++) {
+            if (i < nparts) {
+                sum.x += v[i].x;
+                sum.y += v[i].y;
+                sum.z += v[i].z;
+                sum.w += v[i].w;
+            }
         }
+        acc[4 * q] = sum.x;
+        acc[4 * q + 1] = sum.y;
+        acc[4 * q + 2] = sum.z;
+        acc[4 * q + 3] = sum.w;
     }
 }
 
@@ -385,17 +349,17 @@ static __device__ __forceinline__ void w4f_sk_sum(float (&acc)[128], const w4f_p
  * and zero they load next, walked across the CTA's tiles so that a tile's
  * first blocks are loaded while the previous tile's last ones run. */
 typedef struct w4f_cursor {
-    int i, kb, kb1, group, pos; /* unit, next block, the unit's end (0 past the last) */
+    int v, kb, kb1, group, pos; /* unit, next block, the unit's end */
     const uint32_t *q, *sc, *zr;
 } w4f_cursor_t;
 
 static __device__ __forceinline__ void w4f_cursor_tile(w4f_cursor_t &c, const w4f_params_t &p,
                                                        int strip_in_cta, int g, int tq)
 {
-    const w4f_unit_t u = w4f_unit(p, c.i);
+    if (c.v >= p.num_units) return;
+    const w4f_unit_t u = w4f_unit(p, c.v);
     c.kb = u.kb0;
     c.kb1 = u.kb1;
-    if (u.kb1 == 0) return; /* past the CTA's last unit: the loads stop */
     c.group = u.kb0 / p.tiles_per_group;
     c.pos = u.kb0 - c.group * p.tiles_per_group;
     const int wb = u.t / p.tiles_x;
@@ -410,7 +374,7 @@ static __device__ __forceinline__ void w4f_cursor_load(w4f_cursor_t &c, const w4
                                                        int strip_in_cta, int g, int tq,
                                                        uint32_t (&w)[8], uint32_t &s, uint32_t &z)
 {
-    if (c.kb < c.kb1) {
+    if (c.v < p.num_units) {
         w4f_ldg_words(w, c.q, c.kb);
         const int grp = min(c.group, p.num_groups - 1);
         s = __ldg(c.sc + grp * 8);
@@ -421,7 +385,7 @@ static __device__ __forceinline__ void w4f_cursor_load(w4f_cursor_t &c, const w4
         c.group++;
     }
     if (++c.kb == c.kb1) {
-        c.i++;
+        c.v += gridDim.x;
         w4f_cursor_tile(c, p, strip_in_cta, g, tq);
     }
 }
@@ -470,7 +434,7 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
     };
     /* blocks 0 and 1 loaded, block 0 dequantized, block 2 on its way */
     w4f_cursor_t cur;
-    cur.i = 0;
+    cur.v = blockIdx.x;
     w4f_cursor_tile(cur, p, strip_in_cta, g, tq);
     w4f_cursor_load(cur, p, strip_in_cta, g, tq, w_even, s_even, z_even);
     w4f_cursor_load(cur, p, strip_in_cta, g, tq, w_odd, s_odd, z_odd);
@@ -479,10 +443,12 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
 
     int stage = 0, seq = 0;
     uint32_t phase = 0;
-    int i = 0;
-    for (;; i++) {
-        const int nkb = w4f_unit(p, i).kb1 - w4f_unit(p, i).kb0;
-        if (nkb <= 0) break;
+    const float4 *split_parts = NULL; /* set where this CTA sums a k-split tile */
+    int split_tile = 0;
+    for (int v = blockIdx.x; v < p.num_units; v += gridDim.x) {
+        /* the unit's tile and part are taken again after its blocks, so no
+         * register holds them across the loop, where every one is in use */
+        const int nkb = w4f_unit(p, v).kb1 - w4f_unit(p, v).kb0;
         int prev_stage = 0;
         /* block b = kb of this unit: issue its group from `a`; dequantize
          * b+1 from (w, ws, wz) into `next`, then refill those with b+3;
@@ -548,24 +514,22 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
         w4f_keep_alive_set(a1);
         w4f_keep_alive_set(a2);
         cuops_mbar_arrive(W4F_EMPTY_BAR(prev_stage));
-        const w4f_unit_t u = w4f_unit(p, i);
-        if (u.piece >= 0) {
-            /* a stream-K piece (a CTA's last units): stored and counted;
-             * the sums run after the loop, where the accumulators and A
-             * sets are dead and their registers free */
-            w4f_sk_arrive(p, acc, u, consumer, ct);
+        const w4f_unit_t u = w4f_unit(p, v);
+        if (v >= p.dp_tiles) {
+            /* a k-split unit is a CTA's last (the host gives each CTA at
+             * most one): its sum and epilogue run after the loop, where the
+             * accumulators and A sets are dead and their registers free */
+            split_parts = w4f_split_arrive(p, acc, u, consumer, ct);
+            split_tile = u.t;
             continue;
         }
         const int wb = u.t / p.tiles_x, xb = u.t - wb * p.tiles_x;
         w4f_epilogue<T>(p, tmap_y, acc, e_smem + consumer * W4F_EPI_BYTES, 1 + consumer,
                         wb * W4F_WROWS + consumer * 64, xb * W4F_XROWS);
     }
-    /* the tiles whose last piece arrived here (i is now the unit count) */
-    for (int piece = 0; piece < 2; piece++) {
-        const w4f_unit_t u = w4f_unit(p, i - 2 + piece);
-        if (i - 2 + piece < 0 || u.piece < 0 || !w4f_sk_last[consumer][u.piece]) continue;
-        w4f_sk_sum(acc, p, u.t - p.dp_tiles, consumer, ct);
-        const int wb = u.t / p.tiles_x, xb = u.t - wb * p.tiles_x;
+    if (split_parts) {
+        const int wb = split_tile / p.tiles_x, xb = split_tile - wb * p.tiles_x;
+        w4f_sum_parts(acc, split_parts, p.split_parts, (int)blockIdx.x % p.split_parts);
         w4f_epilogue<T>(p, tmap_y, acc, e_smem + consumer * W4F_EPI_BYTES, 1 + consumer,
                         wb * W4F_WROWS + consumer * 64, xb * W4F_XROWS);
     }
@@ -605,9 +569,8 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
             const int lane = threadIdx.x;
             uint32_t phase = 0;
             int stage = 0;
-            for (int i = 0;; i++) {
-                const w4f_unit_t u = w4f_unit(p, i);
-                if (u.kb1 == 0) break;
+            for (int v = blockIdx.x; v < p.num_units; v += gridDim.x) {
+                const w4f_unit_t u = w4f_unit(p, v);
                 const int wb = u.t / p.tiles_x, xb = u.t - wb * p.tiles_x;
                 /* w4f_strip: every stage always receives the same bytes */
                 const int strip = w4f_strip(p, wb, lane & 7);
@@ -664,7 +627,7 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
 
         int stage = 0;
         uint32_t phase = 0;
-        /* whole tiles only: this form is launched without stream-K, so the
+        /* whole tiles only: this form is launched without a k split, so the
          * producer's units are the tiles */
         for (int t = blockIdx.x; t < p.num_tiles; t += gridDim.x) {
             const int wb = t / p.tiles_x, xb = t - wb * p.tiles_x;
@@ -747,48 +710,46 @@ w4a16_prefill_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_x,
 #endif
 }
 
-/* Arrival counters of the stream-K tail tiles, two per tile (one per
- * consumer), in W4F_COUNTER_BLOCKS blocks of W4F_MAX_TAIL_TILES tiles: zero at
- * module load, put back to zero by the piece that completes a tile; calls
- * take the blocks in turn, so calls overlapping on different streams share
- * counters only when 16 of them do (the scheme of the decode kernels'
- * split-K). */
-#define W4F_MAX_TAIL_TILES 1024
+/* Arrival counters of the k-split tiles, two per tile (one per consumer), in
+ * W4F_COUNTER_BLOCKS blocks of W4F_MAX_SPLIT_TILES tiles: zero at module load,
+ * put back to zero by the last part of each tile; calls take the blocks in
+ * turn, so calls overlapping on different streams share counters only when
+ * 16 of them do (the scheme of the decode kernels' split-K). */
+#define W4F_MAX_SPLIT_TILES 1024
 #define W4F_COUNTER_BLOCKS 16
-__device__ unsigned int w4f_tail_counters[W4F_COUNTER_BLOCKS * W4F_MAX_TAIL_TILES * 2] = {0};
+__device__ unsigned int w4f_split_counters[W4F_COUNTER_BLOCKS * W4F_MAX_SPLIT_TILES * 2] = {0};
 
 /* ---- host ------------------------------------------------------------------- */
 
 /* The persistent grid runs whole tiles in waves of `sms`; a last wave of r
- * tiles leaves sms - r SMs idle for a tile's time (1024 x 14336 x 4096: 448
- * tiles = 3 waves + 52, the last wave 39 % full). Stream-K on that tail: its
- * r x ktiles blocks of 64 k are cut into equal ranges, one per CTA, over all
- * the SMs, where the last wave is under 60 % full (a fuller wave loses less
- * than the partials' store, reload and sum cost), each range at least 4
- * blocks. forced (the call's split_k option): 1 turns it off, N >= 2 asks
- * for about N ranges per tail tile (at most one per SM, at least one block
- * each). There must be more ranges than tail tiles, so that a range is
- * shorter than a tile and touches at most two. Returns the ranges (0: no
- * stream-K) and the tail tiles. */
-static int w4f_plan_stream_k(int num_tiles, int sms, int ktiles, int forced, int *tail_tiles)
+ * tiles leaves sms - r SMs idle for a whole tile's time (1024 x 14336 x 4096:
+ * 448 tiles = 3 waves + 52, the last wave 39 % full). Cut each of those r
+ * tiles along k into parts that the idle SMs run side by side: parts =
+ * sms / r (so every CTA runs at most one part), at most W4F_MAX_SPLIT_PARTS
+ * and each part at least 4 blocks of 64 k, where the last wave is under 60 %
+ * full (a fuller wave loses less than the partials' store, reload and sum
+ * would cost). forced > 0 (the call's split_k option) asks for that many
+ * parts instead (still at most sms / r, W4F_MAX_SPLIT_PARTS and ktiles); 1
+ * turns the split off. Returns the parts (1: no split) and the tiles cut. */
+static int w4f_plan_split(int num_tiles, int sms, int ktiles, int forced, int *split_tiles)
 {
     const int r = num_tiles < sms ? num_tiles : num_tiles % sms;
-    *tail_tiles = 0;
-    if (r == 0 || r > W4F_MAX_TAIL_TILES || forced == 1) return 0;
-    const int64_t blocks = (int64_t)r * ktiles;
-    if (blocks > 0x7fffffff) return 0; /* the kernel's block indices are ints */
-    int64_t ranges;
-    if (forced > 1) {
-        ranges = (int64_t)r * forced;
+    *split_tiles = 0;
+    if (r == 0 || r > W4F_MAX_SPLIT_TILES) return 1;
+    int parts;
+    if (forced > 0) {
+        parts = forced < W4F_MAX_SPLIT_PARTS ? forced : W4F_MAX_SPLIT_PARTS;
+        if (parts > ktiles) parts = ktiles;
     } else {
-        if (10 * r >= 6 * sms) return 0;
-        ranges = blocks / 4;
+        if (10 * r >= 6 * sms) return 1;
+        parts = W4F_MAX_SPLIT_PARTS;
+        if (parts > ktiles / 4) parts = ktiles / 4;
     }
-    if (ranges > sms) ranges = sms;
-    if (ranges > blocks) ranges = blocks;
-    if (ranges <= r) return 0;
-    *tail_tiles = r;
-    return (int)ranges;
+    /* at most one part per CTA: the kernel sums a split tile after its loop */
+    if (parts > sms / r) parts = sms / r;
+    if (parts < 2) return 1;
+    *split_tiles = r;
+    return parts;
 }
 
 typedef void (*w4f_kernel_fn)(const CUtensorMap, const CUtensorMap, const w4f_params_t);
@@ -834,24 +795,23 @@ cuops_status_t w4a16_launch_prefill_wgmma(struct cuops_handle *h, const cuops_w4
     p.tiles_x = (int)cuops_ceil_div(d->m, W4F_XROWS);
     p.num_tiles = p.tiles_x * (int)cuops_ceil_div(geo->strips, W4F_STRIPS);
     const int sms = h->num_sms > 0 ? h->num_sms : 132;
-    /* Stream-K on the tail (the _ahead form only): the partials take the
-     * workspace, which must then not hold a packed x as well (one workspace
-     * per call), and a user workspace must be large enough, else none. */
-    int tail_tiles = 0;
-    p.sk_ctas = words_in_registers
-                    ? w4f_plan_stream_k(p.num_tiles, sms, p.ktiles, forced_split, &tail_tiles)
-                    : 0;
-    const size_t partial_bytes = (size_t)p.sk_ctas * 2 * 2 * 64 * 256 * 4;
-    if (p.sk_ctas > 0 && (!cuops_sm90_tma_ok(d->x, d->ldx) ||
-                          (h->user_workspace && h->user_workspace_bytes < partial_bytes + 16))) {
-        p.sk_ctas = 0;
-        tail_tiles = 0;
+    /* The k split (the _ahead form only): its partials take the workspace,
+     * which must then not hold a packed x as well (one workspace per call),
+     * and a user workspace must be large enough, else no split. */
+    int split_tiles = 0;
+    p.split_parts = words_in_registers ? w4f_plan_split(p.num_tiles, sms, p.ktiles, forced_split,
+                                                        &split_tiles)
+                                       : 1;
+    const size_t partial_bytes = (size_t)split_tiles * 2 * (size_t)p.split_parts * 64 * 256 * 4;
+    if (p.split_parts > 1 &&
+        (!cuops_sm90_tma_ok(d->x, d->ldx) ||
+         (h->user_workspace && h->user_workspace_bytes < partial_bytes + 16))) {
+        p.split_parts = 1;
+        split_tiles = 0;
     }
-    p.dp_tiles = p.num_tiles - tail_tiles;
-    p.sk_blocks = tail_tiles * p.ktiles;
-    if (p.sk_ctas > 0) {
-        p.sk_q = p.sk_blocks / p.sk_ctas;
-        p.sk_rem = p.sk_blocks % p.sk_ctas;
+    p.dp_tiles = p.num_tiles - split_tiles;
+    p.num_units = p.dp_tiles + split_tiles * p.split_parts;
+    if (p.split_parts > 1) {
         void *ws_raw = NULL;
         st = cuops_cuda_workspace(h, partial_bytes + 16, &ws_raw);
         if (st != CUOPS_STATUS_SUCCESS) return st;
@@ -859,8 +819,8 @@ cuops_status_t w4a16_launch_prefill_wgmma(struct cuops_handle *h, const cuops_w4
         static unsigned long long next_block = 0;
         const unsigned long long b = __atomic_fetch_add(&next_block, 1ull, __ATOMIC_RELAXED);
         unsigned int *counters = NULL;
-        CUOPS_CUDA_TRY(h, cudaGetSymbolAddress((void **)&counters, w4f_tail_counters));
-        p.counters = counters + (b % W4F_COUNTER_BLOCKS) * W4F_MAX_TAIL_TILES * 2;
+        CUOPS_CUDA_TRY(h, cudaGetSymbolAddress((void **)&counters, w4f_split_counters));
+        p.counters = counters + (b % W4F_COUNTER_BLOCKS) * W4F_MAX_SPLIT_TILES * 2;
     }
     p.y_vec_ok = cuops_aligned(d->y, 16) && d->ldy % 8 == 0;
     /* y through TMA stores where TMA can address it (the same conditions as
@@ -883,10 +843,7 @@ cuops_status_t w4a16_launch_prefill_wgmma(struct cuops_handle *h, const cuops_w4
     CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            W4F_SMEM_BYTES));
-    /* whole tiles in waves of the SMs (dp_tiles is then a multiple of them),
-     * stream-K ranges on the first sk_ctas CTAs */
-    int grid = p.num_tiles < sms ? p.num_tiles : sms;
-    if (p.sk_ctas > 0) grid = p.dp_tiles > 0 ? sms : p.sk_ctas;
+    const int grid = p.num_units < sms ? p.num_units : sms;
     fn<<<grid, W4F_THREADS, W4F_SMEM_BYTES, cuops_stream(h)>>>(tmap_x, tmap_y, p);
     st = cuops_cuda_check_launch(h, name);
     if (st != CUOPS_STATUS_SUCCESS) return st;
