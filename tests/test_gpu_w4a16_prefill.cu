@@ -23,12 +23,11 @@
  * group sizes that are not a multiple of 64 (NOT_SUPPORTED, nothing written).
  * Both fused forms (w4a16_prefill_wgmma, w4a16_prefill_wgmma_ahead) run every
  * fused case, and a 1100 x 4352 x 960 call gives their CTAs several tiles
- * each with an odd number of 64-k blocks per tile. The _ahead form runs the
- * last tiles stream-K where the last wave is partial (on 132 SMs: at m = 256
- * and 257 on most weights here, with ranges shorter than a tile, and in the
- * 1100 call, with ranges of 1-2 tiles); there it is also forced off, and on
- * at m = 1000 x 4096 x 4096 (128 tiles, which auto leaves whole), and a
- * repeated call must give the same bits.
+ * each with an odd number of 64-k blocks per tile. The _ahead form cuts the
+ * tiles of a last, partly filled wave along k (at m = 256 and 257 on most
+ * weights here, 4 parts at m = 256, and 3 in the 1100 call, on 132 SMs);
+ * there the split is also forced off and to 2 parts, and a repeated call
+ * must give the same bits.
  *
  *   build/tests/test_gpu_w4a16_prefill      (CUOPS_TEST_SEED=... to replay)
  */
@@ -418,11 +417,6 @@ static void run_gpu_tests(cuops_handle_t h, int sm_major)
                             const call_case_t fused_packed_x = {f, 5, 1, 1, 0, fe};
                             run_case(h, sm_major, &w, packed, &a, act, fused_scalar);
                             run_case(h, sm_major, &w, packed, &a, act, fused_vec);
-                            /* stream-K forced where auto leaves the tiles
-                             * whole (m = 1000 x 4096 x 4096: 128 tiles) */
-                            const call_case_t fused_sk = {f, 0, 8, 0, 0, fe, 2, 0};
-                            if (fv == 1 && mi == 2 && w.n == 4096)
-                                run_case(h, sm_major, &w, packed, &a, act, fused_sk);
                             if (mi != 1) run_case(h, sm_major, &w, packed, &a, act, fused_packed_x);
                         }
                     }
@@ -483,12 +477,11 @@ static void run_gpu_tests(cuops_handle_t h, int sm_major)
                     const call_case_t f = {fused_variants[fv], 8, 8, 0, 0, CUOPS_STATUS_SUCCESS};
                     run_case(h, sm_major, &w, packed, &a, act, f);
                 }
-                /* the _ahead form runs all 170 tiles stream-K (fewer than
-                 * 2 x 132): 2550 blocks of 64 k in 132 ranges of 19-20, so
-                 * ranges start and end inside tiles and inside groups of 3
-                 * blocks (g = 192); forced off (split_k 1) and forced on
-                 * (split_k 2, here the same plan; y without TMA stores),
-                 * and the plain call repeated bit for bit */
+                /* the _ahead form cuts the last wave's 38 tiles along k
+                 * (3 parts of 5 blocks, the second starting inside a group
+                 * of 3 blocks at g = 192): forced to 1 (no split) and to 2
+                 * parts (7 + 8 blocks; y without TMA stores), and the plain
+                 * call repeated bit for bit */
                 static const int splits[] = {1, 2};
                 for (int si = 0; si < 2; si++) {
                     const call_case_t f = {fused_variants[1], 8, si == 1 ? 3 : 8, 0, 0,

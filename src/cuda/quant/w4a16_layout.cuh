@@ -137,9 +137,9 @@ cuops_status_t w4a16_launch_decode_warp(struct cuops_handle *h, const cuops_w4a1
  * words_in_registers: the int4 words go from global memory straight into
  * registers and each block is dequantized a block ahead (the variant
  * w4a16_prefill_wgmma_ahead) instead of through shared memory; that form
- * also runs the last tiles stream-K where the last wave is partial
- * (forced_split: 0 its own choice, 1 never, N >= 2 wherever a wave is
- * partial). */
+ * also cuts the tiles of a last, partly filled wave along k over the idle
+ * SMs (forced_split > 0 sets the parts per tile, 1 = no split, 0 = its
+ * own choice). */
 int w4a16_prefill_wgmma_serves(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                const w4_geometry_t *geo);
 cuops_status_t w4a16_launch_prefill_wgmma(struct cuops_handle *h, const cuops_w4a16_desc_t *d,

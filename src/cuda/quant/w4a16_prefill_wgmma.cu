@@ -30,11 +30,6 @@
  *
  * Persistent grid; tile t -> (weight block t / tiles_x, x block t %
  * tiles_x), so the CTAs of a wave share weight blocks and x stays in L2.
- * In the _ahead form, where the last wave is partial, the last tiles run
- * stream-K: their 64-k blocks are cut into equal ranges, one per SM, so
- * every CTA works the same time; a tile cut by a range boundary is summed
- * in k order by the CTA holding its first blocks, after its main loop, from
- * the piece the next range stored (w4f_sk_plan, w4f_sk_store, w4f_sk_finish).
  *
  * Shared memory (1024-aligned): STAGES x [x tile 256 x 64 (32 KB, 128B
  * swizzle, as the GEMM's B)], STAGES x [int4 tile 8 x 512 B], per consumer
@@ -73,7 +68,7 @@
 #define W4F_SMEM_BYTES                                                                        \
     (W4F_STAGES * (W4F_X_STAGE_BYTES + W4F_Q_STAGE_BYTES) + 2 * W4F_EPI_BYTES +               \
      2 * W4F_STAGES * 8 + 1024)
-#define W4F_SK_MAX_PIECES 3 /* tiles a stream-K range touches (w4f_plan_stream_k) */
+#define W4F_MAX_SPLIT_PARTS 4 /* k parts of a tile of the last wave (w4f_plan_split) */
 #define W4F_PRODUCER_REGS 40
 #define W4F_CONSUMER_REGS 232
 
@@ -89,16 +84,13 @@ typedef struct w4f_params {
     int num_groups;
     int tiles_per_group;     /* group_size / 64 (any value >= 1 when one group) */
     int tiles_x, num_tiles;
-    /* The CTAs' work (w4f_unit): the first dp_tiles tiles whole, CTA c
-     * taking c, c + grid, ...; the 64-k blocks of the other tiles, sk_blocks
-     * of them in (tile, block) order, in sk_ctas equal ranges, CTA c <
-     * sk_ctas taking range c (stream-K). None: dp_tiles = num_tiles,
-     * sk_ctas = 0. */
-    int dp_tiles, sk_ctas;
-    int sk_blocks;           /* < 2^31 */
-    int sk_q, sk_rem;        /* sk_blocks = sk_q * sk_ctas + sk_rem */
-    float4 *partials;        /* [sk CTA][consumer][32][128]: a range's first piece */
-    unsigned int *flags;     /* [sk CTA][consumer]: that piece is stored; zero between calls */
+    /* The CTAs' work units: units below dp_tiles are whole tiles; the units
+     * from dp_tiles to num_units are the parts of the remaining tiles, each
+     * cut along k into split_parts (w4f_unit). No split: dp_tiles =
+     * num_units = num_tiles, split_parts = 1. */
+    int dp_tiles, num_units, split_parts;
+    float4 *partials;        /* [split tile][consumer][part][32][128] fp32 accumulators */
+    unsigned int *counters;  /* [split tile][consumer] arrivals, zero between calls */
     int y_vec_ok;            /* y 16-byte aligned and ldy % 8 == 0 */
     int y_tma;               /* y written by TMA stores (tmap_y valid): y_vec_ok */
 } w4f_params_t;
@@ -249,139 +241,106 @@ static __device__ __forceinline__ void w4f_lane_meta(const w4f_params_t &p, int 
     zr = p.zeros + (int64_t)strip * p.num_groups * 2 + (g >> 2);
 }
 
-/* Stream-K pieces: a range's piece that covers a whole tile is a tile like
- * any other; the piece that begins a tile and ends before its end is the
- * tile's *finisher* (a range's last piece); any other piece (a range's
- * first, beginning inside a tile) is stored for the finisher of its tile. */
-#define W4F_WHOLE 0
-#define W4F_FINISHER 1
-#define W4F_STORED 2
-
-/* This CTA's stream-K pieces, worked out once at the start (w4f_sk_plan)
- * so that the unit lookups in the main loop are shared-memory reads: unit
- * arithmetic inlined there measured 2-4 % slower (c5f21d8). */
-typedef struct w4f_sk_pieces {
-    int n_dp, n_sk;
-    int t[W4F_SK_MAX_PIECES], kb0[W4F_SK_MAX_PIECES], kb1[W4F_SK_MAX_PIECES];
-    int role[W4F_SK_MAX_PIECES];
-} w4f_sk_pieces_t;
-__shared__ w4f_sk_pieces_t w4f_sk;
-
-/* The first stream-K block of range c (c = 0 .. sk_ctas): the first sk_rem
- * ranges have sk_q + 1 blocks, the others sk_q. */
-static __device__ __forceinline__ int w4f_sk_begin(const w4f_params_t &p, int c)
-{
-    return c * p.sk_q + min(c, p.sk_rem);
-}
-
-/* One thread, before the CTA's first barrier: fills w4f_sk. */
-static __device__ __forceinline__ void w4f_sk_plan(const w4f_params_t &p)
-{
-    const int c = blockIdx.x, grid = gridDim.x;
-    w4f_sk.n_dp = c < p.dp_tiles ? (p.dp_tiles - c + grid - 1) / grid : 0;
-    int n = 0;
-    if (c < p.sk_ctas) {
-        const int b1 = w4f_sk_begin(p, c + 1);
-        for (int b = w4f_sk_begin(p, c); b < b1 && n < W4F_SK_MAX_PIECES; n++) {
-            const int tile = b / p.ktiles;
-            const int kb0 = b - tile * p.ktiles;
-            const int kb1 = min(p.ktiles, b1 - tile * p.ktiles);
-            w4f_sk.t[n] = p.dp_tiles + tile;
-            w4f_sk.kb0[n] = kb0;
-            w4f_sk.kb1[n] = kb1;
-            w4f_sk.role[n] = kb0 > 0 ? W4F_STORED : kb1 == p.ktiles ? W4F_WHOLE : W4F_FINISHER;
-            b = tile * p.ktiles + kb1;
-        }
-    }
-    w4f_sk.n_sk = n;
-}
-
-/* A work unit: tile t, its 64-k blocks [kb0, kb1), and its role. Unit i of
- * this CTA: whole tiles first, then its stream-K pieces; kb1 = 0 past the
- * last. */
+/* A work unit: tile t, its 64-k blocks [kb0, kb1), and which part of the
+ * tile's k it is (0 for a whole tile). Unit v of the persistent loop (v =
+ * blockIdx.x, + gridDim.x, ...): the whole tiles come first, in tile order;
+ * dp_tiles is a multiple of the grid, so the split units dp_tiles + c fall to
+ * CTAs c = 0, 1, ..., the parts of one tile to neighbouring CTAs. */
 typedef struct w4f_unit {
-    int t, kb0, kb1, role;
+    int t, kb0, kb1, part;
 } w4f_unit_t;
 
-static __device__ __forceinline__ w4f_unit_t w4f_unit(const w4f_params_t &p, int i)
+static __device__ __forceinline__ w4f_unit_t w4f_unit(const w4f_params_t &p, int v)
 {
     w4f_unit_t u;
-    const int n_dp = w4f_sk.n_dp;
-    if (i < n_dp) {
-        u.t = (int)blockIdx.x + i * (int)gridDim.x;
+    if (v < p.dp_tiles) {
+        u.t = v;
         u.kb0 = 0;
         u.kb1 = p.ktiles;
-        u.role = W4F_WHOLE;
+        u.part = 0;
         return u;
     }
-    const int j = i - n_dp;
-    if (j >= w4f_sk.n_sk) {
-        u.t = 0;
-        u.kb0 = 0;
-        u.kb1 = 0;
-        u.role = W4F_WHOLE;
-        return u;
-    }
-    u.t = w4f_sk.t[j];
-    u.kb0 = w4f_sk.kb0[j];
-    u.kb1 = w4f_sk.kb1[j];
-    u.role = w4f_sk.role[j];
+    const int s = v - p.dp_tiles;
+    const int i = s / p.split_parts;
+    u.part = s - i * p.split_parts;
+    u.t = p.dp_tiles + i;
+    u.kb0 = (int)((int64_t)p.ktiles * u.part / p.split_parts);
+    u.kb1 = (int)((int64_t)p.ktiles * (u.part + 1) / p.split_parts);
     return u;
 }
 
-/* Range c's stored piece, consumer `consumer`: 32 float4 per thread, this
- * thread's at [q * 128]. */
-static __device__ __forceinline__ float4 *w4f_sk_slot(const w4f_params_t &p, int c, int consumer,
-                                                      int ct)
-{
-    return p.partials + ((int64_t)c * 2 + consumer) * (32 * 128) + ct;
-}
-
-/* A stored piece (a range's first, beginning inside a tile): its fp32
- * accumulators go to the range's slot, then the flag says so (release). The
+/* The end of a k-split unit: its fp32 accumulators go to the workspace
+ * ([split tile][consumer][part][32 float4][128 threads]) and it arrives on
+ * the tile's counter, one per consumer (its 64 weight rows are its own).
+ * Returns this thread's pointer to part 0 of the tile in the consumer that
+ * arrives last, which then sums every part in part order (w4f_sum_parts:
+ * the sum does not depend on which part finished last), and NULL in the
+ * others. Nobody waits: the last part needs no one else to run. The
  * accumulators are only read here: inside the main loop a write to them on
- * one path costs ptxas registers it does not have (spills, measured). */
-static __device__ __forceinline__ void w4f_sk_store(const w4f_params_t &p, const float (&acc)[128],
-                                                    int consumer, int ct)
+ * one path costs ptxas registers it does not have (spills). */
+static __device__ __forceinline__ const float4 *w4f_split_arrive(const w4f_params_t &p,
+                                                                const float (&acc)[128],
+                                                                const w4f_unit_t &u, int consumer,
+                                                                int ct)
 {
-    float4 *slot = w4f_sk_slot(p, blockIdx.x, consumer, ct);
+    __shared__ int w4f_last[2];
+    const int64_t slot = (int64_t)(u.t - p.dp_tiles) * 2 + consumer;
+    float4 *parts = p.partials + slot * p.split_parts * (32 * 128) + ct;
 #pragma unroll
     for (int q = 0; q < 32; q++)
-        __stcg(slot + q * 128,
+        __stcg(parts + (int64_t)u.part * (32 * 128) + q * 128,
                make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]));
+    /* release: this thread's partial is visible at device scope before the
+     * consumer's arrival below */
     __threadfence();
     cuops_named_bar_sync((uint32_t)(1 + consumer), 128);
-    if (ct == 0) atomicExch(p.flags + (int64_t)blockIdx.x * 2 + consumer, 1u);
+    unsigned int *counter = p.counters + slot;
+    if (ct == 0) {
+        const int last = atomicAdd(counter, 1u) == (unsigned int)(p.split_parts - 1);
+        /* every part has arrived: the counter goes back to zero for the next call */
+        if (last) atomicExch(counter, 0u);
+        w4f_last[consumer] = last;
+    }
+    cuops_named_bar_sync((uint32_t)(1 + consumer), 128);
+    if (!w4f_last[consumer]) return NULL;
+    /* acquire: every other part's partial, fenced before its arrival; the .cg
+     * loads of w4f_sum_parts read L2, never a stale L1 line */
+    __threadfence();
+    return parts;
 }
 
-/* The finisher of tail tile u.t (this CTA's last piece, run after the main
- * loop, where acc is free): acc holds the tile's first blocks; the rest are
- * the first pieces of the next ranges, added in k order (the bits do not
- * depend on timing). Each waits for its flag: those pieces are their
- * CTAs' first stream-K units, computed while this CTA worked on its own
- * range, so the wait is short, and it never waits on a CTA that waits. */
-static __device__ __forceinline__ void w4f_sk_finish(float (&acc)[128], const w4f_params_t &p,
-                                                     const w4f_unit_t &u, int consumer, int ct)
+/* The accumulators of a k-split tile: the sum of its parts' fp32 partials
+ * (w4f_split_arrive; this thread's elements), added in part order, with
+ * this CTA's own part `own` taken from acc rather than read back. The loads
+ * of every part are issued before the adds (unrolled over the at most
+ * W4F_MAX_SPLIT_PARTS parts and the 32 float4s, as many in flight as the
+ * registers hold: a load-then-add per element put ~100 L2 round trips in a
+ * row, measured at 2a05a72, and the split then saved nothing). Only called
+ * after the main loop, where acc is free. */
+static __device__ __forceinline__ void w4f_sum_parts(float (&acc)[128], const float4 *parts,
+                                                     int nparts, int own)
 {
-    const int tile_end = (u.t - p.dp_tiles + 1) * p.ktiles;
-    for (int c = (int)blockIdx.x + 1; c < p.sk_ctas && w4f_sk_begin(p, c) < tile_end; c++) {
-        unsigned int *flag = p.flags + (int64_t)c * 2 + consumer;
-        if (ct == 0) {
-            while (*(volatile unsigned int *)flag == 0u) __nanosleep(256);
-            *(volatile unsigned int *)flag = 0u; /* for the next call */
-        }
-        cuops_named_bar_sync((uint32_t)(1 + consumer), 128);
-        /* acquire: the piece, fenced before its flag; .cg loads read L2 */
-        __threadfence();
-        const float4 *src = w4f_sk_slot(p, c, consumer, ct);
 #pragma unroll
-        for (int q = 0; q < 32; q++) {
-            const float4 v = __ldcg(src + q * 128);
-            acc[4 * q] += v.x;
-            acc[4 * q + 1] += v.y;
-            acc[4 * q + 2] += v.z;
-            acc[4 * q + 3] += v.w;
+    for (int q = 0; q < 32; q++) {
+        const float4 mine = make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]);
+        float4 v[W4F_MAX_SPLIT_PARTS];
+#pragma unroll
+        for (int i = 0; i < W4F_MAX_SPLIT_PARTS; i++)
+            v[i] = i < nparts && i != own ? __ldcg(parts + i * (32 * 128) + q * 128) : mine;
+        float4 sum = v[0];
+#pragma unroll
+        for (int i = 1; i < W4F_MAX_SPLIT_PARTS; i++) {
+            if (i < nparts) {
+                sum.x += v[i].x;
+                sum.y += v[i].y;
+                sum.z += v[i].z;
+                sum.w += v[i].w;
+            }
         }
+        acc[4 * q] = sum.x;
+        acc[4 * q + 1] = sum.y;
+        acc[4 * q + 2] = sum.z;
+        acc[4 * q + 3] = sum.w;
     }
 }
 
@@ -390,17 +349,17 @@ static __device__ __forceinline__ void w4f_sk_finish(float (&acc)[128], const w4
  * and zero they load next, walked across the CTA's tiles so that a tile's
  * first blocks are loaded while the previous tile's last ones run. */
 typedef struct w4f_cursor {
-    int i, kb, kb1, group, pos; /* unit, next block, the unit's end (0 past the last) */
+    int v, kb, kb1, group, pos; /* unit, next block, the unit's end */
     const uint32_t *q, *sc, *zr;
 } w4f_cursor_t;
 
 static __device__ __forceinline__ void w4f_cursor_tile(w4f_cursor_t &c, const w4f_params_t &p,
                                                        int strip_in_cta, int g, int tq)
 {
-    const w4f_unit_t u = w4f_unit(p, c.i);
+    if (c.v >= p.num_units) return;
+    const w4f_unit_t u = w4f_unit(p, c.v);
     c.kb = u.kb0;
     c.kb1 = u.kb1;
-    if (u.kb1 == 0) return; /* past the CTA's last unit: the loads stop */
     c.group = u.kb0 / p.tiles_per_group;
     c.pos = u.kb0 - c.group * p.tiles_per_group;
     const int wb = u.t / p.tiles_x;
@@ -415,7 +374,7 @@ static __device__ __forceinline__ void w4f_cursor_load(w4f_cursor_t &c, const w4
                                                        int strip_in_cta, int g, int tq,
                                                        uint32_t (&w)[8], uint32_t &s, uint32_t &z)
 {
-    if (c.kb < c.kb1) {
+    if (c.v < p.num_units) {
         w4f_ldg_words(w, c.q, c.kb);
         const int grp = min(c.group, p.num_groups - 1);
         s = __ldg(c.sc + grp * 8);
@@ -426,7 +385,7 @@ static __device__ __forceinline__ void w4f_cursor_load(w4f_cursor_t &c, const w4
         c.group++;
     }
     if (++c.kb == c.kb1) {
-        c.i++;
+        c.v += gridDim.x;
         w4f_cursor_tile(c, p, strip_in_cta, g, tq);
     }
 }
@@ -475,7 +434,7 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
     };
     /* blocks 0 and 1 loaded, block 0 dequantized, block 2 on its way */
     w4f_cursor_t cur;
-    cur.i = 0;
+    cur.v = blockIdx.x;
     w4f_cursor_tile(cur, p, strip_in_cta, g, tq);
     w4f_cursor_load(cur, p, strip_in_cta, g, tq, w_even, s_even, z_even);
     w4f_cursor_load(cur, p, strip_in_cta, g, tq, w_odd, s_odd, z_odd);
@@ -484,12 +443,12 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
 
     int stage = 0, seq = 0;
     uint32_t phase = 0;
-    int i = 0;
-    for (;; i++) {
-        /* the unit is looked up again after its blocks (shared memory), so
-         * no register holds it across the loop, where every one is in use */
-        const int nkb = w4f_unit(p, i).kb1 - w4f_unit(p, i).kb0;
-        if (nkb <= 0) break;
+    const float4 *split_parts = NULL; /* set where this CTA sums a k-split tile */
+    int split_tile = 0;
+    for (int v = blockIdx.x; v < p.num_units; v += gridDim.x) {
+        /* the unit's tile and part are taken again after its blocks, so no
+         * register holds them across the loop, where every one is in use */
+        const int nkb = w4f_unit(p, v).kb1 - w4f_unit(p, v).kb0;
         int prev_stage = 0;
         /* block b = kb of this unit: issue its group from `a`; dequantize
          * b+1 from (w, ws, wz) into `next`, then refill those with b+3;
@@ -555,27 +514,24 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
         w4f_keep_alive_set(a1);
         w4f_keep_alive_set(a2);
         cuops_mbar_arrive(W4F_EMPTY_BAR(prev_stage));
-        const w4f_unit_t u = w4f_unit(p, i);
-        if (u.role == W4F_STORED) {
-            w4f_sk_store(p, acc, consumer, ct);
+        const w4f_unit_t u = w4f_unit(p, v);
+        if (v >= p.dp_tiles) {
+            /* a k-split unit is a CTA's last (the host gives each CTA at
+             * most one): its sum and epilogue run after the loop, where the
+             * accumulators and A sets are dead and their registers free */
+            split_parts = w4f_split_arrive(p, acc, u, consumer, ct);
+            split_tile = u.t;
             continue;
         }
-        /* a finisher is the CTA's last unit: its sum and epilogue run after
-         * the loop, where the accumulators and A sets are dead and their
-         * registers free */
-        if (u.role == W4F_FINISHER) continue;
         const int wb = u.t / p.tiles_x, xb = u.t - wb * p.tiles_x;
         w4f_epilogue<T>(p, tmap_y, acc, e_smem + consumer * W4F_EPI_BYTES, 1 + consumer,
                         wb * W4F_WROWS + consumer * 64, xb * W4F_XROWS);
     }
-    if (i > 0) {
-        const w4f_unit_t u = w4f_unit(p, i - 1);
-        if (u.role == W4F_FINISHER) {
-            w4f_sk_finish(acc, p, u, consumer, ct);
-            const int wb = u.t / p.tiles_x, xb = u.t - wb * p.tiles_x;
-            w4f_epilogue<T>(p, tmap_y, acc, e_smem + consumer * W4F_EPI_BYTES, 1 + consumer,
-                            wb * W4F_WROWS + consumer * 64, xb * W4F_XROWS);
-        }
+    if (split_parts) {
+        const int wb = split_tile / p.tiles_x, xb = split_tile - wb * p.tiles_x;
+        w4f_sum_parts(acc, split_parts, p.split_parts, (int)blockIdx.x % p.split_parts);
+        w4f_epilogue<T>(p, tmap_y, acc, e_smem + consumer * W4F_EPI_BYTES, 1 + consumer,
+                        wb * W4F_WROWS + consumer * 64, xb * W4F_XROWS);
     }
     /* the shared buffer must outlive the last TMA store's reads */
     if (p.y_tma && ct == 0) cuops_tma_store_wait_all();
@@ -603,7 +559,6 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
             cuops_mbar_init(W4F_EMPTY_BAR(s), 256); /* every consumer thread */
         }
         cuops_mbar_init_fence();
-        w4f_sk_plan(p);
     }
     __syncthreads();
 
@@ -614,9 +569,8 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
             const int lane = threadIdx.x;
             uint32_t phase = 0;
             int stage = 0;
-            for (int i = 0;; i++) {
-                const w4f_unit_t u = w4f_unit(p, i);
-                if (u.kb1 == 0) break;
+            for (int v = blockIdx.x; v < p.num_units; v += gridDim.x) {
+                const w4f_unit_t u = w4f_unit(p, v);
                 const int wb = u.t / p.tiles_x, xb = u.t - wb * p.tiles_x;
                 /* w4f_strip: every stage always receives the same bytes */
                 const int strip = w4f_strip(p, wb, lane & 7);
@@ -673,7 +627,7 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
 
         int stage = 0;
         uint32_t phase = 0;
-        /* whole tiles only: this form is launched without stream-K, so the
+        /* whole tiles only: this form is launched without a k split, so the
          * producer's units are the tiles */
         for (int t = blockIdx.x; t < p.num_tiles; t += gridDim.x) {
             const int wb = t / p.tiles_x, xb = t - wb * p.tiles_x;
@@ -756,51 +710,46 @@ w4a16_prefill_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_x,
 #endif
 }
 
-/* The stream-K flags, two per range (one per consumer), in W4F_FLAG_BLOCKS
- * blocks of W4F_MAX_SK_CTAS ranges: zero at module load, set by a range's
- * stored piece and put back to zero by the finisher that reads it; calls
- * take the blocks in turn, so calls overlapping on different streams share
- * flags only when 16 of them do (the scheme of the decode kernels'
- * split-K). */
-#define W4F_MAX_SK_CTAS 1024
-#define W4F_FLAG_BLOCKS 16
-__device__ unsigned int w4f_sk_flags[W4F_FLAG_BLOCKS * W4F_MAX_SK_CTAS * 2] = {0};
+/* Arrival counters of the k-split tiles, two per tile (one per consumer), in
+ * W4F_COUNTER_BLOCKS blocks of W4F_MAX_SPLIT_TILES tiles: zero at module load,
+ * put back to zero by the last part of each tile; calls take the blocks in
+ * turn, so calls overlapping on different streams share counters only when
+ * 16 of them do (the scheme of the decode kernels' split-K). */
+#define W4F_MAX_SPLIT_TILES 1024
+#define W4F_COUNTER_BLOCKS 16
+__device__ unsigned int w4f_split_counters[W4F_COUNTER_BLOCKS * W4F_MAX_SPLIT_TILES * 2] = {0};
 
 /* ---- host ------------------------------------------------------------------- */
 
 /* The persistent grid runs whole tiles in waves of `sms`; a last wave of r
- * tiles leaves sms - r SMs idle for a tile's time (1024 x 14336 x 4096: 448
- * tiles = 3 waves + 52, the last wave 39 % full). Stream-K: the blocks of the
- * last r + sms tiles (or of all tiles, when there are fewer than 2 x sms) are
- * cut into sms equal ranges, so every CTA works the same time. A range is
- * then between one and two tiles long: each tile is cut at most once, into
- * two pieces, one of them a range's last (the finisher) and one the next
- * range's first (stored). With fewer tiles than SMs, the ranges are shorter
- * than a tile (a tile in several pieces); taken there only when under 60 %
- * of the SMs would have a tile, and with ranges of at least 4 blocks. Where
- * the last wave is 85 % full or more, none (the gain would not pay for a
- * store and a reload). forced (the call's split_k option): 1 turns it off,
- * N >= 2 takes it wherever there is a partial wave. Returns the ranges (0:
- * none) and the stream-K tiles. */
-static int w4f_plan_stream_k(int num_tiles, int sms, int ktiles, int forced, int *sk_tiles)
+ * tiles leaves sms - r SMs idle for a whole tile's time (1024 x 14336 x 4096:
+ * 448 tiles = 3 waves + 52, the last wave 39 % full). Cut each of those r
+ * tiles along k into parts that the idle SMs run side by side: parts =
+ * sms / r (so every CTA runs at most one part), at most W4F_MAX_SPLIT_PARTS
+ * and each part at least 4 blocks of 64 k, where the last wave is under 60 %
+ * full (a fuller wave loses less than the partials' store, reload and sum
+ * would cost). forced > 0 (the call's split_k option) asks for that many
+ * parts instead (still at most sms / r, W4F_MAX_SPLIT_PARTS and ktiles); 1
+ * turns the split off. Returns the parts (1: no split) and the tiles cut. */
+static int w4f_plan_split(int num_tiles, int sms, int ktiles, int forced, int *split_tiles)
 {
-    *sk_tiles = 0;
-    const int r = num_tiles % sms;
-    if (r == 0 || forced == 1 || sms > W4F_MAX_SK_CTAS) return 0;
-    int tiles;
-    int64_t ranges = sms;
-    if (num_tiles < sms) {
-        if (forced < 2 && 10 * r >= 6 * sms) return 0;
-        tiles = num_tiles;
-        if (ranges > (int64_t)tiles * ktiles / 4) ranges = (int64_t)tiles * ktiles / 4;
-        if (ranges <= tiles) return 0;
+    const int r = num_tiles < sms ? num_tiles : num_tiles % sms;
+    *split_tiles = 0;
+    if (r == 0 || r > W4F_MAX_SPLIT_TILES) return 1;
+    int parts;
+    if (forced > 0) {
+        parts = forced < W4F_MAX_SPLIT_PARTS ? forced : W4F_MAX_SPLIT_PARTS;
+        if (parts > ktiles) parts = ktiles;
     } else {
-        if (forced < 2 && 100 * r >= 85 * sms) return 0;
-        tiles = r + sms;
+        if (10 * r >= 6 * sms) return 1;
+        parts = W4F_MAX_SPLIT_PARTS;
+        if (parts > ktiles / 4) parts = ktiles / 4;
     }
-    if ((int64_t)tiles * ktiles > 0x7fffffff) return 0; /* block indices are ints */
-    *sk_tiles = tiles;
-    return (int)ranges;
+    /* at most one part per CTA: the kernel sums a split tile after its loop */
+    if (parts > sms / r) parts = sms / r;
+    if (parts < 2) return 1;
+    *split_tiles = r;
+    return parts;
 }
 
 typedef void (*w4f_kernel_fn)(const CUtensorMap, const CUtensorMap, const w4f_params_t);
@@ -846,33 +795,32 @@ cuops_status_t w4a16_launch_prefill_wgmma(struct cuops_handle *h, const cuops_w4
     p.tiles_x = (int)cuops_ceil_div(d->m, W4F_XROWS);
     p.num_tiles = p.tiles_x * (int)cuops_ceil_div(geo->strips, W4F_STRIPS);
     const int sms = h->num_sms > 0 ? h->num_sms : 132;
-    /* Stream-K (the _ahead form only): the stored pieces take the
-     * workspace, which must then not hold a packed x as well (one workspace
-     * per call), and a user workspace must be large enough, else none. */
-    int sk_tiles = 0;
-    p.sk_ctas = words_in_registers
-                    ? w4f_plan_stream_k(p.num_tiles, sms, p.ktiles, forced_split, &sk_tiles)
-                    : 0;
-    const size_t partial_bytes = (size_t)p.sk_ctas * 2 * 64 * 256 * 4;
-    if (p.sk_ctas > 0 && (!cuops_sm90_tma_ok(d->x, d->ldx) ||
-                          (h->user_workspace && h->user_workspace_bytes < partial_bytes + 16))) {
-        p.sk_ctas = 0;
-        sk_tiles = 0;
+    /* The k split (the _ahead form only): its partials take the workspace,
+     * which must then not hold a packed x as well (one workspace per call),
+     * and a user workspace must be large enough, else no split. */
+    int split_tiles = 0;
+    p.split_parts = words_in_registers ? w4f_plan_split(p.num_tiles, sms, p.ktiles, forced_split,
+                                                        &split_tiles)
+                                       : 1;
+    const size_t partial_bytes = (size_t)split_tiles * 2 * (size_t)p.split_parts * 64 * 256 * 4;
+    if (p.split_parts > 1 &&
+        (!cuops_sm90_tma_ok(d->x, d->ldx) ||
+         (h->user_workspace && h->user_workspace_bytes < partial_bytes + 16))) {
+        p.split_parts = 1;
+        split_tiles = 0;
     }
-    p.dp_tiles = p.num_tiles - sk_tiles;
-    p.sk_blocks = sk_tiles * p.ktiles;
-    if (p.sk_ctas > 0) {
-        p.sk_q = p.sk_blocks / p.sk_ctas;
-        p.sk_rem = p.sk_blocks % p.sk_ctas;
+    p.dp_tiles = p.num_tiles - split_tiles;
+    p.num_units = p.dp_tiles + split_tiles * p.split_parts;
+    if (p.split_parts > 1) {
         void *ws_raw = NULL;
         st = cuops_cuda_workspace(h, partial_bytes + 16, &ws_raw);
         if (st != CUOPS_STATUS_SUCCESS) return st;
         p.partials = (float4 *)(((uintptr_t)ws_raw + 15) & ~(uintptr_t)15);
         static unsigned long long next_block = 0;
         const unsigned long long b = __atomic_fetch_add(&next_block, 1ull, __ATOMIC_RELAXED);
-        unsigned int *flags = NULL;
-        CUOPS_CUDA_TRY(h, cudaGetSymbolAddress((void **)&flags, w4f_sk_flags));
-        p.flags = flags + (b % W4F_FLAG_BLOCKS) * W4F_MAX_SK_CTAS * 2;
+        unsigned int *counters = NULL;
+        CUOPS_CUDA_TRY(h, cudaGetSymbolAddress((void **)&counters, w4f_split_counters));
+        p.counters = counters + (b % W4F_COUNTER_BLOCKS) * W4F_MAX_SPLIT_TILES * 2;
     }
     p.y_vec_ok = cuops_aligned(d->y, 16) && d->ldy % 8 == 0;
     /* y through TMA stores where TMA can address it (the same conditions as
@@ -895,10 +843,7 @@ cuops_status_t w4a16_launch_prefill_wgmma(struct cuops_handle *h, const cuops_w4
     CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            W4F_SMEM_BYTES));
-    /* whole tiles in waves of the SMs (with stream-K, dp_tiles is a multiple
-     * of them), stream-K ranges on the first sk_ctas CTAs */
-    int grid = p.num_tiles < sms ? p.num_tiles : sms;
-    if (p.sk_ctas > grid) grid = p.sk_ctas;
+    const int grid = p.num_units < sms ? p.num_units : sms;
     fn<<<grid, W4F_THREADS, W4F_SMEM_BYTES, cuops_stream(h)>>>(tmap_x, tmap_y, p);
     st = cuops_cuda_check_launch(h, name);
     if (st != CUOPS_STATUS_SUCCESS) return st;
