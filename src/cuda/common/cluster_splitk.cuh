@@ -28,17 +28,7 @@ __device__ __forceinline__ float4 cuops_cluster_sum_f4(uint32_t addr, int splits
 #pragma unroll
     for (int q = 0; q < CUOPS_CLUSTER_MAX_SPLITS; q++)
         if (q < splits) v[q] = cuops_ld_dsmem_f4(addr, (uint32_t)q);
-    float4 sum = v[0];
-#pragma unroll
-    for (int q = 1; q < CUOPS_CLUSTER_MAX_SPLITS; q++) {
-        if (q < splits) {
-            sum.x += v[q].x;
-            sum.y += v[q].y;
-            sum.z += v[q].z;
-            sum.w += v[q].w;
-        }
-    }
-    return sum;
+    return cuops_f4_sum_in_order(v, splits);
 }
 
 /* For j in [j0, j1): store(j, sum), sum = the float4 at addr + j * stride

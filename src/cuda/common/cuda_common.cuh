@@ -70,6 +70,23 @@ template <> __device__ __forceinline__ uint32_t cuops_pack2<__nv_bfloat16>(float
     return *(uint32_t *)&v;
 }
 
+/* v[0] + v[1] + ... + v[n - 1] (n <= N), added in that order: the fixed
+ * order that keeps the split-K reductions bitwise the same run to run. */
+template <int N> __device__ __forceinline__ float4 cuops_f4_sum_in_order(const float4 (&v)[N], int n)
+{
+    float4 sum = v[0];
+#pragma unroll
+    for (int i = 1; i < N; i++) {
+        if (i < n) {
+            sum.x += v[i].x;
+            sum.y += v[i].y;
+            sum.z += v[i].z;
+            sum.w += v[i].w;
+        }
+    }
+    return sum;
+}
+
 /* True when p is aligned to `bytes`. */
 static inline int cuops_aligned(const void *p, size_t bytes) { return ((uintptr_t)p % bytes) == 0; }
 

@@ -327,16 +327,7 @@ static __device__ __forceinline__ void w4f_sum_parts(float (&acc)[128], const fl
 #pragma unroll
         for (int i = 0; i < W4F_MAX_SPLIT_PARTS; i++)
             v[i] = i < nparts && i != own ? __ldcg(parts + i * (32 * 128) + q * 128) : mine;
-        float4 sum = v[0];
-#pragma unroll
-        for (int i = 1; i < W4F_MAX_SPLIT_PARTS; i++) {
-            if (i < nparts) {
-                sum.x += v[i].x;
-                sum.y += v[i].y;
-                sum.z += v[i].z;
-                sum.w += v[i].w;
-            }
-        }
+        const float4 sum = cuops_f4_sum_in_order(v, nparts);
         acc[4 * q] = sum.x;
         acc[4 * q + 1] = sum.y;
         acc[4 * q + 2] = sum.z;
