@@ -30,6 +30,14 @@
  *
  * Persistent grid; tile t -> (weight block t / tiles_x, x block t %
  * tiles_x), so the CTAs of a wave share weight blocks and x stays in L2.
+ * In the _ahead form the tiles of a last wave under 60 % full are cut along
+ * k into equal parts that the otherwise idle SMs run side by side; every
+ * part stores its fp32 tile to the workspace and counts itself on the
+ * tile's counter, and the part that completes the count sums them in part
+ * order (bitwise the same whichever finishes last) after its main loop and
+ * runs the epilogue (w4f_unit, w4f_split_arrive, w4f_sum_parts; docs/w4a16.md
+ * steps 10-12: on the power-capped H200 it recovers about half of what the
+ * wave count predicts).
  *
  * Shared memory (1024-aligned): STAGES x [x tile 256 x 64 (32 KB, 128B
  * swizzle, as the GEMM's B)], STAGES x [int4 tile 8 x 512 B], per consumer
@@ -434,11 +442,11 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
 
     int stage = 0, seq = 0;
     uint32_t phase = 0;
-    const float4 *split_parts = NULL; /* set where this CTA sums a k-split tile */
+    const float4 *split_sum = NULL; /* set where this CTA sums a k-split tile */
     int split_tile = 0;
     for (int v = blockIdx.x; v < p.num_units; v += gridDim.x) {
-        /* the unit's tile and part are taken again after its blocks, so no
-         * register holds them across the loop, where every one is in use */
+        /* the tile and part are looked up again at the unit's end rather
+         * than held across the loop, where every register is in use */
         const int nkb = w4f_unit(p, v).kb1 - w4f_unit(p, v).kb0;
         int prev_stage = 0;
         /* block b = kb of this unit: issue its group from `a`; dequantize
@@ -510,7 +518,7 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
             /* a k-split unit is a CTA's last (the host gives each CTA at
              * most one): its sum and epilogue run after the loop, where the
              * accumulators and A sets are dead and their registers free */
-            split_parts = w4f_split_arrive(p, acc, u, consumer, ct);
+            split_sum = w4f_split_arrive(p, acc, u, consumer, ct);
             split_tile = u.t;
             continue;
         }
@@ -518,9 +526,10 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
         w4f_epilogue<T>(p, tmap_y, acc, e_smem + consumer * W4F_EPI_BYTES, 1 + consumer,
                         wb * W4F_WROWS + consumer * 64, xb * W4F_XROWS);
     }
-    if (split_parts) {
+    if (split_sum) {
         const int wb = split_tile / p.tiles_x, xb = split_tile - wb * p.tiles_x;
-        w4f_sum_parts(acc, split_parts, p.split_parts, (int)blockIdx.x % p.split_parts);
+        /* this CTA's part: units dp_tiles + c fall to CTA c (w4f_unit) */
+        w4f_sum_parts(acc, split_sum, p.split_parts, (int)blockIdx.x % p.split_parts);
         w4f_epilogue<T>(p, tmap_y, acc, e_smem + consumer * W4F_EPI_BYTES, 1 + consumer,
                         wb * W4F_WROWS + consumer * 64, xb * W4F_XROWS);
     }
