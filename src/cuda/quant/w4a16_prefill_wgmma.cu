@@ -63,6 +63,7 @@
 
 #include "cuda/gemm/gemm_sm90.h"
 #include "cuda/quant/w4a16_wgmma.cuh"
+#include "cuda/quant/w4a16_prefill_split.h"
 
 #define W4F_WROWS 128 /* weight rows per tile: 2 consumers x 64 */
 #define W4F_XROWS 256 /* x rows per tile: the wgmma N */
@@ -76,7 +77,7 @@
 #define W4F_SMEM_BYTES                                                                        \
     (W4F_STAGES * (W4F_X_STAGE_BYTES + W4F_Q_STAGE_BYTES) + 2 * W4F_EPI_BYTES +               \
      2 * W4F_STAGES * 8 + 1024)
-#define W4F_MAX_SPLIT_PARTS 4 /* k parts of a tile of the last wave (w4f_plan_split) */
+#define W4F_MAX_SPLIT_PARTS W4A16_PREFILL_MAX_SPLIT_PARTS /* w4a16_prefill_split.h */
 #define W4F_PRODUCER_REGS 40
 #define W4F_CONSUMER_REGS 232
 
@@ -715,42 +716,11 @@ w4a16_prefill_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_x,
  * put back to zero by the last part of each tile; calls take the blocks in
  * turn, so calls overlapping on different streams share counters only when
  * 16 of them do (the scheme of the decode kernels' split-K). */
-#define W4F_MAX_SPLIT_TILES 1024
+#define W4F_MAX_SPLIT_TILES W4A16_PREFILL_MAX_SPLIT_TILES
 #define W4F_COUNTER_BLOCKS 16
 __device__ unsigned int w4f_split_counters[W4F_COUNTER_BLOCKS * W4F_MAX_SPLIT_TILES * 2] = {0};
 
 /* ---- host ------------------------------------------------------------------- */
-
-/* The persistent grid runs whole tiles in waves of `sms`; a last wave of r
- * tiles leaves sms - r SMs idle for a whole tile's time (1024 x 14336 x 4096:
- * 448 tiles = 3 waves + 52, the last wave 39 % full). Cut each of those r
- * tiles along k into parts that the idle SMs run side by side: parts =
- * sms / r (so every CTA runs at most one part), at most W4F_MAX_SPLIT_PARTS
- * and each part at least 4 blocks of 64 k, where the last wave is under 60 %
- * full (a fuller wave loses less than the partials' store, reload and sum
- * would cost). forced > 0 (the call's split_k option) asks for that many
- * parts instead (still at most sms / r, W4F_MAX_SPLIT_PARTS and ktiles); 1
- * turns the split off. Returns the parts (1: no split) and the tiles cut. */
-static int w4f_plan_split(int num_tiles, int sms, int ktiles, int forced, int *split_tiles)
-{
-    const int r = num_tiles < sms ? num_tiles : num_tiles % sms;
-    *split_tiles = 0;
-    if (r == 0 || r > W4F_MAX_SPLIT_TILES) return 1;
-    int parts;
-    if (forced > 0) {
-        parts = forced < W4F_MAX_SPLIT_PARTS ? forced : W4F_MAX_SPLIT_PARTS;
-        if (parts > ktiles) parts = ktiles;
-    } else {
-        if (10 * r >= 6 * sms) return 1;
-        parts = W4F_MAX_SPLIT_PARTS;
-        if (parts > ktiles / 4) parts = ktiles / 4;
-    }
-    /* at most one part per CTA: the kernel sums a split tile after its loop */
-    if (parts > sms / r) parts = sms / r;
-    if (parts < 2) return 1;
-    *split_tiles = r;
-    return parts;
-}
 
 typedef void (*w4f_kernel_fn)(const CUtensorMap, const CUtensorMap, const w4f_params_t);
 
@@ -799,8 +769,8 @@ cuops_status_t w4a16_launch_prefill_wgmma(struct cuops_handle *h, const cuops_w4
      * which must then not hold a packed x as well (one workspace per call),
      * and a user workspace must be large enough, else no split. */
     int split_tiles = 0;
-    p.split_parts = words_in_registers ? w4f_plan_split(p.num_tiles, sms, p.ktiles, forced_split,
-                                                        &split_tiles)
+    p.split_parts = words_in_registers ? w4a16_prefill_split_plan(p.num_tiles, sms, p.ktiles,
+                                                                  forced_split, &split_tiles)
                                        : 1;
     const size_t partial_bytes = (size_t)split_tiles * 2 * (size_t)p.split_parts * 64 * 256 * 4;
     if (p.split_parts > 1 &&
