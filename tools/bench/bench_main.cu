@@ -291,18 +291,23 @@ const char *bench_suite_name(unsigned tags)
 
 cuops_options_t bench_cuops_options(const char *variant)
 {
-    /* the variant's name without its options, kept for the life of the
-     * process (the options struct points at it) */
-    static char names[BENCH_MAX_ITEMS][96];
-    static int num_names = 0;
     cuops_options_t o;
     memset(&o, 0, sizeof(o));
     char name[96];
     if (!variant || bv_parse_variant_spec(variant, name, sizeof name, &o.split_k) != 0 ||
-        strcmp(name, "auto") == 0) {
-        o.variant = NULL;
+        strcmp(name, "auto") == 0)
+        return o;
+    /* a plain name is the caller's string (the command line or the
+     * library's name table, both alive for the process) */
+    if (strchr(variant, ':') == NULL) {
+        o.variant = variant;
         return o;
     }
+    /* NAME:options: the name is kept here for the life of the process. At
+     * most BENCH_MAX_ITEMS specs come from the command line, so the table
+     * never fills. */
+    static char names[BENCH_MAX_ITEMS][96];
+    static int num_names = 0;
     for (int i = 0; i < num_names && !o.variant; i++)
         if (strcmp(names[i], name) == 0) o.variant = names[i];
     if (!o.variant && num_names < BENCH_MAX_ITEMS) {
