@@ -192,6 +192,56 @@ static __device__ __forceinline__ void w4f_block_meta(uint32_t zv, uint32_t sv, 
     s_hi = __byte_perm(sv, 0, 0x3232);
 }
 
+/* The _ahead form's dequant of one block from its eight words already
+ * shifted by the lane's pair shift. Rows g take the low nibble of each half
+ * (into the mantissa of the magic: 1024 + q in f16, 128 + q in bf16). Rows
+ * g + 8 take the nibble at bits 4-7: in f16 it goes unshifted into the
+ * mantissa of 64.0, whose unit is 1/16, and reads 64 + q exactly, so the
+ * eight shifts by 4 of the general form are not needed and z_hi is 64 + z
+ * (w4f_block_meta_ahead); bf16 has no such magic (bit 7 of a half is its
+ * exponent's), so it shifts. q - z is exact either way, and the one
+ * multiply rounds as in w4f_dequant: the same bits. */
+template <typename T>
+static __device__ __forceinline__ void w4f_dequant_ahead(uint32_t (&a)[4][4], const uint32_t (&w)[8],
+                                                         uint32_t z_lo, uint32_t z_hi,
+                                                         uint32_t s_lo, uint32_t s_hi)
+{
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const uint32_t v = w[2 * j + h];
+            a[j][2 * h] = w4f_dequant<T>(v, z_lo, s_lo);
+            if (w4_type<T>::is_f16) {
+                uint32_t hi;
+                asm("lop3.b32 %0, %1, %2, %3, 0xea;\n" : "=r"(hi) : "r"(v), "n"(0x00F000F0u), "r"(0x54005400u));
+                a[j][2 * h + 1] = w4_mul2(T(), w4_sub2(T(), hi, z_hi), s_hi);
+            } else {
+                a[j][2 * h + 1] = w4f_dequant<T>(v >> 4, z_hi, s_hi);
+            }
+        }
+    }
+}
+
+/* w4f_block_meta for w4f_dequant_ahead: in f16, z_hi is 64 + z (0x5400 with
+ * z in mantissa bits 4-7) in both halves. */
+template <typename T>
+static __device__ __forceinline__ void w4f_block_meta_ahead(uint32_t zv, uint32_t sv,
+                                                            uint32_t zero_shift, uint32_t &z_lo,
+                                                            uint32_t &z_hi, uint32_t &s_lo,
+                                                            uint32_t &s_hi)
+{
+    w4f_block_meta<T>(zv, sv, zero_shift, z_lo, z_hi, s_lo, s_hi);
+    if (w4_type<T>::is_f16) {
+        /* row g + 8's zero at bits 16-19 of zv >> zero_shift, to bits 4-7 */
+        uint32_t zh;
+        asm("lop3.b32 %0, %1, %2, %3, 0xea;\n"
+            : "=r"(zh)
+            : "r"((zv >> zero_shift) >> 12), "n"(0x000000F0u), "r"(0x00005400u));
+        z_hi = __byte_perm(zh, 0, 0x1010);
+    }
+}
+
 /* One 64-k block's group: four wgmma m64n256k16 with A from the set `a`, B
  * the x stage at desc_x; the first block of a tile overwrites the
  * accumulators. */
@@ -220,17 +270,6 @@ static __device__ __forceinline__ void w4f_retire(float (&acc)[128])
     cuops_wgmma_wait<N>();
 #pragma unroll
     for (int r = 0; r < 128; r++) cuops_reg_fence(acc[r]);
-}
-
-/* The int4 words of one lane for the 64-k block `kb` of the tile whose lane
- * base is `q` (strip tile + g*64 + 4*(t/2) bytes): every other word of the
- * lane's 64-byte row, the eight that w4f_load_a reads from shared memory. */
-static __device__ __forceinline__ void w4f_ldg_words(uint32_t (&w)[8], const uint32_t *q, int kb)
-{
-    const uint32_t *src = q + (int64_t)kb * (W4_TILE_BYTES / 4);
-#pragma unroll
-    for (int i = 0; i < 8; i++)
-        asm volatile("ld.global.nc.u32 %0, [%1];" : "=r"(w[i]) : "l"(src + 2 * i));
 }
 
 /* The packed strip that strip `i` (0..7) of weight block `wb` reads: strips
@@ -347,9 +386,20 @@ static __device__ __forceinline__ void w4f_sum_parts(float (&acc)[128], const fl
 /* Where the consumers of the _ahead form are in their loads (three blocks
  * ahead of the block being issued): the (tile, 64-k block) whose words, scale
  * and zero they load next, walked across the CTA's tiles so that a tile's
- * first blocks are loaded while the previous tile's last ones run. */
+ * first blocks are loaded while the previous tile's last ones run.
+ *
+ * The pointers address the block loaded last, and each load first steps them
+ * to its own block: a pointer register is rewritten one step after the loads
+ * that read it. (With addresses computed per load, ptxas reused the zero
+ * load's address register at once, and the warp waited there for that load
+ * to leave the memory queue: 7.8 % of the samples at 4096^3, ncu P115; this
+ * form ran 1.5-2 % faster on every prefill row, P116. What is left there: at
+ * the back edge of the six steps ptxas copies a scale loaded one step before
+ * into another register, and that copy waits for the load, 10 % of the
+ * samples.) */
 typedef struct w4f_cursor {
-    int v, kb, kb1, group, pos; /* unit, next block, the unit's end */
+    int v, kb, kb1; /* unit, next block, the unit's end */
+    int pos;        /* blocks of the current group loaded so far */
     const uint32_t *q, *sc, *zr;
 } w4f_cursor_t;
 
@@ -360,13 +410,18 @@ static __device__ __forceinline__ void w4f_cursor_tile(w4f_cursor_t &c, const w4
     const w4f_unit_t u = w4f_unit(p, c.v);
     c.kb = u.kb0;
     c.kb1 = u.kb1;
-    c.group = u.kb0 / p.tiles_per_group;
-    c.pos = u.kb0 - c.group * p.tiles_per_group;
+    const int group = u.kb0 / p.tiles_per_group;
+    c.pos = u.kb0 - group * p.tiles_per_group;
     const int wb = u.t / p.tiles_x;
     const int strip = w4f_strip(p, wb, strip_in_cta);
-    c.q = (const uint32_t *)(p.tiles + ((int64_t)strip * p.ktiles * W4_TILE_BYTES + g * 64 +
-                                        4 * (tq >> 1)));
+    /* this lane's words (strip tile + g*64 + 4*(t/2) bytes: every other word
+     * of the lane's 64-byte row, the eight w4f_load_a reads from shared
+     * memory) one block before the unit's first */
+    c.q = (const uint32_t *)(p.tiles + (((int64_t)strip * p.ktiles + u.kb0 - 1) * W4_TILE_BYTES +
+                                        g * 64 + 4 * (tq >> 1)));
     w4f_lane_meta(p, strip, g, c.sc, c.zr);
+    c.sc += group * 8;
+    c.zr += group * 2;
 }
 
 /* Loads the cursor's block into (w, s, z) and steps it to the next one. */
@@ -375,15 +430,19 @@ static __device__ __forceinline__ void w4f_cursor_load(w4f_cursor_t &c, const w4
                                                        uint32_t (&w)[8], uint32_t &s, uint32_t &z)
 {
     if (c.v < p.num_units) {
-        w4f_ldg_words(w, c.q, c.kb);
-        const int grp = min(c.group, p.num_groups - 1);
-        s = __ldg(c.sc + grp * 8);
-        z = __ldg(c.zr + grp * 2);
+        c.q += W4_TILE_BYTES / 4;
+        if (c.pos == p.tiles_per_group) {
+            c.pos = 0;
+            c.sc += 8;
+            c.zr += 2;
+        }
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+            asm volatile("ld.global.nc.u32 %0, [%1];" : "=r"(w[i]) : "l"(c.q + 2 * i));
+        s = __ldg(c.sc);
+        z = __ldg(c.zr);
     }
-    if (++c.pos == p.tiles_per_group) {
-        c.pos = 0;
-        c.group++;
-    }
+    c.pos++;
     if (++c.kb == c.kb1) {
         c.v += gridDim.x;
         w4f_cursor_tile(c, p, strip_in_cta, g, tq);
@@ -428,9 +487,11 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
     for (int i = 0; i < 8; i++) w_even[i] = w_odd[i] = 0u;
 
     auto dequant = [&](uint32_t (&a)[4][4], const uint32_t (&w)[8], uint32_t s, uint32_t z) {
-        uint32_t z_lo, z_hi, s_lo, s_hi;
-        w4f_block_meta<T>(z, s, zero_shift, z_lo, z_hi, s_lo, s_hi);
-        w4f_dequant_words<T>(a, w, pair_shift, z_lo, z_hi, s_lo, s_hi);
+        uint32_t z_lo, z_hi, s_lo, s_hi, wsh[8];
+        w4f_block_meta_ahead<T>(z, s, zero_shift, z_lo, z_hi, s_lo, s_hi);
+#pragma unroll
+        for (int i = 0; i < 8; i++) wsh[i] = w[i] >> pair_shift;
+        w4f_dequant_ahead<T>(a, wsh, z_lo, z_hi, s_lo, s_hi);
     };
     /* blocks 0 and 1 loaded, block 0 dequantized, block 2 on its way */
     w4f_cursor_t cur;
@@ -466,13 +527,13 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
 #pragma unroll
             for (int i = 0; i < 8; i++) wsh[i] = w[i] >> pair_shift;
             uint32_t z_lo, z_hi, s_lo, s_hi;
-            w4f_block_meta<T>(wz, ws, zero_shift, z_lo, z_hi, s_lo, s_hi);
+            w4f_block_meta_ahead<T>(wz, ws, zero_shift, z_lo, z_hi, s_lo, s_hi);
 
             cuops_mbar_wait(W4F_FULL_BAR(stage), phase);
             w4f_issue_group<T>(acc, a, cuops_wgmma_desc_k_sw128(x_smem + stage * W4F_X_STAGE_BYTES),
                                kb);
             w4f_cursor_load(cur, p, strip_in_cta, g, tq, w, ws, wz);
-            w4f_dequant_words<T>(next, wsh, 0u, z_lo, z_hi, s_lo, s_hi);
+            w4f_dequant_ahead<T>(next, wsh, z_lo, z_hi, s_lo, s_hi);
             w4f_retire<1>(acc);
             w4f_keep_alive_set(prev);
             /* the stage holds only x, read by the retired group's wgmma */

@@ -78,24 +78,6 @@ static __device__ __forceinline__ void w4f_load_a(uint32_t (&a)[4][4], uint32_t 
     }
 }
 
-/* The same from the eight words already in registers: w[2j] and w[2j + 1]
- * are the words w4f_load_a reads at qt + 16j and qt + 16j + 8. */
-template <typename T>
-static __device__ __forceinline__ void w4f_dequant_words(uint32_t (&a)[4][4], const uint32_t (&w)[8],
-                                                         uint32_t pair_shift, uint32_t z_lo,
-                                                         uint32_t z_hi, uint32_t s_lo, uint32_t s_hi)
-{
-#pragma unroll
-    for (int j = 0; j < 4; j++) {
-        const uint32_t lo = w[2 * j] >> pair_shift;
-        const uint32_t hi = w[2 * j + 1] >> pair_shift;
-        a[j][0] = w4f_dequant<T>(lo, z_lo, s_lo);
-        a[j][1] = w4f_dequant<T>(lo >> 4, z_hi, s_hi);
-        a[j][2] = w4f_dequant<T>(hi, z_lo, s_lo);
-        a[j][3] = w4f_dequant<T>(hi >> 4, z_hi, s_hi);
-    }
-}
-
 #endif /* CUOPS_SM90A_DEVICE */
 
 /* ---- host ------------------------------------------------------------------- */
