@@ -393,10 +393,10 @@ static __device__ __forceinline__ void w4f_sum_parts(float (&acc)[128], const fl
  * that read it. (With addresses computed per load, ptxas reused the zero
  * load's address register at once, and the warp waited there for that load
  * to leave the memory queue: 7.8 % of the samples at 4096^3, ncu P115; this
- * form ran 1.5-2 % faster on every prefill row, P116. What is left there: at
- * the back edge of the six steps ptxas copies a scale loaded one step before
- * into another register, and that copy waits for the load, 10 % of the
- * samples.) */
+ * form ran 1.5-2 % faster on every prefill row, P116. What is left: ptxas
+ * copies block b+1's scale into the register the block metadata reads at the
+ * end of the step before, and that copy waits for the scale's load, ~13 % of
+ * the samples at c676970, P119.) */
 typedef struct w4f_cursor {
     int v, kb, kb1; /* unit, next block, the unit's end */
     int pos;        /* blocks of the current group loaded so far */
@@ -439,9 +439,9 @@ static __device__ __forceinline__ void w4f_cursor_load(w4f_cursor_t &c, const w4
     }
     /* Unconditional: past the CTA's last unit the pointers stay on its last
      * block, which is read again and never used. A load under the condition
-     * left (w, s, z) their old values on the other path, and the copies that
-     * merge the two paths waited for the loads (ncu P116: 10 % of the
-     * samples on one such copy of a scale). */
+     * left (w, s, z) their old values on the other path, and what merged the
+     * two paths waited for the loads (ncu P116: ~10 % of the samples on the
+     * first use of the zero word; gone at P119, +0.8-1.5 % on every row). */
 #pragma unroll
     for (int i = 0; i < 8; i++)
         asm volatile("ld.global.nc.u32 %0, [%1];" : "=r"(w[i]) : "l"(c.q + 2 * i));
