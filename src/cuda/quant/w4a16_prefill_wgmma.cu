@@ -78,8 +78,10 @@
     (W4F_STAGES * (W4F_X_STAGE_BYTES + W4F_Q_STAGE_BYTES) + 2 * W4F_EPI_BYTES +               \
      2 * W4F_STAGES * 8 + 1024)
 #define W4F_MAX_SPLIT_PARTS W4A16_PREFILL_MAX_SPLIT_PARTS /* w4a16_prefill_split.h */
-#define W4F_PRODUCER_REGS 40
-#define W4F_CONSUMER_REGS 232
+/* 24 + 2 x 240 = 3 x 168, the registers per thread at launch; 240 because the
+ * _ahead consumers' third scale/zero set and second cursor spilled at 232 */
+#define W4F_PRODUCER_REGS 24
+#define W4F_CONSUMER_REGS 240
 
 typedef struct w4f_params {
     const uint8_t *tiles;    /* the packed weight region: [strips][ktiles][512 B] */
@@ -383,22 +385,20 @@ static __device__ __forceinline__ void w4f_sum_parts(float (&acc)[128], const fl
     }
 }
 
-/* Where the consumers of the _ahead form are in their loads (three blocks
- * ahead of the block being issued): the (tile, 64-k block) whose words, scale
- * and zero they load next, walked across the CTA's tiles so that a tile's
- * first blocks are loaded while the previous tile's last ones run.
+/* Where the consumers of the _ahead form are in their loads: the (tile, 64-k
+ * block) whose words (three blocks ahead of the block being issued) or scale
+ * and zero (four ahead) they load next, walked across the CTA's tiles so that
+ * a tile's first blocks are loaded while the previous tile's last ones run.
  *
  * The pointers address the block loaded last, and each load first steps them
- * to its own block: a pointer register is rewritten one step after the loads
- * that read it. (With addresses computed per load, ptxas reused the zero
- * load's address register at once, and the warp waited there for that load
- * to leave the memory queue: 7.8 % of the samples at 4096^3, ncu P115; this
- * form ran 1.5-2 % faster on every prefill row, P116. What is left: ptxas
- * copies block b+1's scale into the register the block metadata reads at the
- * end of the step before, and that copy waits for the scale's load, ~13 % of
- * the samples at c676970, P119.) */
+ * to its own block (the scale and zero pointers at a group's first block): a
+ * pointer register is rewritten one step after the loads that read it. (With
+ * addresses computed per load, ptxas reused the zero load's address register
+ * at once, and the warp waited there for that load to leave the memory
+ * queue: 7.8 % of the samples at 4096^3, ncu P115; this form ran 1.5-2 %
+ * faster on every prefill row, P116.) */
 typedef struct w4f_cursor {
-    int v, kb, kb1; /* unit, next block, the unit's end */
+    int v, left;    /* unit, blocks of it still to load */
     int pos;        /* blocks of the current group loaded so far */
     const uint32_t *q, *sc, *zr;
 } w4f_cursor_t;
@@ -408,8 +408,7 @@ static __device__ __forceinline__ void w4f_cursor_tile(w4f_cursor_t &c, const w4
 {
     if (c.v >= p.num_units) return;
     const w4f_unit_t u = w4f_unit(p, c.v);
-    c.kb = u.kb0;
-    c.kb1 = u.kb1;
+    c.left = u.kb1 - u.kb0;
     const int group = u.kb0 / p.tiles_per_group;
     c.pos = u.kb0 - group * p.tiles_per_group;
     const int wb = u.t / p.tiles_x;
@@ -424,43 +423,69 @@ static __device__ __forceinline__ void w4f_cursor_tile(w4f_cursor_t &c, const w4
     c.zr += group * 2;
 }
 
-/* Loads the cursor's block into (w, s, z) and steps it to the next one. */
-static __device__ __forceinline__ void w4f_cursor_load(w4f_cursor_t &c, const w4f_params_t &p,
-                                                       int strip_in_cta, int g, int tq,
-                                                       uint32_t (&w)[8], uint32_t &s, uint32_t &z)
+/* One block on; into the next unit after the unit's last block. */
+static __device__ __forceinline__ void w4f_cursor_next(w4f_cursor_t &c, const w4f_params_t &p,
+                                                       int strip_in_cta, int g, int tq)
 {
-    if (c.v < p.num_units) {
-        c.q += W4_TILE_BYTES / 4;
-        if (c.pos == p.tiles_per_group) {
-            c.pos = 0;
-            c.sc += 8;
-            c.zr += 2;
-        }
-    }
-    /* Unconditional: past the CTA's last unit the pointers stay on its last
-     * block, which is read again and never used. A load under the condition
-     * left (w, s, z) their old values on the other path, and what merged the
-     * two paths waited for the loads (ncu P116: ~10 % of the samples on the
-     * first use of the zero word; gone at P119, +0.8-1.5 % on every row). */
-#pragma unroll
-    for (int i = 0; i < 8; i++)
-        asm volatile("ld.global.nc.u32 %0, [%1];" : "=r"(w[i]) : "l"(c.q + 2 * i));
-    s = __ldg(c.sc);
-    z = __ldg(c.zr);
     c.pos++;
-    if (++c.kb == c.kb1) {
+    if (--c.left == 0) {
         c.v += gridDim.x;
         w4f_cursor_tile(c, p, strip_in_cta, g, tq);
     }
 }
+
+/* The words of the cursor's block into w; with NEXT, then one block on. The
+ * load is unconditional: past the CTA's last unit the pointer stays on its
+ * last block, which is read again and never used. (A load under the
+ * condition left w its old value on the other path, and what merged the two
+ * paths waited for the loads: ncu P116, ~10 % of the samples; gone at P119,
+ * +0.8-1.5 % on every row.) */
+template <bool NEXT>
+static __device__ __forceinline__ void w4f_cursor_load_words(w4f_cursor_t &c, const w4f_params_t &p,
+                                                             int strip_in_cta, int g, int tq,
+                                                             uint32_t (&w)[8])
+{
+    if (c.v < p.num_units) c.q += W4_TILE_BYTES / 4;
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        asm volatile("ld.global.nc.u32 %0, [%1];" : "=r"(w[i]) : "l"(c.q + 2 * i));
+    if (NEXT) w4f_cursor_next(c, p, strip_in_cta, g, tq);
+}
+
+/* The scale pair and zero word of the cursor's block into (s, z), then one
+ * block on (unconditional, as the words). */
+static __device__ __forceinline__ void w4f_cursor_load_meta(w4f_cursor_t &c, const w4f_params_t &p,
+                                                            int strip_in_cta, int g, int tq,
+                                                            uint32_t &s, uint32_t &z)
+{
+    if (c.v < p.num_units && c.pos == p.tiles_per_group) {
+        c.pos = 0;
+        c.sc += 8;
+        c.zr += 2;
+    }
+    s = __ldg(c.sc);
+    z = __ldg(c.zr);
+    w4f_cursor_next(c, p, strip_in_cta, g, tq);
+}
+
+/* How far ahead the _ahead consumers load a block's scale and zero: with the
+ * words (three blocks: one cursor, two sets) or a block further (four: a
+ * second cursor, three sets). Four measured +1-3 % in f16 but 12 % slower in
+ * bf16 (P121-P123), whose dequant shifts row g + 8's nibble and holds more
+ * live registers per block; so f16 only. */
+template <typename T> struct w4f_meta_ahead {
+    static constexpr bool four = w4_type<T>::is_f16;
+    static constexpr int sets = four ? 3 : 2;
+};
 
 #define W4F_FULL_BAR(s) (bars + 8u * (uint32_t)(s))
 #define W4F_EMPTY_BAR(s) (bars + 8u * (uint32_t)(W4F_STAGES + (s)))
 
 /* The consumers of the form without int4 in shared memory (the variant
  * w4a16_prefill_wgmma_ahead). Each lane loads its eight words, scale and zero
- * of a block from global memory into registers (two sets, filled three blocks
- * ahead of the block they feed) and dequantizes block b+1 right after issuing
+ * of a block from global memory into registers (the words in two sets, filled
+ * three blocks ahead of the block they feed, the scale and zero in three,
+ * four ahead) and dequantizes block b+1 right after issuing
  * block b's group, into the third of three A sets: groups b-1 and b, in
  * flight, hold the other two. So when b-1 retires, the next group needs only
  * the x stage's barrier and its issue, as in the dense GEMM; the dequant runs
@@ -487,9 +512,15 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
     for (int j = 0; j < 4; j++)
 #pragma unroll
         for (int r = 0; r < 4; r++) a0[j][r] = a1[j][r] = a2[j][r] = 0u;
-    uint32_t w_even[8], w_odd[8], s_even = 0u, s_odd = 0u, z_even = 0u, z_odd = 0u;
+    /* the words of two blocks; the scale pair and zero word of block j in set
+     * j % SETS (w4f_meta_ahead) */
+    constexpr bool FOUR = w4f_meta_ahead<T>::four;
+    constexpr int SETS = w4f_meta_ahead<T>::sets;
+    uint32_t w_even[8], w_odd[8], sv[3], zv[3];
 #pragma unroll
     for (int i = 0; i < 8; i++) w_even[i] = w_odd[i] = 0u;
+#pragma unroll
+    for (int i = 0; i < 3; i++) sv[i] = zv[i] = 0u;
 
     auto dequant = [&](uint32_t (&a)[4][4], const uint32_t (&w)[8], uint32_t s, uint32_t z) {
         uint32_t z_lo, z_hi, s_lo, s_hi, wsh[8];
@@ -498,14 +529,27 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
         for (int i = 0; i < 8; i++) wsh[i] = w[i] >> pair_shift;
         w4f_dequant_ahead<T>(a, wsh, z_lo, z_hi, s_lo, s_hi);
     };
-    /* blocks 0 and 1 loaded, block 0 dequantized, block 2 on its way */
-    w4f_cursor_t cur;
-    cur.v = blockIdx.x;
-    w4f_cursor_tile(cur, p, strip_in_cta, g, tq);
-    w4f_cursor_load(cur, p, strip_in_cta, g, tq, w_even, s_even, z_even);
-    w4f_cursor_load(cur, p, strip_in_cta, g, tq, w_odd, s_odd, z_odd);
-    dequant(a0, w_even, s_even, z_even);
-    w4f_cursor_load(cur, p, strip_in_cta, g, tq, w_even, s_even, z_even);
+    /* The words three blocks ahead of the block being issued; the scale and
+     * zero as many or, with FOUR, four, by a second cursor over the same
+     * block sequence (with both three ahead, the copy ptxas makes of block
+     * b+1's scale at the end of step b-1 waited for its load, issued ~1.3
+     * steps before: ~13 % of the samples, ncu P119). */
+    w4f_cursor_t cw, cm;
+    cw.v = cm.v = blockIdx.x;
+    w4f_cursor_tile(cw, p, strip_in_cta, g, tq);
+    if (FOUR) w4f_cursor_tile(cm, p, strip_in_cta, g, tq);
+    /* the next block's words, scale and zero into (w, s, z), the cursors on */
+    auto load = [&](uint32_t (&w)[8], uint32_t &s, uint32_t &z) {
+        w4f_cursor_load_words<FOUR>(cw, p, strip_in_cta, g, tq, w);
+        w4f_cursor_load_meta(FOUR ? cm : cw, p, strip_in_cta, g, tq, s, z);
+    };
+    /* blocks 0 and 1 loaded, block 0 dequantized, block 2 (and with FOUR
+     * block 3's scale and zero) on its way */
+    load(w_even, sv[0], zv[0]);
+    load(w_odd, sv[1], zv[1]);
+    dequant(a0, w_even, sv[0], zv[0]);
+    load(w_even, sv[2 % SETS], zv[2 % SETS]);
+    if (FOUR) w4f_cursor_load_meta(cm, p, strip_in_cta, g, tq, sv[3 % SETS], zv[3 % SETS]);
 
     int stage = 0, seq = 0;
     uint32_t phase = 0;
@@ -517,14 +561,15 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
         const int nkb = w4f_unit(p, v).kb1 - w4f_unit(p, v).kb0;
         int prev_stage = 0;
         /* block b = kb of this unit: issue its group from `a`; dequantize
-         * b+1 from (w, ws, wz) into `next`, then refill those with b+3;
-         * retire b-1, whose set is `prev`, and release its stage */
+         * b+1 from (w, ws, wz) into `next`, then refill w with b+3's words
+         * and (ws, wz) with b+4's scale and zero; retire b-1, whose set is
+         * `prev`, and release its stage */
         auto step = [&](int kb, uint32_t (&a)[4][4], uint32_t (&next)[4][4],
                         uint32_t (&prev)[4][4], uint32_t (&w)[8], uint32_t &ws, uint32_t &wz) {
-            /* Block b+1's words, scale and zero (loaded two steps ago) into
-             * the form the dequant takes, before anything else: a use of
-             * them after the refill below would wait on the scoreboard the
-             * refill's loads share (measured at 0fab819: ~25 % of the
+            /* Block b+1's words, scale and zero (loaded two and three steps
+             * ago) into the form the dequant takes, before anything else: a
+             * use of them after the refill below would wait on the
+             * scoreboard the refill's loads share (measured at 0fab819: ~25 % of the
              * samples, with ptxas placing the third and fourth wgmma of the
              * group behind that wait). The refill comes after the stage
              * wait, an acquire, which no load is hoisted above. */
@@ -537,7 +582,7 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
             cuops_mbar_wait(W4F_FULL_BAR(stage), phase);
             w4f_issue_group<T>(acc, a, cuops_wgmma_desc_k_sw128(x_smem + stage * W4F_X_STAGE_BYTES),
                                kb);
-            w4f_cursor_load(cur, p, strip_in_cta, g, tq, w, ws, wz);
+            load(w, ws, wz);
             w4f_dequant_ahead<T>(next, wsh, z_lo, z_hi, s_lo, s_hi);
             w4f_retire<1>(acc);
             w4f_keep_alive_set(prev);
@@ -556,22 +601,22 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
         switch (seq) {
         case 0:
             for (;;) {
-                step(kb, a0, a1, a2, w_odd, s_odd, z_odd);
+                step(kb, a0, a1, a2, w_odd, sv[1 % SETS], zv[1 % SETS]);
                 if (++kb == nkb) { seq = 1; break; }
         case 1:
-                step(kb, a1, a2, a0, w_even, s_even, z_even);
+                step(kb, a1, a2, a0, w_even, sv[2 % SETS], zv[2 % SETS]);
                 if (++kb == nkb) { seq = 2; break; }
         case 2:
-                step(kb, a2, a0, a1, w_odd, s_odd, z_odd);
+                step(kb, a2, a0, a1, w_odd, sv[3 % SETS], zv[3 % SETS]);
                 if (++kb == nkb) { seq = 3; break; }
         case 3:
-                step(kb, a0, a1, a2, w_even, s_even, z_even);
+                step(kb, a0, a1, a2, w_even, sv[4 % SETS], zv[4 % SETS]);
                 if (++kb == nkb) { seq = 4; break; }
         case 4:
-                step(kb, a1, a2, a0, w_odd, s_odd, z_odd);
+                step(kb, a1, a2, a0, w_odd, sv[5 % SETS], zv[5 % SETS]);
                 if (++kb == nkb) { seq = 5; break; }
         default:
-                step(kb, a2, a0, a1, w_even, s_even, z_even);
+                step(kb, a2, a0, a1, w_even, sv[6 % SETS], zv[6 % SETS]);
                 if (++kb == nkb) { seq = 0; break; }
             }
         }
