@@ -387,7 +387,7 @@ static __device__ __forceinline__ void w4f_sum_parts(float (&acc)[128], const fl
 
 /* Where the consumers of the _ahead form are in their loads: the (tile, 64-k
  * block) whose words (three blocks ahead of the block being issued) or scale
- * and zero (four ahead) they load next, walked across the CTA's tiles so that
+ * and zero (as many, or four in f16: w4f_meta_ahead) they load next, walked across the CTA's tiles so that
  * a tile's first blocks are loaded while the previous tile's last ones run.
  *
  * The pointers address the block loaded last, and each load first steps them
@@ -484,9 +484,9 @@ template <typename T> struct w4f_meta_ahead {
 /* The consumers of the form without int4 in shared memory (the variant
  * w4a16_prefill_wgmma_ahead). Each lane loads its eight words, scale and zero
  * of a block from global memory into registers (the words in two sets, filled
- * three blocks ahead of the block they feed, the scale and zero in three,
- * four ahead) and dequantizes block b+1 right after issuing
- * block b's group, into the third of three A sets: groups b-1 and b, in
+ * three blocks ahead of the block they feed; the scale and zero with them,
+ * or in f16 in three sets, four ahead) and dequantizes block b+1 right after
+ * issuing block b's group, into the third of three A sets: groups b-1 and b, in
  * flight, hold the other two. So when b-1 retires, the next group needs only
  * the x stage's barrier and its issue, as in the dense GEMM; the dequant runs
  * in the shadow of the two groups instead of between them. The block
@@ -562,12 +562,12 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
         int prev_stage = 0;
         /* block b = kb of this unit: issue its group from `a`; dequantize
          * b+1 from (w, ws, wz) into `next`, then refill w with b+3's words
-         * and (ws, wz) with b+4's scale and zero; retire b-1, whose set is
-         * `prev`, and release its stage */
+         * and (ws, wz) with b+3's (f16: b+4's) scale and zero; retire b-1,
+         * whose set is `prev`, and release its stage */
         auto step = [&](int kb, uint32_t (&a)[4][4], uint32_t (&next)[4][4],
                         uint32_t (&prev)[4][4], uint32_t (&w)[8], uint32_t &ws, uint32_t &wz) {
-            /* Block b+1's words, scale and zero (loaded two and three steps
-             * ago) into the form the dequant takes, before anything else: a
+            /* Block b+1's words, scale and zero (loaded two steps ago; in
+             * f16 the scale and zero three) into the form the dequant takes, before anything else: a
              * use of them after the refill below would wait on the
              * scoreboard the refill's loads share (measured at 0fab819: ~25 % of the
              * samples, with ptxas placing the third and fourth wgmma of the
