@@ -47,13 +47,19 @@ template <typename P> static __device__ __forceinline__ uint32_t w4_as_u32(P p)
  * mantissa of the magic word, in one LOP3 (a & b | c, truth table 0xea).
  * Written as C, ptxas emits an AND and an OR, since a LOP3 takes only one
  * immediate: the profile of w4a16_decode_warp counted 37 LOP3 per 512-byte
- * tile where 20 do (docs/w4a16.md). Here the magic is a register operand.
+ * tile where 20 do (docs/w4a16.md). Here the magic is a register operand;
+ * w4_nibbles_into takes any magic word (the prefill kernel reads f16 nibbles
+ * at bits 4-7 through 64.0, 0x5400).
  */
-template <typename T, uint32_t MASK> static __device__ __forceinline__ uint32_t w4_nibbles(uint32_t w)
+template <uint32_t MASK, uint32_t MAGIC> static __device__ __forceinline__ uint32_t w4_nibbles_into(uint32_t w)
 {
     uint32_t r;
-    asm("lop3.b32 %0, %1, %2, %3, 0xea;\n" : "=r"(r) : "r"(w), "n"(MASK), "r"(w4_type<T>::magic));
+    asm("lop3.b32 %0, %1, %2, %3, 0xea;\n" : "=r"(r) : "r"(w), "n"(MASK), "r"(MAGIC));
     return r;
+}
+template <typename T, uint32_t MASK> static __device__ __forceinline__ uint32_t w4_nibbles(uint32_t w)
+{
+    return w4_nibbles_into<MASK, w4_type<T>::magic>(w);
 }
 
 /* a - b and a * b, pairwise in T (the tag argument picks the type). */

@@ -215,8 +215,7 @@ static __device__ __forceinline__ void w4f_dequant_ahead(uint32_t (&a)[4][4], co
             const uint32_t v = w[2 * j + h];
             a[j][2 * h] = w4f_dequant<T>(v, z_lo, s_lo);
             if (w4_type<T>::is_f16) {
-                uint32_t hi;
-                asm("lop3.b32 %0, %1, %2, %3, 0xea;\n" : "=r"(hi) : "r"(v), "n"(0x00F000F0u), "r"(0x54005400u));
+                const uint32_t hi = w4_nibbles_into<0x00F000F0u, 0x54005400u>(v);
                 a[j][2 * h + 1] = w4_mul2(T(), w4_sub2(T(), hi, z_hi), s_hi);
             } else {
                 a[j][2 * h + 1] = w4f_dequant<T>(v >> 4, z_hi, s_hi);
@@ -236,11 +235,8 @@ static __device__ __forceinline__ void w4f_block_meta_ahead(uint32_t zv, uint32_
     w4f_block_meta<T>(zv, sv, zero_shift, z_lo, z_hi, s_lo, s_hi);
     if (w4_type<T>::is_f16) {
         /* row g + 8's zero at bits 16-19 of zv >> zero_shift, to bits 4-7 */
-        uint32_t zh;
-        asm("lop3.b32 %0, %1, %2, %3, 0xea;\n"
-            : "=r"(zh)
-            : "r"((zv >> zero_shift) >> 12), "n"(0x000000F0u), "r"(0x00005400u));
-        z_hi = __byte_perm(zh, 0, 0x1010);
+        z_hi = __byte_perm(w4_nibbles_into<0x000000F0u, 0x00005400u>((zv >> zero_shift) >> 12), 0,
+                           0x1010);
     }
 }
 
