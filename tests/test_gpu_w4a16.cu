@@ -15,9 +15,9 @@
  * bitwise repeat of its in-kernel split-K reduction. y is
  * NaN-poisoned with a guard band before and after it and in the ldy padding;
  * any write outside y[0..m)[0..n) shows up as a changed poison word.
- * w4a16_decode_warp and w4a16_decode_bulk_ring have their own sweeps
- * (run_warp_tests, run_bulk_ring_tests; CUOPS_TEST_QUICK=1 keeps them to a
- * few shapes).
+ * w4a16_decode_warp, w4a16_decode_bulk_ring and w4a16_decode_phase_ring
+ * have their own sweeps (run_warp_tests, run_bulk_ring_tests,
+ * run_phase_ring_tests; CUOPS_TEST_QUICK=1 keeps them to a few shapes).
  *
  *   build/tests/test_gpu_w4a16          (CUOPS_TEST_SEED=... to replay)
  */
@@ -255,6 +255,28 @@ static int bulk_ring_auto(int64_t m, int64_t n, int64_t k, int64_t gs, int64_t l
     if ((n + 15) / 16 < 10 * (int64_t)g_num_sms) return 0;
     return (g_smem_optin - bulk_ring_fixed_smem(m, k)) / 35456 >= 4;
 }
+/* What w4a16_decode_phase_ring (and _w8) serves: sm_90, m <= 16, group_size
+ * 64 * 2^p or one group per row (any x alignment: x that TMA cannot read in
+ * place is packed first; three stages always fit beside x's two phase slots). */
+static int phase_ring_serves(int64_t m, int64_t k, int64_t gs)
+{
+    if (g_sm_major != 9 || m > 16) return 0;
+    if (gs < k) {
+        if (gs % 64 != 0) return 0;
+        const int64_t tpg = gs / 64;
+        if (tpg & (tpg - 1)) return 0;
+    }
+    return 1;
+}
+/* Where auto takes it (w4a16_decode_phase_ring_auto): 8 < m <= 16, it
+ * serves the call, no split_k, and each CTA gets >= 3 strips or k <= 4096. */
+static int phase_ring_auto(int64_t m, int64_t n, int64_t k, int64_t gs, int split_k)
+{
+    if (m <= 8 || split_k > 0 || !phase_ring_serves(m, k, gs)) return 0;
+    const int64_t sms = g_num_sms > 0 ? g_num_sms : 132;
+    const int64_t per_cta = ((n + 15) / 16 + sms - 1) / sms;
+    return per_cta >= 3 || (k + 63) / 64 <= 64;
+}
 /* CUOPS_TEST_VARIANT=name: only the calls that force that variant (a
  * sanitizer run of one kernel) */
 static const char *g_only_variant;
@@ -312,6 +334,8 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
         refused = !(g_sm_major == 9 && m <= 64 && (w->group_size % 64 == 0 || w->group_size >= k));
     const int is_bulk = c.variant && strncmp(c.variant, "w4a16_decode_bulk_ring", 22) == 0;
     if (is_bulk) refused = !bulk_ring_serves(m, k, w->group_size, ldx, c.x_offset);
+    const int is_phase = c.variant && strncmp(c.variant, "w4a16_decode_phase_ring", 23) == 0;
+    if (is_phase) refused = !phase_ring_serves(m, k, w->group_size);
     if (refused) {
         CHECK(st == CUOPS_STATUS_NOT_SUPPORTED,
               "%s with m=%lld k=%lld g=%lld ldx=%lld xoff=%d should be NOT_SUPPORTED, got %s",
@@ -323,12 +347,19 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
               cuops_status_string(st), cuops_last_error(h));
     }
     /* auto picks the producer-fed ring for m <= 8 on many strips
-     * (bulk_ring_auto), else the per-warp kernel for m <= 16 where it serves
-     * the call, else the streaming kernel wherever that one serves it */
+     * (bulk_ring_auto), the phase ring for 8 < m <= 16 (phase_ring_auto),
+     * else the per-warp kernel for m <= 16 where it serves the call, else
+     * the streaming kernel wherever that one serves it */
     const int is_auto = !c.variant || strcmp(c.variant, "auto") == 0;
     const int auto_bulk =
         is_auto && bulk_ring_auto(m, n, k, w->group_size, ldx, c.x_offset, c.split_k);
-    const int auto_warp = is_auto && !auto_bulk && warp_serves(m, ldx, c.x_offset);
+    const int auto_phase = is_auto && !auto_bulk && phase_ring_auto(m, n, k, w->group_size, c.split_k);
+    const int auto_warp = is_auto && !auto_bulk && !auto_phase && warp_serves(m, ldx, c.x_offset);
+    if (st == CUOPS_STATUS_SUCCESS && auto_phase)
+        CHECK(strcmp(cuops_last_kernel(h), "w4a16_decode_phase_ring") == 0,
+              "%s m=%lld n=%lld k=%lld g=%lld ran %s, expected w4a16_decode_phase_ring", vname,
+              (long long)m, (long long)n, (long long)k, (long long)w->group_size,
+              cuops_last_kernel(h));
     if (st == CUOPS_STATUS_SUCCESS && auto_bulk)
         CHECK(strcmp(cuops_last_kernel(h), "w4a16_decode_bulk_ring") == 0,
               "%s m=%lld n=%lld k=%lld g=%lld ran %s, expected w4a16_decode_bulk_ring", vname,
@@ -343,11 +374,12 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
      * serves the call */
     const int dwgmma_serves =
         g_sm_major == 9 && m <= 64 && (w->group_size % 64 == 0 || w->group_size >= k);
-    if (st == CUOPS_STATUS_SUCCESS && is_auto && !auto_warp && !auto_bulk && dwgmma_serves)
+    if (st == CUOPS_STATUS_SUCCESS && is_auto && !auto_warp && !auto_bulk && !auto_phase &&
+        dwgmma_serves)
         CHECK(strcmp(cuops_last_kernel(h), "w4a16_decode_wgmma") == 0,
               "auto m=%lld k=%lld g=%lld ran %s, expected w4a16_decode_wgmma", (long long)m,
               (long long)k, (long long)w->group_size, cuops_last_kernel(h));
-    if (st == CUOPS_STATUS_SUCCESS && serves && !auto_warp && !auto_bulk &&
+    if (st == CUOPS_STATUS_SUCCESS && serves && !auto_warp && !auto_bulk && !auto_phase &&
         ((is_auto && !dwgmma_serves) || (c.variant && strcmp(c.variant, "w4a16_decode_stream") == 0)))
         CHECK(strncmp(cuops_last_kernel(h), "w4a16_stream_", 13) == 0,
               "%s m=%lld k=%lld g=%lld ldx=%lld ran %s, expected w4a16_stream_*", vname,
@@ -360,7 +392,7 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
     if (st == CUOPS_STATUS_SUCCESS && is_fused)
         CHECK(strcmp(cuops_last_kernel(h), c.variant) == 0, "%s m=%lld ran %s", c.variant,
               (long long)m, cuops_last_kernel(h));
-    if (st == CUOPS_STATUS_SUCCESS && (is_dwgmma || is_bulk))
+    if (st == CUOPS_STATUS_SUCCESS && (is_dwgmma || is_bulk || is_phase))
         CHECK(strcmp(cuops_last_kernel(h), c.variant) == 0, "%s m=%lld ran %s", c.variant,
               (long long)m, cuops_last_kernel(h));
     char kernel_name[64];
@@ -769,6 +801,102 @@ static void run_bulk_ring_tests(cuops_handle_t h, int quick)
     }
 }
 
+/* ---- w4a16_decode_phase_ring ------------------------------------------------ */
+
+/*
+ * The phase ring (both math-warp counts) on its own shapes: m in {1, 5, 8}
+ * (one x fragment) and {9, 13, 16} (two); strips per CTA 1 (n = 16, 300),
+ * 2 (4096), 5 (8512), 15 (30000: two passes with 16 math warps at m > 8,
+ * whose pass is 8 strips) and 18 (36000: two passes for every form, the
+ * last quad partial); k of one partial phase (320: 5 tiles), a full phase
+ * plus one tile (1088), two full phases (2048), a k that ends inside a tile
+ * (1000) and 16384 with group 8192 (groups spanning phases); group sizes
+ * 64 (16 groups per phase), 128, 256, 1024 (one group per phase), 2048,
+ * 8192 and per-channel; zeros and symmetric; padded ldx / ldy and an x only
+ * 2-byte aligned (packed for TMA first). Every call runs twice and must give
+ * the same bits (gpu_gemm_check). Then the declines: m = 17, group 192,
+ * group 32. CUOPS_TEST_QUICK: three shapes, m in {1, 16}.
+ */
+static void run_phase_ring_tests(cuops_handle_t h, int quick)
+{
+    typedef struct {
+        int64_t n, k, gs;
+        int zeros;
+        cuops_dtype_t st;
+    } pcase_t;
+    static const pcase_t cases[] = {
+        {8512, 1088, 64, 1, CUOPS_DTYPE_F16},   {4096, 2048, 128, 0, CUOPS_DTYPE_BF16},
+        {30000, 320, 64, 1, CUOPS_DTYPE_F32},   {16, 1000, 256, 1, CUOPS_DTYPE_F16},
+        {2000, 4096, 1024, 0, CUOPS_DTYPE_F16}, {520, 16384, 8192, 1, CUOPS_DTYPE_BF16},
+        {36000, 448, 448, 1, CUOPS_DTYPE_F16},  {300, 2048, 2048, 0, CUOPS_DTYPE_F32},
+    };
+    static const int64_t m_full[] = {1, 5, 8, 9, 13, 16};
+    static const int64_t m_quick[] = {1, 16};
+    static const char *const forms[] = {"w4a16_decode_phase_ring", "w4a16_decode_phase_ring_w8"};
+    for (int a = 0; a < 2; a++) {
+        cuops_dtype_t act = a ? CUOPS_DTYPE_BF16 : CUOPS_DTYPE_F16;
+        for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+            if (quick && !(ci == 0 || ci == 2 || ci == 5)) continue;
+            const pcase_t *pc = &cases[ci];
+            host_weight_t w;
+            make_weight(&w, pc->n, pc->k, pc->gs, pc->st, pc->zeros);
+            gpu_weight_t gw;
+            if (gpu_prepack(h, &w, act, &gw)) {
+                float *wd = dequant_reference(&w, act);
+                const int64_t *ms = quick ? m_quick : m_full;
+                const int nm = quick ? 2 : 6;
+                for (int f = 0; f < 2; f++) {
+                    for (int mi = 0; mi < nm; mi++) {
+                        gemm_case_t c = {ms[mi], 0, 0, 0, forms[f], 0, 1};
+                        gpu_gemm_check(h, &w, wd, &gw, act, c);
+                        if (quick) continue;
+                        /* padded rows, and (odd m) x only 2-byte aligned */
+                        gemm_case_t c2 = {ms[mi], 3 + 8 * (mi & 1), 5, (int)(ms[mi] & 1),
+                                          forms[f], 0, 1};
+                        gpu_gemm_check(h, &w, wd, &gw, act, c2);
+                    }
+                }
+                /* auto at m = 9 and 16 (gpu_gemm_check checks whether it
+                 * took this kernel: phase_ring_auto), and with split_k set */
+                if (ci <= 1) {
+                    gemm_case_t a1 = {ci ? 9 : 16, 0, 0, 0, NULL, 0, 1};
+                    gpu_gemm_check(h, &w, wd, &gw, act, a1);
+                    gemm_case_t a2 = {16, 0, 0, 0, "auto", 2, 0};
+                    gpu_gemm_check(h, &w, wd, &gw, act, a2);
+                }
+                if (ci == 1) { /* declines (gpu_gemm_check expects NOT_SUPPORTED) */
+                    gemm_case_t d1 = {17, 0, 0, 0, forms[0], 0, 0};
+                    gpu_gemm_check(h, &w, wd, &gw, act, d1);
+                    gemm_case_t d2 = {17, 0, 0, 0, forms[1], 0, 0};
+                    gpu_gemm_check(h, &w, wd, &gw, act, d2);
+                }
+                free(wd);
+            }
+            cudaFree(gw.packed);
+            free_weight(&w);
+        }
+    }
+    /* group sizes it does not serve */
+    static const pcase_t declines[] = {
+        {64, 1536, 192, 1, CUOPS_DTYPE_F16},
+        {64, 512, 32, 0, CUOPS_DTYPE_F16},
+    };
+    for (size_t di = 0; di < sizeof declines / sizeof declines[0]; di++) {
+        const pcase_t *pc = &declines[di];
+        host_weight_t w;
+        make_weight(&w, pc->n, pc->k, pc->gs, pc->st, pc->zeros);
+        gpu_weight_t gw;
+        if (gpu_prepack(h, &w, CUOPS_DTYPE_F16, &gw)) {
+            float *wd = dequant_reference(&w, CUOPS_DTYPE_F16);
+            gemm_case_t d = {di ? 16 : 1, 0, 0, 0, forms[di], 0, 0};
+            gpu_gemm_check(h, &w, wd, &gw, CUOPS_DTYPE_F16, d);
+            free(wd);
+        }
+        cudaFree(gw.packed);
+        free_weight(&w);
+    }
+}
+
 /* ---- CPU backend round trip ------------------------------------------------ */
 
 static void run_cpu_tests(void)
@@ -867,6 +995,7 @@ int main(void)
         run_gpu_tests(h);
         run_warp_tests(h, g_quick);
         run_bulk_ring_tests(h, g_quick);
+        run_phase_ring_tests(h, g_quick);
         cuops_destroy(h);
     }
     return tu_finish("test_gpu_w4a16");

@@ -6,6 +6,9 @@
  *   auto                 m <= 8 on sm_90: w4a16_decode_bulk_ring where each
  *                        CTA gets >= 10 strips (n >= ~21000 on 132 SMs) and
  *                        its ring >= 4 stages, unless options.split_k is set;
+ *                        8 < m <= 16: w4a16_decode_phase_ring where each
+ *                        CTA gets >= 3 strips or k <= 4096, unless
+ *                        options.split_k is set;
  *                        m <= 16: w4a16_decode_warp where it serves the call;
  *                        m <= 64: on sm_90 w4a16_decode_wgmma where it serves
  *                        the call, else w4a16_decode_stream where it serves it
@@ -48,6 +51,12 @@
  *                        math (w4a16_decode_bulk_ring.cu); no split-K, so
  *                        options.split_k is ignored
  *   w4a16_decode_bulk_ring_w8  the same with 8 math warps
+ *   w4a16_decode_phase_ring  sm_90, m <= 16, group_size 64 * 2^p or one group
+ *                        per row: the bulk ring's stream of whole strips, with
+ *                        x streamed beside it by TMA in phases of 1024 k
+ *                        instead of resident (w4a16_decode_phase_ring.cu);
+ *                        options.split_k is ignored
+ *   w4a16_decode_phase_ring_w8  the same with 8 math warps
  *   w4a16_prefill_wgmma_ahead  w4a16_prefill_wgmma with the int4 words loaded
  *                        from global memory into registers, not through
  *                        shared memory, and each block dequantized while the
@@ -72,7 +81,9 @@ static const char *const w4a16_variants[] = {"auto", "w4a16_decode_splitk", "w4a
                                              "w4a16_decode_wgmma", "w4a16_decode_wgmma_kt1",
                                              "w4a16_decode_bulk_ring",
                                              "w4a16_decode_bulk_ring_w8",
-                                             "w4a16_prefill_wgmma_ahead"};
+                                             "w4a16_prefill_wgmma_ahead",
+                                             "w4a16_decode_phase_ring",
+                                             "w4a16_decode_phase_ring_w8"};
 enum {
     W4A16_AUTO = 0,
     W4A16_DECODE_SPLITK = 1,
@@ -86,7 +97,9 @@ enum {
     W4A16_DECODE_BULK_RING = 9,
     W4A16_DECODE_BULK_RING_W8 = 10,
     W4A16_PREFILL_WGMMA_AHEAD = 11,
-    W4A16_NUM_VARIANTS = 12
+    W4A16_DECODE_PHASE_RING = 12,
+    W4A16_DECODE_PHASE_RING_W8 = 13,
+    W4A16_NUM_VARIANTS = 14
 };
 
 /* ---- prefill (m >= 256): w4a16_prefill_dequant_gemm.cu --------------------
@@ -162,11 +175,16 @@ extern "C" cuops_status_t cuops_cuda_gemm_w4a16(struct cuops_handle *h,
     if (variant == W4A16_AUTO) {
         /* m <= 8 on many strips: the producer-fed ring, 7-10 % faster than
          * the per-warp kernel at m = 1, 2, 4 x 28672 x 8192 (H200, docs/w4a16.md).
+         * 8 < m <= 16: the same stream with x in phases, 17-23 % faster than
+         * the per-warp kernel at m = 16 where each CTA gets >= 3 strips or
+         * k <= 4096 (H200, docs/w4a16.md).
          * m <= 16: the per-warp kernel measured 1.58x cuBLAS geomean against
          * 1.36x for the stream kernel on the decode suite (H200, bff2c38),
          * faster on 15 of 16 rows (docs/w4a16.md) */
         if (d->m <= 8 && !(opt && opt->split_k > 0) && w4a16_decode_bulk_ring_auto(h, d, &geo))
             variant = W4A16_DECODE_BULK_RING;
+        else if (!(opt && opt->split_k > 0) && w4a16_decode_phase_ring_auto(h, d, &geo))
+            variant = W4A16_DECODE_PHASE_RING;
         else if (d->m <= 16 && w4a16_decode_warp_serves(d, &geo))
             variant = W4A16_DECODE_WARP;
         else if (d->m <= 64 && w4a16_decode_wgmma_serves(h, d, &geo))
@@ -197,6 +215,12 @@ extern "C" cuops_status_t cuops_cuda_gemm_w4a16(struct cuops_handle *h,
         const char *kernel = NULL;
         return w4a16_launch_decode_bulk_ring(h, d, &geo,
                                              variant == W4A16_DECODE_BULK_RING_W8 ? 8 : 16, &kernel);
+    }
+    if (variant == W4A16_DECODE_PHASE_RING || variant == W4A16_DECODE_PHASE_RING_W8) {
+        const char *kernel = NULL;
+        return w4a16_launch_decode_phase_ring(h, d, &geo,
+                                              variant == W4A16_DECODE_PHASE_RING_W8 ? 8 : 16,
+                                              &kernel);
     }
     if (variant == W4A16_DEQUANT_GEMM) {
         const char *kernel = NULL;

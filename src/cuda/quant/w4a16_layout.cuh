@@ -173,5 +173,18 @@ int w4a16_decode_bulk_ring_auto(const struct cuops_handle *h, const cuops_w4a16_
 cuops_status_t w4a16_launch_decode_bulk_ring(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                              const w4_geometry_t *geo, int math_warps,
                                              const char **kernel_name);
+/* The m <= 16 decode kernel with the bulk ring's stream and x streamed by
+ * TMA in phases of 1024 k beside it (w4a16_decode_phase_ring.cu, sm_90):
+ * group_size 64 * 2^p or one group per row, x and y 2-byte aligned.
+ * math_warps: 16 (w4a16_decode_phase_ring) or 8 (_w8). */
+int w4a16_decode_phase_ring_serves(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
+                                   const w4_geometry_t *geo);
+/* Whether auto takes it: 8 < m <= 16, it serves the call, and each CTA gets
+ * >= 3 strips or k <= 4096. */
+int w4a16_decode_phase_ring_auto(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
+                                 const w4_geometry_t *geo);
+cuops_status_t w4a16_launch_decode_phase_ring(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
+                                              const w4_geometry_t *geo, int math_warps,
+                                              const char **kernel_name);
 
 #endif /* CUOPS_W4A16_LAYOUT_CUH */
