@@ -268,11 +268,12 @@ static int phase_ring_serves(int64_t m, int64_t k, int64_t gs)
     }
     return 1;
 }
-/* Where auto takes it (w4a16_decode_phase_ring_auto): 8 < m <= 16, it
- * serves the call, no split_k, and each CTA gets >= 3 strips or k <= 4096. */
+/* Where auto takes it (w4a16_decode_phase_ring_auto): 5 <= m <= 16, it
+ * serves the call, no split_k, and each CTA gets >= 3 strips or k <= 4096
+ * (for m <= 8 only where bulk_ring_auto does not hold: gpu_gemm_check). */
 static int phase_ring_auto(int64_t m, int64_t n, int64_t k, int64_t gs, int split_k)
 {
-    if (m <= 8 || split_k > 0 || !phase_ring_serves(m, k, gs)) return 0;
+    if (m < 5 || split_k > 0 || !phase_ring_serves(m, k, gs)) return 0;
     const int64_t sms = g_num_sms > 0 ? g_num_sms : 132;
     const int64_t per_cta = ((n + 15) / 16 + sms - 1) / sms;
     return per_cta >= 3 || (k + 63) / 64 <= 64;
@@ -347,7 +348,7 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
               cuops_status_string(st), cuops_last_error(h));
     }
     /* auto picks the producer-fed ring for m <= 8 on many strips
-     * (bulk_ring_auto), the phase ring for 8 < m <= 16 (phase_ring_auto),
+     * (bulk_ring_auto), the phase ring for 5 <= m <= 16 (phase_ring_auto),
      * else the per-warp kernel for m <= 16 where it serves the call, else
      * the streaming kernel wherever that one serves it */
     const int is_auto = !c.variant || strcmp(c.variant, "auto") == 0;
@@ -856,11 +857,13 @@ static void run_phase_ring_tests(cuops_handle_t h, int quick)
                         gpu_gemm_check(h, &w, wd, &gw, act, c2);
                     }
                 }
-                /* auto at m = 9 and 16 (gpu_gemm_check checks whether it
-                 * took this kernel: phase_ring_auto), and with split_k set */
+                /* auto at m = 4, 5, 9 and 16 (gpu_gemm_check checks whether
+                 * it took this kernel: phase_ring_auto), and with split_k set */
                 if (ci <= 1) {
                     gemm_case_t a1 = {ci ? 9 : 16, 0, 0, 0, NULL, 0, 1};
                     gpu_gemm_check(h, &w, wd, &gw, act, a1);
+                    gemm_case_t a3 = {ci ? 4 : 5, 0, 0, 0, NULL, 0, 1};
+                    gpu_gemm_check(h, &w, wd, &gw, act, a3);
                     gemm_case_t a2 = {16, 0, 0, 0, "auto", 2, 0};
                     gpu_gemm_check(h, &w, wd, &gw, act, a2);
                 }

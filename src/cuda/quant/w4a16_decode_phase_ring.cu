@@ -463,18 +463,21 @@ int w4a16_decode_phase_ring_serves(const struct cuops_handle *h, const cuops_w4a
     return w4p_stages(h, d->m, 16) >= W4P_MIN_STAGES;
 }
 
-/* Auto's choice for 8 < m <= 16 on sm_90 (w4a16_dispatch.cu): where it
- * serves the call and each CTA gets at least 3 strips, or k is at most one
- * 4096-k stretch of phases. Measured (H200, f16, docs/w4a16.md): at m = 16
- * 1.22x / 1.17x / 1.23x w4a16_decode_warp at 4096^2 (2 strips per CTA,
- * k = 4096), 14336 x 4096 (7) and 28672 x 8192 (14); 0.89x at 4096 x 14336
- * (2 strips per CTA: 16 KB stages, half of the math warps idle, 14 phases). */
+/* Auto's choice for 5 <= m <= 16 on sm_90 (w4a16_dispatch.cu; for m <= 8
+ * after w4a16_decode_bulk_ring_auto): where it serves the call and each CTA
+ * gets at least 3 strips, or k is at most one 4096-k stretch of phases.
+ * Measured (H200, f16, docs/w4a16.md): at m = 16 1.22x / 1.17x / 1.23x
+ * w4a16_decode_warp at 4096^2 (2 strips per CTA, k = 4096), 14336 x 4096 (7)
+ * and 28672 x 8192 (14); 0.89x at 4096 x 14336 (2 strips per CTA: 16 KB
+ * stages, half of the math warps idle, 14 phases); at m = 5..8 1.00-1.16x
+ * on the three shapes it takes; at m <= 3 0.97-0.99x, m = 4 level. */
+#define W4P_AUTO_MIN_M 5
 #define W4P_AUTO_MIN_STRIPS_PER_CTA 3
 #define W4P_AUTO_SHORT_KTILES 64
 int w4a16_decode_phase_ring_auto(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                  const w4_geometry_t *geo)
 {
-    if (d->m <= 8 || !w4a16_decode_phase_ring_serves(h, d, geo)) return 0;
+    if (d->m < W4P_AUTO_MIN_M || !w4a16_decode_phase_ring_serves(h, d, geo)) return 0;
     const int64_t sms = h->num_sms > 0 ? h->num_sms : 132;
     const int64_t per_cta = cuops_ceil_div(cuops_ceil_div(d->n, W4_STRIP_ROWS), sms);
     return per_cta >= W4P_AUTO_MIN_STRIPS_PER_CTA || geo->ktiles <= W4P_AUTO_SHORT_KTILES;

@@ -6,8 +6,8 @@
  *   auto                 m <= 8 on sm_90: w4a16_decode_bulk_ring where each
  *                        CTA gets >= 10 strips (n >= ~21000 on 132 SMs) and
  *                        its ring >= 4 stages, unless options.split_k is set;
- *                        8 < m <= 16: w4a16_decode_phase_ring where each
- *                        CTA gets >= 3 strips or k <= 4096, unless
+ *                        else 5 <= m <= 16: w4a16_decode_phase_ring where
+ *                        each CTA gets >= 3 strips or k <= 4096, unless
  *                        options.split_k is set;
  *                        m <= 16: w4a16_decode_warp where it serves the call;
  *                        m <= 64: on sm_90 w4a16_decode_wgmma where it serves
@@ -175,9 +175,9 @@ extern "C" cuops_status_t cuops_cuda_gemm_w4a16(struct cuops_handle *h,
     if (variant == W4A16_AUTO) {
         /* m <= 8 on many strips: the producer-fed ring, 7-10 % faster than
          * the per-warp kernel at m = 1, 2, 4 x 28672 x 8192 (H200, docs/w4a16.md).
-         * 8 < m <= 16: the same stream with x in phases, 17-23 % faster than
-         * the per-warp kernel at m = 16 where each CTA gets >= 3 strips or
-         * k <= 4096 (H200, docs/w4a16.md).
+         * 5 <= m <= 16: the same stream with x in phases, 17-23 % faster than
+         * the per-warp kernel at m = 16 and 0-16 % at m = 5..8 where each CTA
+         * gets >= 3 strips or k <= 4096 (H200, docs/w4a16.md).
          * m <= 16: the per-warp kernel measured 1.58x cuBLAS geomean against
          * 1.36x for the stream kernel on the decode suite (H200, bff2c38),
          * faster on 15 of 16 rows (docs/w4a16.md) */

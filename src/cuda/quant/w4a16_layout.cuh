@@ -179,8 +179,8 @@ cuops_status_t w4a16_launch_decode_bulk_ring(struct cuops_handle *h, const cuops
  * math_warps: 16 (w4a16_decode_phase_ring) or 8 (_w8). */
 int w4a16_decode_phase_ring_serves(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                    const w4_geometry_t *geo);
-/* Whether auto takes it: 8 < m <= 16, it serves the call, and each CTA gets
- * >= 3 strips or k <= 4096. */
+/* Whether auto takes it: 5 <= m <= 16, it serves the call, and each CTA gets
+ * >= 3 strips or k <= 4096 (after w4a16_decode_bulk_ring_auto for m <= 8). */
 int w4a16_decode_phase_ring_auto(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                  const w4_geometry_t *geo);
 cuops_status_t w4a16_launch_decode_phase_ring(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
