@@ -102,16 +102,6 @@ static __device__ __forceinline__ unsigned char *w4b_smem_base(void)
     return w4b_smem;
 }
 
-/* v, as a value the compiler cannot derive: the per-lane offsets below are
- * computed once and kept in registers, rather than re-derived from the
- * thread index at each use (what NVVM did with them otherwise, inside the
- * tile loop: ~124 SASS instructions per tile in the first build's ncu). */
-static __device__ __forceinline__ uint32_t w4b_keep(uint32_t v)
-{
-    asm volatile("" : "+r"(v));
-    return v;
-}
-
 /*
  * One stage of a math warp: its TPW tiles (first_tile .. +TPW-1 of the
  * stage; FULL: all of them exist) and their groups' metadata are read into
@@ -191,21 +181,21 @@ static __device__ __forceinline__ void w4b_math(const w4b_args_t &a, int warp, i
         const uint32_t base = (uint32_t)row * (uint32_t)a.ktiles * 128u;
         const uint32_t c0 = (uint32_t)((2 * t) ^ (row & 7));
         /* + this warp's first tile of a stage */
-        xoff_a[0] = w4b_keep(base + (c0 << 4) + (uint32_t)(warp * TPW) * 128u);
-        xoff_b[0] = w4b_keep(base + ((c0 ^ 1u) << 4) + (uint32_t)(warp * TPW) * 128u);
+        xoff_a[0] = w4w_keep(base + (c0 << 4) + (uint32_t)(warp * TPW) * 128u);
+        xoff_b[0] = w4w_keep(base + ((c0 ^ 1u) << 4) + (uint32_t)(warp * TPW) * 128u);
     }
-    const uint32_t zshift = w4b_keep(4u * (uint32_t)(g & 3));
+    const uint32_t zshift = w4w_keep(4u * (uint32_t)(g & 3));
     /* Offsets fixed per lane and tile slot u: the weight chunk, and the
      * metadata of the slot's group. A stage starts at a multiple of 64
      * tiles, so its tile i lies in its group i >> tpg_log2 (0 for any group
      * of >= 64 tiles). */
-    const uint32_t w_lane = w4b_keep((uint32_t)(warp * TPW) * W4_TILE_BYTES + (uint32_t)lane * 16u);
+    const uint32_t w_lane = w4w_keep((uint32_t)(warp * TPW) * W4_TILE_BYTES + (uint32_t)lane * 16u);
     uint32_t sc_off[TPW / GS], zw_off[TPW / GS];
 #pragma unroll
     for (int r = 0; r < TPW / GS; r++) {
         const uint32_t gl = (uint32_t)(warp * TPW + r * GS) >> min(a.tpg_log2, W4B_STAGE_TILES_LOG2);
-        sc_off[r] = w4b_keep(W4B_WEIGHT_BYTES + gl * 32u + 4u * (uint32_t)g);
-        zw_off[r] = w4b_keep(W4B_WEIGHT_BYTES + W4B_SCALE_BYTES + gl * 8u + 4u * (uint32_t)(g >> 2));
+        sc_off[r] = w4w_keep(W4B_WEIGHT_BYTES + gl * 32u + 4u * (uint32_t)g);
+        zw_off[r] = w4w_keep(W4B_WEIGHT_BYTES + W4B_SCALE_BYTES + gl * 8u + 4u * (uint32_t)(g >> 2));
     }
 
     int stage = 0;
@@ -387,19 +377,6 @@ __global__ void __launch_bounds__(32 * CW + 64, 1) w4a16_decode_bulk_ring_kernel
 
 /* ---- host side ------------------------------------------------------------------ */
 
-/* log2 of the 64-k tiles per group: 30 for one group per row, -1 when the
- * group size is not 64 * 2^p */
-static int w4b_tpg_log2(const w4_geometry_t *geo)
-{
-    if (geo->num_groups == 1) return 30;
-    if (geo->group_size % W4_TILE_K != 0) return -1;
-    const int64_t tpg = geo->group_size / W4_TILE_K;
-    if (tpg & (tpg - 1)) return -1;
-    int l = 0;
-    while (((int64_t)1 << l) < tpg) l++;
-    return l;
-}
-
 /* Shared memory besides the ring: x and the partial slots. */
 static int64_t w4b_fixed_smem(int64_t m, int64_t ktiles, int cw)
 {
@@ -418,7 +395,7 @@ int w4a16_decode_bulk_ring_serves(const struct cuops_handle *h, const cuops_w4a1
 {
     if (h->sm_major != 9) return 0;
     if (d->m < 1 || d->m > 8) return 0;
-    if (w4b_tpg_log2(geo) < 0) return 0;
+    if (w4_tiles_per_group_log2(geo) < 0) return 0;
     if (!cuops_aligned(d->x, 16) || d->ldx % 8 != 0) return 0;
     /* 32-bit tile, strip and x-offset arithmetic in the kernel */
     if (geo->k >= ((int64_t)1 << 29) || geo->strips >= ((int64_t)1 << 30)) return 0;
@@ -454,22 +431,10 @@ static cuops_status_t w4b_launch(struct cuops_handle *h, const cuops_w4a16_desc_
 
     w4b_args_t a;
     memset(&a, 0, sizeof a);
+    w4_ring_common_args(&a, d, geo, strips, per_cta, stages);
     a.x = (const uint16_t *)d->x;
     a.ldx = d->ldx;
-    a.packed = (const uint8_t *)d->packed;
-    a.y = d->y;
-    a.ldy = d->ldy;
-    a.n = d->n;
-    a.scale_offset = geo->scale_offset;
-    a.zero_offset = geo->zero_offset;
     a.k = (int)geo->k;
-    a.ktiles = (int)geo->ktiles;
-    a.num_groups = (int)geo->num_groups;
-    a.m = (int)d->m;
-    a.strips = (int)strips;
-    a.strips_per_cta = (int)per_cta;
-    a.tpg_log2 = w4b_tpg_log2(geo);
-    a.stages = (int)stages;
     a.x_bytes = (uint32_t)(d->m * geo->ktiles * 128);
 
     const size_t smem = (size_t)(stages * W4B_STAGE_BYTES + w4b_fixed_smem(d->m, geo->ktiles, CW));

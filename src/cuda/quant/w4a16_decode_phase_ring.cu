@@ -95,14 +95,6 @@ static __device__ __forceinline__ unsigned char *w4p_smem_raw(void)
     return w4p_smem;
 }
 
-/* v, as a value the compiler cannot derive (kept in a register instead of
- * re-derived from the thread index at each use; see w4a16_decode_bulk_ring) */
-static __device__ __forceinline__ uint32_t w4p_keep(uint32_t v)
-{
-    asm volatile("" : "+r"(v));
-    return v;
-}
-
 /*
  * One stage of a math warp: its TPW tiles of its strip and their groups'
  * metadata are read into registers, the slot is released (every thread
@@ -192,19 +184,19 @@ static __device__ __forceinline__ void w4p_math(const w4p_args_t &a, int warp, i
      * 2t + 1 swizzled by the row (TMA's 128-byte swizzle), + this warp's
      * first tile of a phase */
     const uint32_t c0 = (uint32_t)((2 * t) ^ g);
-    const uint32_t xoff_a = w4p_keep((uint32_t)g * 128u + (c0 << 4) + (uint32_t)(kp * TPW) * XTILE);
-    const uint32_t xoff_b = w4p_keep(xoff_a ^ 16u);
-    const uint32_t zshift = w4p_keep(4u * (uint32_t)(g & 3));
-    const uint32_t w_lane = w4p_keep((uint32_t)si * (W4P_PHASE_TILES * W4_TILE_BYTES) +
+    const uint32_t xoff_a = w4w_keep((uint32_t)g * 128u + (c0 << 4) + (uint32_t)(kp * TPW) * XTILE);
+    const uint32_t xoff_b = w4w_keep(xoff_a ^ 16u);
+    const uint32_t zshift = w4w_keep(4u * (uint32_t)(g & 3));
+    const uint32_t w_lane = w4w_keep((uint32_t)si * (W4P_PHASE_TILES * W4_TILE_BYTES) +
                                      (uint32_t)(kp * TPW) * W4_TILE_BYTES + (uint32_t)lane * 16u);
     /* a phase starts at a multiple of 16 tiles, so its tile i lies in its
      * group i >> tpg_log2 (0 for groups of >= 16 tiles); the warp's first
      * run's group here, run r's is r further (a run is a whole group when
      * there are several) */
     const uint32_t gl = (uint32_t)(kp * TPW) >> min(a.tpg_log2, W4P_PHASE_TILES_LOG2);
-    const uint32_t sc_off = w4p_keep(W4P_WEIGHT_BYTES + (uint32_t)si * W4P_SCALE_STRIDE + gl * 32u +
+    const uint32_t sc_off = w4w_keep(W4P_WEIGHT_BYTES + (uint32_t)si * W4P_SCALE_STRIDE + gl * 32u +
                                      4u * (uint32_t)g);
-    const uint32_t zw_off = w4p_keep(W4P_WEIGHT_BYTES + W4P_SCALE_BYTES +
+    const uint32_t zw_off = w4w_keep(W4P_WEIGHT_BYTES + W4P_SCALE_BYTES +
                                      (uint32_t)si * W4P_ZERO_STRIDE + gl * 8u + 4u * (uint32_t)(g >> 2));
 
     int stage = 0;
@@ -420,19 +412,6 @@ __global__ void __launch_bounds__(32 * CW + 64, 1)
 
 /* ---- host side ------------------------------------------------------------------ */
 
-/* log2 of the 64-k tiles per group: 30 for one group per row, -1 when the
- * group size is not 64 * 2^p */
-static int w4p_tpg_log2(const w4_geometry_t *geo)
-{
-    if (geo->num_groups == 1) return 30;
-    if (geo->group_size % W4_TILE_K != 0) return -1;
-    const int64_t tpg = geo->group_size / W4_TILE_K;
-    if (tpg & (tpg - 1)) return -1;
-    int l = 0;
-    while (((int64_t)1 << l) < tpg) l++;
-    return l;
-}
-
 static int w4p_m8(int64_t m) { return m <= 8 ? 1 : 2; }
 
 static int w4p_xslots(int64_t m) { return m <= 8 ? 3 : 2; }
@@ -456,7 +435,7 @@ int w4a16_decode_phase_ring_serves(const struct cuops_handle *h, const cuops_w4a
 {
     if (h->sm_major != 9) return 0;
     if (d->m < 1 || d->m > 16) return 0;
-    if (w4p_tpg_log2(geo) < 0) return 0;
+    if (w4_tiles_per_group_log2(geo) < 0) return 0;
     if (!cuops_aligned(d->x, 2) || !cuops_aligned(d->y, 2)) return 0;
     /* 32-bit tile and strip arithmetic in the kernel; TMA coordinates */
     if (geo->k >= ((int64_t)1 << 29) || geo->strips >= ((int64_t)1 << 30)) return 0;
@@ -499,19 +478,7 @@ static cuops_status_t w4p_launch(struct cuops_handle *h, const cuops_w4a16_desc_
 
     w4p_args_t a;
     memset(&a, 0, sizeof a);
-    a.packed = (const uint8_t *)d->packed;
-    a.y = d->y;
-    a.ldy = d->ldy;
-    a.n = d->n;
-    a.scale_offset = geo->scale_offset;
-    a.zero_offset = geo->zero_offset;
-    a.ktiles = (int)geo->ktiles;
-    a.num_groups = (int)geo->num_groups;
-    a.m = (int)d->m;
-    a.strips = (int)strips;
-    a.strips_per_cta = (int)per_cta;
-    a.tpg_log2 = w4p_tpg_log2(geo);
-    a.stages = (int)stages;
+    w4_ring_common_args(&a, d, geo, strips, per_cta, stages);
     a.phases = (int)cuops_ceil_div(geo->ktiles, W4P_PHASE_TILES);
     a.xslots = w4p_xslots(d->m);
 

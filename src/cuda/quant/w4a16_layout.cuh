@@ -77,6 +77,42 @@ static inline int w4_geometry_init(w4_geometry_t *g, int64_t n, int64_t k, int64
     return 1;
 }
 
+/* log2 of the 64-k tiles per quantization group, for the kernels that find
+ * a tile's group by a shift (the bulk and phase rings): 30 for one group
+ * per row, -1 when the group size is not 64 * 2^p */
+static inline int w4_tiles_per_group_log2(const w4_geometry_t *geo)
+{
+    if (geo->num_groups == 1) return 30;
+    if (geo->group_size % W4_TILE_K != 0) return -1;
+    const int64_t tpg = geo->group_size / W4_TILE_K;
+    if (tpg & (tpg - 1)) return -1;
+    int l = 0;
+    while (((int64_t)1 << l) < tpg) l++;
+    return l;
+}
+
+/* The kernel arguments the two producer-fed decode kernels share (A:
+ * w4b_args_t or w4p_args_t, zeroed by the caller): the packed regions, y,
+ * the sizes, whole strips per CTA and the tiles-per-group shift. */
+template <typename A>
+static inline void w4_ring_common_args(A *a, const cuops_w4a16_desc_t *d, const w4_geometry_t *geo,
+                                       int64_t strips, int64_t strips_per_cta, int64_t stages)
+{
+    a->packed = (const uint8_t *)d->packed;
+    a->y = d->y;
+    a->ldy = d->ldy;
+    a->n = d->n;
+    a->scale_offset = geo->scale_offset;
+    a->zero_offset = geo->zero_offset;
+    a->ktiles = (int)geo->ktiles;
+    a->num_groups = (int)geo->num_groups;
+    a->m = (int)d->m;
+    a->strips = (int)strips;
+    a->strips_per_cta = (int)strips_per_cta;
+    a->tpg_log2 = w4_tiles_per_group_log2(geo);
+    a->stages = (int)stages;
+}
+
 /* The quantization group whose metadata lane t uses in a tile: the group of
  * its first column, clamped for the padding past k. */
 static __host__ __device__ __forceinline__ int64_t w4_lane_group(int64_t ktile, int t,

@@ -11,6 +11,16 @@
 
 #include "cuda/quant/w4a16_pair_ops.cuh"
 
+/* v, as a value the compiler cannot derive: per-lane offsets computed once
+ * and kept in registers, rather than re-derived from the thread index at
+ * each use (what NVVM did with them inside the bulk ring's tile loop: ~124
+ * SASS instructions per tile in its first build's ncu, docs/w4a16.md). */
+static __device__ __forceinline__ uint32_t w4w_keep(uint32_t v)
+{
+    asm volatile("" : "+r"(v));
+    return v;
+}
+
 /* ---- per-type helpers --------------------------------------------------- */
 
 static __device__ __forceinline__ float2 w4w_pair_to_float2(__half, uint32_t p)
