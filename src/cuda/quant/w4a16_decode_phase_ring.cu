@@ -348,8 +348,17 @@ __global__ void __launch_bounds__(32 * CW + 64, 1)
 
     if (warp == CW) {
         /* ---- weight producer: per pass, per phase, the pass's quads of
-         * strips, front to back ---- */
-        if (lane != 0) return;
+         * strips, front to back. At m <= 8 lane i copies strips i, i + PL,
+         * ... of the quad (PL = 4: its three bulk copies in the same
+         * instructions as the other lanes'), lane 0 waits for the slot and
+         * announces the bytes: one thread doing all twelve copies and their
+         * 64-bit address math took longer per stage than the math warps
+         * there (it never found a slot still full, ncu P134; 4 lanes: 4 %
+         * faster at 28672 x 8192, P135). At m > 8 one lane (4 lanes: level
+         * to 1 % slower, P135). ---- */
+        constexpr int PL = M8 == 1 ? W4P_STRIPS : 1;
+        constexpr unsigned PL_MASK = (1u << PL) - 1u;
+        if (lane >= PL) return;
         int stage = 0;
         uint32_t phase = 0;
         for (int pass0 = strip0; pass0 < strip_end; pass0 += QD * W4P_STRIPS) {
@@ -363,15 +372,19 @@ __global__ void __launch_bounds__(32 * CW + 64, 1)
                 for (int q0 = pass0; q0 < pass_end; q0 += W4P_STRIPS) {
                     const int nstr = min(W4P_STRIPS, pass_end - q0);
                     uint32_t bytes = 0;
-                    for (int i = 0; i < nstr; i++) {
+                    for (int i = lane; i < nstr; i += PL) {
                         const uint32_t odd = (uint32_t)(((int64_t)(q0 + i) * a.num_groups + g0) & 1);
                         bytes += wbytes + sbytes + ((odd * 8u + 8u * (uint32_t)ng + 15u) & ~15u);
                     }
+                    if (PL > 1) bytes = __reduce_add_sync(PL_MASK, bytes);
                     const uint32_t full = full0 + 8 * stage;
-                    cuops_mbar_wait(empty0 + 8 * stage, phase ^ 1u);
-                    cuops_mbar_arrive_expect_tx(full, bytes);
+                    if (lane == 0) {
+                        cuops_mbar_wait(empty0 + 8 * stage, phase ^ 1u);
+                        cuops_mbar_arrive_expect_tx(full, bytes);
+                    }
+                    if (PL > 1) __syncwarp(PL_MASK);
                     const uint32_t dst = ring_addr + (uint32_t)stage * W4P_STAGE_BYTES;
-                    for (int i = 0; i < nstr; i++) {
+                    for (int i = lane; i < nstr; i += PL) {
                         const int64_t s = q0 + i;
                         const int64_t sg = s * a.num_groups + g0;
                         const int64_t zaddr = a.zero_offset + sg * 8;
