@@ -1,28 +1,31 @@
 /*
  * w4a16_decode_phase_ring.cu - the m <= 16 decode W4A16 GEMM with the
- * weight streamed by one producer thread per CTA through a ring of bulk
- * copies, and x streamed beside it in phases of K, so that x need not be
- * resident in shared memory (docs/w4a16.md, "Change 7").
+ * weight streamed by a producer warp per CTA through a ring of bulk copies,
+ * and x streamed beside it in phases of K by a second producer warp, so
+ * that x need not be resident in shared memory (docs/w4a16.md, "Change 7").
  *
- * Variants "w4a16_decode_phase_ring" (CW = 16 math warps) and
- * "w4a16_decode_phase_ring_w8" (CW = 8).
+ * Variants "w4a16_decode_phase_ring" (CW = 16 math warps; auto on sm_90 for
+ * 5 <= m <= 16 where w4a16_decode_phase_ring_auto holds) and
+ * "w4a16_decode_phase_ring_w8" (CW = 8, a study form).
  *
  * Why. w4a16_decode_bulk_ring keeps all of x (m x k x 2 bytes) in shared
  * memory beside its ring, which caps it at m <= 8 (at m = 16, k = 8192, x
  * alone is 256 KB). The per-warp kernel that serves m = 16 instead
  * (w4a16_decode_warp) streamed the weight at half of copy speed or less
  * there (docs/w4a16.md). This kernel keeps the bulk ring's stream shape
- * (one CTA per SM, a contiguous run of whole strips, 32 KB stages, one
- * producer thread that only waits for free slots) but walks the CTA's
- * strips phase by phase: a phase is 16 tiles (1024 k) of every strip of
- * the CTA, and only that phase's x (m x 1024 x 2 bytes, 32 KB at m = 16)
- * is in shared memory, double-buffered, loaded by TMA boxes of 64 k x
- * 8 or 16 rows (128-byte swizzle: chunk c of row r at c ^ (r & 7), the
- * layout w4w_load_x reads without bank conflicts; rows past m and k past
- * k arrive as zeros).
+ * (one CTA per SM, a contiguous run of whole strips, ~32 KB stages from a
+ * producer that only waits for free slots) but walks the CTA's strips
+ * phase by phase: a phase is 16 tiles (1024 k) of every strip of the CTA,
+ * and only that phase's x (m x 1024 x 2 bytes, 32 KB at m = 16) is in
+ * shared memory, in 3 (m <= 8) or 2 slots, loaded by TMA boxes of 64 k x 8
+ * or 16 rows (128-byte swizzle: chunk c of row r at c ^ (r & 7), the layout
+ * w4w_load_x reads without bank conflicts; rows past m and k past k arrive
+ * as zeros) by its own producer warp, so that the weight stream never
+ * waits for an x slot.
  *  - stage: 4 strips x the phase's 16 tiles (4 x 8 KB of weight) plus the
  *    scale pairs and zero words of their groups: 3 bulk copies per strip on
- *    the stage's full barrier;
+ *    the stage's full barrier (at m <= 8 issued by 4 producer lanes, one
+ *    strip each);
  *  - math warp w takes strip w / (CW/4) of each stage and its k part
  *    w % (CW/4): TPW = 16 / (CW/4) consecutive tiles. Its accumulators for
  *    the pass's (up to W4P_QUADS) strip quads live in registers across the
