@@ -223,6 +223,16 @@ static int g_sm_major; /* the device's compute capability (major) */
 static int g_smem_optin; /* the device's per-block opt-in shared memory */
 static int g_num_sms;    /* the device's SM count */
 
+/* The group sizes the two ring kernels serve (w4_tiles_per_group_log2 >= 0):
+ * 64 * 2^p, or one group per row. */
+static int group_by_shift(int64_t k, int64_t gs)
+{
+    if (gs >= k) return 1;
+    if (gs % 64 != 0) return 0;
+    const int64_t tpg = gs / 64;
+    return (tpg & (tpg - 1)) == 0;
+}
+
 /* w4a16_decode_bulk_ring's shared memory beside its ring (w4b_fixed_smem):
  * x and the partial slots, plus the 512 bytes kept out of the budget */
 static int64_t bulk_ring_fixed_smem(int64_t m, int64_t k)
@@ -238,11 +248,7 @@ static int64_t bulk_ring_fixed_smem(int64_t m, int64_t k)
 static int bulk_ring_serves(int64_t m, int64_t k, int64_t gs, int64_t ldx, int x_offset)
 {
     if (g_sm_major != 9 || m > 8 || x_offset != 0 || ldx % 8 != 0) return 0;
-    if (gs < k) {
-        if (gs % 64 != 0) return 0;
-        const int64_t tpg = gs / 64;
-        if (tpg & (tpg - 1)) return 0;
-    }
+    if (!group_by_shift(k, gs)) return 0;
     return bulk_ring_fixed_smem(m, k) + 3 * 35456 <= g_smem_optin;
 }
 
@@ -257,16 +263,10 @@ static int bulk_ring_auto(int64_t m, int64_t n, int64_t k, int64_t gs, int64_t l
 }
 /* What w4a16_decode_phase_ring (and _w8) serves: sm_90, m <= 16, group_size
  * 64 * 2^p or one group per row (any x alignment: x that TMA cannot read in
- * place is packed first; three stages always fit beside x's two phase slots). */
+ * place is packed first; three stages always fit beside x's phase slots). */
 static int phase_ring_serves(int64_t m, int64_t k, int64_t gs)
 {
-    if (g_sm_major != 9 || m > 16) return 0;
-    if (gs < k) {
-        if (gs % 64 != 0) return 0;
-        const int64_t tpg = gs / 64;
-        if (tpg & (tpg - 1)) return 0;
-    }
-    return 1;
+    return g_sm_major == 9 && m <= 16 && group_by_shift(k, gs);
 }
 /* Where auto takes it (w4a16_decode_phase_ring_auto): 5 <= m <= 16, it
  * serves the call, no split_k, and each CTA gets >= 3 strips or k <= 4096
