@@ -805,6 +805,51 @@ static void run_bulk_ring_tests(cuops_handle_t h, int quick)
 /* ---- w4a16_decode_phase_ring ------------------------------------------------ */
 
 /*
+ * w4a16_decode_wgmma's 256-row form (n past 64 rows per SM) at the m that
+ * choose its x tiles of 32 and 64 rows: ranges of whole 4-block stages (read
+ * a block ahead, the next stage's first block once it has landed) and a last
+ * stage of 1-3 blocks, group 64 (a group per block) and 128 (one group over
+ * two blocks, the metadata of the next group loaded when one starts),
+ * forced cluster splits that cut K inside a stage, twice each (bitwise
+ * equal). CUOPS_TEST_QUICK: one weight, m = 40.
+ */
+static void run_decode_wgmma_rows_tests(cuops_handle_t h, int quick)
+{
+    if (g_sm_major != 9) return;
+    const int64_t sms = g_num_sms > 0 ? g_num_sms : 132;
+    const int64_t n = 64 * sms + 64; /* past the 64-row form's one round */
+    static const struct {
+        int64_t k, group_size;
+        int with_zeros;
+        cuops_dtype_t act;
+    } cases[] = {
+        {576, 128, 1, CUOPS_DTYPE_F16},   /* 9 blocks: 2 stages + 1 */
+        {1088, 64, 0, CUOPS_DTYPE_BF16},  /* 17 blocks: 4 stages + 1 */
+        {448, 448, 1, CUOPS_DTYPE_BF16},  /* per-channel, 7 blocks: 1 stage + 3 */
+    };
+    static const int64_t ms[] = {40, 24, 64};
+    for (size_t ci = 0; ci < (quick ? 1 : sizeof cases / sizeof cases[0]); ci++) {
+        host_weight_t w;
+        make_weight(&w, n, cases[ci].k, cases[ci].group_size, CUOPS_DTYPE_F16, cases[ci].with_zeros);
+        gpu_weight_t gw;
+        if (gpu_prepack(h, &w, cases[ci].act, &gw)) {
+            float *wd = dequant_reference(&w, cases[ci].act);
+            for (size_t mi = 0; mi < (quick ? 1 : sizeof ms / sizeof ms[0]); mi++) {
+                gemm_case_t c = {ms[mi], 0, 0, 0, "w4a16_decode_wgmma", 0, 1};
+                gpu_gemm_check(h, &w, wd, &gw, cases[ci].act, c);
+                c.split_k = 3; /* 3-6 blocks per rank: K cut inside stages */
+                gpu_gemm_check(h, &w, wd, &gw, cases[ci].act, c);
+                c.variant = "w4a16_decode_wgmma_kt1";
+                gpu_gemm_check(h, &w, wd, &gw, cases[ci].act, c);
+            }
+            free(wd);
+        }
+        cudaFree(gw.packed);
+        free_weight(&w);
+    }
+}
+
+/*
  * The phase ring (both math-warp counts) on its own shapes: m in {1, 5, 8}
  * (one x fragment) and {9, 13, 16} (two); strips per CTA 1 (n = 16, 300),
  * 2 (4096), 5 (8512), 15 (30000: two passes with 16 math warps at m > 8,
@@ -996,6 +1041,7 @@ int main(void)
         g_smem_optin = g_sm_major ? (int)prop.sharedMemPerBlockOptin : 0;
         g_num_sms = g_sm_major ? prop.multiProcessorCount : 0;
         run_gpu_tests(h);
+        run_decode_wgmma_rows_tests(h, g_quick);
         run_warp_tests(h, g_quick);
         run_bulk_ring_tests(h, g_quick);
         run_phase_ring_tests(h, g_quick);

@@ -201,7 +201,6 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
         const int ct = threadIdx.x - 128 * warpgroup;
         const int warp = ct / 32, lane = ct % 32;
         const int g = lane >> 2, tq = lane & 3;
-        const uint32_t pair_shift = 8u * (uint32_t)(tq & 1);
         const uint32_t zero_shift = 4u * (uint32_t)(g & 3);
         /* this warp's strip: consumer*4 + warp of the CTA's 16 (KP = 1), or
          * warp of its 4 (KP = 4: every consumer has the CTA's 64 rows) */
@@ -209,8 +208,6 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
         const int local = rows64 * 4 + warp;
         const uint32_t q_lane = (uint32_t)(local * STRIP_BYTES + g * 64 + 4 * (tq >> 1));
         const int strip = min(wb * STRIPS + local, p.strips - 1);
-        const uint32_t *sc = p.scales + (int64_t)strip * p.num_groups * 8 + g;
-        const uint32_t *zr = p.zeros + (int64_t)strip * p.num_groups * 2 + (g >> 2);
 
         float acc[ACC];
 #pragma unroll
@@ -221,20 +218,14 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
 #pragma unroll
             for (int r = 0; r < 4; r++) a_even[j][r] = a_odd[j][r] = 0u;
 
-        int stage = 0, prev_stage = 0;
+        int stage = 0;
         uint32_t phase = 0;
 
-        /* block t of the current stage, scale pair word svc and zero word
-         * zvc, into the A set `a` and the accumulators; `other` is the set
-         * of this consumer's block before, whose group the wait retires */
-        auto mma_block = [&](int t, uint32_t (&a)[4][4], uint32_t (&other)[4][4], uint32_t svc,
-                             uint32_t zvc) {
-            const uint32_t z2 = w4_nibbles<T, 0x000F000Fu>(zvc >> zero_shift);
-            const uint32_t qt = q_smem + stage * KT * QBYTES + t * W4_TILE_BYTES;
-            w4f_load_a<T>(a, qt + q_lane, pair_shift, __byte_perm(z2, 0, 0x1010),
-                          __byte_perm(z2, 0, 0x3232), __byte_perm(svc, 0, 0x1010),
-                          __byte_perm(svc, 0, 0x3232));
-            const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + (stage * KT + t) * XBYTES);
+        /* block t of stage stg, already dequantized into the A set `a`,
+         * into the accumulators; `other` is the set of this consumer's block
+         * before, whose group the wait retires */
+        auto issue_block = [&](int stg, int t, uint32_t (&a)[4][4], uint32_t (&other)[4][4]) {
+            const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + (stg * KT + t) * XBYTES);
 #pragma unroll
             for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
             cuops_wgmma_fence();
@@ -249,59 +240,129 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
              * this thread's reads of that stage are done */
             w4f_keep_alive_set(other);
         };
-
         if constexpr (KP == 1) {
-            /* group of the current block, its position in it, and the
-             * metadata of the group of the next block */
+            /* The lean block (P138, P139): per k16 step one PRMT gathers the
+             * lane's nibble pairs (w4f_dequant_words, no shifts in f16),
+             * each block's words are read as soon as the block before has
+             * been dequantized (the read overlaps that block's wgmma issue
+             * and wait), a stage's blocks run in a straight line, and the
+             * metadata is turned into its four registers once per group. */
+            const uint32_t pair_select = w4f_pair_select(tq);
+            /* the lane's scale pair and zero word of group grp (the strip's
+             * groups are consecutive in both regions; strips x groups <
+             * 2^29 for any weight that fits in memory) */
+            const int strip_groups = strip * p.num_groups;
+            auto scale_at = [&](int grp) { return __ldg(p.scales + (int64_t)(strip_groups + grp) * 8 + g); };
+            auto zero_at = [&](int grp) { return __ldg(p.zeros + (int64_t)(strip_groups + grp) * 2 + (g >> 2)); };
+            /* the current block's group: zero (magic form) and scale of
+             * rows g and g + 8, as w4f_dequant_words takes them */
+            uint32_t z_lo, z_hi, s_lo, s_hi;
+            /* this lane's words of block t of stage stg */
+            auto words_at = [&](int stg, int t, uint32_t (&w)[8]) {
+                w4f_lds_words(w, q_smem + (uint32_t)(stg * KT * QBYTES + t * W4_TILE_BYTES) + q_lane);
+            };
+            /* the words of the block about to be dequantized */
+            uint32_t w[8];
+            /* a stage's last block waits for the next stage's bytes before
+             * it releases the stage before: with 3 slots or more that wait
+             * never needs this consumer's release */
+            static_assert(STAGES >= 3, "the read-ahead needs 3 ring slots");
+
+            /* the current block's group and its position in it; the raw
+             * metadata of the next group, loaded when the current one
+             * starts (L2 or DRAM latency: a block ahead was too little,
+             * ncu P137) */
             int group = kt0 / p.tiles_per_group;
             int pos = kt0 - group * p.tiles_per_group;
-            const uint32_t *sc_next = sc + group * 8, *zr_next = zr + group * 2;
-            uint32_t sv = __ldg(sc_next), zv = __ldg(zr_next);
-
-            /* every block of the stage in turn; the first one then releases
-             * the stage before */
-            auto block = [&](int kb, int t, uint32_t (&a)[4][4], uint32_t (&other)[4][4]) {
-                /* the next block's metadata, a block ahead (L2 latency);
-                 * loaded only where the next block starts a group (uniform
-                 * branch) */
-                uint32_t sv_next = sv, zv_next = zv;
+            w4f_block_meta_ahead<T>(zero_at(group), scale_at(group), zero_shift, z_lo,
+                                    z_hi, s_lo, s_hi);
+            uint32_t s1 = scale_at(min(group + 1, p.num_groups - 1));
+            uint32_t z1 = zero_at(min(group + 1, p.num_groups - 1));
+            /* one block on (every block but the range's first) */
+            auto next_block = [&]() {
                 if (++pos == p.tiles_per_group) {
                     pos = 0;
-                    if (++group < p.num_groups) {
-                        sc_next += 8;
-                        zr_next += 2;
-                    }
-                    sv_next = __ldg(sc_next);
-                    zv_next = __ldg(zr_next);
+                    ++group;
+                    w4f_block_meta_ahead<T>(z1, s1, zero_shift, z_lo, z_hi, s_lo, s_hi);
+                    const int g1 = min(group + 1, p.num_groups - 1);
+                    s1 = scale_at(g1);
+                    z1 = zero_at(g1);
                 }
-                mma_block(t, a, other, sv, zv);
-                if (t == 0 && kb > kt0) cuops_mbar_arrive(W4D_EMPTY_BAR(prev_stage));
-                sv = sv_next;
-                zv = zv_next;
             };
-#pragma unroll 1
-            for (int kb = kt0; kb < kt1; kb += KT) {
-                const int nt = min(KT, kt1 - kb);
-                cuops_mbar_wait(W4D_FULL_BAR(stage), phase);
-#pragma unroll 1
-                for (int t = 0; t < nt; t++) {
-                    if (((kb + t - kt0) & 1) == 0)
-                        block(kb, t, a_even, a_odd);
-                    else
-                        block(kb, t, a_odd, a_even);
+
+            /* block t of the stage at kb: after its dequantization the
+             * words of block t + 1, or of the next stage's first once its
+             * bytes have landed */
+            auto block = [&](int kb, int t, uint32_t (&a)[4][4], uint32_t (&other)[4][4]) {
+                if (t > 0 || kb > kt0) next_block();
+                w4f_dequant_words<T>(a, w, pair_select, z_lo, z_hi, s_lo, s_hi);
+                if (t + 1 < KT && kb + t + 1 < kt1) {
+                    words_at(stage, t + 1, w);
+                } else if (t + 1 == KT && kb + KT < kt1) {
+                    int ns = stage;
+                    uint32_t nphase = phase;
+                    cuops_ring_advance<STAGES>(ns, nphase);
+                    cuops_mbar_wait(W4D_FULL_BAR(ns), nphase);
+                    words_at(ns, 0, w);
                 }
-                prev_stage = stage;
-                cuops_ring_advance<STAGES>(stage, phase);
+                issue_block(stage, t, a, other);
+                if (t == 0 && kb > kt0)
+                    cuops_mbar_arrive(W4D_EMPTY_BAR(stage == 0 ? STAGES - 1 : stage - 1));
+            };
+
+            cuops_mbar_wait(W4D_FULL_BAR(stage), phase);
+            words_at(stage, 0, w);
+            /* whole stages in a straight line, two at a time when KT is
+             * odd, so that each block's A set (by its parity) is known at
+             * compile time */
+            constexpr int UNIT = KT % 2 == 0 ? KT : 2 * KT;
+            int kb = kt0;
+#pragma unroll 1
+            for (; kb + UNIT <= kt1; kb += UNIT) {
+#pragma unroll
+                for (int u = 0; u < UNIT; u++) {
+                    if (u & 1)
+                        block(kb + u / KT * KT, u % KT, a_odd, a_even);
+                    else
+                        block(kb + u / KT * KT, u % KT, a_even, a_odd);
+                    if (u % KT == KT - 1) cuops_ring_advance<STAGES>(stage, phase);
+                }
+            }
+            /* the range's last blocks, fewer than UNIT, in one stage (kb -
+             * kt0 is a multiple of UNIT, even: block t's parity is t's) */
+#pragma unroll 1
+            for (int t = 0; kb + t < kt1; t++) {
+                if (t & 1)
+                    block(kb, t, a_odd, a_even);
+                else
+                    block(kb, t, a_even, a_odd);
             }
         } else {
             /* KP = 4: block `consumer` of every stage (none in a last stage
-             * that holds fewer blocks); its metadata a stage ahead */
+             * that holds fewer blocks), read with w4f_load_a when its stage
+             * has landed, its metadata a stage ahead: the form of ee07edd.
+             * The lean block of KP = 1 (words a block ahead or at the block's
+             * start, w4f_dequant_words, metadata by group index) measured
+             * 1-4 % slower in this form (P138, P139). */
             const int t = consumer;
+            const uint32_t pair_shift = 8u * (uint32_t)(tq & 1);
+            const uint32_t *sc = p.scales + (int64_t)strip * p.num_groups * 8 + g;
+            const uint32_t *zr = p.zeros + (int64_t)strip * p.num_groups * 2 + (g >> 2);
+            auto mma_block = [&](uint32_t (&a)[4][4], uint32_t (&other)[4][4], uint32_t svc,
+                                 uint32_t zvc) {
+                const uint32_t z2 = w4_nibbles<T, 0x000F000Fu>(zvc >> zero_shift);
+                const uint32_t qt = q_smem + stage * KT * QBYTES + t * W4_TILE_BYTES;
+                w4f_load_a<T>(a, qt + q_lane, pair_shift, __byte_perm(z2, 0, 0x1010),
+                              __byte_perm(z2, 0, 0x3232), __byte_perm(svc, 0, 0x1010),
+                              __byte_perm(svc, 0, 0x3232));
+                issue_block(stage, t, a, other);
+            };
             int kn = kt0 + t;
             int grp = kn / p.tiles_per_group;
             uint32_t sv = kn < kt1 ? __ldg(sc + grp * 8) : 0u;
             uint32_t zv = kn < kt1 ? __ldg(zr + grp * 2) : 0u;
             bool even = true;
+            int prev_stage = 0;
 #pragma unroll 1
             for (int kb = kt0; kb < kt1; kb += KT) {
                 if (t < min(KT, kt1 - kb)) {
@@ -314,9 +375,9 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
                         zv_next = __ldg(zr + grp * 2);
                     }
                     if (even)
-                        mma_block(t, a_even, a_odd, sv, zv);
+                        mma_block(a_even, a_odd, sv, zv);
                     else
-                        mma_block(t, a_odd, a_even, sv, zv);
+                        mma_block(a_odd, a_even, sv, zv);
                     even = !even;
                     if (kb > kt0) cuops_mbar_arrive(W4D_EMPTY_BAR(prev_stage));
                     sv = sv_next;

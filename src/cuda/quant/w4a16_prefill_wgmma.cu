@@ -180,20 +180,6 @@ static __device__ __forceinline__ void w4f_epilogue(const w4f_params_t &p, const
     }
 }
 
-/* The zero (magic form) and scale of rows g and g+8, each in both halves,
- * from the lane's zero word and scale pair of a block. */
-template <typename T>
-static __device__ __forceinline__ void w4f_block_meta(uint32_t zv, uint32_t sv, uint32_t zero_shift,
-                                                      uint32_t &z_lo, uint32_t &z_hi,
-                                                      uint32_t &s_lo, uint32_t &s_hi)
-{
-    const uint32_t z2 = w4_nibbles<T, 0x000F000Fu>(zv >> zero_shift);
-    z_lo = __byte_perm(z2, 0, 0x1010);
-    z_hi = __byte_perm(z2, 0, 0x3232);
-    s_lo = __byte_perm(sv, 0, 0x1010);
-    s_hi = __byte_perm(sv, 0, 0x3232);
-}
-
 /* The _ahead form's dequant of one block from its eight words already
  * shifted by the lane's pair shift. Rows g take the low nibble of each half
  * (into the mantissa of the magic: 1024 + q in f16, 128 + q in bf16). Rows
@@ -221,22 +207,6 @@ static __device__ __forceinline__ void w4f_dequant_ahead(uint32_t (&a)[4][4], co
                 a[j][2 * h + 1] = w4f_dequant<T>(v >> 4, z_hi, s_hi);
             }
         }
-    }
-}
-
-/* w4f_block_meta for w4f_dequant_ahead: in f16, z_hi is 64 + z (0x5400 with
- * z in mantissa bits 4-7) in both halves. */
-template <typename T>
-static __device__ __forceinline__ void w4f_block_meta_ahead(uint32_t zv, uint32_t sv,
-                                                            uint32_t zero_shift, uint32_t &z_lo,
-                                                            uint32_t &z_hi, uint32_t &s_lo,
-                                                            uint32_t &s_hi)
-{
-    w4f_block_meta<T>(zv, sv, zero_shift, z_lo, z_hi, s_lo, s_hi);
-    if (w4_type<T>::is_f16) {
-        /* row g + 8's zero at bits 16-19 of zv >> zero_shift, to bits 4-7 */
-        z_hi = __byte_perm(w4_nibbles_into<0x000000F0u, 0x00005400u>((zv >> zero_shift) >> 12), 0,
-                           0x1010);
     }
 }
 

@@ -78,6 +78,84 @@ static __device__ __forceinline__ void w4f_load_a(uint32_t (&a)[4][4], uint32_t 
     }
 }
 
+/* The zero (magic form) and scale of rows g and g+8, each in both halves,
+ * from the lane's zero word and scale pair of a block. */
+template <typename T>
+static __device__ __forceinline__ void w4f_block_meta(uint32_t zv, uint32_t sv, uint32_t zero_shift,
+                                                      uint32_t &z_lo, uint32_t &z_hi,
+                                                      uint32_t &s_lo, uint32_t &s_hi)
+{
+    const uint32_t z2 = w4_nibbles<T, 0x000F000Fu>(zv >> zero_shift);
+    z_lo = __byte_perm(z2, 0, 0x1010);
+    z_hi = __byte_perm(z2, 0, 0x3232);
+    s_lo = __byte_perm(sv, 0, 0x1010);
+    s_hi = __byte_perm(sv, 0, 0x3232);
+}
+
+/* w4f_block_meta for w4f_dequant_ahead: in f16, z_hi is 64 + z (0x5400 with
+ * z in mantissa bits 4-7) in both halves. */
+template <typename T>
+static __device__ __forceinline__ void w4f_block_meta_ahead(uint32_t zv, uint32_t sv,
+                                                            uint32_t zero_shift, uint32_t &z_lo,
+                                                            uint32_t &z_hi, uint32_t &s_lo,
+                                                            uint32_t &s_hi)
+{
+    w4f_block_meta<T>(zv, sv, zero_shift, z_lo, z_hi, s_lo, s_hi);
+    if (w4_type<T>::is_f16) {
+        /* row g + 8's zero at bits 16-19 of zv >> zero_shift, to bits 4-7 */
+        z_hi = __byte_perm(w4_nibbles_into<0x000000F0u, 0x00005400u>((zv >> zero_shift) >> 12), 0,
+                           0x1010);
+    }
+}
+
+/* The eight words of one 64 x 64 block that w4f_load_a reads (lo and hi of
+ * each k16 step, at qt + 16j and qt + 16j + 8), unshifted, for
+ * w4f_dequant_words. */
+static __device__ __forceinline__ void w4f_lds_words(uint32_t (&w)[8], uint32_t qt)
+{
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        w[2 * j] = w4f_lds32(qt + 16 * j);
+        w[2 * j + 1] = w4f_lds32(qt + 16 * j + 8);
+    }
+}
+
+/* PRMT selector for w4f_dequant_words: the lane's nibble pairs sit in bytes
+ * t&1 and 2 + (t&1) of both words; gathered as [lo, hi, lo, hi] */
+static __device__ __forceinline__ uint32_t w4f_pair_select(int tq)
+{
+    return (tq & 1) ? 0x7351u : 0x6240u;
+}
+
+/* w4f_load_a's result from the words it reads (w4f_lds_words) and the
+ * metadata in w4f_block_meta_ahead's form: per k16 step one PRMT gathers the
+ * lane's two bytes of each word into v = [lo, hi, lo, hi], so that rows g
+ * take the low nibbles of v (the lo word's pair) and of v >> 8 (the hi
+ * word's), rows g + 8 the high ones, where f16 reads them through 64.0
+ * without a shift (w4f_dequant_ahead). Two shifts fewer per step than the
+ * pair shift and the shift by 4 of w4f_load_a in f16 (one PRMT and one
+ * shift instead of four shifts), the same count in bf16; the same bits. */
+template <typename T>
+static __device__ __forceinline__ void w4f_dequant_words(uint32_t (&a)[4][4], const uint32_t (&w)[8],
+                                                         uint32_t pair_select, uint32_t z_lo,
+                                                         uint32_t z_hi, uint32_t s_lo, uint32_t s_hi)
+{
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        const uint32_t v = __byte_perm(w[2 * j], w[2 * j + 1], pair_select);
+        const uint32_t v8 = v >> 8;
+        a[j][0] = w4f_dequant<T>(v, z_lo, s_lo);
+        a[j][2] = w4f_dequant<T>(v8, z_lo, s_lo);
+        if (w4_type<T>::is_f16) {
+            a[j][1] = w4_mul2(T(), w4_sub2(T(), w4_nibbles_into<0x00F000F0u, 0x54005400u>(v), z_hi), s_hi);
+            a[j][3] = w4_mul2(T(), w4_sub2(T(), w4_nibbles_into<0x00F000F0u, 0x54005400u>(v8), z_hi), s_hi);
+        } else {
+            a[j][1] = w4f_dequant<T>(v >> 4, z_hi, s_hi);
+            a[j][3] = w4f_dequant<T>(v >> 12, z_hi, s_hi);
+        }
+    }
+}
+
 #endif /* CUOPS_SM90A_DEVICE */
 
 /* ---- host ------------------------------------------------------------------- */
