@@ -67,11 +67,8 @@
  * block c of every 4-block stage (below) */
 #define W4D_ROWS(KP) (W4D_WROWS / (KP))
 #define W4D_RING_BYTES (200 * 1024) /* stage ring: one CTA per SM */
-#define W4D_CONSUMERS 4 /* KP = 4: warpgroups of the CTA's 64 rows, one k phase each */
-/* KP = 1: two consumer warpgroups of 128 rows each (two m64 wgmma per k16
- * step, one meeting of the warpgroup per 8 wgmma) */
-#define W4D_CONSUMERS_OF(KP) ((KP) == 1 ? 2 : W4D_CONSUMERS)
-#define W4D_THREADS_OF(KP) (128 * (1 + W4D_CONSUMERS_OF(KP)))
+#define W4D_CONSUMERS 4 /* warpgroups of 64 weight rows each */
+#define W4D_THREADS (128 * (1 + W4D_CONSUMERS))
 #define W4D_STRIPS (W4D_WROWS / W4_STRIP_ROWS)         /* 16 */
 #define W4D_Q_TILE_BYTES(KP) (W4D_STRIPS / (KP) * W4_TILE_BYTES) /* 8 KB of int4 per 64-k block at KP = 1 */
 #define W4D_X_TILE_BYTES(XN) ((XN) * W4D_BK * 2)      /* XN rows of 128 B per 64-k block */
@@ -88,9 +85,6 @@
  * 61440 = 640*96 */
 #define W4D_PRODUCER_REGS 32
 #define W4D_CONSUMER_REGS 112
-/* KP = 1: 384 threads start at 168; 128*32 + 256*232 = 63488 <= 384*168 */
-#define W4D_PRODUCER_REGS_OF(KP) W4D_PRODUCER_REGS
-#define W4D_CONSUMER_REGS_OF(KP) ((KP) == 1 ? 232 : W4D_CONSUMER_REGS)
 
 typedef struct w4d_params {
     const uint8_t *tiles;    /* the packed weight region: [strips][ktiles][512 B] */
@@ -158,7 +152,7 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
         cuops_tma_prefetch_map(&tmap_x);
         for (int s = 0; s < STAGES; s++) {
             cuops_mbar_init(W4D_FULL_BAR(s), 1);    /* producer's expect_tx + bytes */
-            cuops_mbar_init(W4D_EMPTY_BAR(s), 128 * W4D_CONSUMERS_OF(KP)); /* every consumer thread */
+            cuops_mbar_init(W4D_EMPTY_BAR(s), 128 * W4D_CONSUMERS); /* every consumer thread */
         }
         cuops_mbar_init_fence();
     }
@@ -166,7 +160,7 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
 
     if (warpgroup == 0) {
         /* ---------------- producer ---------------- */
-        cuops_setmaxnreg_dec<W4D_PRODUCER_REGS_OF(KP)>();
+        cuops_setmaxnreg_dec<W4D_PRODUCER_REGS>();
         if (threadIdx.x < 32) {
             const int lane = threadIdx.x;
             /* strips past the packed ones (a last block that ends inside the
@@ -202,7 +196,7 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
         }
     } else {
         /* ---------------- consumers ---------------- */
-        cuops_setmaxnreg_inc<W4D_CONSUMER_REGS_OF(KP)>();
+        cuops_setmaxnreg_inc<W4D_CONSUMER_REGS>();
         const int consumer = warpgroup - 1;
         const int ct = threadIdx.x - 128 * warpgroup;
         const int warp = ct / 32, lane = ct % 32;
@@ -247,108 +241,80 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
             w4f_keep_alive_set(other);
         };
         if constexpr (KP == 1) {
-            /* Two consumers of 128 rows: row block rb (64 rows) of
-             * consumer c is the CTA's strips 8c + 4rb .. + 3, warp w its
-             * strip 8c + 4rb + w. Per 64-k block a warp dequantizes two
-             * tiles (the lean block: one PRMT per k16 step, words read a
-             * block ahead, metadata once per group) and the warpgroup
-             * issues 8 wgmma, two per k16 step on the same x tile. */
+            /* The lean block (P138, P139): per k16 step one PRMT gathers the
+             * lane's nibble pairs (w4f_dequant_words, no shifts in f16),
+             * each block's words are read as soon as the block before has
+             * been dequantized (the read overlaps that block's wgmma issue
+             * and wait), a stage's blocks run in a straight line, and the
+             * metadata is turned into its four registers once per group. */
             const uint32_t pair_select = w4f_pair_select(tq);
-            uint32_t q_lane2[2];
-            int strip_groups[2];
-#pragma unroll
-            for (int rb = 0; rb < 2; rb++) {
-                const int loc = 8 * consumer + 4 * rb + warp;
-                q_lane2[rb] = (uint32_t)(loc * STRIP_BYTES + g * 64 + 4 * (tq >> 1));
-                strip_groups[rb] = min(wb * STRIPS + loc, p.strips - 1) * p.num_groups;
-            }
-            auto scale_at = [&](int rb, int grp) { return __ldg(p.scales + (int64_t)(strip_groups[rb] + grp) * 8 + g); };
-            auto zero_at = [&](int rb, int grp) { return __ldg(p.zeros + (int64_t)(strip_groups[rb] + grp) * 2 + (g >> 2)); };
-            uint32_t z_lo[2], z_hi[2], s_lo[2], s_hi[2];
-            float acc2[2][ACC];
-            uint32_t a2e[2][4][4], a2o[2][4][4];
-#pragma unroll
-            for (int rb = 0; rb < 2; rb++) {
-#pragma unroll
-                for (int i = 0; i < ACC; i++) acc2[rb][i] = 0.0f;
-#pragma unroll
-                for (int j = 0; j < 4; j++)
-#pragma unroll
-                    for (int r = 0; r < 4; r++) a2e[rb][j][r] = a2o[rb][j][r] = 0u;
-            }
-            auto issue2 = [&](int stg, int t, uint32_t (&a)[2][4][4], uint32_t (&other)[2][4][4]) {
-                const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + (stg * KT + t) * XBYTES);
-#pragma unroll
-                for (int rb = 0; rb < 2; rb++)
-#pragma unroll
-                    for (int r = 0; r < ACC; r++) cuops_reg_fence(acc2[rb][r]);
-                cuops_wgmma_fence();
-#pragma unroll
-                for (int j = 0; j < 4; j++) {
-                    cuops_wgmma_m64nk16<XN, w4_type<T>::is_f16>(acc2[0], a[0][j], desc_x + 2 * j, 1);
-                    cuops_wgmma_m64nk16<XN, w4_type<T>::is_f16>(acc2[1], a[1][j], desc_x + 2 * j, 1);
-                }
-                cuops_wgmma_commit();
-                cuops_wgmma_wait<1>();
-#pragma unroll
-                for (int rb = 0; rb < 2; rb++)
-#pragma unroll
-                    for (int r = 0; r < ACC; r++) cuops_reg_fence(acc2[rb][r]);
-                w4f_keep_alive_set(other[0]);
-                w4f_keep_alive_set(other[1]);
+            /* the lane's scale pair and zero word of group grp (the strip's
+             * groups are consecutive in both regions; strips x groups <
+             * 2^29 for any weight that fits in memory) */
+            const int strip_groups = strip * p.num_groups;
+            auto scale_at = [&](int grp) { return __ldg(p.scales + (int64_t)(strip_groups + grp) * 8 + g); };
+            auto zero_at = [&](int grp) { return __ldg(p.zeros + (int64_t)(strip_groups + grp) * 2 + (g >> 2)); };
+            /* the current block's group: zero (magic form) and scale of
+             * rows g and g + 8, as w4f_dequant_words takes them */
+            uint32_t z_lo, z_hi, s_lo, s_hi;
+            /* this lane's words of block t of stage stg */
+            auto words_at = [&](int stg, int t, uint32_t (&w)[8]) {
+                w4f_lds_words(w, q_smem + (uint32_t)(stg * KT * QBYTES + t * W4_TILE_BYTES) + q_lane);
             };
-            uint32_t w2[2][8];
-            auto words_at = [&](int stg, int t) {
-#pragma unroll
-                for (int rb = 0; rb < 2; rb++)
-                    w4f_lds_words(w2[rb], q_smem + (uint32_t)(stg * KT * QBYTES + t * W4_TILE_BYTES) + q_lane2[rb]);
-            };
+            /* the words of the block about to be dequantized */
+            uint32_t w[8];
+            /* a stage's last block waits for the next stage's bytes before
+             * it releases the stage before: with 3 slots or more that wait
+             * never needs this consumer's release */
             static_assert(STAGES >= 3, "the read-ahead needs 3 ring slots");
 
+            /* the current block's group and its position in it; the raw
+             * metadata of the next group, loaded when the current one
+             * starts (L2 or DRAM latency: a block ahead was too little,
+             * ncu P137) */
             int group = kt0 / p.tiles_per_group;
             int pos = kt0 - group * p.tiles_per_group;
-            uint32_t s1[2], z1[2];
-#pragma unroll
-            for (int rb = 0; rb < 2; rb++) {
-                w4f_block_meta_ahead<T>(zero_at(rb, group), scale_at(rb, group), zero_shift, z_lo[rb],
-                                        z_hi[rb], s_lo[rb], s_hi[rb]);
-                s1[rb] = scale_at(rb, min(group + 1, p.num_groups - 1));
-                z1[rb] = zero_at(rb, min(group + 1, p.num_groups - 1));
-            }
+            w4f_block_meta_ahead<T>(zero_at(group), scale_at(group), zero_shift, z_lo,
+                                    z_hi, s_lo, s_hi);
+            uint32_t s1 = scale_at(min(group + 1, p.num_groups - 1));
+            uint32_t z1 = zero_at(min(group + 1, p.num_groups - 1));
+            /* one block on (every block but the range's first) */
             auto next_block = [&]() {
                 if (++pos == p.tiles_per_group) {
                     pos = 0;
                     ++group;
+                    w4f_block_meta_ahead<T>(z1, s1, zero_shift, z_lo, z_hi, s_lo, s_hi);
                     const int g1 = min(group + 1, p.num_groups - 1);
-#pragma unroll
-                    for (int rb = 0; rb < 2; rb++) {
-                        w4f_block_meta_ahead<T>(z1[rb], s1[rb], zero_shift, z_lo[rb], z_hi[rb], s_lo[rb], s_hi[rb]);
-                        s1[rb] = scale_at(rb, g1);
-                        z1[rb] = zero_at(rb, g1);
-                    }
+                    s1 = scale_at(g1);
+                    z1 = zero_at(g1);
                 }
             };
-            auto block = [&](int kb, int t, uint32_t (&a)[2][4][4], uint32_t (&other)[2][4][4]) {
+
+            /* block t of the stage at kb: after its dequantization the
+             * words of block t + 1, or of the next stage's first once its
+             * bytes have landed */
+            auto block = [&](int kb, int t, uint32_t (&a)[4][4], uint32_t (&other)[4][4]) {
                 if (t > 0 || kb > kt0) next_block();
-#pragma unroll
-                for (int rb = 0; rb < 2; rb++)
-                    w4f_dequant_words<T>(a[rb], w2[rb], pair_select, z_lo[rb], z_hi[rb], s_lo[rb], s_hi[rb]);
+                w4f_dequant_words<T>(a, w, pair_select, z_lo, z_hi, s_lo, s_hi);
                 if (t + 1 < KT && kb + t + 1 < kt1) {
-                    words_at(stage, t + 1);
+                    words_at(stage, t + 1, w);
                 } else if (t + 1 == KT && kb + KT < kt1) {
                     int ns = stage;
                     uint32_t nphase = phase;
                     cuops_ring_advance<STAGES>(ns, nphase);
                     cuops_mbar_wait(W4D_FULL_BAR(ns), nphase);
-                    words_at(ns, 0);
+                    words_at(ns, 0, w);
                 }
-                issue2(stage, t, a, other);
+                issue_block(stage, t, a, other);
                 if (t == 0 && kb > kt0)
                     cuops_mbar_arrive(W4D_EMPTY_BAR(stage == 0 ? STAGES - 1 : stage - 1));
             };
 
             cuops_mbar_wait(W4D_FULL_BAR(stage), phase);
-            words_at(stage, 0);
+            words_at(stage, 0, w);
+            /* whole stages in a straight line, two at a time when KT is
+             * odd, so that each block's A set (by its parity) is known at
+             * compile time */
             constexpr int UNIT = KT % 2 == 0 ? KT : 2 * KT;
             int kb = kt0;
 #pragma unroll 1
@@ -356,60 +322,21 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
 #pragma unroll
                 for (int u = 0; u < UNIT; u++) {
                     if (u & 1)
-                        block(kb + u / KT * KT, u % KT, a2o, a2e);
+                        block(kb + u / KT * KT, u % KT, a_odd, a_even);
                     else
-                        block(kb + u / KT * KT, u % KT, a2e, a2o);
+                        block(kb + u / KT * KT, u % KT, a_even, a_odd);
                     if (u % KT == KT - 1) cuops_ring_advance<STAGES>(stage, phase);
                 }
             }
+            /* the range's last blocks, fewer than UNIT, in one stage (kb -
+             * kt0 is a multiple of UNIT, even: block t's parity is t's) */
 #pragma unroll 1
             for (int t = 0; kb + t < kt1; t++) {
                 if (t & 1)
-                    block(kb, t, a2o, a2e);
+                    block(kb, t, a_odd, a_even);
                 else
-                    block(kb, t, a2e, a2o);
+                    block(kb, t, a_even, a_odd);
             }
-            cuops_wgmma_wait<0>();
-#pragma unroll
-            for (int rb = 0; rb < 2; rb++) {
-#pragma unroll
-                for (int r = 0; r < ACC; r++) cuops_reg_fence(acc2[rb][r]);
-                w4f_keep_alive_set(a2e[rb]);
-                w4f_keep_alive_set(a2o[rb]);
-            }
-            if (p.splits == 1) {
-#pragma unroll
-                for (int rb = 0; rb < 2; rb++)
-#pragma unroll
-                    for (int j = 0; j < F4; j++)
-                        w4d_store_frag<T, KP>(p, wb, 2 * consumer + rb, warp, g, tq, j,
-                                              make_float4(acc2[rb][4 * j], acc2[rb][4 * j + 1],
-                                                          acc2[rb][4 * j + 2], acc2[rb][4 * j + 3]));
-                return;
-            }
-            /* partials [row block 2c + rb][float4 j][thread] to this CTA's
-             * shared memory (the ring is free once both consumers are past
-             * their last wgmma), then CTA `split` adds float4s [j0, j1) over
-             * the cluster in rank order */
-            cuops_named_bar_sync(1, 128 * W4D_CONSUMERS_OF(KP));
-#pragma unroll
-            for (int rb = 0; rb < 2; rb++)
-#pragma unroll
-                for (int j = 0; j < F4; j++)
-                    cuops_st_shared_f4(base + (uint32_t)((((2 * consumer + rb) * F4 + j) * 128 + ct) * 16),
-                                       acc2[rb][4 * j], acc2[rb][4 * j + 1], acc2[rb][4 * j + 2],
-                                       acc2[rb][4 * j + 3]);
-            cuops_cluster_sync();
-            const int j0 = split * F4 / p.splits, j1 = (split + 1) * F4 / p.splits;
-#pragma unroll
-            for (int rb = 0; rb < 2; rb++) {
-                const uint32_t part = base + (uint32_t)(((2 * consumer + rb) * F4 * 128 + ct) * 16);
-                cuops_cluster_reduce_store(part, 128 * 16, p.splits, j0, j1, [&](int j, const float4 &sum) {
-                    w4d_store_frag<T, KP>(p, wb, 2 * consumer + rb, warp, g, tq, j, sum);
-                });
-            }
-            cuops_cluster_sync_relaxed();
-            return;
         } else {
             /* KP = 4: block `consumer` of every stage (none in a last stage
              * that holds fewer blocks), read with w4f_load_a when its stage
@@ -538,7 +465,7 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
 #endif /* CUOPS_SM90A_DEVICE */
 
 template <typename T, int XN, int KT, int KP>
-__global__ void __launch_bounds__(W4D_THREADS_OF(KP), 1)
+__global__ void __launch_bounds__(W4D_THREADS, 1)
 w4a16_decode_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_x, const w4d_params_t p)
 {
 #if CUOPS_SM90A_DEVICE
@@ -600,7 +527,7 @@ static int w4d_max_clusters(int dev, int xn, int kt, int kp, int size)
     if (__atomic_load_n(slot, __ATOMIC_RELAXED) == 0)
         __atomic_store_n(slot,
                          cuops_cluster_max_active((const void *)w4d_pick(CUOPS_DTYPE_F16, xn, kt, kp),
-                                                  W4D_THREADS_OF(kp), size, w4d_smem_bytes(xn, kt, kp)),
+                                                  W4D_THREADS, size, w4d_smem_bytes(xn, kt, kp)),
                          __ATOMIC_RELAXED);
     return __atomic_load_n(slot, __ATOMIC_RELAXED);
 }
@@ -667,11 +594,11 @@ cuops_status_t w4a16_launch_decode_wgmma(struct cuops_handle *h, const cuops_w4a
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     if (s == 1) {
         /* no split: a plain launch (the kernel takes no cluster step then) */
-        fn<<<(unsigned)blocks, W4D_THREADS_OF(kp), smem, cuops_stream(h)>>>(tmap_x, p);
+        fn<<<(unsigned)blocks, W4D_THREADS, smem, cuops_stream(h)>>>(tmap_x, p);
     } else {
         cudaLaunchConfig_t cfg;
         cudaLaunchAttribute attr;
-        cuops_cluster_launch_config(&cfg, &attr, (int)(blocks * s), W4D_THREADS_OF(kp), (int)s, smem,
+        cuops_cluster_launch_config(&cfg, &attr, (int)(blocks * s), W4D_THREADS, (int)s, smem,
                                     cuops_stream(h));
         CUOPS_CUDA_TRY(h, cudaLaunchKernelEx(&cfg, fn, tmap_x, p));
     }
