@@ -554,11 +554,21 @@ cuops_status_t w4a16_launch_decode_wgmma(struct cuops_handle *h, const cuops_w4a
     *kernel_name = name;
     kt = kt == 1 ? 1 : W4D_KT;
     const int sms = h->num_sms > 0 ? h->num_sms : 132;
+    const int xn = w4d_xn(d->m);
     /* 64-row CTAs with K in four phases inside each where 64-row blocks
      * fit the SMs in one round (n <= 8448 on 132 SMs): the 256-row blocks
-     * would need a 4-8-way cluster split there */
-    const int kp = kt == W4D_KT && cuops_ceil_div(geo->strips, W4D_STRIPS / 4) <= sms ? 4 : 1;
-    const int xn = w4d_xn(d->m);
+     * would need a 4-8-way cluster split there. Not at m <= 32 where each
+     * CTA of that split still gets >= 24 64-k blocks: the 256-row form (its
+     * lean block) was 6 % faster at 4096 x 14336 (28 blocks per CTA),
+     * level there at m = 48-64, and 5-14 % slower at 4096^2 (8 blocks per
+     * CTA) (P143); between 8 and 28 not measured */
+    int kp = 1;
+    if (kt == W4D_KT && cuops_ceil_div(geo->strips, W4D_STRIPS / 4) <= sms) {
+        const int64_t rows256 = cuops_ceil_div(geo->strips, W4D_STRIPS);
+        int64_t s256 = rows256 < sms ? sms / rows256 : 1;
+        if (s256 > W4D_MAX_SPLITS) s256 = W4D_MAX_SPLITS;
+        kp = xn <= 32 && geo->ktiles / s256 >= 24 ? 1 : 4;
+    }
     const int smem = w4d_smem_bytes(xn, kt, kp);
     if (!w4a16_decode_wgmma_serves(h, d, geo))
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
