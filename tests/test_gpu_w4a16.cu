@@ -802,7 +802,7 @@ static void run_bulk_ring_tests(cuops_handle_t h, int quick)
     }
 }
 
-/* ---- w4a16_decode_phase_ring ------------------------------------------------ */
+/* ---- w4a16_decode_wgmma, the 256-row form --------------------------------- */
 
 /*
  * w4a16_decode_wgmma's 256-row form (n past 64 rows per SM) at the m that
@@ -848,6 +848,8 @@ static void run_decode_wgmma_rows_tests(cuops_handle_t h, int quick)
         free_weight(&w);
     }
 }
+
+/* ---- w4a16_decode_phase_ring ------------------------------------------------ */
 
 /*
  * The phase ring (both math-warp counts) on its own shapes: m in {1, 5, 8}
