@@ -58,6 +58,7 @@
 
 #include "cuda/common/cluster_splitk.cuh"
 #include "cuda/gemm/gemm_sm90.h"
+#include "cuda/quant/w4a16_decode_wgmma_form.h"
 #include "cuda/quant/w4a16_wgmma.cuh"
 
 #define W4D_WROWS 256 /* weight rows per CTA: 4 consumers x 64 */
@@ -79,6 +80,7 @@
 #define W4D_SMEM_BYTES(XN, KT, KP)                                                            \
     (W4D_STAGES(XN, KT, KP) * W4D_STAGE_BYTES(XN, KT, KP) + 2 * W4D_STAGES(XN, KT, KP) * 8 + 1024)
 #define W4D_MAX_SPLITS CUOPS_CLUSTER_MAX_SPLITS
+static_assert(W4D_MAX_SPLITS == W4A16_DECODE_WGMMA_MAX_SPLITS, "the form rule assumes the cluster size");
 #define W4D_KT 4 /* 64-k blocks per stage of the default variant (the study's: 1) */
 /* 640 threads start at 96 registers (65536 / 640, rounded down to 8); the
  * producer gives back 64 each, the consumers take 16: 128*32 + 512*112 =
@@ -555,20 +557,9 @@ cuops_status_t w4a16_launch_decode_wgmma(struct cuops_handle *h, const cuops_w4a
     kt = kt == 1 ? 1 : W4D_KT;
     const int sms = h->num_sms > 0 ? h->num_sms : 132;
     const int xn = w4d_xn(d->m);
-    /* 64-row CTAs with K in four phases inside each where 64-row blocks
-     * fit the SMs in one round (n <= 8448 on 132 SMs): the 256-row blocks
-     * would need a 4-8-way cluster split there. Not at m <= 32 where each
-     * CTA of that split still gets >= 24 64-k blocks: the 256-row form (its
-     * lean block) was 6 % faster at 4096 x 14336 (28 blocks per CTA),
-     * level there at m = 48-64, and 5-14 % slower at 4096^2 (8 blocks per
-     * CTA) (P143); between 8 and 28 not measured */
-    int kp = 1;
-    if (kt == W4D_KT && cuops_ceil_div(geo->strips, W4D_STRIPS / 4) <= sms) {
-        const int64_t rows256 = cuops_ceil_div(geo->strips, W4D_STRIPS);
-        int64_t s256 = rows256 < sms ? sms / rows256 : 1;
-        if (s256 > W4D_MAX_SPLITS) s256 = W4D_MAX_SPLITS;
-        kp = xn <= 32 && geo->ktiles / s256 >= 24 ? 1 : 4;
-    }
+    /* 64-row CTAs where 64-row blocks fit the SMs in one round, but for
+     * long K ranges at m <= 32 (w4a16_decode_wgmma_form.h) */
+    const int kp = w4a16_decode_wgmma_kphases(d->m, geo->strips, geo->ktiles, sms, kt == 1);
     const int smem = w4d_smem_bytes(xn, kt, kp);
     if (!w4a16_decode_wgmma_serves(h, d, geo))
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
