@@ -580,7 +580,7 @@ cuops_status_t w4a16_launch_decode_wgmma(struct cuops_handle *h, const cuops_w4a
     /* splits: fill the SMs once (one CTA each), at most 8 and one per
      * 64-k block, all clusters resident at once (else fewer) */
     const int64_t blocks = cuops_ceil_div(geo->strips, W4D_STRIPS / kp);
-    int64_t s = forced_splits > 0 ? forced_splits : (blocks < sms ? sms / blocks : 1);
+    int64_t s = forced_splits > 0 ? forced_splits : w4a16_decode_wgmma_fill_splits(blocks, sms);
     if (s > W4D_MAX_SPLITS) s = W4D_MAX_SPLITS;
     if (s > geo->ktiles) s = geo->ktiles;
     if (s < 1) s = 1;

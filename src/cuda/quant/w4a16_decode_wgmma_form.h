@@ -10,6 +10,15 @@
 
 #define W4A16_DECODE_WGMMA_MAX_SPLITS 8 /* the portable cluster size */
 
+/* Cluster splits (CTAs per weight block, one k range each) that fill `sms`
+ * SMs once with `blocks` weight blocks: sms / blocks, at least 1, at most
+ * the cluster size. */
+static inline int64_t w4a16_decode_wgmma_fill_splits(int64_t blocks, int sms)
+{
+    const int64_t s = blocks < sms ? sms / blocks : 1;
+    return s > W4A16_DECODE_WGMMA_MAX_SPLITS ? W4A16_DECODE_WGMMA_MAX_SPLITS : s;
+}
+
 /*
  * K phases per CTA: 4 (64-row CTAs, each of its four consumers one 64-k block
  * of every 4-block stage) or 1 (256-row CTAs, each consumer its 64 rows over
@@ -33,10 +42,7 @@ static inline int w4a16_decode_wgmma_kphases(int64_t m, int64_t strips, int64_t 
     if (study || sms < 1) return 1;
     if ((strips + 3) / 4 > sms) return 1; /* 64-row blocks take more than one round */
     if (m > 32 || strips < 256) return 4;
-    const int64_t rows256 = (strips + 15) / 16;
-    int64_t splits = rows256 < sms ? sms / rows256 : 1;
-    if (splits > W4A16_DECODE_WGMMA_MAX_SPLITS) splits = W4A16_DECODE_WGMMA_MAX_SPLITS;
-    return ktiles / splits >= 24 ? 1 : 4;
+    return ktiles / w4a16_decode_wgmma_fill_splits((strips + 15) / 16, sms) >= 24 ? 1 : 4;
 }
 
 #endif /* CUOPS_W4A16_DECODE_WGMMA_FORM_H */
