@@ -269,14 +269,21 @@ static int phase_ring_serves(int64_t m, int64_t k, int64_t gs)
     return g_sm_major == 9 && m <= 16 && group_by_shift(k, gs);
 }
 /* Where auto takes it (w4a16_decode_phase_ring_auto): 5 <= m <= 16, it
- * serves the call, no split_k, and each CTA gets >= 3 strips or k <= 4096
+ * serves the call, no split_k, and each CTA gets >= 3 strips or k <= 4096,
+ * or (m > 8) its K split over clusters of 2 holds: each CTA's strips (a
+ * pass's at most, 8) times 2 CTAs per cluster fill the SMs at most once
  * (for m <= 8 only where bulk_ring_auto does not hold: gpu_gemm_check). */
 static int phase_ring_auto(int64_t m, int64_t n, int64_t k, int64_t gs, int split_k)
 {
     if (m < 5 || split_k > 0 || !phase_ring_serves(m, k, gs)) return 0;
     const int64_t sms = g_num_sms > 0 ? g_num_sms : 132;
-    const int64_t per_cta = ((n + 15) / 16 + sms - 1) / sms;
-    return per_cta >= 3 || (k + 63) / 64 <= 64;
+    const int64_t strips = (n + 15) / 16;
+    const int64_t per_cta = (strips + sms - 1) / sms;
+    if (per_cta >= 3 || (k + 63) / 64 <= 64) return 1;
+    if (m <= 8) return 0;
+    int64_t per2 = (2 * strips + sms - 1) / sms;
+    if (per2 > 8) per2 = 8;
+    return 2 * ((strips + per2 - 1) / per2) <= sms;
 }
 /* CUOPS_TEST_VARIANT=name: only the calls that force that variant (a
  * sanitizer run of one kernel) */
@@ -862,8 +869,13 @@ static void run_decode_wgmma_rows_tests(cuops_handle_t h, int quick)
  * 64 (16 groups per phase), 128, 256, 1024 (one group per phase), 2048,
  * 8192 and per-channel; zeros and symmetric; padded ldx / ldy and an x only
  * 2-byte aligned (packed for TMA first). Every call runs twice and must give
- * the same bits (gpu_gemm_check). Then the declines: m = 17, group 192,
- * group 32. CUOPS_TEST_QUICK: three shapes, m in {1, 16}.
+ * the same bits (gpu_gemm_check). K split over a cluster (options.split_k
+ * 2 and 3; 5 and 8 at m = 1 and 16): two ranks of one phase each (2048), a
+ * last rank of one tile (1088), 16 phases cut 6 / 6 / 4 or 2 each (16384,
+ * groups spanning ranks), more ranks asked than phases (1000, 320, 448:
+ * fewer run), strips per CTA cut to one pass (8512, 30000, 36000: more
+ * clusters than SMs). Then the declines: m = 17, group 192, group 32.
+ * CUOPS_TEST_QUICK: three shapes, m in {1, 16}, split 2.
  */
 static void run_phase_ring_tests(cuops_handle_t h, int quick)
 {
@@ -897,6 +909,13 @@ static void run_phase_ring_tests(cuops_handle_t h, int quick)
                     for (int mi = 0; mi < nm; mi++) {
                         gemm_case_t c = {ms[mi], 0, 0, 0, forms[f], 0, 1};
                         gpu_gemm_check(h, &w, wd, &gw, act, c);
+                        /* K split over a cluster */
+                        static const int splits[] = {2, 3, 5, 8};
+                        const int nsplit = quick ? 1 : (ms[mi] == 1 || ms[mi] == 16) ? 4 : 2;
+                        for (int si = 0; si < nsplit; si++) {
+                            gemm_case_t cs = {ms[mi], 0, 0, 0, forms[f], splits[si], 1};
+                            gpu_gemm_check(h, &w, wd, &gw, act, cs);
+                        }
                         if (quick) continue;
                         /* padded rows, and (odd m) x only 2-byte aligned */
                         gemm_case_t c2 = {ms[mi], 3 + 8 * (mi & 1), 5, (int)(ms[mi] & 1),

@@ -44,6 +44,7 @@
  */
 #include <string.h>
 
+#include "cuda/common/cluster_splitk.cuh"
 #include "cuda/common/ptx_sm90.cuh"
 #include "cuda/gemm/gemm_sm90.h"
 #include "cuda/quant/w4a16_layout.cuh"
@@ -89,6 +90,13 @@ typedef struct w4p_args {
     int phases;          /* ceil(ktiles / W4P_PHASE_TILES) */
     int xslots;          /* x phase slots, 2 .. W4P_MAX_XSLOTS */
 } w4p_args_t;
+
+/* K split over a cluster (the SPLIT instances; a parameter of its own, so
+ * that the unsplit instances' arguments and code stay as they were) */
+typedef struct w4p_split {
+    int splits;           /* CTAs per cluster, >= 2 */
+    int phases_per_split; /* phases of each CTA but the last */
+} w4p_split_t;
 
 #if CUOPS_SM90A_DEVICE
 
@@ -161,15 +169,66 @@ static __device__ __forceinline__ void w4p_stage(float (&acc)[M8][4], const unsi
     }
 }
 
+/* This CTA's phases [begin, end): rank r of a K-split cluster takes the r-th
+ * run of sp.phases_per_split; unsplit, all of them. The rank is read again
+ * where it is used, not held in a register across the math warps' loops
+ * (which are at their register limit). */
+template <bool SPLIT>
+static __device__ __forceinline__ int w4p_phase_begin(const w4p_split_t &sp)
+{
+    return SPLIT ? (int)cuops_cluster_ctarank() * sp.phases_per_split : 0;
+}
+template <bool SPLIT>
+static __device__ __forceinline__ int w4p_phase_end(const w4p_args_t &a, const w4p_split_t &sp)
+{
+    return SPLIT ? min(a.phases, w4p_phase_begin<SPLIT>(sp) + sp.phases_per_split) : a.phases;
+}
+
+/*
+ * K split over a cluster (sp.splits CTAs, one pass each): every CTA has left
+ * its strips' sums over its phases in its x slots as [strip][x row][16]
+ * fp32 (its last phase's x is read by then); after a cluster barrier CTA
+ * rank r adds the float4s [r F / S, (r + 1) F / S) over ranks 0..S-1 in
+ * that order (bitwise reproducible) and stores them to y; a second barrier
+ * keeps every CTA alive until its sums are read. The producer warps take
+ * part in both barriers.
+ */
+template <typename T, int CW>
+static __device__ __forceinline__ void w4p_cluster_store(const w4p_args_t &a, const w4p_split_t &sp,
+                                                         int tid, int strip0, int strip_end,
+                                                         const unsigned char *xslots)
+{
+    cuops_cluster_sync();
+    const int per_strip = a.m * 16;
+    const int f4 = (strip_end - strip0) * per_strip / 4;
+    const int rank = (int)cuops_cluster_ctarank();
+    const int j0 = (int)((int64_t)f4 * rank / sp.splits);
+    const int j1 = (int)((int64_t)f4 * (rank + 1) / sp.splits);
+    const uint32_t base = cuops_smem_addr(xslots);
+    for (int j = j0 + tid; j < j1; j += 32 * CW) {
+        const float4 v = cuops_cluster_sum_f4(base + 16u * (uint32_t)j, sp.splits);
+        const int e = 4 * j;
+        const int sp = e / per_strip, rem = e - sp * per_strip;
+        const int64_t col = (int64_t)(strip0 + sp) * W4_STRIP_ROWS + (rem & 15);
+        T *yrow = (T *)a.y + (int64_t)(rem >> 4) * a.ldy;
+        const float vv[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            if (col + i < a.n) yrow[col + i] = cuops_from_float<T>(vv[i]);
+    }
+    cuops_cluster_sync_relaxed();
+}
+
 /*
  * The math warps' walk: passes of up to W4P_QUADS x 4 strips, each over
  * every phase of K; per phase the pass's quads in order, one stage each.
  */
-template <typename T, int CW, int M8, int GS>
-static __device__ __forceinline__ void w4p_math(const w4p_args_t &a, int warp, int lane,
+template <typename T, int CW, int M8, int GS, bool SPLIT>
+static __device__ __forceinline__ void w4p_math(const w4p_args_t &a, const w4p_split_t &sp,
+                                                int warp, int lane,
                                                 int strip0, int strip_end, uint32_t full0,
                                                 uint32_t empty0, uint32_t xfull0, uint32_t xempty0,
-                                                const unsigned char *ring, const unsigned char *xslots,
+                                                const unsigned char *ring, unsigned char *xslots,
                                                 float *red)
 {
     constexpr int WPS = CW / W4P_STRIPS;          /* warps per strip */
@@ -215,7 +274,7 @@ static __device__ __forceinline__ void w4p_math(const w4p_args_t &a, int warp, i
 #pragma unroll
             for (int i = 0; i < M8; i++) acc[q][i][0] = acc[q][i][1] = acc[q][i][2] = acc[q][i][3] = 0.0f;
 
-        for (int p = 0; p < a.phases; p++) {
+        for (int p = w4p_phase_begin<SPLIT>(sp); p < w4p_phase_end<SPLIT>(a, sp); p++) {
             const int j0 = p * W4P_PHASE_TILES;
             const int nt = min(W4P_PHASE_TILES, a.ktiles - j0);
             cuops_mbar_wait(xfull0 + 8 * xs, xpar);
@@ -268,25 +327,30 @@ static __device__ __forceinline__ void w4p_math(const w4p_args_t &a, int warp, i
                     const int s_in = e / per_strip, rem = e - s_in * per_strip;
                     const int s = pass0 + q * W4P_STRIPS + s_in;
                     const int64_t col = (int64_t)s * W4_STRIP_ROWS + (rem & 15);
-                    if (s < pass_end && col < a.n) {
+                    if (SPLIT || (s < pass_end && col < a.n)) {
                         const float *part = red + (size_t)(s_in * WPS) * (size_t)per_strip + rem;
                         float v = part[0];
 #pragma unroll
                         for (int w = 1; w < WPS; w++) v += part[w * per_strip];
-                        ((T *)a.y)[(int64_t)(rem >> 4) * a.ldy + col] = cuops_from_float<T>(v);
+                        if (SPLIT) /* this CTA's part of the cluster's sum (one pass) */
+                            ((float *)xslots)[q * W4P_STRIPS * per_strip + e] = v;
+                        else
+                            ((T *)a.y)[(int64_t)(rem >> 4) * a.ldy + col] = cuops_from_float<T>(v);
                     }
                 }
                 cuops_named_bar_sync(1, 32 * CW);
             }
         }
     }
+    if (SPLIT) w4p_cluster_store<T, CW>(a, sp, tid, strip0, strip_end, xslots);
 }
 
 #endif
 
-template <typename T, int CW, int M8>
+template <typename T, int CW, int M8, bool SPLIT>
 __global__ void __launch_bounds__(32 * CW + 64, 1)
-    w4a16_decode_phase_ring_kernel(const __grid_constant__ CUtensorMap tmap_x, const w4p_args_t a)
+    w4a16_decode_phase_ring_kernel(const __grid_constant__ CUtensorMap tmap_x, const w4p_args_t a,
+                                   const w4p_split_t sp)
 {
 #if CUOPS_SM90A_DEVICE
     constexpr int XTILE = M8 * 8 * 128;
@@ -297,13 +361,16 @@ __global__ void __launch_bounds__(32 * CW + 64, 1)
 
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
     const int S = a.stages;
-    const int strip0 = (int)blockIdx.x * a.strips_per_cta;
+    /* SPLIT: the sp.splits CTAs of a cluster (consecutive blockIdx.x) share
+     * their strips, each over its own run of phases */
+    const int strip0 = (SPLIT ? (int)blockIdx.x / sp.splits : (int)blockIdx.x) * a.strips_per_cta;
     const int strip_end = min(strip0 + a.strips_per_cta, a.strips);
+    const int p_begin = w4p_phase_begin<SPLIT>(sp), p_end = w4p_phase_end<SPLIT>(a, sp);
     /* x slots from the first 1024-byte boundary (the swizzle's phase), then
      * the ring, then the k-part sums */
     unsigned char *raw = w4p_smem_raw();
     const uint32_t xs_addr = cuops_smem_align1024(raw);
-    const unsigned char *xslots = raw + (xs_addr - cuops_smem_addr(raw));
+    unsigned char *xslots = raw + (xs_addr - cuops_smem_addr(raw));
     const unsigned char *ring = xslots + a.xslots * XSLOT;
     const uint32_t ring_addr = xs_addr + (uint32_t)(a.xslots * XSLOT);
     float *red = (float *)(ring + (size_t)S * W4P_STAGE_BYTES);
@@ -330,21 +397,27 @@ __global__ void __launch_bounds__(32 * CW + 64, 1)
         /* ---- x producer: per pass, per phase, the phase's x as 64 x 8M8
          * boxes, as soon as a slot is free: its own thread, so that the
          * weight stream never waits for an x slot ---- */
-        if (lane != 0) return;
-        int xs = 0;
-        uint32_t xpar = 0;
-        for (int pass0 = strip0; pass0 < strip_end; pass0 += QD * W4P_STRIPS) {
-            for (int p = 0; p < a.phases; p++) {
-                const int j0 = p * W4P_PHASE_TILES;
-                const int nt = min(W4P_PHASE_TILES, a.ktiles - j0);
-                /* the slot's previous phase is read by every math thread */
-                cuops_mbar_wait(xempty0 + 8 * xs, xpar ^ 1u);
-                cuops_mbar_arrive_expect_tx(xfull0 + 8 * xs, (uint32_t)(nt * XTILE));
-                for (int u = 0; u < nt; u++)
-                    cuops_tma_load_2d(xs_addr + (uint32_t)(xs * XSLOT + u * XTILE), &tmap_x,
-                                      xfull0 + 8 * xs, (j0 + u) * W4_TILE_K, 0);
-                cuops_ring_advance(xs, xpar, a.xslots);
+        if (lane == 0) {
+            int xs = 0;
+            uint32_t xpar = 0;
+            for (int pass0 = strip0; pass0 < strip_end; pass0 += QD * W4P_STRIPS) {
+                for (int p = p_begin; p < p_end; p++) {
+                    const int j0 = p * W4P_PHASE_TILES;
+                    const int nt = min(W4P_PHASE_TILES, a.ktiles - j0);
+                    /* the slot's previous phase is read by every math thread */
+                    cuops_mbar_wait(xempty0 + 8 * xs, xpar ^ 1u);
+                    cuops_mbar_arrive_expect_tx(xfull0 + 8 * xs, (uint32_t)(nt * XTILE));
+                    for (int u = 0; u < nt; u++)
+                        cuops_tma_load_2d(xs_addr + (uint32_t)(xs * XSLOT + u * XTILE), &tmap_x,
+                                          xfull0 + 8 * xs, (j0 + u) * W4_TILE_K, 0);
+                    cuops_ring_advance(xs, xpar, a.xslots);
+                }
             }
+        }
+        if (SPLIT) { /* the math warps' two cluster barriers, the warp converged */
+            __syncwarp();
+            cuops_cluster_sync();
+            cuops_cluster_sync_relaxed();
         }
         return;
     }
@@ -361,49 +434,55 @@ __global__ void __launch_bounds__(32 * CW + 64, 1)
          * to 1 % slower, P135). ---- */
         constexpr int PL = M8 == 1 ? W4P_STRIPS : 1;
         constexpr unsigned PL_MASK = (1u << PL) - 1u;
-        if (lane >= PL) return;
-        int stage = 0;
-        uint32_t phase = 0;
-        for (int pass0 = strip0; pass0 < strip_end; pass0 += QD * W4P_STRIPS) {
-            const int pass_end = min(pass0 + QD * W4P_STRIPS, strip_end);
-            for (int p = 0; p < a.phases; p++) {
-                const int j0 = p * W4P_PHASE_TILES;
-                const int nt = min(W4P_PHASE_TILES, a.ktiles - j0);
-                const int g0 = j0 >> a.tpg_log2;
-                const int ng = ((j0 + nt - 1) >> a.tpg_log2) - g0 + 1;
-                const uint32_t wbytes = (uint32_t)nt * W4_TILE_BYTES, sbytes = (uint32_t)ng * 32u;
-                for (int q0 = pass0; q0 < pass_end; q0 += W4P_STRIPS) {
-                    const int nstr = min(W4P_STRIPS, pass_end - q0);
-                    uint32_t bytes = 0;
-                    for (int i = lane; i < nstr; i += PL) {
-                        const uint32_t odd = (uint32_t)(((int64_t)(q0 + i) * a.num_groups + g0) & 1);
-                        bytes += wbytes + sbytes + ((odd * 8u + 8u * (uint32_t)ng + 15u) & ~15u);
+        if (lane < PL) {
+            int stage = 0;
+            uint32_t phase = 0;
+            for (int pass0 = strip0; pass0 < strip_end; pass0 += QD * W4P_STRIPS) {
+                const int pass_end = min(pass0 + QD * W4P_STRIPS, strip_end);
+                for (int p = p_begin; p < p_end; p++) {
+                    const int j0 = p * W4P_PHASE_TILES;
+                    const int nt = min(W4P_PHASE_TILES, a.ktiles - j0);
+                    const int g0 = j0 >> a.tpg_log2;
+                    const int ng = ((j0 + nt - 1) >> a.tpg_log2) - g0 + 1;
+                    const uint32_t wbytes = (uint32_t)nt * W4_TILE_BYTES, sbytes = (uint32_t)ng * 32u;
+                    for (int q0 = pass0; q0 < pass_end; q0 += W4P_STRIPS) {
+                        const int nstr = min(W4P_STRIPS, pass_end - q0);
+                        uint32_t bytes = 0;
+                        for (int i = lane; i < nstr; i += PL) {
+                            const uint32_t odd = (uint32_t)(((int64_t)(q0 + i) * a.num_groups + g0) & 1);
+                            bytes += wbytes + sbytes + ((odd * 8u + 8u * (uint32_t)ng + 15u) & ~15u);
+                        }
+                        if (PL > 1) bytes = __reduce_add_sync(PL_MASK, bytes);
+                        const uint32_t full = full0 + 8 * stage;
+                        if (lane == 0) {
+                            cuops_mbar_wait(empty0 + 8 * stage, phase ^ 1u);
+                            cuops_mbar_arrive_expect_tx(full, bytes);
+                        }
+                        if (PL > 1) __syncwarp(PL_MASK);
+                        const uint32_t dst = ring_addr + (uint32_t)stage * W4P_STAGE_BYTES;
+                        for (int i = lane; i < nstr; i += PL) {
+                            const int64_t s = q0 + i;
+                            const int64_t sg = s * a.num_groups + g0;
+                            const int64_t zaddr = a.zero_offset + sg * 8;
+                            const int64_t zstart = zaddr & ~(int64_t)15;
+                            const uint32_t zbytes = (uint32_t)((zaddr + 8 * ng - zstart + 15) & ~(int64_t)15);
+                            cuops_bulk_load(dst + (uint32_t)i * (W4P_PHASE_TILES * W4_TILE_BYTES),
+                                            a.packed + (s * a.ktiles + j0) * W4_TILE_BYTES, wbytes, full);
+                            cuops_bulk_load(dst + W4P_WEIGHT_BYTES + (uint32_t)i * W4P_SCALE_STRIDE,
+                                            a.packed + a.scale_offset + sg * 32, sbytes, full);
+                            cuops_bulk_load(dst + W4P_WEIGHT_BYTES + W4P_SCALE_BYTES +
+                                                (uint32_t)i * W4P_ZERO_STRIDE,
+                                            a.packed + zstart, zbytes, full);
+                        }
+                        cuops_ring_advance(stage, phase, S);
                     }
-                    if (PL > 1) bytes = __reduce_add_sync(PL_MASK, bytes);
-                    const uint32_t full = full0 + 8 * stage;
-                    if (lane == 0) {
-                        cuops_mbar_wait(empty0 + 8 * stage, phase ^ 1u);
-                        cuops_mbar_arrive_expect_tx(full, bytes);
-                    }
-                    if (PL > 1) __syncwarp(PL_MASK);
-                    const uint32_t dst = ring_addr + (uint32_t)stage * W4P_STAGE_BYTES;
-                    for (int i = lane; i < nstr; i += PL) {
-                        const int64_t s = q0 + i;
-                        const int64_t sg = s * a.num_groups + g0;
-                        const int64_t zaddr = a.zero_offset + sg * 8;
-                        const int64_t zstart = zaddr & ~(int64_t)15;
-                        const uint32_t zbytes = (uint32_t)((zaddr + 8 * ng - zstart + 15) & ~(int64_t)15);
-                        cuops_bulk_load(dst + (uint32_t)i * (W4P_PHASE_TILES * W4_TILE_BYTES),
-                                        a.packed + (s * a.ktiles + j0) * W4_TILE_BYTES, wbytes, full);
-                        cuops_bulk_load(dst + W4P_WEIGHT_BYTES + (uint32_t)i * W4P_SCALE_STRIDE,
-                                        a.packed + a.scale_offset + sg * 32, sbytes, full);
-                        cuops_bulk_load(dst + W4P_WEIGHT_BYTES + W4P_SCALE_BYTES +
-                                            (uint32_t)i * W4P_ZERO_STRIDE,
-                                        a.packed + zstart, zbytes, full);
-                    }
-                    cuops_ring_advance(stage, phase, S);
                 }
             }
+        }
+        if (SPLIT) { /* the math warps' two cluster barriers, the warp converged */
+            __syncwarp();
+            cuops_cluster_sync();
+            cuops_cluster_sync_relaxed();
         }
         return;
     }
@@ -412,16 +491,16 @@ __global__ void __launch_bounds__(32 * CW + 64, 1)
     constexpr int TPW = W4P_PHASE_TILES / (CW / W4P_STRIPS);
     const int run_log2 = min(a.tpg_log2, TPW == 8 ? 3 : 2);
     if (run_log2 == 0)
-        w4p_math<T, CW, M8, 1>(a, warp, lane, strip0, strip_end, full0, empty0, xfull0, xempty0,
+        w4p_math<T, CW, M8, 1, SPLIT>(a, sp, warp, lane, strip0, strip_end, full0, empty0, xfull0, xempty0,
                                ring, xslots, red);
     else if (run_log2 == 1)
-        w4p_math<T, CW, M8, 2>(a, warp, lane, strip0, strip_end, full0, empty0, xfull0, xempty0,
+        w4p_math<T, CW, M8, 2, SPLIT>(a, sp, warp, lane, strip0, strip_end, full0, empty0, xfull0, xempty0,
                                ring, xslots, red);
     else if (run_log2 == 2)
-        w4p_math<T, CW, M8, 4>(a, warp, lane, strip0, strip_end, full0, empty0, xfull0, xempty0,
+        w4p_math<T, CW, M8, 4, SPLIT>(a, sp, warp, lane, strip0, strip_end, full0, empty0, xfull0, xempty0,
                                ring, xslots, red);
     else
-        w4p_math<T, CW, M8, (TPW == 8 ? 8 : 4)>(a, warp, lane, strip0, strip_end, full0, empty0,
+        w4p_math<T, CW, M8, (TPW == 8 ? 8 : 4), SPLIT>(a, sp, warp, lane, strip0, strip_end, full0, empty0,
                                                 xfull0, xempty0, ring, xslots, red);
 #endif
 }
@@ -458,6 +537,30 @@ int w4a16_decode_phase_ring_serves(const struct cuops_handle *h, const cuops_w4a
     return w4p_stages(h, d->m, 16) >= W4P_MIN_STAGES;
 }
 
+/* The CTAs' work with K split over clusters of `splits` CTAs (1: no split):
+ * strips per CTA (a cluster's CTAs share them), phases per CTA, and the
+ * split count itself once no CTA of a cluster is left without a phase. A
+ * split CTA makes one pass (the cluster's sums meet in its x slots), so its
+ * strips are at most a pass's. */
+typedef struct w4p_plan {
+    int64_t splits, strips_per_cta, phases_per_split, ctas;
+} w4p_plan_t;
+
+static w4p_plan_t w4p_make_plan(int64_t strips, int64_t phases, int64_t sms, int64_t splits,
+                                int64_t pass_strips)
+{
+    w4p_plan_t pl;
+    if (splits > CUOPS_CLUSTER_MAX_SPLITS) splits = CUOPS_CLUSTER_MAX_SPLITS;
+    if (splits > phases) splits = phases;
+    if (splits < 1) splits = 1;
+    pl.phases_per_split = cuops_ceil_div(phases, splits);
+    pl.splits = cuops_ceil_div(phases, pl.phases_per_split);
+    pl.strips_per_cta = cuops_ceil_div(strips * pl.splits, sms);
+    if (pl.splits > 1 && pl.strips_per_cta > pass_strips) pl.strips_per_cta = pass_strips;
+    pl.ctas = cuops_ceil_div(strips, pl.strips_per_cta) * pl.splits;
+    return pl;
+}
+
 /* Auto's choice for 5 <= m <= 16 on sm_90 (w4a16_dispatch.cu; for m <= 8
  * after w4a16_decode_bulk_ring_auto): where it serves the call and each CTA
  * gets at least 3 strips, or k is at most one 4096-k stretch of phases.
@@ -465,22 +568,48 @@ int w4a16_decode_phase_ring_serves(const struct cuops_handle *h, const cuops_w4a
  * w4a16_decode_warp at 4096^2 (2 strips per CTA, k = 4096), 14336 x 4096 (7)
  * and 28672 x 8192 (14); 0.89x at 4096 x 14336 (2 strips per CTA: 16 KB
  * stages, half of the math warps idle, 14 phases); at m = 5..8 1.00-1.16x
- * on the three shapes it takes; at m <= 3 0.97-0.99x, m = 4 level. */
+ * on the three shapes it takes; at m <= 3 0.97-0.99x, m = 4 level. Since
+ * the K split: also where w4p_auto_splits gives 2 (m > 8, few strips per
+ * CTA, k > 4096). */
 #define W4P_AUTO_MIN_M 5
 #define W4P_AUTO_MIN_STRIPS_PER_CTA 3
 #define W4P_AUTO_SHORT_KTILES 64
+/* Auto's K split: 2 where the unsplit form would leave each CTA fewer than
+ * W4P_AUTO_MIN_STRIPS_PER_CTA strips over a long K (the calls auto gave to
+ * w4a16_decode_warp), at m > 8 (two x fragments: the per-warp kernel's cost
+ * grows with m, the ring's hardly), when the clusters fill the SMs at most
+ * once. Measured (H200, f16, P146, docs/w4a16.md): m = 16 at 4096 x 14336
+ * 19.90 us against 21.15 for w4a16_decode_warp (24.80 unsplit), at
+ * 2048 x 8192 12.67 against 14.62; at m = 5 and 8 (4096 x 14336) 1-3 %
+ * behind w4a16_decode_warp; splits of 3 and 4 took 29-35 us (clusters of
+ * 3 or 4 CTAs of ~200 KB each, probably not all resident at once: not
+ * checked). 1 elsewhere. */
+static int64_t w4p_auto_splits(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
+                               const w4_geometry_t *geo)
+{
+    const int64_t sms = h->num_sms > 0 ? h->num_sms : 132;
+    const int64_t strips = cuops_ceil_div(d->n, W4_STRIP_ROWS);
+    if (d->m <= 8 || cuops_ceil_div(strips, sms) >= W4P_AUTO_MIN_STRIPS_PER_CTA ||
+        geo->ktiles <= W4P_AUTO_SHORT_KTILES)
+        return 1;
+    const w4p_plan_t pl = w4p_make_plan(strips, cuops_ceil_div(geo->ktiles, W4P_PHASE_TILES), sms,
+                                        2, (int64_t)W4P_QUADS(16, 2) * W4P_STRIPS);
+    return pl.splits == 2 && pl.ctas <= sms ? 2 : 1;
+}
+
 int w4a16_decode_phase_ring_auto(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                  const w4_geometry_t *geo)
 {
     if (d->m < W4P_AUTO_MIN_M || !w4a16_decode_phase_ring_serves(h, d, geo)) return 0;
     const int64_t sms = h->num_sms > 0 ? h->num_sms : 132;
     const int64_t per_cta = cuops_ceil_div(cuops_ceil_div(d->n, W4_STRIP_ROWS), sms);
-    return per_cta >= W4P_AUTO_MIN_STRIPS_PER_CTA || geo->ktiles <= W4P_AUTO_SHORT_KTILES;
+    return per_cta >= W4P_AUTO_MIN_STRIPS_PER_CTA || geo->ktiles <= W4P_AUTO_SHORT_KTILES ||
+           w4p_auto_splits(h, d, geo) > 1;
 }
 
 template <typename T, int CW, int M8>
 static cuops_status_t w4p_launch(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
-                                 const w4_geometry_t *geo, const char *name)
+                                 const w4_geometry_t *geo, int64_t forced_splits, const char *name)
 {
     CUtensorMap tmap_x;
     cuops_status_t st = w4_wgmma_x_map(h, d, (uint32_t)(8 * M8), name, &tmap_x);
@@ -488,23 +617,41 @@ static cuops_status_t w4p_launch(struct cuops_handle *h, const cuops_w4a16_desc_
 
     const int64_t sms = h->num_sms > 0 ? h->num_sms : 132;
     const int64_t strips = cuops_ceil_div(d->n, W4_STRIP_ROWS);
-    const int64_t per_cta = cuops_ceil_div(strips, sms);
-    const int64_t ctas = cuops_ceil_div(strips, per_cta);
+    const int64_t phases = cuops_ceil_div(geo->ktiles, W4P_PHASE_TILES);
+    const int64_t splits = forced_splits > 0 ? forced_splits : w4p_auto_splits(h, d, geo);
+    const w4p_plan_t pl =
+        w4p_make_plan(strips, phases, sms, splits, (int64_t)W4P_QUADS(CW, M8) * W4P_STRIPS);
     const int64_t stages = w4p_stages(h, d->m, CW);
+    if (pl.ctas > 0x7fffffff)
+        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "%s: n %lld too large", name,
+                          (long long)d->n);
 
     w4p_args_t a;
     memset(&a, 0, sizeof a);
-    w4_ring_common_args(&a, d, geo, strips, per_cta, stages);
-    a.phases = (int)cuops_ceil_div(geo->ktiles, W4P_PHASE_TILES);
+    w4_ring_common_args(&a, d, geo, strips, pl.strips_per_cta, stages);
+    a.phases = (int)phases;
     a.xslots = w4p_xslots(d->m);
+    w4p_split_t sp;
+    sp.splits = (int)pl.splits;
+    sp.phases_per_split = (int)pl.phases_per_split;
 
     const size_t smem =
         (size_t)(stages * W4P_STAGE_BYTES + w4p_fixed_smem(d->m, CW) + 1024 /* alignment */);
-    const void *fn = (const void *)w4a16_decode_phase_ring_kernel<T, CW, M8>;
+    const void *fn = pl.splits > 1 ? (const void *)w4a16_decode_phase_ring_kernel<T, CW, M8, true>
+                                   : (const void *)w4a16_decode_phase_ring_kernel<T, CW, M8, false>;
     cudaError_t err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (err != cudaSuccess) return cuops_cuda_fail(h, err, name);
-    w4a16_decode_phase_ring_kernel<T, CW, M8>
-        <<<(unsigned)ctas, 32 * CW + 64, smem, cuops_stream(h)>>>(tmap_x, a);
+    if (pl.splits == 1) {
+        w4a16_decode_phase_ring_kernel<T, CW, M8, false>
+            <<<(unsigned)pl.ctas, 32 * CW + 64, smem, cuops_stream(h)>>>(tmap_x, a, sp);
+    } else {
+        cudaLaunchConfig_t cfg;
+        cudaLaunchAttribute attr;
+        cuops_cluster_launch_config(&cfg, &attr, (int)pl.ctas, 32 * CW + 64, (int)pl.splits,
+                                    (int)smem, cuops_stream(h));
+        CUOPS_CUDA_TRY(h, cudaLaunchKernelEx(&cfg, w4a16_decode_phase_ring_kernel<T, CW, M8, true>,
+                                             tmap_x, a, sp));
+    }
     st = cuops_cuda_check_launch(h, name);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     h->last_kernel = name;
@@ -513,7 +660,7 @@ static cuops_status_t w4p_launch(struct cuops_handle *h, const cuops_w4a16_desc_
 
 cuops_status_t w4a16_launch_decode_phase_ring(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                               const w4_geometry_t *geo, int math_warps,
-                                              const char **kernel_name)
+                                              int64_t forced_splits, const char **kernel_name)
 {
     const char *const name =
         math_warps == 8 ? "w4a16_decode_phase_ring_w8" : "w4a16_decode_phase_ring";
@@ -528,9 +675,9 @@ cuops_status_t w4a16_launch_decode_phase_ring(struct cuops_handle *h, const cuop
     const int bf = d->act_type == CUOPS_DTYPE_BF16;
     const int m16 = w4p_m8(d->m) == 2;
     if (math_warps == 8) {
-        if (m16) return bf ? w4p_launch<__nv_bfloat16, 8, 2>(h, d, geo, name) : w4p_launch<__half, 8, 2>(h, d, geo, name);
-        return bf ? w4p_launch<__nv_bfloat16, 8, 1>(h, d, geo, name) : w4p_launch<__half, 8, 1>(h, d, geo, name);
+        if (m16) return bf ? w4p_launch<__nv_bfloat16, 8, 2>(h, d, geo, forced_splits, name) : w4p_launch<__half, 8, 2>(h, d, geo, forced_splits, name);
+        return bf ? w4p_launch<__nv_bfloat16, 8, 1>(h, d, geo, forced_splits, name) : w4p_launch<__half, 8, 1>(h, d, geo, forced_splits, name);
     }
-    if (m16) return bf ? w4p_launch<__nv_bfloat16, 16, 2>(h, d, geo, name) : w4p_launch<__half, 16, 2>(h, d, geo, name);
-    return bf ? w4p_launch<__nv_bfloat16, 16, 1>(h, d, geo, name) : w4p_launch<__half, 16, 1>(h, d, geo, name);
+    if (m16) return bf ? w4p_launch<__nv_bfloat16, 16, 2>(h, d, geo, forced_splits, name) : w4p_launch<__half, 16, 2>(h, d, geo, forced_splits, name);
+    return bf ? w4p_launch<__nv_bfloat16, 16, 1>(h, d, geo, forced_splits, name) : w4p_launch<__half, 16, 1>(h, d, geo, forced_splits, name);
 }

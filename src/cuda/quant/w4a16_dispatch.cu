@@ -7,8 +7,9 @@
  *                        CTA gets >= 10 strips (n >= ~21000 on 132 SMs) and
  *                        its ring >= 4 stages, unless options.split_k is set;
  *                        else 5 <= m <= 16: w4a16_decode_phase_ring where
- *                        each CTA gets >= 3 strips or k <= 4096, unless
- *                        options.split_k is set;
+ *                        each CTA gets >= 3 strips or k <= 4096, or (m > 8)
+ *                        with K split over clusters of 2 CTAs where that
+ *                        fills the SMs once, unless options.split_k is set;
  *                        m <= 16: w4a16_decode_warp where it serves the call;
  *                        m <= 64: on sm_90 w4a16_decode_wgmma where it serves
  *                        the call, else w4a16_decode_stream where it serves it
@@ -55,7 +56,8 @@
  *                        per row: the bulk ring's stream of whole strips, with
  *                        x streamed beside it by TMA in phases of 1024 k
  *                        instead of resident (w4a16_decode_phase_ring.cu);
- *                        options.split_k is ignored
+ *                        options.split_k > 0 splits K over clusters of that
+ *                        many CTAs (at most 8 and one per 1024-k phase)
  *   w4a16_decode_phase_ring_w8  the same with 8 math warps
  *   w4a16_prefill_wgmma_ahead  w4a16_prefill_wgmma with the int4 words loaded
  *                        from global memory into registers, not through
@@ -220,7 +222,7 @@ extern "C" cuops_status_t cuops_cuda_gemm_w4a16(struct cuops_handle *h,
         const char *kernel = NULL;
         return w4a16_launch_decode_phase_ring(h, d, &geo,
                                               variant == W4A16_DECODE_PHASE_RING_W8 ? 8 : 16,
-                                              &kernel);
+                                              opt && opt->split_k > 0 ? opt->split_k : 0, &kernel);
     }
     if (variant == W4A16_DEQUANT_GEMM) {
         const char *kernel = NULL;

@@ -221,6 +221,6 @@ int w4a16_decode_phase_ring_auto(const struct cuops_handle *h, const cuops_w4a16
                                  const w4_geometry_t *geo);
 cuops_status_t w4a16_launch_decode_phase_ring(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                               const w4_geometry_t *geo, int math_warps,
-                                              const char **kernel_name);
+                                              int64_t forced_splits, const char **kernel_name);
 
 #endif /* CUOPS_W4A16_LAYOUT_CUH */
