@@ -84,16 +84,26 @@ static int64_t narrow_rounds(int64_t n)
     return (tiles + sms - 1) / sms;
 }
 
+/* the cluster form's rows per CTA: 128 where 256-row blocks cover under 3/4
+ * of the SMs and 128-row blocks 3/4 to all of them, else 256 (gemm_tuning.h) */
+static int64_t wgmma_rows(int64_t n)
+{
+    const int64_t sms = g_num_sms > 0 ? g_num_sms : 132;
+    const int64_t b256 = (n + 255) / 256, b128 = (n + 127) / 128;
+    return 4 * b256 < 3 * sms && 4 * b128 >= 3 * sms && b128 <= sms ? 128 : 256;
+}
+
 /* auto on sm_90 takes the narrow form when its tiles keep 3/4 of the SMs
  * busy (n >= 3/4 x rounds x SMs x rows per tile), hold 32 rows or more or
- * k <= 2048, and 256-row blocks would cover under 3/4 of the SMs
+ * k <= 2048, and the cluster form's blocks would cover under 3/4 of the SMs
  * (gemm_tuning.h) */
 static int auto_takes_narrow(int64_t n, int64_t k)
 {
     const int64_t sms = g_num_sms > 0 ? g_num_sms : 132;
+    const int64_t wrows = wgmma_rows(n);
     if (g_sm_major != 9 || k < 1) return 0;
     if (narrow_rows(n) < 32 && k > 2048) return 0;
-    if (4 * ((n + 255) / 256) >= 3 * sms) return 0;
+    if (4 * ((n + wrows - 1) / wrows) >= 3 * sms) return 0;
     return 4 * n >= 3 * narrow_rounds(n) * sms * narrow_rows(n);
 }
 
@@ -617,6 +627,37 @@ static void test_auto_narrow(void)
     }
 }
 
+/* The cluster form's 128-row blocks (two consumer warpgroups, unsplit):
+ * n from the first to the last block count that takes them (3/4 of the SMs
+ * to all of them, the last block partial), at m = 1 / 8 / 16 / 33 / 64 and
+ * k inside one block, across stages and with a partial last block; then the
+ * same n with a forced split (256-row blocks again) and n just outside the
+ * range (auto: the narrow form below it, 256-row blocks above). The forced
+ * wgmma slot of run_variants runs every one of them. */
+static void test_wgmma_rows128(void)
+{
+    const int64_t sms = g_num_sms > 0 ? g_num_sms : 132;
+    if (g_sm_major != 9) return;
+    const int64_t first = ((3 * sms + 3) / 4 - 1) * 128 + 5, last = sms * 128 - 7;
+    const int64_t shapes[8][3] = {{1, first, 72},  {8, last, 1000},  {16, 14336 * sms / 132, 200},
+                                  {33, first, 4104}, {64, last, 136}, {17, (first + last) / 2, 64},
+                                  {1, first - 256, 72}, {5, last + 256, 72}};
+    for (int i = 0; i < 8; i++) {
+        if (g_quick && (i == 3 || i == 5)) continue;
+        decode_case_t c = grid_case(240 + i, shapes[i][0], shapes[i][1], shapes[i][2]);
+        c.split_k = 0;
+        run_case(&c);
+        if (i < 6) CHECK(wgmma_rows(c.n) == 128, "n = %lld: the mirror gives %lld rows, not 128",
+                         (long long)c.n, (long long)wgmma_rows(c.n));
+        else CHECK(wgmma_rows(c.n) == 256, "n = %lld: the mirror gives %lld rows, not 256",
+                   (long long)c.n, (long long)wgmma_rows(c.n));
+        if (i == 1 || i == 4) { /* a forced split: 256-row blocks over a cluster */
+            c.split_k = 2;
+            run_case(&c);
+        }
+    }
+}
+
 /* The narrow form's tile heights: n = SMs x rows - 3 gives tiles of `rows`
  * rows (8 to 256, the last tile 3 rows short), and two shapes past 256 rows
  * per SM give its persistent CTAs a second round of tiles. Each height is
@@ -983,6 +1024,7 @@ int main(void)
     test_stream_k_shapes();
     test_auto_narrow();
     test_narrow_rows();
+    test_wgmma_rows128();
     test_big();
 
     if (!g_device_dead) {

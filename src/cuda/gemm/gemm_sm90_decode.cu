@@ -28,7 +28,10 @@
  * w4a16_decode_wgmma.cu (there the weight is int4 and dequantized in
  * registers), so one CTA per SM and as many stages of 32 KB + the activation
  * tile as fit ~200 KB (5 at XN = 64, 6 at XN = 8): 160-192 KB of weight in
- * flight per SM.
+ * flight per SM. Where 256-row blocks would need K split and 128-row blocks
+ * fill the SMs once unsplit (n ~ 12700-16900 on 132 SMs), the CTA is 384
+ * threads with two consumers over 128 rows, 8-11 stages of 16 KB + the
+ * activation tile (cuops_decode_wgmma_rows, gemm_tuning.h).
  *
  * Split-K (cluster_splitk.cuh): the S CTAs of a 256-row block form a cluster
  * (S <= 8), rank r takes 64-k blocks [r*K/S, (r+1)*K/S), the partials meet
@@ -51,18 +54,22 @@
 #include "cuda/gemm/gemm_sm90.h"
 #include "cuda/gemm/gemm_tuning.h"
 
-#define SDW_WROWS 256 /* weight rows per CTA: 4 consumers x 64 */
+/* CONS consumer warpgroups of 64 weight rows each: 4 (256-row blocks), or 2
+ * (128-row blocks) where those fill the SMs once without a split and 256-row
+ * blocks would need one (cuops_decode_wgmma_rows, gemm_tuning.h) */
+#define SDW_ROWS(CONS) (64 * (CONS))
 #define SDW_BK 64
-#define SDW_CONSUMERS 4
-#define SDW_THREADS (128 * (1 + SDW_CONSUMERS))
+#define SDW_THREADS(CONS) (128 * (1 + (CONS)))
 #define SDW_RING_BYTES (200 * 1024)
-#define SDW_W_TILE_BYTES (SDW_WROWS * SDW_BK * 2) /* 32 KB */
+#define SDW_W_TILE_BYTES(CONS) (SDW_ROWS(CONS) * SDW_BK * 2) /* 32 KB at CONS = 4 */
 #define SDW_X_TILE_BYTES(XN) ((XN) * SDW_BK * 2)
-#define SDW_STAGES(XN) (SDW_RING_BYTES / (SDW_W_TILE_BYTES + SDW_X_TILE_BYTES(XN)))
-#define SDW_SMEM_BYTES(XN)                                                                    \
-    (SDW_STAGES(XN) * (SDW_W_TILE_BYTES + SDW_X_TILE_BYTES(XN)) + 2 * SDW_STAGES(XN) * 8 + 1024)
-/* 640 threads start at 96 registers; the producer gives back 64 each, the
- * consumers take 16 (as in w4a16_decode_wgmma.cu) */
+#define SDW_STAGES(XN, CONS) (SDW_RING_BYTES / (SDW_W_TILE_BYTES(CONS) + SDW_X_TILE_BYTES(XN)))
+#define SDW_SMEM_BYTES(XN, CONS)                                                              \
+    (SDW_STAGES(XN, CONS) * (SDW_W_TILE_BYTES(CONS) + SDW_X_TILE_BYTES(XN)) +                 \
+     2 * SDW_STAGES(XN, CONS) * 8 + 1024)
+/* CONS = 4: 640 threads start at 96 registers; the producer gives back 64
+ * each, the consumers take 16 (as in w4a16_decode_wgmma.cu). CONS = 2: 384
+ * threads have 168 each, no exchange needed */
 #define SDW_PRODUCER_REGS 32
 #define SDW_CONSUMER_REGS 112
 /* the narrow form (below): NW weight rows per tile (a multiple of 8 up to
@@ -112,13 +119,14 @@ static __device__ __forceinline__ void sdw_store(const sdw_params_t &p, int row,
 }
 
 /* The four values of float4 j of a thread's fragment (activation rows
- * 8j + 2(l%4) + {0,1}, weight rows 16w + l/4 and + 8 of the consumer's 64)
- * into C, masked at m and n. */
-static __device__ __forceinline__ void sdw_store_frag(const sdw_params_t &p, int wb, int consumer,
-                                                      int warp, int g, int tq, int j, float4 sum)
+ * 8j + 2(l%4) + {0,1}, weight rows 16w + l/4 and + 8 of the consumer's 64
+ * in block wb of `rows`) into C, masked at m and n. */
+static __device__ __forceinline__ void sdw_store_frag(const sdw_params_t &p, int rows, int wb,
+                                                      int consumer, int warp, int g, int tq, int j,
+                                                      float4 sum)
 {
     const int row = 8 * j + 2 * tq;
-    const int col = wb * SDW_WROWS + consumer * 64 + warp * 16 + g;
+    const int col = wb * rows + consumer * 64 + warp * 16 + g;
     const float vals[4] = {sum.x, sum.y, sum.z, sum.w};
 #pragma unroll
     for (int e = 0; e < 4; e++) {
@@ -127,18 +135,20 @@ static __device__ __forceinline__ void sdw_store_frag(const sdw_params_t &p, int
     }
 }
 
-template <typename T, int XN>
+template <typename T, int XN, int CONS>
 static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const CUtensorMap &tmap_x,
                                                const sdw_params_t &p)
 {
     constexpr int ACC = XN / 2;
     constexpr int F4 = ACC / 4;
-    constexpr int STAGES = SDW_STAGES(XN);
+    constexpr int STAGES = SDW_STAGES(XN, CONS);
+    constexpr int ROWS = SDW_ROWS(CONS);
+    constexpr uint32_t WBYTES = SDW_W_TILE_BYTES(CONS);
     constexpr uint32_t XBYTES = SDW_X_TILE_BYTES(XN);
     extern __shared__ uint8_t smem_raw[];
     const uint32_t base = cuops_smem_align1024(smem_raw);
-    const uint32_t w_smem = base;                              /* STAGES x 32 KB */
-    const uint32_t x_smem = w_smem + STAGES * SDW_W_TILE_BYTES; /* STAGES x XBYTES */
+    const uint32_t w_smem = base;                    /* STAGES x WBYTES */
+    const uint32_t x_smem = w_smem + STAGES * WBYTES; /* STAGES x XBYTES */
     const uint32_t bars = x_smem + STAGES * XBYTES;
 #define SDW_FULL_BAR(s) (bars + 8u * (uint32_t)(s))
 #define SDW_EMPTY_BAR(s) (bars + 8u * (uint32_t)(STAGES + (s)))
@@ -155,7 +165,7 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
         cuops_tma_prefetch_map(&tmap_x);
         for (int s = 0; s < STAGES; s++) {
             cuops_mbar_init(SDW_FULL_BAR(s), 1);
-            cuops_mbar_init(SDW_EMPTY_BAR(s), 128 * SDW_CONSUMERS);
+            cuops_mbar_init(SDW_EMPTY_BAR(s), 128 * CONS);
         }
         cuops_mbar_init_fence();
     }
@@ -163,15 +173,15 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
 
     if (warpgroup == 0) {
         /* ---------------- producer ---------------- */
-        cuops_setmaxnreg_dec<SDW_PRODUCER_REGS>();
+        if (CONS == 4) cuops_setmaxnreg_dec<SDW_PRODUCER_REGS>();
         if (threadIdx.x == 0) {
             uint32_t phase = 0;
             int stage = 0;
             for (int kb = kb0; kb < kb1; kb++) {
                 cuops_mbar_wait(SDW_EMPTY_BAR(stage), phase ^ 1u);
-                cuops_mbar_arrive_expect_tx(SDW_FULL_BAR(stage), SDW_W_TILE_BYTES + XBYTES);
-                cuops_tma_load_2d(w_smem + stage * SDW_W_TILE_BYTES, &tmap_w, SDW_FULL_BAR(stage),
-                                  kb * SDW_BK, wb * SDW_WROWS);
+                cuops_mbar_arrive_expect_tx(SDW_FULL_BAR(stage), WBYTES + XBYTES);
+                cuops_tma_load_2d(w_smem + stage * WBYTES, &tmap_w, SDW_FULL_BAR(stage),
+                                  kb * SDW_BK, wb * ROWS);
                 cuops_tma_load_2d(x_smem + stage * XBYTES, &tmap_x, SDW_FULL_BAR(stage),
                                   kb * SDW_BK, 0);
                 cuops_ring_advance<STAGES>(stage, phase);
@@ -183,7 +193,7 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
         }
     } else {
         /* ---------------- consumers ---------------- */
-        cuops_setmaxnreg_inc<SDW_CONSUMER_REGS>();
+        if (CONS == 4) cuops_setmaxnreg_inc<SDW_CONSUMER_REGS>();
         const int consumer = warpgroup - 1;
         const int ct = threadIdx.x - 128 * warpgroup;
         const int warp = ct / 32, lane = ct % 32;
@@ -197,7 +207,7 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
             cuops_mbar_wait(SDW_FULL_BAR(stage), phase);
             /* this consumer's 64 rows: 8 KB into the 1024-aligned tile */
             const uint64_t desc_w =
-                cuops_wgmma_desc_k_sw128(w_smem + stage * SDW_W_TILE_BYTES + consumer * 64 * 128);
+                cuops_wgmma_desc_k_sw128(w_smem + stage * WBYTES + consumer * 64 * 128);
             const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + stage * XBYTES);
 #pragma unroll
             for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
@@ -222,14 +232,14 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
             /* no partner (and no cluster launched): C from the registers */
 #pragma unroll
             for (int j = 0; j < F4; j++)
-                sdw_store_frag(p, wb, consumer, warp, g, tq, j,
+                sdw_store_frag(p, ROWS, wb, consumer, warp, g, tq, j,
                                make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2],
                                            acc[4 * j + 3]));
             return;
         }
         /* partials to this CTA's shared memory once every consumer is past
          * its last wgmma: [consumer][float4 j][thread] */
-        cuops_named_bar_sync(1, 128 * SDW_CONSUMERS);
+        cuops_named_bar_sync(1, 128 * CONS);
         const uint32_t part = base + (uint32_t)((consumer * F4 * 128 + ct) * 16);
 #pragma unroll
         for (int j = 0; j < F4; j++)
@@ -238,7 +248,7 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
         cuops_cluster_sync();
         const int j0 = split * F4 / p.splits, j1 = (split + 1) * F4 / p.splits;
         cuops_cluster_reduce_store(part, 128 * 16, p.splits, j0, j1, [&](int j, const float4 &sum) {
-            sdw_store_frag(p, wb, consumer, warp, g, tq, j, sum);
+            sdw_store_frag(p, ROWS, wb, consumer, warp, g, tq, j, sum);
         });
         cuops_cluster_sync_relaxed();
     }
@@ -413,13 +423,13 @@ static __device__ __forceinline__ void sdn_cta(const CUtensorMap &tmap_w, const 
 
 #endif /* CUOPS_SM90A_DEVICE */
 
-template <typename T, int XN>
-__global__ void __launch_bounds__(SDW_THREADS, 1)
+template <typename T, int XN, int CONS>
+__global__ void __launch_bounds__(SDW_THREADS(CONS), 1)
 sm90_decode_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_w,
                          const __grid_constant__ CUtensorMap tmap_x, const sdw_params_t p)
 {
 #if CUOPS_SM90A_DEVICE
-    sdw_cta<T, XN>(tmap_w, tmap_x, p);
+    sdw_cta<T, XN, CONS>(tmap_w, tmap_x, p);
 #endif
 }
 
@@ -439,24 +449,37 @@ typedef void (*sdw_kernel_fn)(const CUtensorMap, const CUtensorMap, const sdw_pa
 
 static int sdw_xn(int64_t m) { return m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : 64; }
 
-static sdw_kernel_fn sdw_pick(cuops_dtype_t ab, int xn)
+template <int CONS> static sdw_kernel_fn sdw_pick_cons(cuops_dtype_t ab, int xn)
 {
     const int bf = ab == CUOPS_DTYPE_BF16;
     switch (xn) {
-    case 8: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 8> : sm90_decode_wgmma_kernel<__half, 8>;
-    case 16: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 16> : sm90_decode_wgmma_kernel<__half, 16>;
-    case 32: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 32> : sm90_decode_wgmma_kernel<__half, 32>;
-    default: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 64> : sm90_decode_wgmma_kernel<__half, 64>;
+    case 8: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 8, CONS> : sm90_decode_wgmma_kernel<__half, 8, CONS>;
+    case 16: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 16, CONS> : sm90_decode_wgmma_kernel<__half, 16, CONS>;
+    case 32: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 32, CONS> : sm90_decode_wgmma_kernel<__half, 32, CONS>;
+    default: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 64, CONS> : sm90_decode_wgmma_kernel<__half, 64, CONS>;
     }
 }
 
-static int sdw_smem_bytes(int xn)
+static sdw_kernel_fn sdw_pick(cuops_dtype_t ab, int xn, int cons)
 {
+    return cons == 2 ? sdw_pick_cons<2>(ab, xn) : sdw_pick_cons<4>(ab, xn);
+}
+
+static int sdw_smem_bytes(int xn, int cons)
+{
+    if (cons == 2) {
+        switch (xn) {
+        case 8: return SDW_SMEM_BYTES(8, 2);
+        case 16: return SDW_SMEM_BYTES(16, 2);
+        case 32: return SDW_SMEM_BYTES(32, 2);
+        default: return SDW_SMEM_BYTES(64, 2);
+        }
+    }
     switch (xn) {
-    case 8: return SDW_SMEM_BYTES(8);
-    case 16: return SDW_SMEM_BYTES(16);
-    case 32: return SDW_SMEM_BYTES(32);
-    default: return SDW_SMEM_BYTES(64);
+    case 8: return SDW_SMEM_BYTES(8, 4);
+    case 16: return SDW_SMEM_BYTES(16, 4);
+    case 32: return SDW_SMEM_BYTES(32, 4);
+    default: return SDW_SMEM_BYTES(64, 4);
     }
 }
 
@@ -470,8 +493,8 @@ static int sdw_max_clusters(int dev, int xn, int size)
     int *slot = &cache[dev][xi][size];
     if (__atomic_load_n(slot, __ATOMIC_RELAXED) == 0)
         __atomic_store_n(slot,
-                         cuops_cluster_max_active((const void *)sdw_pick(CUOPS_DTYPE_F16, xn),
-                                                  SDW_THREADS, size, sdw_smem_bytes(xn)),
+                         cuops_cluster_max_active((const void *)sdw_pick(CUOPS_DTYPE_F16, xn, 4),
+                                                  SDW_THREADS(4), size, sdw_smem_bytes(xn, 4)),
                          __ATOMIC_RELAXED);
     return __atomic_load_n(slot, __ATOMIC_RELAXED);
 }
@@ -520,17 +543,21 @@ static cuops_status_t sdw_launch(struct cuops_handle *h, const cuops_gemm_desc_t
 {
     static const char *const name = "sm90_decode_wgmma";
     const int xn = sdw_xn(d->m);
-    const int smem = sdw_smem_bytes(xn);
+    const int sms = h->num_sms > 0 ? h->num_sms : 132;
+    const int64_t forced = opt && opt->split_k > 0 ? opt->split_k : 0;
+    /* 128-row blocks (two consumers) where they fill the SMs once unsplit
+     * and 256-row blocks would split K; a forced split keeps 256 rows */
+    const int rows = forced > 0 ? SDW_ROWS(4) : cuops_decode_wgmma_rows(d->n, sms);
+    const int cons = rows / 64;
+    const int smem = sdw_smem_bytes(xn, cons);
     CUtensorMap tmap_w, tmap_x;
     sdw_params_t p;
-    cuops_status_t st = sdw_prepare(h, d, xn, SDW_WROWS, &tmap_w, &tmap_x, &p);
+    cuops_status_t st = sdw_prepare(h, d, xn, (uint32_t)rows, &tmap_w, &tmap_x, &p);
     if (st != CUOPS_STATUS_SUCCESS) return st;
 
     /* splits: fill the SMs once (one CTA each), at most 8 and one per 64-k
      * block; auto: every cluster resident at once; forced: one fits */
-    const int64_t blocks = cuops_ceil_div(d->n, SDW_WROWS);
-    const int sms = h->num_sms > 0 ? h->num_sms : 132;
-    const int64_t forced = opt && opt->split_k > 0 ? opt->split_k : 0;
+    const int64_t blocks = cuops_ceil_div(d->n, rows);
     int64_t s = forced > 0 ? forced : (blocks < sms ? sms / blocks : 1);
     if (s > CUOPS_CLUSTER_MAX_SPLITS) s = CUOPS_CLUSTER_MAX_SPLITS;
     if (s > p.kblocks) s = p.kblocks;
@@ -539,18 +566,18 @@ static cuops_status_t sdw_launch(struct cuops_handle *h, const cuops_gemm_desc_t
     if (blocks * s > 0x7fffffff)
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "%s: n %lld too large", name,
                           (long long)d->n);
-    p.splits = (int)s;
+    p.splits = (int)s; /* 1 with 128-row blocks: they fill over half of the SMs */
 
-    sdw_kernel_fn fn = sdw_pick(d->ab_type, xn);
+    sdw_kernel_fn fn = sdw_pick(d->ab_type, xn, cons);
     CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     if (s == 1) {
         /* no split: a plain launch (the kernel takes no cluster step then) */
-        fn<<<(unsigned)blocks, SDW_THREADS, smem, cuops_stream(h)>>>(tmap_w, tmap_x, p);
+        fn<<<(unsigned)blocks, SDW_THREADS(cons), smem, cuops_stream(h)>>>(tmap_w, tmap_x, p);
     } else {
         cudaLaunchConfig_t cfg;
         cudaLaunchAttribute attr;
-        cuops_cluster_launch_config(&cfg, &attr, (int)(blocks * s), SDW_THREADS, (int)s, smem,
+        cuops_cluster_launch_config(&cfg, &attr, (int)(blocks * s), SDW_THREADS(4), (int)s, smem,
                                     cuops_stream(h));
         CUOPS_CUDA_TRY(h, cudaLaunchKernelEx(&cfg, fn, tmap_w, tmap_x, p));
     }

@@ -83,21 +83,36 @@ static inline int cuops_decode_narrow_rows(int64_t n, int64_t sms)
     return rows < 8 ? 8 : rows > 256 ? 256 : (int)rows;
 }
 
+/* Weight rows per CTA of the cluster decode form (gemm_sm90_decode.cu): 256
+ * (four consumer warpgroups), but 128 (two) where 256-row blocks cover fewer
+ * than 3/4 of the SMs, so that K would be split over a cluster, and 128-row
+ * blocks cover 3/4 to all of them unsplit (n ~ 12700-16900 on 132 SMs: the
+ * shape cuBLAS takes at 14336 x 4096, 112 CTAs of 128 rows). */
+static inline int cuops_decode_wgmma_rows(int64_t n, int64_t sms)
+{
+    const int64_t b256 = (n + 255) / 256, b128 = (n + 127) / 128;
+    return 4 * b256 < 3 * sms && 4 * b128 >= 3 * sms && b128 <= sms ? 128 : 256;
+}
+
 /* Whether auto takes the narrow decode form (H200, 8b98b4b, measured against
  * the cluster form in the same run):
  *  - its tiles keep 3/4 of the SMs busy (n against rounds x SMs x rows);
  *  - tiles of 32 rows or more, or k <= 2048: 8- and 16-row tiles hold too
  *    little weight per stage to stream a long K (2048 x 8192: 21.4 us against
  *    15.6; 1024 x 4096: 13.3 against 10.2; 2048 x 2048 still 9.6 against 10.0);
- *  - the cluster form would split K (its 256-row blocks cover fewer than 3/4
- *    of the SMs): where they cover more it runs unsplit, with four consumer
- *    warpgroups, and measured 0.3-3 % faster (28672 x 8192). */
+ *  - the cluster form would split K (its blocks, 256 or 128 rows by
+ *    cuops_decode_wgmma_rows, cover fewer than 3/4 of the SMs): where 256-row
+ *    blocks cover more it runs unsplit, with four consumer warpgroups, and
+ *    measured 0.3-3 % faster (28672 x 8192); 128-row blocks unsplit at
+ *    14336 x 4096 2-5 % faster than the narrow form at m = 1..64 (H200,
+ *    P151: docs/gemm.md, decode step 7). */
 static inline int cuops_decode_narrow_fits(int64_t n, int64_t k, int64_t sms)
 {
     const int64_t rows = cuops_decode_narrow_rows(n, sms);
     const int64_t tiles = (n + rows - 1) / rows;
     const int64_t rounds = sms > 0 ? (tiles + sms - 1) / sms : 1;
-    const int64_t blocks = (n + 255) / 256;
+    const int64_t wrows = cuops_decode_wgmma_rows(n, sms);
+    const int64_t blocks = (n + wrows - 1) / wrows;
     return 4 * n >= 3 * rounds * sms * rows && (rows >= 32 || k <= 2048) && 4 * blocks < 3 * sms;
 }
 
