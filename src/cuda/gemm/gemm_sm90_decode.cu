@@ -29,7 +29,7 @@
  * registers), so one CTA per SM and as many stages of 32 KB + the activation
  * tile as fit ~200 KB (5 at XN = 64, 6 at XN = 8): 160-192 KB of weight in
  * flight per SM. Where 256-row blocks would need K split and 128-row blocks
- * fill the SMs once unsplit (n ~ 12700-16900 on 132 SMs), the CTA is 384
+ * fill the SMs once unsplit (n ~ 12550-16900 on 132 SMs), the CTA is 384
  * threads with two consumers over 128 rows, 8-11 stages of 16 KB + the
  * activation tile (cuops_decode_wgmma_rows, gemm_tuning.h).
  *

@@ -86,7 +86,7 @@ static inline int cuops_decode_narrow_rows(int64_t n, int64_t sms)
 /* Weight rows per CTA of the cluster decode form (gemm_sm90_decode.cu): 256
  * (four consumer warpgroups), but 128 (two) where 256-row blocks cover fewer
  * than 3/4 of the SMs, so that K would be split over a cluster, and 128-row
- * blocks cover 3/4 to all of them unsplit (n ~ 12700-16900 on 132 SMs: the
+ * blocks cover 3/4 to all of them unsplit (n ~ 12550-16900 on 132 SMs: the
  * shape cuBLAS takes at 14336 x 4096, 112 CTAs of 128 rows). */
 static inline int cuops_decode_wgmma_rows(int64_t n, int64_t sms)
 {
@@ -149,10 +149,12 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
  *  F16/BF16, small M on sm_90 (m <= 64, NT, operands TMA can read, k >= 1):
  *    sm90_decode_narrow where its tiles (8-256 rows by n) keep 3/4 of the
  *    SMs busy, hold 32 rows or more (or k <= 2048), and the cluster form
- *    would split K (cuops_decode_narrow_fits: n ~ 3200-25300 on 132 SMs);
- *    else, for m > 8 or n*k > 2^24,
- *    sm90_decode_wgmma (weight by TMA, wgmma from shared memory, cluster
- *    split-K); both ahead of the decode kernels.
+ *    would split K (cuops_decode_narrow_fits: n ~ 3200-12550 and
+ *    16900-25100 on 132 SMs; between them 128-row cluster blocks run
+ *    unsplit); else, for m > 8 or n*k > 2^24,
+ *    sm90_decode_wgmma (weight by TMA, wgmma from shared memory, 256-row
+ *    blocks with cluster split-K or 128-row blocks unsplit); both ahead of
+ *    the decode kernels.
  *  F16/BF16, small M (decode: m <= 64, NT, aligned) on sm_80 and newer: the
  *    decode kernels first (their supports() accepts only those calls): they
  *    split K so every SM streams the weight, where a 128-row tile would leave

@@ -208,8 +208,8 @@ static __device__ __forceinline__ void w4p_cluster_store(const w4p_args_t &a, co
     for (int j = j0 + tid; j < j1; j += 32 * CW) {
         const float4 v = cuops_cluster_sum_f4(base + 16u * (uint32_t)j, sp.splits);
         const int e = 4 * j;
-        const int sp = e / per_strip, rem = e - sp * per_strip;
-        const int64_t col = (int64_t)(strip0 + sp) * W4_STRIP_ROWS + (rem & 15);
+        const int si = e / per_strip, rem = e - si * per_strip; /* strip si of the CTA's */
+        const int64_t col = (int64_t)(strip0 + si) * W4_STRIP_ROWS + (rem & 15);
         T *yrow = (T *)a.y + (int64_t)(rem >> 4) * a.ldy;
         const float vv[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
