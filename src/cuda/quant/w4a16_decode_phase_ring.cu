@@ -47,12 +47,15 @@
 #include "cuda/common/cluster_splitk.cuh"
 #include "cuda/common/ptx_sm90.cuh"
 #include "cuda/gemm/gemm_sm90.h"
+#include "cuda/quant/w4a16_decode_phase_ring_plan.h"
 #include "cuda/quant/w4a16_layout.cuh"
 #include "cuda/quant/w4a16_warp_tile.cuh"
 #include "cuda/quant/w4a16_wgmma.cuh"
 
 #define W4P_STRIPS 4        /* strips per stage */
 #define W4P_PHASE_TILES 16  /* 64-k tiles of each strip per phase */
+static_assert(W4P_PHASE_TILES == W4A16_PHASE_RING_PHASE_TILES, "the plan's phase");
+static_assert(W4A16_PHASE_RING_MAX_SPLITS == CUOPS_CLUSTER_MAX_SPLITS, "the plan's cluster size");
 #define W4P_PHASE_TILES_LOG2 4
 /* strip quads whose sums a math thread holds in registers: 16 strips per
  * pass, but 8 with 16 math warps at m > 8 (96 registers each: 4 quads
@@ -537,74 +540,24 @@ int w4a16_decode_phase_ring_serves(const struct cuops_handle *h, const cuops_w4a
     return w4p_stages(h, d->m, 16) >= W4P_MIN_STAGES;
 }
 
-/* The CTAs' work with K split over clusters of `splits` CTAs (1: no split):
- * strips per CTA (a cluster's CTAs share them), phases per CTA, and the
- * split count itself once no CTA of a cluster is left without a phase. A
- * split CTA makes one pass (the cluster's sums meet in its x slots), so its
- * strips are at most a pass's. */
-typedef struct w4p_plan {
-    int64_t splits, strips_per_cta, phases_per_split, ctas;
-} w4p_plan_t;
-
-static w4p_plan_t w4p_make_plan(int64_t strips, int64_t phases, int64_t sms, int64_t splits,
-                                int64_t pass_strips)
-{
-    w4p_plan_t pl;
-    if (splits > CUOPS_CLUSTER_MAX_SPLITS) splits = CUOPS_CLUSTER_MAX_SPLITS;
-    if (splits > phases) splits = phases;
-    if (splits < 1) splits = 1;
-    pl.phases_per_split = cuops_ceil_div(phases, splits);
-    pl.splits = cuops_ceil_div(phases, pl.phases_per_split);
-    pl.strips_per_cta = cuops_ceil_div(strips * pl.splits, sms);
-    if (pl.splits > 1 && pl.strips_per_cta > pass_strips) pl.strips_per_cta = pass_strips;
-    pl.ctas = cuops_ceil_div(strips, pl.strips_per_cta) * pl.splits;
-    return pl;
-}
-
-/* Auto's choice for 5 <= m <= 16 on sm_90 (w4a16_dispatch.cu; for m <= 8
- * after w4a16_decode_bulk_ring_auto): where it serves the call and each CTA
- * gets at least 3 strips, or k is at most one 4096-k stretch of phases.
- * Measured (H200, f16, docs/w4a16.md): at m = 16 1.22x / 1.17x / 1.23x
- * w4a16_decode_warp at 4096^2 (2 strips per CTA, k = 4096), 14336 x 4096 (7)
- * and 28672 x 8192 (14); 0.89x at 4096 x 14336 (2 strips per CTA: 16 KB
- * stages, half of the math warps idle, 14 phases); at m = 5..8 1.00-1.16x
- * on the three shapes it takes; at m <= 3 0.97-0.99x, m = 4 level. Since
- * the K split: also where w4p_auto_splits gives 2 (m > 8, few strips per
- * CTA, k > 4096). */
-#define W4P_AUTO_MIN_M 5
-#define W4P_AUTO_MIN_STRIPS_PER_CTA 3
-#define W4P_AUTO_SHORT_KTILES 64
-/* Auto's K split: 2 where the unsplit form would leave each CTA fewer than
- * W4P_AUTO_MIN_STRIPS_PER_CTA strips over a long K (the calls auto gave to
- * w4a16_decode_warp), at m > 8 (two x fragments: the per-warp kernel's cost
- * grows with m, the ring's hardly), when the clusters fill the SMs at most
- * once. Measured (H200, f16, P146, docs/w4a16.md): m = 16 at 4096 x 14336
- * 19.90 us against 21.15 for w4a16_decode_warp (24.80 unsplit), at
- * 2048 x 8192 12.67 against 14.62; at m = 5 and 8 (4096 x 14336) 1-3 %
- * behind w4a16_decode_warp; splits of 3 and 4 took 29-35 us (clusters of
- * 3 or 4 CTAs of ~200 KB each, probably not all resident at once: not
- * checked). 1 elsewhere. */
 static int64_t w4p_auto_splits(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                const w4_geometry_t *geo)
 {
-    const int64_t sms = h->num_sms > 0 ? h->num_sms : 132;
-    const int64_t strips = cuops_ceil_div(d->n, W4_STRIP_ROWS);
-    if (d->m <= 8 || cuops_ceil_div(strips, sms) >= W4P_AUTO_MIN_STRIPS_PER_CTA ||
-        geo->ktiles <= W4P_AUTO_SHORT_KTILES)
-        return 1;
-    const w4p_plan_t pl = w4p_make_plan(strips, cuops_ceil_div(geo->ktiles, W4P_PHASE_TILES), sms,
-                                        2, (int64_t)W4P_QUADS(16, 2) * W4P_STRIPS);
-    return pl.splits == 2 && pl.ctas <= sms ? 2 : 1;
+    return w4a16_phase_ring_auto_splits(d->m, cuops_ceil_div(d->n, W4_STRIP_ROWS), geo->ktiles,
+                                        h->num_sms > 0 ? h->num_sms : 132,
+                                        (int64_t)W4P_QUADS(16, 2) * W4P_STRIPS);
 }
 
+/* Auto's choice for 5 <= m <= 16 on sm_90 (w4a16_dispatch.cu; for m <= 8
+ * after w4a16_decode_bulk_ring_auto): where it serves the call and the rule
+ * of w4a16_decode_phase_ring_plan.h holds. */
 int w4a16_decode_phase_ring_auto(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                  const w4_geometry_t *geo)
 {
-    if (d->m < W4P_AUTO_MIN_M || !w4a16_decode_phase_ring_serves(h, d, geo)) return 0;
-    const int64_t sms = h->num_sms > 0 ? h->num_sms : 132;
-    const int64_t per_cta = cuops_ceil_div(cuops_ceil_div(d->n, W4_STRIP_ROWS), sms);
-    return per_cta >= W4P_AUTO_MIN_STRIPS_PER_CTA || geo->ktiles <= W4P_AUTO_SHORT_KTILES ||
-           w4p_auto_splits(h, d, geo) > 1;
+    if (!w4a16_decode_phase_ring_serves(h, d, geo)) return 0;
+    return w4a16_phase_ring_auto_takes(d->m, cuops_ceil_div(d->n, W4_STRIP_ROWS), geo->ktiles,
+                                       h->num_sms > 0 ? h->num_sms : 132,
+                                       (int64_t)W4P_QUADS(16, 2) * W4P_STRIPS);
 }
 
 template <typename T, int CW, int M8>
@@ -619,8 +572,8 @@ static cuops_status_t w4p_launch(struct cuops_handle *h, const cuops_w4a16_desc_
     const int64_t strips = cuops_ceil_div(d->n, W4_STRIP_ROWS);
     const int64_t phases = cuops_ceil_div(geo->ktiles, W4P_PHASE_TILES);
     const int64_t splits = forced_splits > 0 ? forced_splits : w4p_auto_splits(h, d, geo);
-    const w4p_plan_t pl =
-        w4p_make_plan(strips, phases, sms, splits, (int64_t)W4P_QUADS(CW, M8) * W4P_STRIPS);
+    const w4a16_phase_ring_plan_t pl = w4a16_phase_ring_make_plan(
+        strips, phases, sms, splits, (int64_t)W4P_QUADS(CW, M8) * W4P_STRIPS);
     const int64_t stages = w4p_stages(h, d->m, CW);
     if (pl.ctas > 0x7fffffff)
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "%s: n %lld too large", name,
