@@ -122,7 +122,8 @@ static void test_sweep(void)
                     int ok = s == 1 || s == 2;
                     if (s == 2) {
                         const w4a16_phase_ring_plan_t pl = w4a16_phase_ring_make_plan(
-                            strips, (kt + 15) / 16, sms, 2, PASS_M16);
+                            strips, (kt + W4A16_PHASE_RING_PHASE_TILES - 1) / W4A16_PHASE_RING_PHASE_TILES, sms, 2,
+                            PASS_M16);
                         ok = ok && m > 8 && (strips + sms - 1) / sms < 3 && kt > 64 &&
                              pl.splits == 2 && pl.ctas <= sms &&
                              w4a16_phase_ring_auto_takes(m, strips, kt, sms, PASS_M16);

@@ -465,22 +465,19 @@ static sdw_kernel_fn sdw_pick(cuops_dtype_t ab, int xn, int cons)
     return cons == 2 ? sdw_pick_cons<2>(ab, xn) : sdw_pick_cons<4>(ab, xn);
 }
 
+template <int CONS> static int sdw_smem_bytes_cons(int xn)
+{
+    switch (xn) {
+    case 8: return SDW_SMEM_BYTES(8, CONS);
+    case 16: return SDW_SMEM_BYTES(16, CONS);
+    case 32: return SDW_SMEM_BYTES(32, CONS);
+    default: return SDW_SMEM_BYTES(64, CONS);
+    }
+}
+
 static int sdw_smem_bytes(int xn, int cons)
 {
-    if (cons == 2) {
-        switch (xn) {
-        case 8: return SDW_SMEM_BYTES(8, 2);
-        case 16: return SDW_SMEM_BYTES(16, 2);
-        case 32: return SDW_SMEM_BYTES(32, 2);
-        default: return SDW_SMEM_BYTES(64, 2);
-        }
-    }
-    switch (xn) {
-    case 8: return SDW_SMEM_BYTES(8, 4);
-    case 16: return SDW_SMEM_BYTES(16, 4);
-    case 32: return SDW_SMEM_BYTES(32, 4);
-    default: return SDW_SMEM_BYTES(64, 4);
-    }
+    return cons == 2 ? sdw_smem_bytes_cons<2>(xn) : sdw_smem_bytes_cons<4>(xn);
 }
 
 /* Resident clusters of `size` CTAs of the XN kernel on device `dev` (cached;

@@ -540,12 +540,15 @@ int w4a16_decode_phase_ring_serves(const struct cuops_handle *h, const cuops_w4a
     return w4p_stages(h, d->m, 16) >= W4P_MIN_STAGES;
 }
 
+/* The pass of the form auto runs at m > 8 (16 math warps, two x fragments):
+ * a split CTA's strips are at most this many. */
+#define W4P_AUTO_PASS_STRIPS ((int64_t)W4P_QUADS(16, 2) * W4P_STRIPS)
+
 static int64_t w4p_auto_splits(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                const w4_geometry_t *geo)
 {
     return w4a16_phase_ring_auto_splits(d->m, cuops_ceil_div(d->n, W4_STRIP_ROWS), geo->ktiles,
-                                        h->num_sms > 0 ? h->num_sms : 132,
-                                        (int64_t)W4P_QUADS(16, 2) * W4P_STRIPS);
+                                        h->num_sms > 0 ? h->num_sms : 132, W4P_AUTO_PASS_STRIPS);
 }
 
 /* Auto's choice for 5 <= m <= 16 on sm_90 (w4a16_dispatch.cu; for m <= 8
@@ -556,8 +559,7 @@ int w4a16_decode_phase_ring_auto(const struct cuops_handle *h, const cuops_w4a16
 {
     if (!w4a16_decode_phase_ring_serves(h, d, geo)) return 0;
     return w4a16_phase_ring_auto_takes(d->m, cuops_ceil_div(d->n, W4_STRIP_ROWS), geo->ktiles,
-                                       h->num_sms > 0 ? h->num_sms : 132,
-                                       (int64_t)W4P_QUADS(16, 2) * W4P_STRIPS);
+                                       h->num_sms > 0 ? h->num_sms : 132, W4P_AUTO_PASS_STRIPS);
 }
 
 template <typename T, int CW, int M8>
