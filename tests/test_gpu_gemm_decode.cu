@@ -58,8 +58,14 @@ static const char *const k_wgmma = "sm90_decode_wgmma";
 /* its narrow form (x as the wgmma A, 32-row tiles, all of K per tile, CTAs
  * persistent over the tiles): forced on every case on sm_90 too */
 static const char *const k_narrow = "sm90_decode_narrow";
+/* the cluster form held to 128- or 64-row blocks whatever n (each with its
+ * own split): forced on every case on sm_90 as well */
+static const char *const k_fixed_rows[2] = {"sm90_decode_wgmma128", "sm90_decode_wgmma64"};
+static const int64_t k_fixed_rows_n[2] = {128, 64};
 #define WGMMA_SLOT (NUM_VARIANTS + 1)
 #define NARROW_SLOT (NUM_VARIANTS + 2)
+#define FIXED_SLOT (NUM_VARIANTS + 3) /* and + 4: k_fixed_rows[slot - FIXED_SLOT] */
+static int g_fixed_ran[2], g_fixed_split[2]; /* cases each served; of those, split (auto or forced) */
 static int g_narrow_ran, g_narrow_multi; /* cases it served; of those, with > 1 tile per CTA */
 static unsigned long long g_narrow_rows_seen[33]; /* bit per tile height (rows / 8) it ran */
 static int g_wgmma_ran, g_wgmma_split; /* cases it served; of those, with a forced split >= 2 */
@@ -94,24 +100,28 @@ static int64_t wgmma_rows(int64_t n)
 }
 
 /* auto on sm_90 takes the narrow form when its tiles keep 3/4 of the SMs
- * busy (n >= 3/4 x rounds x SMs x rows per tile), hold 32 rows or more or
- * k <= 2048, and the cluster form's blocks would cover under 3/4 of the SMs
+ * busy (n >= 3/4 x rounds x SMs x rows per tile), hold 32 rows or more,
+ * the cluster form's blocks would cover under 3/4 of the SMs, and not for
+ * k > 8192 where 64-row blocks would cover at most half of them
  * (gemm_tuning.h) */
 static int auto_takes_narrow(int64_t n, int64_t k)
 {
     const int64_t sms = g_num_sms > 0 ? g_num_sms : 132;
     const int64_t wrows = wgmma_rows(n);
     if (g_sm_major != 9 || k < 1) return 0;
-    if (narrow_rows(n) < 32 && k > 2048) return 0;
+    if (narrow_rows(n) < 32) return 0;
+    if (k > 8192 && 2 * ((n + 63) / 64) <= sms) return 0;
     if (4 * ((n + wrows - 1) / wrows) >= 3 * sms) return 0;
     return 4 * n >= 3 * narrow_rounds(n) * sms * narrow_rows(n);
 }
 
-/* auto on sm_90 takes the Hopper kernel for k >= 1 when m > 8 or the weight
- * is larger than 4096 x 4096 (gemm_tuning.h) */
+/* auto on sm_90 takes the Hopper kernel for every call it serves (k >= 1
+ * here) that the narrow form does not take (gemm_tuning.h) */
 static int auto_takes_wgmma(int64_t m, int64_t n, int64_t k)
 {
-    return g_sm_major == 9 && k >= 1 && (m > 8 || n * k > ((int64_t)1 << 24));
+    (void)m;
+    (void)n;
+    return g_sm_major == 9 && k >= 1;
 }
 
 static const char *const k_variants[NUM_VARIANTS] = {"decode_splitk_m8", "decode_splitk_m16",
@@ -327,6 +337,7 @@ static cuops_status_t gpu_call(const decode_case_t *c, const case_buffers_t *b, 
     opt.variant = v < NUM_VARIANTS    ? k_variants[v]
                   : v == WGMMA_SLOT   ? k_wgmma
                   : v == NARROW_SLOT  ? k_narrow
+                  : v >= FIXED_SLOT   ? k_fixed_rows[v - FIXED_SLOT]
                                       : "auto";
     opt.split_k = v == AUTO_SLOT ? 0 : c->split_k;
     cudaMemcpy(b->dc, b->hc0, b->count_c * es_c, cudaMemcpyHostToDevice);
@@ -389,8 +400,10 @@ static void run_variants(const decode_case_t *c, const case_buffers_t *b, const 
     /* the Hopper kernels: serve k >= 1, decline k == 0; no workspace (the
      * cluster form's split-K meets in distributed shared memory, the narrow
      * form does not split); the same bytes twice */
-    for (int slot = WGMMA_SLOT; slot <= NARROW_SLOT && !g_device_dead; slot++) {
-        const char *who = slot == WGMMA_SLOT ? k_wgmma : k_narrow;
+    for (int slot = WGMMA_SLOT; slot <= FIXED_SLOT + 1 && !g_device_dead; slot++) {
+        const char *who = slot == WGMMA_SLOT    ? k_wgmma
+                          : slot == NARROW_SLOT ? k_narrow
+                                                : k_fixed_rows[slot - FIXED_SLOT];
         unsigned long long ws1 = 0, ws2 = 0;
         cuops_status_t st = gpu_call(c, b, slot, b->hout, &ws1);
         if (c->k == 0) {
@@ -407,6 +420,14 @@ static void run_variants(const decode_case_t *c, const case_buffers_t *b, const 
         if (slot == WGMMA_SLOT) {
             g_wgmma_ran++;
             if (c->split_k >= 2 && c->k > 64) g_wgmma_split++;
+        } else if (slot >= FIXED_SLOT) {
+            /* unforced they split where their blocks leave half of the SMs idle */
+            const int f = slot - FIXED_SLOT;
+            const int64_t sms = g_num_sms > 0 ? g_num_sms : 132;
+            const int64_t blocks = (c->n + k_fixed_rows_n[f] - 1) / k_fixed_rows_n[f];
+            g_fixed_ran[f]++;
+            if (c->k > 64 && (c->split_k >= 2 || (c->split_k == 0 && 2 * blocks <= sms)))
+                g_fixed_split[f]++;
         } else {
             g_narrow_ran++;
             if (narrow_rounds(c->n) > 1) g_narrow_multi++;
@@ -809,18 +830,24 @@ static void big_case_body(const big_case_t *bc, const char *what, void *ha, void
         const double xj = x[j];
         for (int64_t p = 0; p < k; p++) w[p] += tu_get(hb, bc->ab, (size_t)(j * k + p)) * xj;
     }
+    /* the scale of row i is the larger of |z_i| and the root sum of squares
+     * of its terms C_ij x_j: a z_i that cancels to near zero (at m = 1 a
+     * single row decides) would otherwise turn the output's rounding into a
+     * large relative error (rel 0.04 once at 1 x 4096 x 14336, f16 C) */
     double err2 = 0.0, ref2 = 0.0;
     for (int64_t i = 0; i < m; i++) {
-        double z = 0.0, y = 0.0;
+        double z = 0.0, y = 0.0, terms2 = 0.0;
         for (int64_t p = 0; p < k; p++) z += tu_get(ha, bc->ab, (size_t)(i * k + p)) * w[p];
         z *= bc->alpha;
         for (int64_t j = 0; j < n; j++) {
             const size_t at = (size_t)(guard + i * n + j);
             if (bc->beta != 0.0f) z += bc->beta * tu_get(hc0, bc->ct, at) * x[j];
-            y += tu_get(hout, bc->ct, at) * x[j];
+            const double t = tu_get(hout, bc->ct, at) * x[j];
+            y += t;
+            terms2 += t * t;
         }
         err2 += (y - z) * (y - z);
-        ref2 += z * z;
+        ref2 += z * z > terms2 ? z * z : terms2;
     }
     const double rel = ref2 > 0.0 ? sqrt(err2 / ref2) : sqrt(err2);
     CHECK(rel <= 1e-2, "%s: C x vs alpha A (B x) + beta C0 x: rel err %.3g > 1e-2", what, rel);
@@ -884,8 +911,17 @@ static void test_big(void)
         {"sm90_decode_narrow", 16, 4096, 14336, BF16, F16, 1.0f, 0.5f, 0, 0},
         {"sm90_decode_narrow", 64, 14336, 4096, F16, F32, -0.75f, 0.5f, 0, 0},
         {"sm90_decode_narrow", 1, 28672, 8192, BF16, BF16, 1.0f, 0.0f, 0, 0},
-        /* auto takes the narrow form here */
+        /* 128-row blocks, K split 4 ways over 32 blocks (its own choice) and 2 (forced) */
+        {"sm90_decode_wgmma128", 1, 4096, 14336, F16, F16, 1.0f, 0.0f, 0, 0},
+        {"sm90_decode_wgmma128", 64, 4096, 14336, BF16, F32, -0.75f, 0.5f, 2, 0},
+        /* 64-row blocks, K split 2 ways over 64 blocks (its own choice) and 8 (forced) */
+        {"sm90_decode_wgmma64", 16, 4096, 14336, F16, BF16, 1.0f, 0.5f, 0, 0},
+        {"sm90_decode_wgmma64", 64, 1024, 14336, F16, F16, 1.0f, 0.0f, 8, 0},
+        /* auto takes the cluster form here: 64-row blocks, K split 2 */
         {"auto", 64, 4096, 14336, F16, F16, 1.0f, 0.0f, 0, 0},
+        {"auto", 1, 4096, 14336, BF16, BF16, 1.0f, 0.5f, 0, 0},
+        /* and 128-row blocks, K split 8 */
+        {"auto", 3, 1024, 14336, F16, F32, 1.0f, 0.0f, 0, 0},
     };
     for (size_t i = 0; i < sizeof hopper / sizeof hopper[0]; i++) run_big_case(&hopper[i]);
 }
@@ -1044,6 +1080,12 @@ int main(void)
             CHECK(g_wgmma_ran > 0 && g_wgmma_split > 0, "%s ran %d cases, %d split", k_wgmma,
                   g_wgmma_ran, g_wgmma_split);
             CHECK(g_auto_wgmma > 0, "auto never took %s", k_wgmma);
+            for (int f = 0; f < 2; f++) {
+                fprintf(stderr, "%-20s ran %4d case(s), %4d with a cluster split\n",
+                        k_fixed_rows[f], g_fixed_ran[f], g_fixed_split[f]);
+                CHECK(g_fixed_ran[f] > 0 && g_fixed_split[f] > 0, "%s ran %d cases, %d split",
+                      k_fixed_rows[f], g_fixed_ran[f], g_fixed_split[f]);
+            }
             fprintf(stderr, "%-20s ran %4d case(s), %4d with more than one tile per CTA\n",
                     k_narrow, g_narrow_ran, g_narrow_multi);
             CHECK(g_narrow_ran > 0 && g_narrow_multi > 0, "%s ran %d cases, %d multi-tile",

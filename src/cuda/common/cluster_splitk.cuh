@@ -31,18 +31,18 @@ __device__ __forceinline__ float4 cuops_cluster_sum_f4(uint32_t addr, int splits
     return cuops_f4_sum_in_order(v, splits);
 }
 
-/* For j in [j0, j1): store(j, sum), sum = the float4 at addr + j * stride
- * summed over ranks 0..splits-1 in that order (the bits of
- * cuops_cluster_sum_f4). The loads of a batch of NB float4s from every rank
- * are issued before the first add (NB * MAXS = 16 float4s, 64 registers, in
- * flight per thread), not one float4 at a time. Measured on the 1024^3
- * split-K GEMM (S = 3, H200): 1 us of ~15 faster; the warps still wait on
- * these loads as long (ncu), so the distributed-shared-memory path's own
- * throughput, not its round trips, bounds the reduction. */
-template <int NB, int MAXS, typename Store>
-__device__ __forceinline__ void cuops_cluster_reduce_batches(uint32_t addr, uint32_t stride,
-                                                             int splits, int j0, int j1,
-                                                             Store store)
+/* For j in [j0, j1): store(j, sum), sum = the float4 at this CTA's shared
+ * address addr_of(j) as laid out in each rank, summed over ranks
+ * 0..splits-1 in that order (the bits of cuops_cluster_sum_f4). The loads
+ * of a batch of NB float4s from every rank are issued before the first add
+ * (NB * MAXS = 16 float4s, 64 registers, in flight per thread), not one
+ * float4 at a time. Measured on the 1024^3 split-K GEMM (S = 3, H200): 1 us
+ * of ~15 faster; the warps still wait on these loads as long (ncu), so the
+ * distributed-shared-memory path's own throughput, not its round trips,
+ * bounds the reduction. */
+template <int NB, int MAXS, typename Addr, typename Store>
+__device__ __forceinline__ void cuops_cluster_reduce_batches(Addr addr_of, int splits, int j0,
+                                                             int j1, Store store)
 {
     for (int jb = j0; jb < j1; jb += NB) {
         float4 v[NB][MAXS];
@@ -51,7 +51,7 @@ __device__ __forceinline__ void cuops_cluster_reduce_batches(uint32_t addr, uint
 #pragma unroll
             for (int i = 0; i < NB; i++)
                 if (q < splits && jb + i < j1)
-                    v[i][q] = cuops_ld_dsmem_f4(addr + (uint32_t)(jb + i) * stride, (uint32_t)q);
+                    v[i][q] = cuops_ld_dsmem_f4(addr_of(jb + i), (uint32_t)q);
 #pragma unroll
         for (int i = 0; i < NB; i++) {
             if (jb + i >= j1) break;
@@ -70,17 +70,26 @@ __device__ __forceinline__ void cuops_cluster_reduce_batches(uint32_t addr, uint
     }
 }
 
+/* The batch size by the cluster size: 16 float4s in flight per thread. */
+template <typename Addr, typename Store>
+__device__ __forceinline__ void cuops_cluster_reduce_store_at(Addr addr_of, int splits, int j0,
+                                                              int j1, Store store)
+{
+    if (splits <= 2)
+        cuops_cluster_reduce_batches<8, 2>(addr_of, splits, j0, j1, store);
+    else if (splits <= 4)
+        cuops_cluster_reduce_batches<4, 4>(addr_of, splits, j0, j1, store);
+    else
+        cuops_cluster_reduce_batches<2, CUOPS_CLUSTER_MAX_SPLITS>(addr_of, splits, j0, j1, store);
+}
+
+/* The same for the float4s at addr + j * stride. */
 template <typename Store>
 __device__ __forceinline__ void cuops_cluster_reduce_store(uint32_t addr, uint32_t stride,
                                                            int splits, int j0, int j1, Store store)
 {
-    if (splits <= 2)
-        cuops_cluster_reduce_batches<8, 2>(addr, stride, splits, j0, j1, store);
-    else if (splits <= 4)
-        cuops_cluster_reduce_batches<4, 4>(addr, stride, splits, j0, j1, store);
-    else
-        cuops_cluster_reduce_batches<2, CUOPS_CLUSTER_MAX_SPLITS>(addr, stride, splits, j0, j1,
-                                                                  store);
+    cuops_cluster_reduce_store_at([&](int j) { return addr + (uint32_t)j * stride; }, splits, j0,
+                                  j1, store);
 }
 
 /* This thread's float4 j of its fragment to shared memory at `addr`. */

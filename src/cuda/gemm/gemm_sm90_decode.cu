@@ -31,14 +31,20 @@
  * flight per SM. Where 256-row blocks would need K split and 128-row blocks
  * fill the SMs once unsplit (n ~ 12550-16900 on 132 SMs), the CTA is 384
  * threads with two consumers over 128 rows, 8-11 stages of 16 KB + the
- * activation tile (cuops_decode_wgmma_rows, gemm_tuning.h).
+ * activation tile (cuops_decode_wgmma_rows, gemm_tuning.h). Where even those
+ * would split K, the blocks are 64 rows (one consumer, 256 threads, 12-22
+ * stages of 8 KB + the activation tile), or 128 for a long K split 4 ways or
+ * more (cuops_decode_wgmma_block_rows); the "sm90_decode_wgmma128" and
+ * "sm90_decode_wgmma64" variants force those heights.
  *
- * Split-K (cluster_splitk.cuh): the S CTAs of a 256-row block form a cluster
- * (S <= 8), rank r takes 64-k blocks [r*K/S, (r+1)*K/S), the partials meet
- * in distributed shared memory and rank r sums its share of the fragments in
- * rank order (bitwise reproducible) and stores C = alpha * sum + beta * C;
- * S = 1 is a plain launch (no cluster) that stores C from the registers.
- * S: as many as fill the SMs once, at most 8 and one per 64-k block, lowered
+ * Epilogue: every thread writes its fragment as fp32 into a C tile in the
+ * (then free) ring, and the consumers store C rows four columns per access.
+ * Split-K (cluster_splitk.cuh): the S CTAs of a block form a cluster
+ * (S <= 8), rank r takes 64-k blocks [r*K/S, (r+1)*K/S), the C tiles meet
+ * in distributed shared memory and rank r sums its share of the tile's
+ * 4-column chunks in rank order (bitwise reproducible) and stores
+ * C = alpha * sum + beta * C; S = 1 is a plain launch (no cluster). S: as
+ * many as fill the SMs once, at most 8 and one per 64-k block, lowered
  * until every cluster is resident at once; options.split_k forces it.
  *
  * supports(): sm_90 with the shared memory, ab F16/BF16, c F16/BF16/F32,
@@ -49,14 +55,16 @@
 #include <string.h>
 
 #include "cuda/common/cluster_splitk.cuh"
+#include "decode_stamps.cuh"
 #include "cuda/common/ptx_sm90.cuh"
 #include "cuda/gemm/gemm_kernels.h"
 #include "cuda/gemm/gemm_sm90.h"
 #include "cuda/gemm/gemm_tuning.h"
 
-/* CONS consumer warpgroups of 64 weight rows each: 4 (256-row blocks), or 2
+/* CONS consumer warpgroups of 64 weight rows each: 4 (256-row blocks), 2
  * (128-row blocks) where those fill the SMs once without a split and 256-row
- * blocks would need one (cuops_decode_wgmma_rows, gemm_tuning.h) */
+ * blocks would need one (cuops_decode_wgmma_rows, gemm_tuning.h), or 1
+ * (64-row blocks, 256 threads, 12-22 stages) */
 #define SDW_ROWS(CONS) (64 * (CONS))
 #define SDW_BK 64
 #define SDW_THREADS(CONS) (128 * (1 + (CONS)))
@@ -94,6 +102,9 @@ typedef struct sdw_params {
     int kblocks;  /* ceil(k / 64) */
     int splits;   /* cluster size: CTAs per weight block */
     int tiles;    /* narrow form: ceil(n / NW) tiles of NW weight rows */
+#ifdef CUOPS_DECODE_STAMPS
+    unsigned long long *stamps; /* the study probe's per-CTA times (decode_stamps.cuh) */
+#endif
 } sdw_params_t;
 
 #if CUOPS_SM90A_DEVICE
@@ -118,20 +129,61 @@ static __device__ __forceinline__ void sdw_store(const sdw_params_t &p, int row,
     }
 }
 
-/* The four values of float4 j of a thread's fragment (activation rows
- * 8j + 2(l%4) + {0,1}, weight rows 16w + l/4 and + 8 of the consumer's 64
- * in block wb of `rows`) into C, masked at m and n. */
-static __device__ __forceinline__ void sdw_store_frag(const sdw_params_t &p, int rows, int wb,
-                                                      int consumer, int warp, int g, int tq, int j,
-                                                      float4 sum)
+/* C[row][col + e] = alpha * v[e] + beta * C[row][col + e] for e = 0..3,
+ * masked at n: one 16- (f32) or 8-byte (f16, bf16) access where all four
+ * columns are inside C and the address is aligned to it, else per element
+ * (the same rounding either way: fp32 math, one rounding to C's type). */
+static __device__ __forceinline__ void sdw_store4(const sdw_params_t &p, int row, int col,
+                                                  const float4 &v)
 {
-    const int row = 8 * j + 2 * tq;
-    const int col = wb * rows + consumer * 64 + warp * 16 + g;
-    const float vals[4] = {sum.x, sum.y, sum.z, sum.w};
+    const int64_t off = (int64_t)row * p.ldc + col;
+    const int es = p.c_type == CUOPS_DTYPE_F32 ? 4 : 2;
+    const uintptr_t addr = (uintptr_t)p.c + (uintptr_t)(off * es);
+    if (col + 3 >= p.n || (addr & (uintptr_t)(4 * es - 1)) != 0) {
+        const float vals[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
-    for (int e = 0; e < 4; e++) {
-        const int r = row + (e & 1), cc = col + 8 * (e >> 1);
-        if (r < p.m && cc < p.n) sdw_store(p, r, cc, vals[e]);
+        for (int e = 0; e < 4; e++)
+            if (col + e < p.n) sdw_store(p, row, col + e, vals[e]);
+        return;
+    }
+    float o[4] = {p.alpha * v.x, p.alpha * v.y, p.alpha * v.z, p.alpha * v.w};
+    if (p.c_type == CUOPS_DTYPE_F32) {
+        float4 *c = (float4 *)addr;
+        if (p.beta != 0.0f) {
+            const float4 old = *c;
+            o[0] = p.alpha * v.x + p.beta * old.x;
+            o[1] = p.alpha * v.y + p.beta * old.y;
+            o[2] = p.alpha * v.z + p.beta * old.z;
+            o[3] = p.alpha * v.w + p.beta * old.w;
+        }
+        *c = make_float4(o[0], o[1], o[2], o[3]);
+    } else if (p.c_type == CUOPS_DTYPE_F16) {
+        uint2 *c = (uint2 *)addr;
+        if (p.beta != 0.0f) {
+            const uint2 old = *c;
+            const float2 a = __half22float2(*(const __half2 *)&old.x);
+            const float2 b = __half22float2(*(const __half2 *)&old.y);
+            o[0] = p.alpha * v.x + p.beta * a.x;
+            o[1] = p.alpha * v.y + p.beta * a.y;
+            o[2] = p.alpha * v.z + p.beta * b.x;
+            o[3] = p.alpha * v.w + p.beta * b.y;
+        }
+        const __half2 lo = __floats2half2_rn(o[0], o[1]), hi = __floats2half2_rn(o[2], o[3]);
+        *c = make_uint2(*(const uint32_t *)&lo, *(const uint32_t *)&hi);
+    } else {
+        uint2 *c = (uint2 *)addr;
+        if (p.beta != 0.0f) {
+            const uint2 old = *c;
+            const float2 a = __bfloat1622float2(*(const __nv_bfloat162 *)&old.x);
+            const float2 b = __bfloat1622float2(*(const __nv_bfloat162 *)&old.y);
+            o[0] = p.alpha * v.x + p.beta * a.x;
+            o[1] = p.alpha * v.y + p.beta * a.y;
+            o[2] = p.alpha * v.z + p.beta * b.x;
+            o[3] = p.alpha * v.w + p.beta * b.y;
+        }
+        const __nv_bfloat162 lo = __floats2bfloat162_rn(o[0], o[1]),
+                             hi = __floats2bfloat162_rn(o[2], o[3]);
+        *c = make_uint2(*(const uint32_t *)&lo, *(const uint32_t *)&hi);
     }
 }
 
@@ -159,6 +211,7 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
     const int kb1 = (int)((int64_t)(split + 1) * p.kblocks / p.splits);
 
     const int warpgroup = threadIdx.x / 128;
+    if (threadIdx.x == 0) DSTAMP(p, DSTAMP_ENTRY);
     if (threadIdx.x == 0) {
         /* the first TMA's descriptor fetch overlaps the barrier set-up */
         cuops_tma_prefetch_map(&tmap_w);
@@ -205,6 +258,8 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
 #pragma unroll 1
         for (int kb = kb0; kb < kb1; kb++) {
             cuops_mbar_wait(SDW_FULL_BAR(stage), phase);
+            if (threadIdx.x == 128 && kb == kb0) DSTAMP(p, DSTAMP_FIRST);
+            if (threadIdx.x == 128 && kb == kb1 - 1) DSTAMP(p, DSTAMP_LAST);
             /* this consumer's 64 rows: 8 KB into the 1024-aligned tile */
             const uint64_t desc_w =
                 cuops_wgmma_desc_k_sw128(w_smem + stage * WBYTES + consumer * 64 * 128);
@@ -227,30 +282,61 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
 #pragma unroll
         for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
 
+        if (threadIdx.x == 128) DSTAMP(p, DSTAMP_DRAINED);
+
+        /* C through shared memory, once every consumer is past its last
+         * wgmma (the ring is free): each thread writes its fragment as fp32
+         * into the [XN][ROWS + 4] C tile of this CTA (the 4-float pad puts a
+         * warp's 32 stores in 32 banks), then the consumers store rows of C
+         * four columns at a time (16-byte stores where C allows): at m = 64
+         * 8-16 vector stores per thread instead of 32-64 scalar ones */
+        constexpr int PITCH = ROWS + 4;
+        constexpr int CHUNKS_PER_ROW = ROWS / 4;
+        const uint32_t ctile = base;
         const int g = lane >> 2, tq = lane & 3;
-        if (p.splits == 1) {
-            /* no partner (and no cluster launched): C from the registers */
-#pragma unroll
-            for (int j = 0; j < F4; j++)
-                sdw_store_frag(p, ROWS, wb, consumer, warp, g, tq, j,
-                               make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2],
-                                           acc[4 * j + 3]));
-            return;
-        }
-        /* partials to this CTA's shared memory once every consumer is past
-         * its last wgmma: [consumer][float4 j][thread] */
         cuops_named_bar_sync(1, 128 * CONS);
-        const uint32_t part = base + (uint32_t)((consumer * F4 * 128 + ct) * 16);
+        if (threadIdx.x == 128) DSTAMP(p, DSTAMP_FREED);
 #pragma unroll
         for (int j = 0; j < F4; j++)
-            cuops_st_shared_f4(part + (uint32_t)(j * 128 * 16), acc[4 * j], acc[4 * j + 1],
-                               acc[4 * j + 2], acc[4 * j + 3]);
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int r = 8 * j + 2 * tq + (e & 1);
+                const int c = consumer * 64 + warp * 16 + g + 8 * (e >> 1);
+                asm volatile("st.shared.f32 [%0], %1;" ::"r"(ctile + (uint32_t)((r * PITCH + c) * 4)),
+                             "f"(acc[4 * j + e])
+                             : "memory");
+            }
+        /* chunk i: C row i / CHUNKS_PER_ROW, columns 4 (i % CHUNKS_PER_ROW) + 0..3
+         * of the block; rows past m are never stored */
+        const int mrows = p.m < XN ? p.m : XN;
+        const int chunks = mrows * CHUNKS_PER_ROW;
+        const int ci = threadIdx.x - 128; /* 0 .. 128 * CONS - 1 */
+        auto chunk_addr = [&](int i) {
+            return ctile + (uint32_t)(((i / CHUNKS_PER_ROW) * PITCH + 4 * (i % CHUNKS_PER_ROW)) * 4);
+        };
+        auto chunk_store = [&](int i, const float4 &v) {
+            sdw_store4(p, i / CHUNKS_PER_ROW, wb * ROWS + 4 * (i % CHUNKS_PER_ROW), v);
+        };
+        if (p.splits == 1) {
+            /* no partner (and no cluster launched) */
+            cuops_named_bar_sync(1, 128 * CONS);
+            if (threadIdx.x == 128) DSTAMP(p, DSTAMP_SYNCED);
+            for (int i = ci; i < chunks; i += 128 * CONS) chunk_store(i, cuops_ld_shared_f4(chunk_addr(i)));
+            if (threadIdx.x == 128) DSTAMP(p, DSTAMP_END);
+            return;
+        }
+        /* every rank's tile written; rank r sums chunks [r C / S, (r+1) C / S)
+         * over the ranks in rank order (bitwise reproducible) and stores them;
+         * this thread takes every (128 CONS)-th of them */
         cuops_cluster_sync();
-        const int j0 = split * F4 / p.splits, j1 = (split + 1) * F4 / p.splits;
-        cuops_cluster_reduce_store(part, 128 * 16, p.splits, j0, j1, [&](int j, const float4 &sum) {
-            sdw_store_frag(p, ROWS, wb, consumer, warp, g, tq, j, sum);
-        });
+        if (threadIdx.x == 128) DSTAMP(p, DSTAMP_SYNCED);
+        const int i0 = split * chunks / p.splits, i1 = (split + 1) * chunks / p.splits;
+        const int mine = i1 - i0 > ci ? (i1 - i0 - ci + 128 * CONS - 1) / (128 * CONS) : 0;
+        cuops_cluster_reduce_store_at(
+            [&](int j) { return chunk_addr(i0 + ci + j * 128 * CONS); }, p.splits, 0, mine,
+            [&](int j, const float4 &sum) { chunk_store(i0 + ci + j * 128 * CONS, sum); });
         cuops_cluster_sync_relaxed();
+        if (threadIdx.x == 128) DSTAMP(p, DSTAMP_END);
     }
 #undef SDW_FULL_BAR
 #undef SDW_EMPTY_BAR
@@ -336,6 +422,7 @@ static __device__ __forceinline__ void sdn_cta(const CUtensorMap &tmap_w, const 
 #define SDN_EMPTY_BAR(s) (bars + 8u * (uint32_t)(STAGES + (s)))
     const uint32_t xbytes = (uint32_t)xn * SDW_BK * 2;
 
+    if (threadIdx.x == 0) DSTAMP(p, DSTAMP_ENTRY);
     if (threadIdx.x == 128) {
         cuops_tma_prefetch_map(&tmap_w);
         cuops_tma_prefetch_map(&tmap_x);
@@ -392,6 +479,9 @@ static __device__ __forceinline__ void sdn_cta(const CUtensorMap &tmap_w, const 
 #pragma unroll 1
         for (int kb = 0; kb < p.kblocks; kb++) {
             cuops_mbar_wait(SDN_FULL_BAR(stage), phase);
+            if (threadIdx.x == 0 && first) DSTAMP(p, DSTAMP_FIRST);
+            if (threadIdx.x == 0 && kb == p.kblocks - 1 && tile + (int)gridDim.x >= p.tiles)
+                DSTAMP(p, DSTAMP_LAST);
             const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + stage * SDN_X_TILE_BYTES);
             const uint64_t desc_w = cuops_wgmma_desc_k_sw128(w_smem + stage * WBYTES);
 #pragma unroll
@@ -417,6 +507,7 @@ static __device__ __forceinline__ void sdn_cta(const CUtensorMap &tmap_w, const 
         sdn_store_frag<NW>(p, tile, warp, lane, acc);
     }
     cuops_wgmma_wait<0>();
+    if (threadIdx.x == 0) DSTAMP(p, DSTAMP_END);
 #undef SDN_FULL_BAR
 #undef SDN_EMPTY_BAR
 }
@@ -462,7 +553,9 @@ template <int CONS> static sdw_kernel_fn sdw_pick_cons(cuops_dtype_t ab, int xn)
 
 static sdw_kernel_fn sdw_pick(cuops_dtype_t ab, int xn, int cons)
 {
-    return cons == 2 ? sdw_pick_cons<2>(ab, xn) : sdw_pick_cons<4>(ab, xn);
+    return cons == 1 ? sdw_pick_cons<1>(ab, xn)
+           : cons == 2 ? sdw_pick_cons<2>(ab, xn)
+                       : sdw_pick_cons<4>(ab, xn);
 }
 
 template <int CONS> static int sdw_smem_bytes_cons(int xn)
@@ -477,21 +570,24 @@ template <int CONS> static int sdw_smem_bytes_cons(int xn)
 
 static int sdw_smem_bytes(int xn, int cons)
 {
-    return cons == 2 ? sdw_smem_bytes_cons<2>(xn) : sdw_smem_bytes_cons<4>(xn);
+    return cons == 1 ? sdw_smem_bytes_cons<1>(xn)
+           : cons == 2 ? sdw_smem_bytes_cons<2>(xn)
+                       : sdw_smem_bytes_cons<4>(xn);
 }
 
-/* Resident clusters of `size` CTAs of the XN kernel on device `dev` (cached;
- * f16 and bf16 instances use the same resources). */
-static int sdw_max_clusters(int dev, int xn, int size)
+/* Resident clusters of `size` CTAs of the XN, CONS kernel on device `dev`
+ * (cached; f16 and bf16 instances use the same resources). */
+static int sdw_max_clusters(int dev, int xn, int cons, int size)
 {
-    static int cache[16][4][CUOPS_CLUSTER_MAX_SPLITS + 1];
+    static int cache[16][3][4][CUOPS_CLUSTER_MAX_SPLITS + 1];
     const int xi = xn == 8 ? 0 : xn == 16 ? 1 : xn == 32 ? 2 : 3;
     if (dev < 0 || dev >= 16 || size < 1 || size > CUOPS_CLUSTER_MAX_SPLITS) return -1;
-    int *slot = &cache[dev][xi][size];
+    int *slot = &cache[dev][cons == 1 ? 0 : cons == 2 ? 1 : 2][xi][size];
     if (__atomic_load_n(slot, __ATOMIC_RELAXED) == 0)
         __atomic_store_n(slot,
-                         cuops_cluster_max_active((const void *)sdw_pick(CUOPS_DTYPE_F16, xn, 4),
-                                                  SDW_THREADS(4), size, sdw_smem_bytes(xn, 4)),
+                         cuops_cluster_max_active((const void *)sdw_pick(CUOPS_DTYPE_F16, xn, cons),
+                                                  SDW_THREADS(cons), size,
+                                                  sdw_smem_bytes(xn, cons)),
                          __ATOMIC_RELAXED);
     return __atomic_load_n(slot, __ATOMIC_RELAXED);
 }
@@ -535,16 +631,20 @@ static cuops_status_t sdw_prepare(struct cuops_handle *h, const cuops_gemm_desc_
     return CUOPS_STATUS_SUCCESS;
 }
 
-static cuops_status_t sdw_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
-                                 const cuops_options_t *opt)
+/* `rows_forced`: 0 lets n choose the block height (cuops_decode_wgmma_rows;
+ * a forced split keeps 256 rows), 128 or 64 takes blocks of that height
+ * whatever n and split (the "sm90_decode_wgmma128" / "_wgmma64" variants). */
+static cuops_status_t sdw_launch_rows(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                      const cuops_options_t *opt, int rows_forced,
+                                      const char *name)
 {
-    static const char *const name = "sm90_decode_wgmma";
     const int xn = sdw_xn(d->m);
     const int sms = h->num_sms > 0 ? h->num_sms : 132;
     const int64_t forced = opt && opt->split_k > 0 ? opt->split_k : 0;
-    /* 128-row blocks (two consumers) where they fill the SMs once unsplit
-     * and 256-row blocks would split K; a forced split keeps 256 rows */
-    const int rows = forced > 0 ? SDW_ROWS(4) : cuops_decode_wgmma_rows(d->n, sms);
+    /* block rows by n and k (gemm_tuning.h); a forced split keeps 256 */
+    const int rows = rows_forced > 0  ? rows_forced
+                     : forced > 0     ? SDW_ROWS(4)
+                                      : cuops_decode_wgmma_block_rows(d->n, d->k, sms);
     const int cons = rows / 64;
     const int smem = sdw_smem_bytes(xn, cons);
     CUtensorMap tmap_w, tmap_x;
@@ -559,11 +659,15 @@ static cuops_status_t sdw_launch(struct cuops_handle *h, const cuops_gemm_desc_t
     if (s > CUOPS_CLUSTER_MAX_SPLITS) s = CUOPS_CLUSTER_MAX_SPLITS;
     if (s > p.kblocks) s = p.kblocks;
     if (s < 1) s = 1;
-    while (s > 1 && (forced > 0 ? 1 : blocks) > sdw_max_clusters(h->device, xn, (int)s)) s--;
+    while (s > 1 && (forced > 0 ? 1 : blocks) > sdw_max_clusters(h->device, xn, cons, (int)s))
+        s--;
     if (blocks * s > 0x7fffffff)
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "%s: n %lld too large", name,
                           (long long)d->n);
-    p.splits = (int)s; /* 1 with 128-row blocks: they fill over half of the SMs */
+    p.splits = (int)s;
+#ifdef CUOPS_DECODE_STAMPS
+    p.stamps = dstamp_buffer((int)(blocks * s));
+#endif
 
     sdw_kernel_fn fn = sdw_pick(d->ab_type, xn, cons);
     CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
@@ -574,18 +678,48 @@ static cuops_status_t sdw_launch(struct cuops_handle *h, const cuops_gemm_desc_t
     } else {
         cudaLaunchConfig_t cfg;
         cudaLaunchAttribute attr;
-        cuops_cluster_launch_config(&cfg, &attr, (int)(blocks * s), SDW_THREADS(4), (int)s, smem,
-                                    cuops_stream(h));
+        cuops_cluster_launch_config(&cfg, &attr, (int)(blocks * s), SDW_THREADS(cons), (int)s,
+                                    smem, cuops_stream(h));
         CUOPS_CUDA_TRY(h, cudaLaunchKernelEx(&cfg, fn, tmap_w, tmap_x, p));
     }
     st = cuops_cuda_check_launch(h, name);
     if (st != CUOPS_STATUS_SUCCESS) return st;
+#ifdef CUOPS_DECODE_STAMPS
+    dstamp_report(cuops_stream(h), p.stamps, (int)(blocks * s), name, (long long)d->m,
+                  (long long)d->n, (long long)d->k);
+#endif
     h->last_kernel = name;
     return CUOPS_STATUS_SUCCESS;
 }
 
+static cuops_status_t sdw_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                 const cuops_options_t *opt)
+{
+    return sdw_launch_rows(h, d, opt, 0, "sm90_decode_wgmma");
+}
+
+static cuops_status_t sdw_launch_128(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                     const cuops_options_t *opt)
+{
+    return sdw_launch_rows(h, d, opt, SDW_ROWS(2), "sm90_decode_wgmma128");
+}
+
+static cuops_status_t sdw_launch_64(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                    const cuops_options_t *opt)
+{
+    return sdw_launch_rows(h, d, opt, SDW_ROWS(1), "sm90_decode_wgmma64");
+}
+
 extern "C" const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma = {"sm90_decode_wgmma",
                                                                      sdw_supports, sdw_launch};
+/* 128-row blocks with the split chosen for them (or forced): for study, and
+ * for auto where gemm_tuning.h sends it */
+extern "C" const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma128 = {
+    "sm90_decode_wgmma128", sdw_supports, sdw_launch_128};
+/* 64-row blocks (one consumer warpgroup, 256 threads): the most bytes in
+ * flight per weight row, K split over up to 8 CTAs */
+extern "C" const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma64 = {
+    "sm90_decode_wgmma64", sdw_supports, sdw_launch_64};
 
 /* The narrow form: NW rows per tile by n (gemm_tuning.h), one CTA per SM (or
  * per tile), tiles dealt round-robin. */
@@ -634,7 +768,14 @@ static cuops_status_t sdn_launch(struct cuops_handle *h, const cuops_gemm_desc_t
                           name, nw);
     CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+#ifdef CUOPS_DECODE_STAMPS
+    p.stamps = dstamp_buffer(grid);
+#endif
     fn<<<grid, SDN_THREADS, smem, cuops_stream(h)>>>(tmap_w, tmap_x, p, xn);
+#ifdef CUOPS_DECODE_STAMPS
+    dstamp_report(cuops_stream(h), p.stamps, grid, name, (long long)d->m, (long long)d->n,
+                  (long long)d->k);
+#endif
     return cuops_cuda_check_launch(h, name);
 }
 

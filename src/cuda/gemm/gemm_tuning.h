@@ -51,6 +51,12 @@ const cuops_gemm_kernel_t *cuops_gemm_sm90_auto_tile128(const struct cuops_handl
 /* gemm_sm90_decode.cu: the decode GEMM on TMA + wgmma with cluster split-K */
 __attribute__((weak, visibility("hidden")))
 extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma;
+/* gemm_sm90_decode.cu: the same with 128-row blocks whatever n (two consumers) */
+__attribute__((weak, visibility("hidden")))
+extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma128;
+/* gemm_sm90_decode.cu: the same with 64-row blocks (one consumer) */
+__attribute__((weak, visibility("hidden")))
+extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma64;
 /* gemm_sm90_decode.cu: its narrow form (x as the wgmma A, 8-256-row tiles, all of K) */
 __attribute__((weak, visibility("hidden")))
 extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_narrow;
@@ -94,12 +100,35 @@ static inline int cuops_decode_wgmma_rows(int64_t n, int64_t sms)
     return 4 * b256 < 3 * sms && 4 * b128 >= 3 * sms && b128 <= sms ? 128 : 256;
 }
 
+/* Weight rows per CTA of the cluster form as auto launches it: 256 or 128
+ * where those blocks run unsplit (cuops_decode_wgmma_rows); where they
+ * would cover at most half of the SMs, so K is split over a cluster, and
+ * 64-row blocks would be split too, 64-row blocks (one consumer warpgroup,
+ * 12-22 stages: the most weight in flight per row), but 128-row ones where
+ * K is long (k > 8192) and 64-row blocks would split it 4 ways or more. H200, same run (P155, docs/gemm.md
+ * decode step 8), m = 1 f16 us, 64- / 128- / 256-row blocks: 4096 x 14336
+ * 34.0 / 35.9 / -, 3072 x 4096 12.6 / 12.8 / 14.2, 2048 x 4096 10.5 /
+ * 10.9 / 11.5, 2048 x 2048 8.4 / 8.6 / 9.7, 1024 x 4096 8.5 / 8.6 / 10.1,
+ * 2048 x 8192 15.4 / 15.1 / 15.3 (m = 64: 16.1 / 17.0 / 18.1), but
+ * 1024 x 14336 13.9 / 13.5 / 16.7 and 2048 x 14336 22.5 / 21.1 / 20.9. */
+static inline int cuops_decode_wgmma_block_rows(int64_t n, int64_t k, int64_t sms)
+{
+    const int rows = cuops_decode_wgmma_rows(n, sms);
+    const int64_t b64 = (n + 63) / 64;
+    if (2 * ((n + rows - 1) / rows) > sms || 2 * b64 > sms) return rows;
+    return k > 8192 && 4 * b64 <= sms ? 128 : 64;
+}
+
 /* Whether auto takes the narrow decode form (H200, 8b98b4b, measured against
  * the cluster form in the same run):
  *  - its tiles keep 3/4 of the SMs busy (n against rounds x SMs x rows);
- *  - tiles of 32 rows or more, or k <= 2048: 8- and 16-row tiles hold too
- *    little weight per stage to stream a long K (2048 x 8192: 21.4 us against
- *    15.6; 1024 x 4096: 13.3 against 10.2; 2048 x 2048 still 9.6 against 10.0);
+ *  - tiles of 32 rows or more: 8- and 16-row tiles hold too little weight
+ *    per stage to stream a long K (2048 x 8192: 21.4 us against 15.6;
+ *    1024 x 4096: 13.3 against 10.2), and at 2048 x 2048 (9.4 us) 64-row
+ *    cluster blocks are faster too (8.4, P155);
+ *  - not for k > 8192 where 64-row cluster blocks would split K: at
+ *    4096 x 14336 those (split 2, 128 CTAs) took 34.0 us against 34.6 at
+ *    m = 1 and 34.2 against 34.8 at m = 16 (P155), level at m = 64;
  *  - the cluster form would split K (its blocks, 256 or 128 rows by
  *    cuops_decode_wgmma_rows, cover fewer than 3/4 of the SMs): where 256-row
  *    blocks cover more it runs unsplit, with four consumer warpgroups, and
@@ -113,7 +142,10 @@ static inline int cuops_decode_narrow_fits(int64_t n, int64_t k, int64_t sms)
     const int64_t rounds = sms > 0 ? (tiles + sms - 1) / sms : 1;
     const int64_t wrows = cuops_decode_wgmma_rows(n, sms);
     const int64_t blocks = (n + wrows - 1) / wrows;
-    return 4 * n >= 3 * rounds * sms * rows && (rows >= 32 || k <= 2048) && 4 * blocks < 3 * sms;
+    const int64_t b64 = (n + 63) / 64;
+    const int split64 = 2 * b64 <= sms;
+    return 4 * n >= 3 * rounds * sms * rows && rows >= 32 && 4 * blocks < 3 * sms &&
+           !(k > 8192 && split64);
 }
 
 /* Upper bound on the number of kernels the dispatch can know about. */
@@ -131,6 +163,8 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
     t = cuops_gemm_family_table(cuops_gemm_sm90_kernel_table, &count);
     for (int i = 0; i < count && n < max; i++) out[n++] = &t[i];
     if (&cuops_gemm_sm90_decode_wgmma && n < max) out[n++] = &cuops_gemm_sm90_decode_wgmma;
+    if (&cuops_gemm_sm90_decode_wgmma128 && n < max) out[n++] = &cuops_gemm_sm90_decode_wgmma128;
+    if (&cuops_gemm_sm90_decode_wgmma64 && n < max) out[n++] = &cuops_gemm_sm90_decode_wgmma64;
     if (&cuops_gemm_sm90_decode_narrow && n < max) out[n++] = &cuops_gemm_sm90_decode_narrow;
     t = cuops_gemm_family_table(cuops_gemm_sm80_kernel_table, &count);
     for (int i = 0; i < count && n < max; i++) out[n++] = &t[i];
@@ -148,13 +182,13 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
  *
  *  F16/BF16, small M on sm_90 (m <= 64, NT, operands TMA can read, k >= 1):
  *    sm90_decode_narrow where its tiles (8-256 rows by n) keep 3/4 of the
- *    SMs busy, hold 32 rows or more (or k <= 2048), and the cluster form
- *    would split K (cuops_decode_narrow_fits: n ~ 3200-12550 and
- *    16900-25100 on 132 SMs; between them 128-row cluster blocks run
- *    unsplit); else, for m > 8 or n*k > 2^24,
- *    sm90_decode_wgmma (weight by TMA, wgmma from shared memory, 256-row
- *    blocks with cluster split-K or 128-row blocks unsplit); both ahead of
- *    the decode kernels.
+ *    SMs busy, hold 32 rows or more, and the cluster form would split K
+ *    (cuops_decode_narrow_fits: n ~ 3170-12550 and 16900-25100 on 132 SMs;
+ *    between them 128-row cluster blocks run unsplit), but not for k > 8192
+ *    at n <= 4224; else sm90_decode_wgmma (weight by TMA, wgmma from shared
+ *    memory; 256- or 128-row blocks unsplit, 64- or 128-row blocks with
+ *    cluster split-K: cuops_decode_wgmma_block_rows); both ahead of the
+ *    decode kernels.
  *  F16/BF16, small M (decode: m <= 64, NT, aligned) on sm_80 and newer: the
  *    decode kernels first (their supports() accepts only those calls): they
  *    split K so every SM streams the weight, where a 128-row tile would leave
@@ -201,11 +235,12 @@ static inline int cuops_gemm_auto_candidates(const struct cuops_handle *h,
             cuops_decode_narrow_fits(d->n, d->k, h->num_sms > 0 ? h->num_sms : 132))
             out[n++] = &cuops_gemm_sm90_decode_narrow;
         /* sm90_decode_wgmma measured 0.77-1.01x cuBLAS on the decode suite
-         * against 0.41-0.97x for the mma.sync decode kernels (H200, 5c8d568),
-         * faster or equal on every row but m = 1 at 4096 x 4096 (0.95x
-         * against 0.97x): first for m > 8, or for a weight past 4096^2 */
-        if (h->sm_major == 9 && &cuops_gemm_sm90_decode_wgmma &&
-            (d->m > 8 || d->n * d->k > ((int64_t)1 << 24)))
+         * against 0.41-0.97x for the mma.sync decode kernels (H200, 5c8d568);
+         * with 64- and 128-row blocks where K is split, also ahead of them on
+         * small weights at m <= 8 (P155: 1 x 2048 x 8192 15.4 us against
+         * 20.5, 1 x 1024 x 4096 8.5 against 14.2, 1 x 3072 x 4096 12.6
+         * against 13.9): first for every m */
+        if (h->sm_major == 9 && &cuops_gemm_sm90_decode_wgmma)
             out[n++] = &cuops_gemm_sm90_decode_wgmma;
         if (h->sm_major >= 8) {
             const cuops_gemm_kernel_t *t =
