@@ -129,6 +129,46 @@ static __device__ __forceinline__ void sdw_store(const sdw_params_t &p, int row,
     }
 }
 
+/* Two 16-bit values of C's type T2 (__half2 / __nv_bfloat162) in one word,
+ * to and from fp32 (rounded to nearest once). */
+template <typename T2> static __device__ __forceinline__ float2 sdw_unpack2(uint32_t w);
+template <> __device__ __forceinline__ float2 sdw_unpack2<__half2>(uint32_t w)
+{
+    return __half22float2(*(const __half2 *)&w);
+}
+template <> __device__ __forceinline__ float2 sdw_unpack2<__nv_bfloat162>(uint32_t w)
+{
+    return __bfloat1622float2(*(const __nv_bfloat162 *)&w);
+}
+template <typename T2> static __device__ __forceinline__ uint32_t sdw_pack2(float a, float b);
+template <> __device__ __forceinline__ uint32_t sdw_pack2<__half2>(float a, float b)
+{
+    const __half2 h = __floats2half2_rn(a, b);
+    return *(const uint32_t *)&h;
+}
+template <> __device__ __forceinline__ uint32_t sdw_pack2<__nv_bfloat162>(float a, float b)
+{
+    const __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+    return *(const uint32_t *)&h;
+}
+
+/* Four 16-bit elements of C at the 8-byte aligned `c`: o = alpha * v on
+ * entry, alpha * v + beta * C where beta != 0. */
+template <typename T2>
+static __device__ __forceinline__ void sdw_store4_16(const sdw_params_t &p, uint2 *c,
+                                                     const float4 &v, float (&o)[4])
+{
+    if (p.beta != 0.0f) {
+        const uint2 old = *c;
+        const float2 a = sdw_unpack2<T2>(old.x), b = sdw_unpack2<T2>(old.y);
+        o[0] = p.alpha * v.x + p.beta * a.x;
+        o[1] = p.alpha * v.y + p.beta * a.y;
+        o[2] = p.alpha * v.z + p.beta * b.x;
+        o[3] = p.alpha * v.w + p.beta * b.y;
+    }
+    *c = make_uint2(sdw_pack2<T2>(o[0], o[1]), sdw_pack2<T2>(o[2], o[3]));
+}
+
 /* C[row][col + e] = alpha * v[e] + beta * C[row][col + e] for e = 0..3,
  * masked at n: one 16- (f32) or 8-byte (f16, bf16) access where all four
  * columns are inside C and the address is aligned to it, else per element
@@ -158,32 +198,9 @@ static __device__ __forceinline__ void sdw_store4(const sdw_params_t &p, int row
         }
         *c = make_float4(o[0], o[1], o[2], o[3]);
     } else if (p.c_type == CUOPS_DTYPE_F16) {
-        uint2 *c = (uint2 *)addr;
-        if (p.beta != 0.0f) {
-            const uint2 old = *c;
-            const float2 a = __half22float2(*(const __half2 *)&old.x);
-            const float2 b = __half22float2(*(const __half2 *)&old.y);
-            o[0] = p.alpha * v.x + p.beta * a.x;
-            o[1] = p.alpha * v.y + p.beta * a.y;
-            o[2] = p.alpha * v.z + p.beta * b.x;
-            o[3] = p.alpha * v.w + p.beta * b.y;
-        }
-        const __half2 lo = __floats2half2_rn(o[0], o[1]), hi = __floats2half2_rn(o[2], o[3]);
-        *c = make_uint2(*(const uint32_t *)&lo, *(const uint32_t *)&hi);
+        sdw_store4_16<__half2>(p, (uint2 *)addr, v, o);
     } else {
-        uint2 *c = (uint2 *)addr;
-        if (p.beta != 0.0f) {
-            const uint2 old = *c;
-            const float2 a = __bfloat1622float2(*(const __nv_bfloat162 *)&old.x);
-            const float2 b = __bfloat1622float2(*(const __nv_bfloat162 *)&old.y);
-            o[0] = p.alpha * v.x + p.beta * a.x;
-            o[1] = p.alpha * v.y + p.beta * a.y;
-            o[2] = p.alpha * v.z + p.beta * b.x;
-            o[3] = p.alpha * v.w + p.beta * b.y;
-        }
-        const __nv_bfloat162 lo = __floats2bfloat162_rn(o[0], o[1]),
-                             hi = __floats2bfloat162_rn(o[2], o[3]);
-        *c = make_uint2(*(const uint32_t *)&lo, *(const uint32_t *)&hi);
+        sdw_store4_16<__nv_bfloat162>(p, (uint2 *)addr, v, o);
     }
 }
 

@@ -105,8 +105,9 @@ static inline int cuops_decode_wgmma_rows(int64_t n, int64_t sms)
  * would cover at most half of the SMs, so K is split over a cluster, and
  * 64-row blocks would be split too, 64-row blocks (one consumer warpgroup,
  * 12-22 stages: the most weight in flight per row), but 128-row ones where
- * K is long (k > 8192) and 64-row blocks would split it 4 ways or more. H200, same run (P155, docs/gemm.md
- * decode step 8), m = 1 f16 us, 64- / 128- / 256-row blocks: 4096 x 14336
+ * K is long (k > 8192) and 64-row blocks would split it 4 ways or more.
+ * H200 (P153-P156, docs/gemm.md decode step 8), m = 1 f16 us, 64- / 128- /
+ * 256-row blocks: 4096 x 14336
  * 34.0 / 35.9 / -, 3072 x 4096 12.6 / 12.8 / 14.2, 2048 x 4096 10.5 /
  * 10.9 / 11.5, 2048 x 2048 8.4 / 8.6 / 9.7, 1024 x 4096 8.5 / 8.6 / 10.1,
  * 2048 x 8192 15.4 / 15.1 / 15.3 (m = 64: 16.1 / 17.0 / 18.1), but
