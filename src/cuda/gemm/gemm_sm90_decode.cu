@@ -648,9 +648,10 @@ static cuops_status_t sdw_prepare(struct cuops_handle *h, const cuops_gemm_desc_
     return CUOPS_STATUS_SUCCESS;
 }
 
-/* `rows_forced`: 0 lets n choose the block height (cuops_decode_wgmma_rows;
- * a forced split keeps 256 rows), 128 or 64 takes blocks of that height
- * whatever n and split (the "sm90_decode_wgmma128" / "_wgmma64" variants). */
+/* `rows_forced`: 0 lets n and k choose the block height
+ * (cuops_decode_wgmma_block_rows; a forced split keeps 256 rows), 128 or 64
+ * takes blocks of that height whatever n and split (the
+ * "sm90_decode_wgmma128" / "_wgmma64" variants). */
 static cuops_status_t sdw_launch_rows(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                       const cuops_options_t *opt, int rows_forced,
                                       const char *name)

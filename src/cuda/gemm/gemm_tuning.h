@@ -100,6 +100,13 @@ static inline int cuops_decode_wgmma_rows(int64_t n, int64_t sms)
     return 4 * b256 < 3 * sms && 4 * b128 >= 3 * sms && b128 <= sms ? 128 : 256;
 }
 
+/* Whether 64-row cluster blocks would split K: they cover at most half of
+ * the SMs (n <= 4224 on 132 SMs). */
+static inline int cuops_decode_rows64_split(int64_t n, int64_t sms)
+{
+    return 2 * ((n + 63) / 64) <= sms;
+}
+
 /* Weight rows per CTA of the cluster form as auto launches it: 256 or 128
  * where those blocks run unsplit (cuops_decode_wgmma_rows); where they
  * would cover at most half of the SMs, so K is split over a cluster, and
@@ -107,17 +114,16 @@ static inline int cuops_decode_wgmma_rows(int64_t n, int64_t sms)
  * 12-22 stages: the most weight in flight per row), but 128-row ones where
  * K is long (k > 8192) and 64-row blocks would split it 4 ways or more.
  * H200 (P153-P156, docs/gemm.md decode step 8), m = 1 f16 us, 64- / 128- /
- * 256-row blocks: 4096 x 14336
- * 34.0 / 35.9 / -, 3072 x 4096 12.6 / 12.8 / 14.2, 2048 x 4096 10.5 /
- * 10.9 / 11.5, 2048 x 2048 8.4 / 8.6 / 9.7, 1024 x 4096 8.5 / 8.6 / 10.1,
- * 2048 x 8192 15.4 / 15.1 / 15.3 (m = 64: 16.1 / 17.0 / 18.1), but
- * 1024 x 14336 13.9 / 13.5 / 16.7 and 2048 x 14336 22.5 / 21.1 / 20.9. */
+ * 256-row blocks: 4096 x 14336 34.0 / 35.9 / -, 3072 x 4096 12.6 / 12.8 /
+ * 14.2, 2048 x 4096 10.5 / 10.9 / 11.5, 2048 x 2048 8.4 / 8.6 / 9.7,
+ * 1024 x 4096 8.5 / 8.6 / 10.1, 2048 x 8192 15.4 / 15.1 / 15.3 (m = 64:
+ * 16.1 / 17.0 / 18.1), but 1024 x 14336 13.9 / 13.5 / 16.7 and
+ * 2048 x 14336 22.5 / 21.1 / 20.9. */
 static inline int cuops_decode_wgmma_block_rows(int64_t n, int64_t k, int64_t sms)
 {
     const int rows = cuops_decode_wgmma_rows(n, sms);
-    const int64_t b64 = (n + 63) / 64;
-    if (2 * ((n + rows - 1) / rows) > sms || 2 * b64 > sms) return rows;
-    return k > 8192 && 4 * b64 <= sms ? 128 : 64;
+    if (2 * ((n + rows - 1) / rows) > sms || !cuops_decode_rows64_split(n, sms)) return rows;
+    return k > 8192 && 4 * ((n + 63) / 64) <= sms ? 128 : 64;
 }
 
 /* Whether auto takes the narrow decode form (H200, 8b98b4b, measured against
@@ -143,10 +149,8 @@ static inline int cuops_decode_narrow_fits(int64_t n, int64_t k, int64_t sms)
     const int64_t rounds = sms > 0 ? (tiles + sms - 1) / sms : 1;
     const int64_t wrows = cuops_decode_wgmma_rows(n, sms);
     const int64_t blocks = (n + wrows - 1) / wrows;
-    const int64_t b64 = (n + 63) / 64;
-    const int split64 = 2 * b64 <= sms;
     return 4 * n >= 3 * rounds * sms * rows && rows >= 32 && 4 * blocks < 3 * sms &&
-           !(k > 8192 && split64);
+           !(k > 8192 && cuops_decode_rows64_split(n, sms));
 }
 
 /* Upper bound on the number of kernels the dispatch can know about. */
