@@ -278,6 +278,48 @@ static __device__ __forceinline__ void sdw_store_tile_fast(uint32_t tile, int mr
     }
 }
 
+/* The fast form's split path at S = 2: rank `split` sums chunks [i0, i1)
+ * of the [XN][PITCH] fp32 tiles of ranks 0 and 1 (in that order) and
+ * stores alpha * sum to C at `block`, 4 columns per store (8 bytes of
+ * T2's 16-bit type, or 16 of fp32 for T2 = float). Unrolled to the most
+ * chunks a thread can own, every address from the block's base: the loads
+ * of both ranks are all in flight before the first add, and no store waits
+ * on a branch (P161: the general loop's chain of masks, type switches and
+ * rank loops took ~1.1 us after the cluster barrier). */
+template <typename T2, int XN, int ROWS, int PITCH, int THREADS>
+static __device__ __forceinline__ void sdw_pull2_store_fast(uint32_t tile, int i0, int i1, int ci,
+                                                            char *block, int64_t ldc_bytes,
+                                                            float alpha)
+{
+    constexpr bool F32 = std::is_same<T2, float>::value;
+    constexpr int CPR = ROWS / 4; /* 4-column chunks per row of the tile */
+    constexpr int MAXI = (XN * CPR / 2 + THREADS - 1) / THREADS;
+    float4 a[MAXI], b[MAXI];
+#pragma unroll
+    for (int it = 0; it < MAXI; it++) {
+        const int i = i0 + ci + it * THREADS;
+        if (i < i1) {
+            const uint32_t src = tile + (uint32_t)(((i / CPR) * PITCH + 4 * (i % CPR)) * 4);
+            a[it] = cuops_ld_dsmem_f4(src, 0);
+            b[it] = cuops_ld_dsmem_f4(src, 1);
+        }
+    }
+#pragma unroll
+    for (int it = 0; it < MAXI; it++) {
+        const int i = i0 + ci + it * THREADS;
+        if (i < i1) {
+            char *dst = block + (i / CPR) * ldc_bytes + (i % CPR) * (F32 ? 16 : 8);
+            const float x = alpha * (a[it].x + b[it].x), y = alpha * (a[it].y + b[it].y);
+            const float z = alpha * (a[it].z + b[it].z), w = alpha * (a[it].w + b[it].w);
+            if constexpr (F32)
+                sdw_st_global_16(dst, __float_as_uint(x), __float_as_uint(y), __float_as_uint(z),
+                                 __float_as_uint(w));
+            else
+                sdw_st_global_8(dst, sdw_pack2<T2>(x, y), sdw_pack2<T2>(z, w));
+        }
+    }
+}
+
 /* Four columns (fp32 sums) of C at `dst` as alpha * v, one 8-byte (16-bit
  * C) or 16-byte (fp32) store; the fast form's split path. */
 static __device__ __forceinline__ void sdw_store4_fast(int c_type, char *dst, float alpha,
@@ -454,10 +496,25 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
         cuops_cluster_sync();
         if (threadIdx.x == 128) DSTAMP(p, DSTAMP_SYNCED);
         const int i0 = split * chunks / p.splits, i1 = (split + 1) * chunks / p.splits;
-        const int mine = i1 - i0 > ci ? (i1 - i0 - ci + 128 * CONS - 1) / (128 * CONS) : 0;
-        cuops_cluster_reduce_store_at(
-            [&](int j) { return chunk_addr(i0 + ci + j * 128 * CONS); }, p.splits, 0, mine,
-            [&](int j, const float4 &sum) { chunk_store(i0 + ci + j * 128 * CONS, sum); });
+        /* Only the 64-row kernels carry this path: auto splits 128-row blocks
+         * only 4+ ways and 256-row ones never. Compiled into those kernels it
+         * slowed their unsplit calls, whose own instructions did not change
+         * (P163: 64 x 28672 x 8192, 256 rows, 0.5-1 us; P164: 64 x 14336 x
+         * 4096 f16, 128 rows, 0.7 us) */
+        if (CONS == 1 && fast && p.splits == 2) {
+            if (p.c_type == CUOPS_DTYPE_F32)
+                sdw_pull2_store_fast<float, XN, ROWS, PITCH, 128 * CONS>(ctile, i0, i1, ci, cblock, ldc_bytes, p.alpha);
+            else if (p.c_type == CUOPS_DTYPE_F16)
+                sdw_pull2_store_fast<__half2, XN, ROWS, PITCH, 128 * CONS>(ctile, i0, i1, ci, cblock, ldc_bytes, p.alpha);
+            else
+                sdw_pull2_store_fast<__nv_bfloat162, XN, ROWS, PITCH, 128 * CONS>(ctile, i0, i1, ci, cblock, ldc_bytes,
+                                                                                 p.alpha);
+        } else {
+            const int mine = i1 - i0 > ci ? (i1 - i0 - ci + 128 * CONS - 1) / (128 * CONS) : 0;
+            cuops_cluster_reduce_store_at(
+                [&](int j) { return chunk_addr(i0 + ci + j * 128 * CONS); }, p.splits, 0, mine,
+                [&](int j, const float4 &sum) { chunk_store(i0 + ci + j * 128 * CONS, sum); });
+        }
         cuops_cluster_sync_relaxed();
         if (threadIdx.x == 128) DSTAMP(p, DSTAMP_END);
     }
