@@ -497,10 +497,10 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
         if (threadIdx.x == 128) DSTAMP(p, DSTAMP_SYNCED);
         const int i0 = split * chunks / p.splits, i1 = (split + 1) * chunks / p.splits;
         /* Only the 64-row kernels carry this path: auto splits 128-row blocks
-         * only 4+ ways and 256-row ones never. Compiled into those kernels it
-         * slowed their unsplit calls, whose own instructions did not change
-         * (P163: 64 x 28672 x 8192, 256 rows, 0.5-1 us; P164: 64 x 14336 x
-         * 4096 f16, 128 rows, 0.7 us) */
+         * only 4+ ways and 256-row ones never, so it would be dead code there
+         * (with it compiled in, their unsplit m = 64 calls ran 0.5-1 us slower
+         * in P163 / P164, but the 128-row row moves that much between runs of
+         * identical code, P165: the cause is not established) */
         if (CONS == 1 && fast && p.splits == 2) {
             if (p.c_type == CUOPS_DTYPE_F32)
                 sdw_pull2_store_fast<float, XN, ROWS, PITCH, 128 * CONS>(ctile, i0, i1, ci, cblock, ldc_bytes, p.alpha);
