@@ -468,9 +468,9 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
         const bool fast = sdw_fast_c(p, wb * ROWS, ROWS, &cblock, &ldc_bytes);
         auto chunk_store = [&](int i, const float4 &v) {
             const int row = i / CHUNKS_PER_ROW, c4 = i % CHUNKS_PER_ROW;
+            const int piece = p.c_type == CUOPS_DTYPE_F32 ? 16 : 8; /* bytes of 4 columns */
             if (fast)
-                sdw_store4_fast(p.c_type, cblock + row * ldc_bytes + c4 * (p.c_type == CUOPS_DTYPE_F32 ? 16 : 8),
-                                p.alpha, v);
+                sdw_store4_fast(p.c_type, cblock + row * ldc_bytes + c4 * piece, p.alpha, v);
             else
                 sdw_store4(p, row, wb * ROWS + 4 * c4, v);
         };
@@ -478,13 +478,16 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
             /* no partner (and no cluster launched) */
             cuops_named_bar_sync(1, 128 * CONS);
             if (threadIdx.x == 128) DSTAMP(p, DSTAMP_SYNCED);
+            constexpr int NT = 128 * CONS; /* the storing threads */
             if (fast && p.c_type == CUOPS_DTYPE_F32)
-                sdw_store_tile_fast<float, XN, ROWS, PITCH, 128 * CONS>(ctile, mrows, cblock, ldc_bytes, p.alpha, ci);
+                sdw_store_tile_fast<float, XN, ROWS, PITCH, NT>(ctile, mrows, cblock, ldc_bytes,
+                                                               p.alpha, ci);
             else if (fast && p.c_type == CUOPS_DTYPE_F16)
-                sdw_store_tile_fast<__half2, XN, ROWS, PITCH, 128 * CONS>(ctile, mrows, cblock, ldc_bytes, p.alpha, ci);
+                sdw_store_tile_fast<__half2, XN, ROWS, PITCH, NT>(ctile, mrows, cblock, ldc_bytes,
+                                                                 p.alpha, ci);
             else if (fast)
-                sdw_store_tile_fast<__nv_bfloat162, XN, ROWS, PITCH, 128 * CONS>(ctile, mrows, cblock, ldc_bytes, p.alpha,
-                                                                                ci);
+                sdw_store_tile_fast<__nv_bfloat162, XN, ROWS, PITCH, NT>(ctile, mrows, cblock,
+                                                                        ldc_bytes, p.alpha, ci);
             else
                 for (int i = ci; i < chunks; i += 128 * CONS) chunk_store(i, cuops_ld_shared_f4(chunk_addr(i)));
             if (threadIdx.x == 128) DSTAMP(p, DSTAMP_END);
@@ -502,13 +505,16 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
          * in P163 / P164, but the 128-row row moves that much between runs of
          * identical code, P165: the cause is not established) */
         if (CONS == 1 && fast && p.splits == 2) {
+            constexpr int NT = 128 * CONS; /* the storing threads */
             if (p.c_type == CUOPS_DTYPE_F32)
-                sdw_pull2_store_fast<float, XN, ROWS, PITCH, 128 * CONS>(ctile, i0, i1, ci, cblock, ldc_bytes, p.alpha);
+                sdw_pull2_store_fast<float, XN, ROWS, PITCH, NT>(ctile, i0, i1, ci, cblock,
+                                                                ldc_bytes, p.alpha);
             else if (p.c_type == CUOPS_DTYPE_F16)
-                sdw_pull2_store_fast<__half2, XN, ROWS, PITCH, 128 * CONS>(ctile, i0, i1, ci, cblock, ldc_bytes, p.alpha);
+                sdw_pull2_store_fast<__half2, XN, ROWS, PITCH, NT>(ctile, i0, i1, ci, cblock,
+                                                                  ldc_bytes, p.alpha);
             else
-                sdw_pull2_store_fast<__nv_bfloat162, XN, ROWS, PITCH, 128 * CONS>(ctile, i0, i1, ci, cblock, ldc_bytes,
-                                                                                 p.alpha);
+                sdw_pull2_store_fast<__nv_bfloat162, XN, ROWS, PITCH, NT>(ctile, i0, i1, ci, cblock,
+                                                                         ldc_bytes, p.alpha);
         } else {
             const int mine = i1 - i0 > ci ? (i1 - i0 - ci + 128 * CONS - 1) / (128 * CONS) : 0;
             cuops_cluster_reduce_store_at(
