@@ -256,6 +256,7 @@ typedef struct decode_case {
     cuops_dtype_t ab, ct;
     float alpha, beta;
     int split_k;                 /* options.split_k of the forced runs (auto gets 0) */
+    int aligned_c;               /* 1: C starts 16-byte aligned (else 29 elements into its buffer) */
 } decode_case_t;
 
 typedef struct case_buffers {
@@ -461,8 +462,8 @@ static void run_case(const decode_case_t *c)
 
     b.ha = make_operand(c->ab, c->m, c->k, b.lda, slack, &b.count_a);
     b.hb = make_operand(c->ab, c->n, c->k, b.ldb, slack, &b.count_b);
-    b.c_off = guard;
-    b.count_c = (size_t)(guard + c->m * b.ldc + guard);
+    b.c_off = c->aligned_c ? 32 : guard;
+    b.count_c = (size_t)(b.c_off + c->m * b.ldc + guard);
     b.hc0 = malloc(b.count_c * es_c);
     b.href = malloc(b.count_c * es_c);
     b.hout = malloc(b.count_c * es_c);
@@ -677,6 +678,34 @@ static void test_wgmma_rows128(void)
             run_case(&c);
         }
     }
+}
+
+/* C 16-byte aligned, ldc a multiple of 8 elements and beta = 0: the
+ * conditions under which the cluster form stores C from the block's base
+ * without per-chunk checks (unsplit: 16-byte pieces; split: one store per
+ * summed chunk, and at S = 2 in 64-row blocks the unrolled two-rank sum),
+ * which the other cases, C 29 elements into its buffer, never meet. n = 4097
+ * and 200 leave a last block partly outside C (that CTA takes the checked
+ * path, the others the fast one); m below 64 leaves tile rows unstored;
+ * forced splits 2 and 3 over every forced height. */
+static void test_aligned_c(void)
+{
+    static const int64_t ms[4] = {1, 7, 33, 64};
+    static const int64_t ns[4] = {64, 200, 1000, 4097};
+    static const int64_t ks[2] = {264, 1032};
+    static const int splits[3] = {0, 2, 3};
+    int idx = 0;
+    for (int d = 0; d < 2; d++)
+        for (int b = 0; b < 4; b++)
+            for (int a = 0; a < 4; a++, idx++) {
+                if (g_quick && (a + b + d) % 3 != 0) continue;
+                decode_case_t c = grid_case(idx, ms[a], ns[b], ks[d]);
+                c.aligned_c = 1;
+                c.beta = 0.0f;
+                c.pad_c = (8 - ns[b] % 8) % 8 + ((idx / 4) % 2 ? 8 : 0); /* ldc a multiple of 8 */
+                c.split_k = splits[idx % 3];
+                run_case(&c);
+            }
 }
 
 /* The narrow form's tile heights: n = SMs x rows - 3 gives tiles of `rows`
@@ -1061,6 +1090,7 @@ int main(void)
     test_auto_narrow();
     test_narrow_rows();
     test_wgmma_rows128();
+    test_aligned_c();
     test_big();
 
     if (!g_device_dead) {
