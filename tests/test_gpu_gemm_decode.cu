@@ -10,7 +10,9 @@
  * fault on); the others carry 8 trailing NaN elements. C is surrounded by a
  * guard band of sentinels, has sentinels in its own row padding, and its
  * m x n block is NaN-poisoned when beta == 0 (must not be read) or random
- * when beta != 0. The CPU reference runs once per case; then each forced
+ * when beta != 0. C starts 29 elements into its buffer (no 16-byte
+ * alignment), except in test_aligned_c, which gives the Hopper cluster form
+ * the aligned C its fast stores need. The CPU reference runs once per case; then each forced
  * variant and auto run on the same inputs, each twice: a variant whose m
  * tile is below m must answer NOT_SUPPORTED, the others must succeed, give
  * the same bytes both times, leave every byte outside the m x n block
