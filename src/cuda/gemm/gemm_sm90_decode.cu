@@ -131,44 +131,32 @@ static __device__ __forceinline__ void sdw_store(const sdw_params_t &p, int row,
     }
 }
 
-/* Two 16-bit values of C's type T2 (__half2 / __nv_bfloat162) in one word,
- * to and from fp32 (rounded to nearest once). */
-template <typename T2> static __device__ __forceinline__ float2 sdw_unpack2(uint32_t w);
-template <> __device__ __forceinline__ float2 sdw_unpack2<__half2>(uint32_t w)
+/* Two 16-bit values of C's type T (__half / __nv_bfloat16) in one word, to
+ * fp32 (the other way: cuops_pack2, cuda_common.cuh). */
+template <typename T> static __device__ __forceinline__ float2 sdw_unpack2(uint32_t w);
+template <> __device__ __forceinline__ float2 sdw_unpack2<__half>(uint32_t w)
 {
     return __half22float2(*(const __half2 *)&w);
 }
-template <> __device__ __forceinline__ float2 sdw_unpack2<__nv_bfloat162>(uint32_t w)
+template <> __device__ __forceinline__ float2 sdw_unpack2<__nv_bfloat16>(uint32_t w)
 {
     return __bfloat1622float2(*(const __nv_bfloat162 *)&w);
 }
-template <typename T2> static __device__ __forceinline__ uint32_t sdw_pack2(float a, float b);
-template <> __device__ __forceinline__ uint32_t sdw_pack2<__half2>(float a, float b)
-{
-    const __half2 h = __floats2half2_rn(a, b);
-    return *(const uint32_t *)&h;
-}
-template <> __device__ __forceinline__ uint32_t sdw_pack2<__nv_bfloat162>(float a, float b)
-{
-    const __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
-    return *(const uint32_t *)&h;
-}
-
 /* Four 16-bit elements of C at the 8-byte aligned `c`: o = alpha * v on
  * entry, alpha * v + beta * C where beta != 0. */
-template <typename T2>
+template <typename T>
 static __device__ __forceinline__ void sdw_store4_16(const sdw_params_t &p, uint2 *c,
                                                      const float4 &v, float (&o)[4])
 {
     if (p.beta != 0.0f) {
         const uint2 old = *c;
-        const float2 a = sdw_unpack2<T2>(old.x), b = sdw_unpack2<T2>(old.y);
+        const float2 a = sdw_unpack2<T>(old.x), b = sdw_unpack2<T>(old.y);
         o[0] = p.alpha * v.x + p.beta * a.x;
         o[1] = p.alpha * v.y + p.beta * a.y;
         o[2] = p.alpha * v.z + p.beta * b.x;
         o[3] = p.alpha * v.w + p.beta * b.y;
     }
-    *c = make_uint2(sdw_pack2<T2>(o[0], o[1]), sdw_pack2<T2>(o[2], o[3]));
+    *c = make_uint2(cuops_pack2<T>(o[0], o[1]), cuops_pack2<T>(o[2], o[3]));
 }
 
 /* C[row][col + e] = alpha * v[e] + beta * C[row][col + e] for e = 0..3,
@@ -200,9 +188,9 @@ static __device__ __forceinline__ void sdw_store4(const sdw_params_t &p, int row
         }
         *c = make_float4(o[0], o[1], o[2], o[3]);
     } else if (p.c_type == CUOPS_DTYPE_F16) {
-        sdw_store4_16<__half2>(p, (uint2 *)addr, v, o);
+        sdw_store4_16<__half>(p, (uint2 *)addr, v, o);
     } else {
-        sdw_store4_16<__nv_bfloat162>(p, (uint2 *)addr, v, o);
+        sdw_store4_16<__nv_bfloat16>(p, (uint2 *)addr, v, o);
     }
 }
 
@@ -246,14 +234,14 @@ static __device__ __forceinline__ bool sdw_fast_c(const sdw_params_t &p, int col
 
 /* The [XN][PITCH] fp32 tile at `tile` (rows past mrows skipped) to C at
  * `block` (ldc_bytes apart) as alpha * tile, 16 bytes per store: 8 columns
- * of T2's 16-bit type, or 4 of fp32 (T2 = float). Thread ci of the
+ * of C's 16-bit type T, or 4 of fp32 (T = float). Thread ci of the
  * THREADS storing threads takes every THREADS-th piece; the loop is
  * unrolled, so its loads and stores do not wait on each other. */
-template <typename T2, int XN, int ROWS, int PITCH, int THREADS>
+template <typename T, int XN, int ROWS, int PITCH, int THREADS>
 static __device__ __forceinline__ void sdw_store_tile_fast(uint32_t tile, int mrows, char *block,
                                                            int64_t ldc_bytes, float alpha, int ci)
 {
-    constexpr bool F32 = std::is_same<T2, float>::value;
+    constexpr bool F32 = std::is_same<T, float>::value;
     constexpr int COLS = F32 ? 4 : 8;
     constexpr int PER_ROW = ROWS / COLS;
     constexpr int ITER = (XN * PER_ROW + THREADS - 1) / THREADS;
@@ -270,28 +258,28 @@ static __device__ __forceinline__ void sdw_store_tile_fast(uint32_t tile, int mr
                              __float_as_uint(alpha * a.z), __float_as_uint(alpha * a.w));
         } else {
             const float4 b = cuops_ld_shared_f4(src + 16);
-            sdw_st_global_16(dst, sdw_pack2<T2>(alpha * a.x, alpha * a.y),
-                             sdw_pack2<T2>(alpha * a.z, alpha * a.w),
-                             sdw_pack2<T2>(alpha * b.x, alpha * b.y),
-                             sdw_pack2<T2>(alpha * b.z, alpha * b.w));
+            sdw_st_global_16(dst, cuops_pack2<T>(alpha * a.x, alpha * a.y),
+                             cuops_pack2<T>(alpha * a.z, alpha * a.w),
+                             cuops_pack2<T>(alpha * b.x, alpha * b.y),
+                             cuops_pack2<T>(alpha * b.z, alpha * b.w));
         }
     }
 }
 
 /* The fast form's split path at S = 2: rank `split` sums chunks [i0, i1)
  * of the [XN][PITCH] fp32 tiles of ranks 0 and 1 (in that order) and
- * stores alpha * sum to C at `block`, 4 columns per store (8 bytes of
- * T2's 16-bit type, or 16 of fp32 for T2 = float). Unrolled to the most
- * chunks a thread can own, every address from the block's base: the loads
- * of both ranks are all in flight before the first add, and no store waits
- * on a branch (P161: the general loop's chain of masks, type switches and
- * rank loops took ~1.1 us after the cluster barrier). */
-template <typename T2, int XN, int ROWS, int PITCH, int THREADS>
+ * stores alpha * sum to C at `block`, 4 columns per store (8 bytes of C's
+ * 16-bit type T, or 16 of fp32 for T = float). Unrolled to the most chunks
+ * a thread can own, every address from the block's base: the loads of both
+ * ranks are all in flight before the first add, and no store waits on a
+ * branch (P161: the general loop's chain of masks, type switches and rank
+ * loops took ~1.1 us after the cluster barrier). */
+template <typename T, int XN, int ROWS, int PITCH, int THREADS>
 static __device__ __forceinline__ void sdw_pull2_store_fast(uint32_t tile, int i0, int i1, int ci,
                                                             char *block, int64_t ldc_bytes,
                                                             float alpha)
 {
-    constexpr bool F32 = std::is_same<T2, float>::value;
+    constexpr bool F32 = std::is_same<T, float>::value;
     constexpr int CPR = ROWS / 4; /* 4-column chunks per row of the tile */
     constexpr int MAXI = (XN * CPR / 2 + THREADS - 1) / THREADS;
     float4 a[MAXI], b[MAXI];
@@ -315,13 +303,13 @@ static __device__ __forceinline__ void sdw_pull2_store_fast(uint32_t tile, int i
                 sdw_st_global_16(dst, __float_as_uint(x), __float_as_uint(y), __float_as_uint(z),
                                  __float_as_uint(w));
             else
-                sdw_st_global_8(dst, sdw_pack2<T2>(x, y), sdw_pack2<T2>(z, w));
+                sdw_st_global_8(dst, cuops_pack2<T>(x, y), cuops_pack2<T>(z, w));
         }
     }
 }
 
 /* Four columns (fp32 sums) of C at `dst` as alpha * v, one 8-byte (16-bit
- * C) or 16-byte (fp32) store; the fast form's split path. */
+ * C) or 16-byte (fp32) store; the fast form's general split path. */
 static __device__ __forceinline__ void sdw_store4_fast(int c_type, char *dst, float alpha,
                                                        const float4 &v)
 {
@@ -329,11 +317,11 @@ static __device__ __forceinline__ void sdw_store4_fast(int c_type, char *dst, fl
         sdw_st_global_16(dst, __float_as_uint(alpha * v.x), __float_as_uint(alpha * v.y),
                          __float_as_uint(alpha * v.z), __float_as_uint(alpha * v.w));
     else if (c_type == CUOPS_DTYPE_F16)
-        sdw_st_global_8(dst, sdw_pack2<__half2>(alpha * v.x, alpha * v.y),
-                        sdw_pack2<__half2>(alpha * v.z, alpha * v.w));
+        sdw_st_global_8(dst, cuops_pack2<__half>(alpha * v.x, alpha * v.y),
+                        cuops_pack2<__half>(alpha * v.z, alpha * v.w));
     else
-        sdw_st_global_8(dst, sdw_pack2<__nv_bfloat162>(alpha * v.x, alpha * v.y),
-                        sdw_pack2<__nv_bfloat162>(alpha * v.z, alpha * v.w));
+        sdw_st_global_8(dst, cuops_pack2<__nv_bfloat16>(alpha * v.x, alpha * v.y),
+                        cuops_pack2<__nv_bfloat16>(alpha * v.z, alpha * v.w));
 }
 
 template <typename T, int XN, int CONS>
@@ -483,10 +471,10 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
                 sdw_store_tile_fast<float, XN, ROWS, PITCH, NT>(ctile, mrows, cblock, ldc_bytes,
                                                                p.alpha, ci);
             else if (fast && p.c_type == CUOPS_DTYPE_F16)
-                sdw_store_tile_fast<__half2, XN, ROWS, PITCH, NT>(ctile, mrows, cblock, ldc_bytes,
+                sdw_store_tile_fast<__half, XN, ROWS, PITCH, NT>(ctile, mrows, cblock, ldc_bytes,
                                                                  p.alpha, ci);
             else if (fast)
-                sdw_store_tile_fast<__nv_bfloat162, XN, ROWS, PITCH, NT>(ctile, mrows, cblock,
+                sdw_store_tile_fast<__nv_bfloat16, XN, ROWS, PITCH, NT>(ctile, mrows, cblock,
                                                                         ldc_bytes, p.alpha, ci);
             else
                 for (int i = ci; i < chunks; i += 128 * CONS) chunk_store(i, cuops_ld_shared_f4(chunk_addr(i)));
@@ -510,10 +498,10 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
                 sdw_pull2_store_fast<float, XN, ROWS, PITCH, NT>(ctile, i0, i1, ci, cblock,
                                                                 ldc_bytes, p.alpha);
             else if (p.c_type == CUOPS_DTYPE_F16)
-                sdw_pull2_store_fast<__half2, XN, ROWS, PITCH, NT>(ctile, i0, i1, ci, cblock,
+                sdw_pull2_store_fast<__half, XN, ROWS, PITCH, NT>(ctile, i0, i1, ci, cblock,
                                                                   ldc_bytes, p.alpha);
             else
-                sdw_pull2_store_fast<__nv_bfloat162, XN, ROWS, PITCH, NT>(ctile, i0, i1, ci, cblock,
+                sdw_pull2_store_fast<__nv_bfloat16, XN, ROWS, PITCH, NT>(ctile, i0, i1, ci, cblock,
                                                                          ldc_bytes, p.alpha);
         } else {
             const int mine = i1 - i0 > ci ? (i1 - i0 - ci + 128 * CONS - 1) / (128 * CONS) : 0;
