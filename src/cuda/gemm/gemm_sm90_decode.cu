@@ -545,12 +545,55 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
  * flight per SM), 9 x 22 KB at 112 (126 KB), 5 x 36 KB at 224 (140 KB).
  */
 
+/* The fast form of sdn_store_frag (beta = 0, the tile inside n, C's rows
+ * and base aligned to two elements, all checked by the caller): each pair of
+ * adjacent columns in one 4-byte (16-bit C, T = __half / __nv_bfloat16)
+ * or 8-byte (fp32, T = float) store from the tile's base, unrolled, the
+ * row < m mask the only condition (the general form's per-element type and
+ * beta switches made a dependent chain: docs/gemm.md decode step 10). */
+template <typename T, int NW>
+static __device__ __forceinline__ void sdn_store_frag_fast(char *block, int64_t ldc_bytes, int m,
+                                                           float alpha, int warp, int lane,
+                                                           const float (&acc)[NW / 2])
+{
+    constexpr bool F32 = std::is_same<T, float>::value;
+    constexpr int ES = F32 ? 4 : 2;
+    const int row = 16 * warp + (lane >> 2);
+    char *base = block + row * ldc_bytes + 2 * (lane & 3) * ES;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        if (row + 8 * h >= m) continue;
+#pragma unroll
+        for (int j = 0; j < NW / 8; j++) {
+            char *dst = base + 8 * h * ldc_bytes + 8 * j * ES;
+            const float a = alpha * acc[4 * j + 2 * h], b = alpha * acc[4 * j + 2 * h + 1];
+            if constexpr (F32)
+                asm volatile("st.global.v2.f32 [%0], {%1, %2};" ::"l"(dst), "f"(a), "f"(b) : "memory");
+            else
+                asm volatile("st.global.b32 [%0], %1;" ::"l"(dst), "r"(cuops_pack2<T>(a, b)) : "memory");
+        }
+    }
+}
+
 /* C from a thread's m64nNW fragment: x rows 16w + l/4 (+8), weight rows
  * NW * tile + 8j + 2(l%4) (+1), masked at m and n. */
 template <int NW>
 static __device__ __forceinline__ void sdn_store_frag(const sdw_params_t &p, int tile, int warp,
                                                       int lane, const float (&acc)[NW / 2])
 {
+    const int es = p.c_type == CUOPS_DTYPE_F32 ? 4 : 2;
+    char *block = (char *)p.c + (int64_t)tile * NW * es;
+    const int64_t ldc_bytes = (int64_t)p.ldc * es;
+    if (p.beta == 0.0f && tile * NW + NW <= p.n && ((uintptr_t)block & (2 * es - 1)) == 0 &&
+        (ldc_bytes & (2 * es - 1)) == 0) {
+        if (p.c_type == CUOPS_DTYPE_F32)
+            sdn_store_frag_fast<float, NW>(block, ldc_bytes, p.m, p.alpha, warp, lane, acc);
+        else if (p.c_type == CUOPS_DTYPE_F16)
+            sdn_store_frag_fast<__half, NW>(block, ldc_bytes, p.m, p.alpha, warp, lane, acc);
+        else
+            sdn_store_frag_fast<__nv_bfloat16, NW>(block, ldc_bytes, p.m, p.alpha, warp, lane, acc);
+        return;
+    }
     const int row = 16 * warp + (lane >> 2);
     const int col = tile * NW + 2 * (lane & 3);
     if (row >= p.m) return;
