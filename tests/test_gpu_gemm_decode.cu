@@ -11,8 +11,9 @@
  * guard band of sentinels, has sentinels in its own row padding, and its
  * m x n block is NaN-poisoned when beta == 0 (must not be read) or random
  * when beta != 0. C starts 29 elements into its buffer (no 16-byte
- * alignment), except in test_aligned_c, which gives the Hopper cluster form
- * the aligned C its fast stores need. The CPU reference runs once per case; then each forced
+ * alignment), except in test_aligned_c and the second pass of
+ * test_narrow_rows, which give the Hopper cluster and narrow forms the
+ * aligned C their fast stores need. The CPU reference runs once per case; then each forced
  * variant and auto run on the same inputs, each twice: a variant whose m
  * tile is below m must answer NOT_SUPPORTED, the others must succeed, give
  * the same bytes both times, leave every byte outside the m x n block
@@ -714,7 +715,11 @@ static void test_aligned_c(void)
  * rows (8 to 256, the last tile 3 rows short), and two shapes past 256 rows
  * per SM give its persistent CTAs a second round of tiles. Each height is
  * its own kernel instance; its wgmma is split into N = 64, 32, 16, 8 parts
- * whose fragments must land in the right accumulators. */
+ * whose fragments must land in the right accumulators. Each height runs
+ * twice: C 29 elements into its buffer (the checked per-element stores),
+ * then C aligned with ldc a multiple of 8 and beta = 0, where every tile but
+ * the last stores its fragment in column pairs from the tile's base
+ * (sdn_store_frag_fast) and the last, 3 rows short, takes the checked path. */
 static void test_narrow_rows(void)
 {
     static const int rows_full[12] = {8, 16, 24, 40, 64, 88, 112, 136, 184, 200, 224, 256};
@@ -727,9 +732,16 @@ static void test_narrow_rows(void)
     if (g_sm_major != 9) return;
     for (int i = 0; i < count; i++) {
         const int64_t n = sms * rows[i] - 3;
-        decode_case_t c = grid_case(200 + i, ms[i % 4], n, ks[i % 3]);
-        c.split_k = 0;
-        run_case(&c);
+        for (int aligned = 0; aligned < 2; aligned++) {
+            decode_case_t c = grid_case(200 + i, ms[(i + aligned) % 4], n, ks[i % 3]);
+            c.split_k = 0;
+            if (aligned) {
+                c.aligned_c = 1;
+                c.beta = 0.0f;
+                c.pad_c = (8 - n % 8) % 8;
+            }
+            run_case(&c);
+        }
         CHECK(narrow_rows(n) == rows[i], "n = %lld: expected %d-row tiles, the mirror says %lld",
               (long long)n, rows[i], (long long)narrow_rows(n));
     }
