@@ -316,8 +316,10 @@ static void run_gemm_shape(bench_env_t *env, cuops_dtype_t dtype, int64_t m, int
             fprintf(stderr, "  gemm %s %s %lldx%lldx%lld INVALID: %s\n", variants[v],
                     bv_dtype_name(dtype), (long long)m, (long long)n, (long long)k, r.msg);
             bench_row_fail(row, BENCH_ROW_INVALID, "%.150s", r.msg);
-            bench_row_done(env, row);
-            continue;
+            if (!env->opt.time_invalid) {
+                bench_row_done(env, row);
+                continue;
+            }
         }
         bench_timing_t t = bench_time_row(env, row, enqueue_cuops_gemm, &g,
                                           baseline_ok ? enqueue_cublas_gemm : NULL, &g, sets);

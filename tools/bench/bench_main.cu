@@ -62,7 +62,9 @@ static void usage(FILE *f)
         "Table: op variant kernel dtype shape us TFLOP/s GB/s %%ceil baseline base_us speedup\n"
         "valid; %%ceil is against the copy bandwidth (memory-bound rows) or the cuBLAS bf16\n"
         "8192^3 rate (compute-bound GEMM rows), both measured in the same run.\n"
-        "Environment: CUOPS_GIT_SHA, CUOPS_TRITON_SCRIPT, CUOPS_BENCH_SEED.\n");
+        "Environment: CUOPS_GIT_SHA, CUOPS_TRITON_SCRIPT, CUOPS_BENCH_SEED;\n"
+        "CUOPS_BENCH_TIME_INVALID=1 times gemm rows that fail validation too (study\n"
+        "builds that skip part of the work); they stay marked INVALID and count as failures.\n");
 }
 
 static int parse_dtype(const char *s, cuops_dtype_t *t)
@@ -177,6 +179,8 @@ static int parse_args(int argc, char **argv, bench_options_t *o)
     o->trans_a = CUOPS_OP_N;
     o->trans_b = CUOPS_OP_T;
     int any_op = 0;
+    const char *time_invalid_env = getenv("CUOPS_BENCH_TIME_INVALID");
+    o->time_invalid = time_invalid_env && atoi(time_invalid_env) != 0;
     const char *seed_env = getenv("CUOPS_BENCH_SEED");
     o->seed = seed_env ? strtoull(seed_env, NULL, 0)
                        : ((uint64_t)time(NULL) * 2654435761ull) ^ (uint64_t)getpid();

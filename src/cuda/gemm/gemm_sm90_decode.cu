@@ -27,12 +27,13 @@
  * group and release its stage. The same CTA shape, split and reduction as
  * w4a16_decode_wgmma.cu (there the weight is int4 and dequantized in
  * registers), so one CTA per SM and as many stages of 32 KB + the activation
- * tile as fit ~200 KB (5 at XN = 64, 6 at XN = 8): 160-192 KB of weight in
- * flight per SM. Where 256-row blocks would need K split and 128-row blocks
+ * tile as fit 224 KB (5 at XN = 64, 6 at XN = 8-32): 160-192 KB of weight in
+ * flight per SM (a 200 KB ring held 5 at XN = 16, and 16 x 28672 x 8192 ran
+ * 2 % slower: docs/gemm.md, decode step 14). Where 256-row blocks would need K split and 128-row blocks
  * fill the SMs once unsplit (n ~ 12550-16900 on 132 SMs), the CTA is 384
- * threads with two consumers over 128 rows, 8-11 stages of 16 KB + the
+ * threads with two consumers over 128 rows, 9-13 stages of 16 KB + the
  * activation tile (cuops_decode_wgmma_rows, gemm_tuning.h). Where even those
- * would split K, the blocks are 64 rows (one consumer, 256 threads, 12-22
+ * would split K, the blocks are 64 rows (one consumer, 256 threads, 14-24
  * stages of 8 KB + the activation tile), or 128 for a long K split 4 ways or
  * more (cuops_decode_wgmma_block_rows); the "sm90_decode_wgmma128" and
  * "sm90_decode_wgmma64" variants force those heights.
@@ -66,11 +67,11 @@
 /* CONS consumer warpgroups of 64 weight rows each: 4 (256-row blocks), 2
  * (128-row blocks) where those fill the SMs once without a split and 256-row
  * blocks would need one (cuops_decode_wgmma_rows, gemm_tuning.h), or 1
- * (64-row blocks, 256 threads, 12-22 stages) */
+ * (64-row blocks, 256 threads, 14-24 stages) */
 #define SDW_ROWS(CONS) (64 * (CONS))
 #define SDW_BK 64
 #define SDW_THREADS(CONS) (128 * (1 + (CONS)))
-#define SDW_RING_BYTES (200 * 1024)
+#define SDW_RING_BYTES (224 * 1024)
 #define SDW_W_TILE_BYTES(CONS) (SDW_ROWS(CONS) * SDW_BK * 2) /* 32 KB at CONS = 4 */
 #define SDW_X_TILE_BYTES(XN) ((XN) * SDW_BK * 2)
 #define SDW_STAGES(XN, CONS) (SDW_RING_BYTES / (SDW_W_TILE_BYTES(CONS) + SDW_X_TILE_BYTES(XN)))
@@ -369,11 +370,17 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
             int stage = 0;
             for (int kb = kb0; kb < kb1; kb++) {
                 cuops_mbar_wait(SDW_EMPTY_BAR(stage), phase ^ 1u);
-                cuops_mbar_arrive_expect_tx(SDW_FULL_BAR(stage), WBYTES + XBYTES);
+#ifdef CUOPS_STUDY_NO_X /* study build only: x loaded into the first round of stages, then reused (wrong results) */
+                const bool load_x = kb - kb0 < STAGES;
+#else
+                const bool load_x = true;
+#endif
+                cuops_mbar_arrive_expect_tx(SDW_FULL_BAR(stage), WBYTES + (load_x ? XBYTES : 0u));
                 cuops_tma_load_2d(w_smem + stage * WBYTES, &tmap_w, SDW_FULL_BAR(stage),
                                   kb * SDW_BK, wb * ROWS);
-                cuops_tma_load_2d(x_smem + stage * XBYTES, &tmap_x, SDW_FULL_BAR(stage),
-                                  kb * SDW_BK, 0);
+                if (load_x)
+                    cuops_tma_load_2d(x_smem + stage * XBYTES, &tmap_x, SDW_FULL_BAR(stage),
+                                      kb * SDW_BK, 0);
                 cuops_ring_advance<STAGES>(stage, phase);
             }
         }
@@ -404,8 +411,10 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
 #pragma unroll
             for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
             cuops_wgmma_fence();
+#ifndef CUOPS_STUDY_NO_MMA /* study build only: the stream without its products (wrong results) */
 #pragma unroll
             for (int j = 0; j < 4; j++) cuops_wgmma_m64nk16<XN, sdw_is_f16<T>::value>(acc, desc_w + 2 * j, desc_x + 2 * j, 1);
+#endif
             cuops_wgmma_commit();
             cuops_wgmma_wait<1>();
 #pragma unroll
@@ -812,7 +821,11 @@ static int sdw_max_clusters(int dev, int xn, int cons, int size)
 static int sdw_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 {
     if (h->sm_major != 9) return 0;
-    if (h->smem_optin_bytes < SDW_RING_BYTES + 1024 + 2 * 8 * 8) return 0;
+    /* every instance's ring fits (the largest: 64-row blocks at XN = 64,
+     * 14 stages of 16 KB + their barriers + the alignment slack) */
+    for (int cons = 1; cons <= 4; cons *= 2)
+        for (int xn = 8; xn <= 64; xn *= 2)
+            if (h->smem_optin_bytes < sdw_smem_bytes(xn, cons)) return 0;
     if (d->ab_type != CUOPS_DTYPE_F16 && d->ab_type != CUOPS_DTYPE_BF16) return 0;
     if (d->c_type != CUOPS_DTYPE_F16 && d->c_type != CUOPS_DTYPE_BF16 &&
         d->c_type != CUOPS_DTYPE_F32)
