@@ -383,6 +383,12 @@ static void reproducibility(void)
         }
         CHECK(differing == 0, "f32 sum reduce n=2^24 %s: %d of 9 reruns differ bitwise",
               misaligned ? "misaligned" : "aligned", differing);
+        /* auto's rule (scan_dispatch.cu, reduce_auto_mode): 64 MB of input
+         * takes the 32 KB-round kernel */
+        const char *want = misaligned ? "reduce_vectorized_interleaved_x8_scalar"
+                                      : "reduce_vectorized_interleaved_x8_vec16";
+        CHECK(strcmp(cuops_last_kernel(g_gpu), want) == 0, "auto reduce f32 n=2^24 %s ran '%s', expected '%s'",
+              misaligned ? "misaligned" : "aligned", cuops_last_kernel(g_gpu), want);
     }
 done:
     cudaFree(d_in);
@@ -914,7 +920,7 @@ int main(void)
     CHECK(g_scan_variant_count == 27 && strcmp(g_scan_variants[0], "auto") == 0,
           "scan variants: %d, first '%s'", g_scan_variant_count,
           g_scan_variant_count ? g_scan_variants[0] : "");
-    CHECK(g_reduce_variant_count == 8 && strcmp(g_reduce_variants[0], "auto") == 0,
+    CHECK(g_reduce_variant_count == 9 && strcmp(g_reduce_variants[0], "auto") == 0,
           "reduce variants: %d, first '%s'", g_reduce_variant_count,
           g_reduce_variant_count ? g_reduce_variants[0] : "");
     if (g_scan_variant_count < 1 || g_reduce_variant_count < 1) return tu_finish("test_gpu_scan");

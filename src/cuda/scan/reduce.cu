@@ -255,18 +255,24 @@ static cuops_status_t reduce_typed(struct cuops_handle *h, const cuops_reduce_de
 {
     static const char *const vec_names[] = {"reduce_vectorized_vec16",
                                             "reduce_vectorized_multiwave_vec16",
-                                            "reduce_vectorized_interleaved_vec16"};
+                                            "reduce_vectorized_interleaved_vec16",
+                                            "reduce_vectorized_interleaved_x8_vec16"};
     static const char *const scalar_names[] = {"reduce_vectorized_scalar",
                                                "reduce_vectorized_multiwave_scalar",
-                                               "reduce_vectorized_interleaved_scalar"};
-    if (cuops_aligned(d->in, 16)) return reduce_run<T, OP, SCAN_VEC(T), 4>(h, d, mode, vec_names[mode]);
+                                               "reduce_vectorized_interleaved_scalar",
+                                               "reduce_vectorized_interleaved_x8_scalar"};
+    const bool aligned = cuops_aligned(d->in, 16);
+    if (mode == 3) /* the interleaved schedule with 8 loads in flight per thread: 32 KB rounds */
+        return aligned ? reduce_run<T, OP, SCAN_VEC(T), 8>(h, d, 2, vec_names[3])
+                       : reduce_run<T, OP, 1, 16>(h, d, 2, scalar_names[3]);
+    if (aligned) return reduce_run<T, OP, SCAN_VEC(T), 4>(h, d, mode, vec_names[mode]);
     return reduce_run<T, OP, 1, 8>(h, d, mode, scalar_names[mode]);
 }
 
 cuops_status_t cuops_reduce_vectorized_launch(struct cuops_handle *h, const cuops_reduce_desc_t *d,
                                               int mode)
 {
-    if (mode < 0 || mode > 2) return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "reduce: mode %d", mode);
+    if (mode < 0 || mode > 3) return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "reduce: mode %d", mode);
     return SCAN_TYPE_OP_CALL(d->type, d->op,
                              cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "reduce: dtype %s",
                                         cuops_dtype_name(d->type)),

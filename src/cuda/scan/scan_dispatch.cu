@@ -20,7 +20,9 @@
  * 3019-3114 GB/s at 2^26..2^30 (0.96-0.98x CUB) against 2709-2865 GB/s
  * (0.90-0.91x) for "lookback", level with it at 2^24 (64 MB of i32) and
  * slower below (one wave of fewer, larger CTAs). For reduce, the interleaved
- * one-wave vectorized single-launch kernel, one kernel for every size. The
+ * one-wave vectorized single-launch kernel, with 32 KB rounds (8 loads in
+ * flight per thread, "vectorized_interleaved_x8") from 64 MB of input and
+ * 16 KB rounds below (reduce_auto_mode). The
  * 32 KB-tile "lookback_smem" (5 CTAs per SM) measured 1.03x CUB in its first
  * run and 0.92-0.93x in the three after it, same code: a named variant.
  * Measured on the
@@ -30,7 +32,7 @@
  * reduce measured level with or ahead of the first "vectorized" one, and the
  * one-wave interleaved reduce ahead of both at every size (1.049x CUB
  * geomean against 1.017x for multi-wave; 1.00x at 2^30 against 0.975x), so
- * it is row 0. "lookback_wide" (eight windows per poll) measured slower
+ * auto takes it (its 32 KB-round form from 64 MB). "lookback_wide" (eight windows per poll) measured slower
  * than "lookback" from 2^24 up (0.85x against 0.90x CUB) and stays a
  * named variant. The other rows are seed 002's ladder, selectable by name through cuops_options_t.variant
  * for study and benchmarking (docs/scan.md predicts each one's rate). Every
@@ -77,14 +79,15 @@ static cuops_status_t scan_rts_entry(struct cuops_handle *h, const cuops_scan_de
 {
     return cuops_scan_reduce_then_scan_launch(h, d);
 }
-/* algo = grid policy (reduce.cu: 0 one wave, 1 multi-wave, 2 interleaved) */
+/* algo = grid policy (reduce.cu: 0 one wave, 1 multi-wave, 2 interleaved,
+ * 3 interleaved with 32 KB rounds) */
 static cuops_status_t reduce_vectorized_entry(struct cuops_handle *h, const cuops_reduce_desc_t *d,
                                               int mode)
 {
     return cuops_reduce_vectorized_launch(h, d, mode);
 }
 
-/* "auto" for scans: scan_auto below; for reduce, row 0. */
+/* "auto" for scans: scan_auto below; for reduce, reduce_auto_mode. */
 static const scan_variant_t scan_table[] = {
     {"lookback", 0, scan_lookback_entry},
     {"lookback_smem", 2, scan_lookback_entry},
@@ -131,6 +134,7 @@ static cuops_status_t scan_auto(struct cuops_handle *h, const cuops_scan_desc_t 
 
 static const reduce_variant_t reduce_table[] = {
     {"vectorized_interleaved", 2, reduce_vectorized_entry},
+    {"vectorized_interleaved_x8", 3, reduce_vectorized_entry},
     {"vectorized_multiwave", 1, reduce_vectorized_entry},
     {"vectorized", 0, reduce_vectorized_entry},
     {"interleaved_divergent", REDUCE_ALGO_INTERLEAVED_DIVERGENT, cuops_reduce_textbook_launch},
@@ -155,7 +159,8 @@ static const char *const scan_names[] = {"auto", "blelloch_smem", "blelloch_smem
                                          "ring_lead2_wide512_selfclear"};
 static const char *const reduce_names[] = {"auto", "interleaved_divergent", "interleaved_strided",
                                            "sequential_addressing", "warp_shuffle", "vectorized",
-                                           "vectorized_multiwave", "vectorized_interleaved"};
+                                           "vectorized_multiwave", "vectorized_interleaved",
+                                           "vectorized_interleaved_x8"};
 
 extern "C" const char *const *cuops_cuda_scan_variant_names(int *count)
 {
@@ -185,20 +190,30 @@ extern "C" cuops_status_t cuops_cuda_scan(struct cuops_handle *h, const cuops_sc
     return v->launch(h, d, v->algo); /* src/api made the handle's device current */
 }
 
+/* The reduce "auto": 32 KB rounds from 64 MB of input, measured on the H200
+ * (run P169, docs/scan.md) 0.8-1.2 % faster than 16 KB rounds from 2^26 i32
+ * up (1.006-1.008x CUB at 2^30 against 0.998-1.000x), level at 2^20-2^24 and
+ * 0.1 us slower at 2^16. The choice depends only on n and the type, so float
+ * sums stay reproducible. */
+#define REDUCE_AUTO_X8_BYTES ((int64_t)64 << 20)
+static int reduce_auto_mode(const cuops_reduce_desc_t *d)
+{
+    return d->n * (int64_t)cuops_dtype_size(d->type) >= REDUCE_AUTO_X8_BYTES ? 3 : 2;
+}
+
 extern "C" cuops_status_t cuops_cuda_reduce(struct cuops_handle *h, const cuops_reduce_desc_t *d,
                                             const cuops_options_t *opt)
 {
     if (!scan_supported_type(d->type))
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "reduce: dtype %s is not supported "
                           "(i32, i64, f32, f64)", cuops_dtype_name(d->type));
-    const reduce_variant_t *v = &reduce_table[0];
-    if (opt != NULL && !cuops_variant_is_auto(opt)) {
-        v = NULL;
-        for (int i = 0; i < REDUCE_TABLE_LEN; i++)
-            if (strcmp(opt->variant, reduce_table[i].name) == 0) v = &reduce_table[i];
-        if (v == NULL)
-            return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "reduce: no variant named '%s'",
-                              opt->variant);
-    }
-    return v->launch(h, d, v->algo); /* src/api made the handle's device current */
+    if (opt == NULL || cuops_variant_is_auto(opt))
+        return reduce_vectorized_entry(h, d, reduce_auto_mode(d)); /* src/api made the device current */
+    const reduce_variant_t *v = NULL;
+    for (int i = 0; i < REDUCE_TABLE_LEN; i++)
+        if (strcmp(opt->variant, reduce_table[i].name) == 0) v = &reduce_table[i];
+    if (v == NULL)
+        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "reduce: no variant named '%s'",
+                          opt->variant);
+    return v->launch(h, d, v->algo);
 }

@@ -81,7 +81,9 @@ cuops_status_t cuops_scan_textbook_launch(struct cuops_handle *h, const cuops_sc
  * wave of 4 CTAs per SM, contiguous ranges, ticket cleared by a memset
  * ("vectorized"); 1: up to 8 waves for large n, ticket in the handle's scan
  * state, no memset ("vectorized_multiwave"); 2: one wave, 16 KB
- * rounds dealt round-robin, ticket in the scan state ("vectorized_interleaved"). */
+ * rounds dealt round-robin, ticket in the scan state ("vectorized_interleaved");
+ * 3: the same with 32 KB rounds, 8 loads in flight per thread
+ * ("vectorized_interleaved_x8"). */
 cuops_status_t cuops_reduce_vectorized_launch(struct cuops_handle *h,
                                               const cuops_reduce_desc_t *d, int mode);
 /* reduce_textbook.cu: one element per thread, a tree per block, one launch per level. */
