@@ -13,9 +13,10 @@
 #ifndef CUOPS_CLUSTER_SPLITK_CUH
 #define CUOPS_CLUSTER_SPLITK_CUH
 
+#include "cuda/common/cluster_size.h"
 #include "cuda/common/ptx_sm90.cuh"
 
-#define CUOPS_CLUSTER_MAX_SPLITS 8 /* the portable cluster size */
+#define CUOPS_CLUSTER_MAX_SPLITS CUOPS_CLUSTER_PORTABLE_SIZE
 
 #if CUOPS_SM90A_DEVICE
 

@@ -9,7 +9,9 @@
 
 #include <stdint.h>
 
-#define W4A16_PHASE_RING_MAX_SPLITS 8 /* the portable cluster size */
+#include "cuda/common/cluster_size.h"
+
+#define W4A16_PHASE_RING_MAX_SPLITS CUOPS_CLUSTER_PORTABLE_SIZE
 #define W4A16_PHASE_RING_PHASE_TILES 16 /* 64-k tiles per phase */
 /* auto: m from which the ring serves (below, the bulk ring or the per-warp
  * kernel), strips per CTA that make an unsplit CTA worth it, and the k

@@ -8,7 +8,9 @@
 
 #include <stdint.h>
 
-#define W4A16_DECODE_WGMMA_MAX_SPLITS 8 /* the portable cluster size */
+#include "cuda/common/cluster_size.h"
+
+#define W4A16_DECODE_WGMMA_MAX_SPLITS CUOPS_CLUSTER_PORTABLE_SIZE
 
 /* Cluster splits (CTAs per weight block, one k range each) that fill `sms`
  * SMs once with `blocks` weight blocks: sms / blocks, at least 1, at most
