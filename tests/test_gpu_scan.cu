@@ -387,8 +387,9 @@ static void reproducibility(void)
          * takes the 32 KB-round kernel */
         const char *want = misaligned ? "reduce_vectorized_interleaved_x8_scalar"
                                       : "reduce_vectorized_interleaved_x8_vec16";
-        CHECK(strcmp(cuops_last_kernel(g_gpu), want) == 0, "auto reduce f32 n=2^24 %s ran '%s', expected '%s'",
-              misaligned ? "misaligned" : "aligned", cuops_last_kernel(g_gpu), want);
+        CHECK(strcmp(cuops_last_kernel(g_gpu), want) == 0,
+              "auto reduce f32 n=2^24 %s ran '%s', expected '%s'", misaligned ? "misaligned" : "aligned",
+              cuops_last_kernel(g_gpu), want);
     }
 done:
     cudaFree(d_in);

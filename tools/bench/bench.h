@@ -67,7 +67,7 @@ typedef struct bench_options {
     int interleave;                     /* gemm, w4a16: a row and its baseline alternate */
     cuops_op_t trans_a, trans_b;        /* GEMM operand layouts (default N, T) */
     uint64_t seed;
-    int time_invalid;                   /* CUOPS_BENCH_TIME_INVALID: time gemm rows that failed validation */
+    int time_invalid;                   /* CUOPS_BENCH_TIME_INVALID: time failed gemm rows too */
 } bench_options_t;
 
 /* ------------------------------------------------------------------------ */

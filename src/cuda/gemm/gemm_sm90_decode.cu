@@ -29,8 +29,9 @@
  * registers), so one CTA per SM and as many stages of 32 KB + the activation
  * tile as fit 224 KB (5 at XN = 64, 6 at XN = 8-32): 160-192 KB of weight in
  * flight per SM (a 200 KB ring held 5 at XN = 16, and 16 x 28672 x 8192 ran
- * 2 % slower: docs/gemm.md, decode step 14). Where 256-row blocks would need K split and 128-row blocks
- * fill the SMs once unsplit (n ~ 12550-16900 on 132 SMs), the CTA is 384
+ * 2 % slower: docs/gemm.md, decode step 14). Where 256-row blocks would
+ * need K split and 128-row blocks fill the SMs once unsplit (n ~
+ * 12550-16900 on 132 SMs), the CTA is 384
  * threads with two consumers over 128 rows, 9-13 stages of 16 KB + the
  * activation tile (cuops_decode_wgmma_rows, gemm_tuning.h). Where even those
  * would split K, the blocks are 64 rows (one consumer, 256 threads, 14-24
@@ -370,7 +371,8 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
             int stage = 0;
             for (int kb = kb0; kb < kb1; kb++) {
                 cuops_mbar_wait(SDW_EMPTY_BAR(stage), phase ^ 1u);
-#ifdef CUOPS_STUDY_NO_X /* study build only: x loaded into the first round of stages, then reused (wrong results) */
+#ifdef CUOPS_STUDY_NO_X /* study build only: x loaded into the first round of stages, then
+                         * reused (wrong results) */
                 const bool load_x = kb - kb0 < STAGES;
 #else
                 const bool load_x = true;

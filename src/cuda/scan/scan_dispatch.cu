@@ -32,9 +32,9 @@
  * reduce measured level with or ahead of the first "vectorized" one, and the
  * one-wave interleaved reduce ahead of both at every size (1.049x CUB
  * geomean against 1.017x for multi-wave; 1.00x at 2^30 against 0.975x), so
- * auto takes it (its 32 KB-round form from 64 MB). "lookback_wide" (eight windows per poll) measured slower
- * than "lookback" from 2^24 up (0.85x against 0.90x CUB) and stays a
- * named variant. The other rows are seed 002's ladder, selectable by name through cuops_options_t.variant
+ * auto takes it (its 32 KB-round form from 64 MB). "lookback_wide" (eight
+ * windows per poll) measured slower than "lookback" from 2^24 up (0.85x
+ * against 0.90x CUB) and stays a named variant. The other rows are seed 002's ladder, selectable by name through cuops_options_t.variant
  * for study and benchmarking (docs/scan.md predicts each one's rate). Every
  * row serves every type (I32, I64, F32, F64), op, n and alignment.
  */
@@ -208,7 +208,7 @@ extern "C" cuops_status_t cuops_cuda_reduce(struct cuops_handle *h, const cuops_
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "reduce: dtype %s is not supported "
                           "(i32, i64, f32, f64)", cuops_dtype_name(d->type));
     if (opt == NULL || cuops_variant_is_auto(opt))
-        return reduce_vectorized_entry(h, d, reduce_auto_mode(d)); /* src/api made the device current */
+        return reduce_vectorized_entry(h, d, reduce_auto_mode(d)); /* device made current by src/api */
     const reduce_variant_t *v = NULL;
     for (int i = 0; i < REDUCE_TABLE_LEN; i++)
         if (strcmp(opt->variant, reduce_table[i].name) == 0) v = &reduce_table[i];
