@@ -13,9 +13,10 @@
  * when beta != 0. C starts 29 elements into its buffer (no 16-byte
  * alignment), except in test_aligned_c and the second pass of
  * test_narrow_rows, which give the Hopper cluster and narrow forms the
- * aligned C their fast stores need. The CPU reference runs once per case; then each forced
- * variant and auto run on the same inputs, each twice: a variant whose m
- * tile is below m must answer NOT_SUPPORTED, the others must succeed, give
+ * aligned C their fast stores need (align_c). The CPU reference runs once
+ * per case; then each forced variant and auto run on the same inputs, each
+ * twice: a variant whose m tile is below m must answer NOT_SUPPORTED, the
+ * others must succeed, give
  * the same bytes both times, leave every byte outside the m x n block
  * untouched, hold no NaN, and match the reference element by element within
  *     2 (E + u_c (|ref| + E)) + tiny_c,
@@ -683,6 +684,15 @@ static void test_wgmma_rows128(void)
     }
 }
 
+/* The case's C 16-byte aligned, ldc = n rounded up to a multiple of 8
+ * elements plus `extra` (a multiple of 8), beta = 0. */
+static void align_c(decode_case_t *c, int64_t extra)
+{
+    c->aligned_c = 1;
+    c->beta = 0.0f;
+    c->pad_c = (8 - c->n % 8) % 8 + extra;
+}
+
 /* C 16-byte aligned, ldc a multiple of 8 elements and beta = 0: the
  * conditions under which the cluster form stores C from the block's base
  * without per-chunk checks (unsplit: 16-byte pieces; split: one store per
@@ -703,9 +713,7 @@ static void test_aligned_c(void)
             for (int a = 0; a < 4; a++, idx++) {
                 if (g_quick && (a + b + d) % 3 != 0) continue;
                 decode_case_t c = grid_case(idx, ms[a], ns[b], ks[d]);
-                c.aligned_c = 1;
-                c.beta = 0.0f;
-                c.pad_c = (8 - ns[b] % 8) % 8 + ((idx / 4) % 2 ? 8 : 0); /* ldc a multiple of 8 */
+                align_c(&c, (idx / 4) % 2 ? 8 : 0);
                 c.split_k = splits[idx % 3];
                 run_case(&c);
             }
@@ -735,11 +743,7 @@ static void test_narrow_rows(void)
         for (int aligned = 0; aligned < 2; aligned++) {
             decode_case_t c = grid_case(200 + i, ms[(i + aligned) % 4], n, ks[i % 3]);
             c.split_k = 0;
-            if (aligned) {
-                c.aligned_c = 1;
-                c.beta = 0.0f;
-                c.pad_c = (8 - n % 8) % 8;
-            }
+            if (aligned) align_c(&c, 0);
             run_case(&c);
         }
         CHECK(narrow_rows(n) == rows[i], "n = %lld: expected %d-row tiles, the mirror says %lld",

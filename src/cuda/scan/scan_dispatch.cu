@@ -34,8 +34,9 @@
  * geomean against 1.017x for multi-wave; 1.00x at 2^30 against 0.975x), so
  * auto takes it (its 32 KB-round form from 64 MB). "lookback_wide" (eight
  * windows per poll) measured slower than "lookback" from 2^24 up (0.85x
- * against 0.90x CUB) and stays a named variant. The other rows are seed 002's ladder, selectable by name through cuops_options_t.variant
- * for study and benchmarking (docs/scan.md predicts each one's rate). Every
+ * against 0.90x CUB) and stays a named variant. The other rows are seed
+ * 002's ladder, selectable by name through cuops_options_t.variant for
+ * study and benchmarking (docs/scan.md predicts each one's rate). Every
  * row serves every type (I32, I64, F32, F64), op, n and alignment.
  */
 #include <string.h>
