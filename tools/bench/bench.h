@@ -68,6 +68,8 @@ typedef struct bench_options {
     cuops_op_t trans_a, trans_b;        /* GEMM operand layouts (default N, T) */
     uint64_t seed;
     int time_invalid;                   /* CUOPS_BENCH_TIME_INVALID: time failed gemm rows too */
+    int scan_shift;                     /* CUOPS_BENCH_SCAN_SHIFT: scan/reduce buffers start this
+                                           many elements past a 256-byte boundary (0..63) */
 } bench_options_t;
 
 /* ------------------------------------------------------------------------ */

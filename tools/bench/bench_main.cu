@@ -64,7 +64,9 @@ static void usage(FILE *f)
         "8192^3 rate (compute-bound GEMM rows), both measured in the same run.\n"
         "Environment: CUOPS_GIT_SHA, CUOPS_TRITON_SCRIPT, CUOPS_BENCH_SEED;\n"
         "CUOPS_BENCH_TIME_INVALID=1 times gemm rows that fail validation too (study\n"
-        "builds that skip part of the work); they stay marked INVALID and count as failures.\n");
+        "builds that skip part of the work); they stay marked INVALID and count as failures.\n"
+        "CUOPS_BENCH_SCAN_SHIFT=K (0..63) starts the scan and reduce rows' input and output\n"
+        "K elements past a 256-byte boundary (misaligned inputs; cuops and CUB alike).\n");
 }
 
 static int parse_dtype(const char *s, cuops_dtype_t *t)
@@ -181,6 +183,16 @@ static int parse_args(int argc, char **argv, bench_options_t *o)
     int any_op = 0;
     const char *time_invalid_env = getenv("CUOPS_BENCH_TIME_INVALID");
     o->time_invalid = time_invalid_env && atoi(time_invalid_env) != 0;
+    const char *shift_env = getenv("CUOPS_BENCH_SCAN_SHIFT");
+    if (shift_env) {
+        char *end = NULL;
+        long shift = strtol(shift_env, &end, 10);
+        if (end == shift_env || *end != '\0' || shift < 0 || shift > 63) {
+            fprintf(stderr, "cuops-bench: CUOPS_BENCH_SCAN_SHIFT must be 0..63 (elements)\n");
+            return -1;
+        }
+        o->scan_shift = (int)shift;
+    }
     const char *seed_env = getenv("CUOPS_BENCH_SEED");
     o->seed = seed_env ? strtoull(seed_env, NULL, 0)
                        : ((uint64_t)time(NULL) * 2654435761ull) ^ (uint64_t)getpid();
