@@ -222,16 +222,23 @@ static __device__ __forceinline__ void sdw_st_global_8(void *addr, uint32_t a, u
     asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(addr), "r"(a), "r"(b) : "memory");
 }
 
-/* Whether this CTA's ROWS columns of C take the fast stores: inside C, rows
- * 16-byte aligned, beta = 0 (the same for every thread of the CTA). */
+/* 4 bytes to global memory. */
+static __device__ __forceinline__ void sdw_st_global_4(void *addr, uint32_t a)
+{
+    asm volatile("st.global.b32 [%0], %1;" ::"l"(addr), "r"(a) : "memory");
+}
+
+/* Whether C's columns [col0, col0 + cols) take the fast stores: inside C,
+ * the block's base and C's rows aligned to `align` bytes, beta = 0 (the
+ * same for every thread of the CTA). Sets the block's base and ldc in bytes. */
 static __device__ __forceinline__ bool sdw_fast_c(const sdw_params_t &p, int col0, int cols,
-                                                  char **block, int64_t *ldc_bytes)
+                                                  int align, char **block, int64_t *ldc_bytes)
 {
     const int es = p.c_type == CUOPS_DTYPE_F32 ? 4 : 2;
     *block = (char *)p.c + (int64_t)col0 * es;
     *ldc_bytes = (int64_t)p.ldc * es;
-    return p.beta == 0.0f && col0 + cols <= p.n && ((uintptr_t)*block & 15) == 0 &&
-           (*ldc_bytes & 15) == 0;
+    return p.beta == 0.0f && col0 + cols <= p.n && ((uintptr_t)*block & (align - 1)) == 0 &&
+           (*ldc_bytes & (align - 1)) == 0;
 }
 
 /* The [XN][PITCH] fp32 tile at `tile` (rows past mrows skipped) to C at
@@ -464,7 +471,7 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
         };
         char *cblock;
         int64_t ldc_bytes;
-        const bool fast = sdw_fast_c(p, wb * ROWS, ROWS, &cblock, &ldc_bytes);
+        const bool fast = sdw_fast_c(p, wb * ROWS, ROWS, 16, &cblock, &ldc_bytes);
         auto chunk_store = [&](int i, const float4 &v) {
             const int row = i / CHUNKS_PER_ROW, c4 = i % CHUNKS_PER_ROW;
             const int piece = p.c_type == CUOPS_DTYPE_F32 ? 16 : 8; /* bytes of 4 columns */
@@ -579,9 +586,9 @@ static __device__ __forceinline__ void sdn_store_frag_fast(char *block, int64_t 
             char *dst = base + 8 * h * ldc_bytes + 8 * j * ES;
             const float a = alpha * acc[4 * j + 2 * h], b = alpha * acc[4 * j + 2 * h + 1];
             if constexpr (F32)
-                asm volatile("st.global.v2.f32 [%0], {%1, %2};" ::"l"(dst), "f"(a), "f"(b) : "memory");
+                sdw_st_global_8(dst, __float_as_uint(a), __float_as_uint(b));
             else
-                asm volatile("st.global.b32 [%0], %1;" ::"l"(dst), "r"(cuops_pack2<T>(a, b)) : "memory");
+                sdw_st_global_4(dst, cuops_pack2<T>(a, b));
         }
     }
 }
@@ -592,11 +599,10 @@ template <int NW>
 static __device__ __forceinline__ void sdn_store_frag(const sdw_params_t &p, int tile, int warp,
                                                       int lane, const float (&acc)[NW / 2])
 {
-    const int es = p.c_type == CUOPS_DTYPE_F32 ? 4 : 2;
-    char *block = (char *)p.c + (int64_t)tile * NW * es;
-    const int64_t ldc_bytes = (int64_t)p.ldc * es;
-    if (p.beta == 0.0f && tile * NW + NW <= p.n && ((uintptr_t)block & (2 * es - 1)) == 0 &&
-        (ldc_bytes & (2 * es - 1)) == 0) {
+    char *block;
+    int64_t ldc_bytes;
+    const int pair_bytes = p.c_type == CUOPS_DTYPE_F32 ? 8 : 4; /* one store per column pair */
+    if (sdw_fast_c(p, tile * NW, NW, pair_bytes, &block, &ldc_bytes)) {
         if (p.c_type == CUOPS_DTYPE_F32)
             sdn_store_frag_fast<float, NW>(block, ldc_bytes, p.m, p.alpha, warp, lane, acc);
         else if (p.c_type == CUOPS_DTYPE_F16)
