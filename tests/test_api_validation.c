@@ -283,6 +283,16 @@ static void scan_rows(cuops_handle_t h, int is_cpu)
     ROW(h, NSUP, cuops_reduce(h, MAX, F16, 100, IN, RES));
     ROW(h, NSUP, cuops_reduce(h, MIN, BF16, 100, IN, RES));
     if (is_cpu) ROW(h, NSUP, cuops_reduce_ex(h, SUM, I32, 100, IN, RES, &bogus_variant));
+    /* pointers that are not a multiple of the element size (one element past
+     * an aligned base is fine and is tested on the GPU) */
+    ROW(h, INV, cuops_scan(h, SUM, 0, I32, 100, (char *)IN + 2, OUT));
+    ROW(h, INV, cuops_scan(h, SUM, 1, F64, 100, IN, (char *)OUT + 4));
+    ROW(h, INV, cuops_scan(h, MIN, 0, I64, 100, (char *)IN + 12, (char *)OUT + 8));
+    ROW(h, OK, cuops_scan(h, SUM, 0, F32, 0, (char *)IN + 1, (char *)OUT + 1)); /* n == 0: no access */
+    ROW(h, INV, cuops_reduce(h, SUM, F32, 100, (char *)IN + 1, RES));
+    ROW(h, INV, cuops_reduce(h, SUM, I64, 100, (char *)IN + 8 + 4, RES));
+    ROW(h, INV, cuops_reduce(h, MAX, I64, 100, IN, (char *)RES + 4));
+    ROW(h, INV, cuops_reduce(h, MAX, F64, 0, NULL, (char *)RES + 2)); /* n == 0 still writes */
 }
 
 static void rejection_table(cuops_handle_t h, int is_cpu)

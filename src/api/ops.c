@@ -593,6 +593,20 @@ static cuops_status_t check_scan_type(struct cuops_handle *h, const char *op_lab
                       cuops_dtype_name(type));
 }
 
+/* Every scan and reduce kernel loads and stores whole elements: a pointer
+ * that is not a multiple of the element size would fault on the GPU (and is
+ * undefined behaviour in C), so both backends refuse it with a message. */
+static cuops_status_t check_scan_pointer(struct cuops_handle *h, const char *op_label,
+                                         const char *name, const void *p, cuops_dtype_t type)
+{
+    const size_t es = cuops_dtype_size(type);
+    if (p != NULL && (uintptr_t)p % es != 0)
+        return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
+                          "%s: %s (%p) is not aligned to its %zu-byte elements", op_label, name, p,
+                          es);
+    return CUOPS_STATUS_SUCCESS;
+}
+
 static cuops_status_t scan_call(struct cuops_handle *h, cuops_reduce_op_t op, int exclusive,
                                 cuops_dtype_t type, int64_t n, const void *in, void *out,
                                 const cuops_options_t *opt)
@@ -605,6 +619,11 @@ static cuops_status_t scan_call(struct cuops_handle *h, cuops_reduce_op_t op, in
     if (n > 0 && out == NULL) return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "scan: out is NULL");
     st = check_scan_type(h, "scan", type);
     if (st != CUOPS_STATUS_SUCCESS) return st;
+    if (n > 0) {
+        st = check_scan_pointer(h, "scan", "in", in, type);
+        if (st == CUOPS_STATUS_SUCCESS) st = check_scan_pointer(h, "scan", "out", out, type);
+        if (st != CUOPS_STATUS_SUCCESS) return st;
+    }
     st = check_cpu_variant(h, "scan", opt);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     if (n == 0) return CUOPS_STATUS_SUCCESS;
@@ -652,6 +671,9 @@ static cuops_status_t reduce_call(struct cuops_handle *h, cuops_reduce_op_t op, 
     /* n == 0 still writes the identity, so out is always needed. */
     if (out == NULL) return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "reduce: out is NULL");
     st = check_scan_type(h, "reduce", type);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
+    st = check_scan_pointer(h, "reduce", "in", n > 0 ? in : NULL, type);
+    if (st == CUOPS_STATUS_SUCCESS) st = check_scan_pointer(h, "reduce", "out", out, type);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     st = check_cpu_variant(h, "reduce", opt);
     if (st != CUOPS_STATUS_SUCCESS) return st;
