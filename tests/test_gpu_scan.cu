@@ -139,13 +139,34 @@ static size_t compare(const void *got, const void *ref, const double *abs_sum, c
 
 /* ---- scan ----------------------------------------------------------------- */
 
-enum { MODE_OUT_OF_PLACE, MODE_IN_PLACE, MODE_MISALIGNED };
-static const char *const k_mode_names[] = {"out-of-place", "in-place", "misaligned"};
+/* Where each mode puts the input and the output. The misaligned modes cover
+ * every path of the ring forms (scan_ring.cu, cuops_scan_ring_head): in and
+ * out at the same offset within 256 bytes (a head of 255 bytes before the
+ * aligned body), agreeing only within 16 bytes (a head of 12 / 8 bytes), not
+ * agreeing (`lookback`'s scalar path), and misaligned in place. */
+enum { MODE_OUT_OF_PLACE, MODE_IN_PLACE, MODE_MISALIGNED, MODE_MISALIGNED_16,
+       MODE_MISALIGNED_APART, MODE_IN_PLACE_MISALIGNED, MODE_COUNT };
+static const char *const k_mode_names[] = {"out-of-place", "in-place", "misaligned",
+                                           "misaligned, out 16 bytes further",
+                                           "misaligned, out one element further",
+                                           "in place, misaligned"};
+static int mode_in_place(int mode) { return mode == MODE_IN_PLACE || mode == MODE_IN_PLACE_MISALIGNED; }
+/* bytes from the output base to out (in place: to in as well) */
+static size_t mode_out_lead(int mode, size_t es)
+{
+    switch (mode) {
+    case MODE_MISALIGNED: return es;
+    case MODE_MISALIGNED_16: return es + 16;
+    case MODE_MISALIGNED_APART: return 2 * es;
+    case MODE_IN_PLACE_MISALIGNED: return es;
+    default: return 0;
+    }
+}
 
 static void scan_case(cuops_dtype_t t, cuops_reduce_op_t op, int exclusive, size_t n, int all_modes)
 {
     const size_t es = elem_size(t);
-    const size_t out_bytes = (n + 1 + GUARD_ELEMS) * es;
+    const size_t out_bytes = (n + 2 + GUARD_ELEMS) * es + 16; /* the largest lead: 2 es + 16 */
     unsigned char *in = (unsigned char *)malloc((n + 1) * es);
     unsigned char *ref = (unsigned char *)malloc(n * es);
     unsigned char *got = (unsigned char *)malloc(out_bytes);
@@ -168,7 +189,7 @@ static void scan_case(cuops_dtype_t t, cuops_reduce_op_t op, int exclusive, size
         if (variant_skipped(variant)) continue;
         cuops_options_t opt = {0};
         opt.variant = variant;
-        for (int mode = 0; mode < 3; mode++) {
+        for (int mode = 0; mode < MODE_COUNT; mode++) {
             if (mode != MODE_OUT_OF_PLACE && !all_modes && v != 0) continue;
             char what[160];
             snprintf(what, sizeof what, "scan %s %s %s n=%zu variant=%s %s", type_name(t),
@@ -176,22 +197,11 @@ static void scan_case(cuops_dtype_t t, cuops_reduce_op_t op, int exclusive, size
                      k_mode_names[mode]);
             const int pb = poison_byte(t);
             cudaMemset(d_out, pb, out_bytes);
-            unsigned char *dout = (unsigned char *)d_out;
-            const void *src;
-            void *dst;
-            if (mode == MODE_OUT_OF_PLACE) {
-                cudaMemcpy(d_in, in, n * es, cudaMemcpyHostToDevice);
-                src = d_in;
-                dst = dout;
-            } else if (mode == MODE_IN_PLACE) {
-                cudaMemcpy(dout, in, n * es, cudaMemcpyHostToDevice);
-                src = dout;
-                dst = dout;
-            } else {
-                cudaMemcpy((unsigned char *)d_in + es, in, n * es, cudaMemcpyHostToDevice);
-                src = (unsigned char *)d_in + es;
-                dst = dout + es;
-            }
+            const size_t lead = mode_out_lead(mode, es);
+            unsigned char *dst = (unsigned char *)d_out + lead;
+            const unsigned char *src =
+                mode_in_place(mode) ? dst : (unsigned char *)d_in + (mode == MODE_OUT_OF_PLACE ? 0 : es);
+            cudaMemcpy((void *)src, in, n * es, cudaMemcpyHostToDevice);
             cuops_status_t st = cuops_scan_ex(g_gpu, op, exclusive, t, (int64_t)n, src, dst, &opt);
             cudaError_t err = cudaDeviceSynchronize();
             CHECK(st == CUOPS_STATUS_SUCCESS && err == cudaSuccess, "%s: %s (%s) %s", what,
@@ -201,13 +211,12 @@ static void scan_case(cuops_dtype_t t, cuops_reduce_op_t op, int exclusive, size
                 CHECK(strstr(cuops_last_kernel(g_gpu), variant) != NULL,
                       "%s: ran '%s'", what, cuops_last_kernel(g_gpu));
             cudaMemcpy(got, d_out, out_bytes, cudaMemcpyDeviceToHost);
-            const size_t lead = mode == MODE_MISALIGNED ? 1 : 0;
-            size_t bad = compare(got + lead * es, ref, abs_sum, t, op, n, what);
+            size_t bad = compare(got + lead, ref, abs_sum, t, op, n, what);
             CHECK(bad == 0, "%s: %zu of %zu elements wrong", what, bad, n);
-            CHECK(guard_intact(got + (lead + n) * es, out_bytes - (lead + n) * es, pb),
+            CHECK(guard_intact(got + lead + n * es, out_bytes - lead - n * es, pb),
                   "%s: wrote past the end", what);
-            if (lead) CHECK(guard_intact(got, es, pb), "%s: wrote before the start", what);
-            if (mode != MODE_IN_PLACE && n <= (1u << 20)) {
+            if (lead) CHECK(guard_intact(got, lead, pb), "%s: wrote before the start", what);
+            if (!mode_in_place(mode) && n <= (1u << 20)) {
                 /* the input of an out-of-place scan is left alone */
                 unsigned char *back = (unsigned char *)malloc(n * es);
                 cudaMemcpy(back, (const unsigned char *)src, n * es, cudaMemcpyDeviceToHost);
@@ -326,10 +335,12 @@ static void reproducibility(void)
         /* Each variant must repeat its own bits. `lookback`, `lookback_wide`,
          * `lookback_smem` and the `ring` forms share the tile layout and
          * the definition of the float prefix (the left fold over 32 KB
-         * tiles), so they must also match `lookback`'s bits exactly; auto
-         * is `ring_lead2_wide512` at 2^24 f32 where its slots fit (`ring`
-         * where not) and `lookback`'s scalar kernel misaligned, and must
-         * give that kernel's bits; the
+         * tiles), so they must also match `lookback`'s bits exactly, the
+         * ring forms only where aligned (misaligned, here in and out one
+         * element past their bases, they scan a 255-byte head first and
+         * their tiles start after it); auto is `ring_lead2_wide512` at 2^24
+         * f32 where its slots fit (`ring` where not), aligned or not, and
+         * must give that kernel's bits; the
          * persistent kernel's misaligned tiles, `lookback_smem_64k`'s
          * 64 KB tiles and the 24 KB / 16 KB tiles of `ring_4x24k` and
          * `ring_6x16k` group the sums differently, so they are only held to
@@ -366,10 +377,10 @@ static void reproducibility(void)
                 }
                 if (v == 1) have_lookback = 1, memcpy(lbfirst, vfirst, n * sizeof(float));
                 /* the lookback group against `lookback` (and auto where it runs `lookback`'s kernel) */
-                if (have_lookback && (v == 2 || v == 4 || (v >= 6 && v <= 9) || v == 12))
+                const int ring_form = (v >= 6 && v <= 9) || v == 12;
+                if (have_lookback && (v == 2 || v == 4 || (ring_form && !misaligned)))
                     differs_from_ref = memcmp(lbfirst, vfirst, n * sizeof(float)) != 0;
-                if ((v == 1 && (misaligned || !wide)) || (v == 6 && !wide && !misaligned) ||
-                    (v == 18 && (wide || misaligned)))
+                if ((v == 1 && !wide && !misaligned) || (v == 6 && !wide) || (v == 18 && wide))
                     differs_from_ref |= memcmp(first, vfirst, n * sizeof(float)) != 0;
                 CHECK(differing == 0 && differs_from_ref == 0,
                       "f32 sum scan n=2^24 %s %s variant %s: %d of 9 reruns differ bitwise%s",
@@ -779,7 +790,9 @@ done:
 /* The auto scan for aligned pointers on a device that holds `ring`'s 96 KB
  * of slots (the H200 does): `ring_lead2_wide512` for 4-byte types from 4 MB
  * of input where its 192 KB fit (its bits), `ring` below (`lookback`'s bits:
- * same 32 KB tiles, same left-fold prefix); for misaligned pointers,
+ * same 32 KB tiles, same left-fold prefix); for pointers misaligned alike
+ * (both one element past their bases), the same forms over the aligned body
+ * (each form's own bits); for pointers that disagree modulo 16 bytes,
  * `lookback`'s scalar kernel (`lookback_smem_64k`'s above 64 MB). Checked on
  * each side of 4 MB and of 2^24 (the old 64 MB line). */
 static void auto_dispatch(void)
@@ -794,41 +807,45 @@ static void auto_dispatch(void)
     float *d_in = NULL, *d_out = NULL;
     if (h == NULL || a == NULL || b == NULL ||
         cudaMalloc(&d_in, (nmax + 1) * sizeof(float)) != cudaSuccess ||
-        cudaMalloc(&d_out, (nmax + 1) * sizeof(float)) != cudaSuccess) {
+        cudaMalloc(&d_out, (nmax + 2) * sizeof(float)) != cudaSuccess) {
         SKIP("auto dispatch: no memory for %zu floats", nmax);
         free(h); free(a); free(b); cudaFree(d_in); cudaFree(d_out);
         return;
     }
     fill_input(h, CUOPS_DTYPE_F32, CUOPS_REDUCE_SUM, nmax);
-    for (int misaligned = 0; misaligned < 2; misaligned++) {
-        float *src = d_in + misaligned, *dst = d_out + misaligned;
+    static const char *const placement[3] = {"aligned", "misaligned alike", "misaligned apart"};
+    for (int misaligned = 0; misaligned < 3; misaligned++) {
+        float *src = d_in + (misaligned ? 1 : 0), *dst = d_out + misaligned;
         cudaMemcpy(src, h, nmax * sizeof(float), cudaMemcpyHostToDevice);
         for (int i = 0; i < 3; i++) {
             const size_t n = sizes[i];
             const int large = wide && n * sizeof(float) >= ((size_t)4 << 20);
-            /* misaligned: the size rule of the look-back kernels, whose scalar
-             * path is `lookback`'s under either name */
-            const char *kernel = !misaligned ? (large ? "scan_ring_lead2_wide512_vec16"
-                                                : ring ? "scan_ring_vec16" : NULL)
+            /* misaligned apart: the size rule of the look-back kernels, whose
+             * scalar path is `lookback`'s under either name */
+            const char *kernel = misaligned < 2 ? (large ? "scan_ring_lead2_wide512_vec16"
+                                                   : ring ? "scan_ring_vec16" : NULL)
                                  : n * sizeof(float) > ((size_t)64 << 20) ? "scan_lookback_smem_64k_scalar"
                                                                           : "scan_lookback_scalar";
-            const char *same_bits = large && !misaligned ? "ring_lead2_wide512" : "lookback";
-            cudaMemset(d_out, 0xFF, (n + 1) * sizeof(float));
+            const char *same_bits = misaligned == 2 ? "lookback"
+                                    : large         ? "ring_lead2_wide512"
+                                    : misaligned && ring ? "ring"
+                                                         : "lookback";
+            cudaMemset(d_out, 0xFF, (n + 2) * sizeof(float));
             CHECK_STATUS(cuops_scan(g_gpu, CUOPS_REDUCE_SUM, 0, CUOPS_DTYPE_F32, (int64_t)n, src, dst),
                          CUOPS_STATUS_SUCCESS);
             if (kernel != NULL)
                 CHECK(strcmp(cuops_last_kernel(g_gpu), kernel) == 0,
                       "auto scan f32 n=%zu %s ran '%s', expected '%s'", n,
-                      misaligned ? "misaligned" : "aligned", cuops_last_kernel(g_gpu), kernel);
+                      placement[misaligned], cuops_last_kernel(g_gpu), kernel);
             cudaMemcpy(a, dst, n * sizeof(float), cudaMemcpyDeviceToHost);
             cuops_options_t opt = {0};
             opt.variant = same_bits;
-            cudaMemset(d_out, 0xFF, (n + 1) * sizeof(float));
+            cudaMemset(d_out, 0xFF, (n + 2) * sizeof(float));
             CHECK_STATUS(cuops_scan_ex(g_gpu, CUOPS_REDUCE_SUM, 0, CUOPS_DTYPE_F32, (int64_t)n, src, dst, &opt),
                          CUOPS_STATUS_SUCCESS);
             cudaMemcpy(b, dst, n * sizeof(float), cudaMemcpyDeviceToHost);
             CHECK(memcmp(a, b, n * sizeof(float)) == 0, "auto scan f32 n=%zu %s: bits differ from %s",
-                  n, misaligned ? "misaligned" : "aligned", same_bits);
+                  n, placement[misaligned], same_bits);
         }
     }
     free(h); free(a); free(b);

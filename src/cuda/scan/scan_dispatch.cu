@@ -117,9 +117,11 @@ static const scan_variant_t scan_table[] = {
     {"warp_shuffle", SCAN_ALGO_WARP_SHUFFLE, cuops_scan_textbook_launch},
     {"reduce_then_scan", -1, scan_rts_entry},
 };
-/* The scan "auto" (header comment; docs/scan.md): a `ring` form for aligned
- * pointers where it fits (cuops_scan_ring_auto_form: by type and size), else
- * input bytes decide. Every kernel here gives the same results for
+/* The scan "auto" (header comment; docs/scan.md): a `ring` form where it
+ * fits (cuops_scan_ring_auto_form: by type and size) for aligned pointers and
+ * for misaligned ones at the same offset within 16 bytes (the ring kernel on
+ * the aligned body after a head kernel: cuops_scan_ring_head), else input
+ * bytes decide between `lookback`'s scalar kernels. Every kernel here gives the same results for
  * integers; float sums are grouped by the kernel's tile (32 KB for `ring`
  * and `lookback`, whose bits are equal; the lead2 forms, auto's from 128-256 MB,
  * fold floats by a fixed tree; 64 KB for `lookback_smem_64k`), so the bits never
@@ -127,7 +129,7 @@ static const scan_variant_t scan_table[] = {
 #define SCAN_AUTO_LARGE_BYTES ((int64_t)64 << 20)
 static cuops_status_t scan_auto(struct cuops_handle *h, const cuops_scan_desc_t *d)
 {
-    if (cuops_aligned(d->in, 16) && cuops_aligned(d->out, 16) && cuops_scan_ring_serves(h))
+    if (cuops_scan_ring_serves(h) && cuops_scan_ring_head(d) >= 0)
         return cuops_scan_ring_launch(h, d, cuops_scan_ring_auto_form(h, d));
     const int64_t bytes = d->n * (int64_t)cuops_dtype_size(d->type);
     return cuops_scan_lookback_launch(h, d, bytes > SCAN_AUTO_LARGE_BYTES ? 3 : 0);

@@ -48,8 +48,17 @@
  * (resident CTAs per SM) x SMs CTAs, and the launch fails rather than
  * deadlocks if the device cannot hold it.
  *
- * Unaligned pointers take `lookback`'s scalar path (cp.async needs 16-byte
- * alignment); the last, partial tile is read with guarded element loads.
+ * Misaligned pointers. When `in` and `out` sit at the same offset within 16
+ * bytes (in place, or both a few elements past aligned bases), the scan
+ * runs on the aligned body: one thread of a small kernel first scans the
+ * head (the elements before `in`'s next 256-byte boundary, or 16-byte one
+ * where the two pointers agree only that far), writes its outputs and
+ * leaves its total in the workspace, and the ring kernel takes that total
+ * as the prefix before its tile 0 (`carry_in`). Float bits then depend on
+ * the head (fixed by the pointer), so they repeat run to run but are not
+ * `lookback`'s. Other misaligned pairs take `lookback`'s scalar path
+ * (cp.async needs 16-byte alignment). The last, partial tile is read with
+ * guarded element loads.
  */
 #include <type_traits>
 
@@ -141,7 +150,8 @@
 #define RING_POLLS_LEAD2_FUSED 4
 template <typename T, int OP, int NV, int STAGES, int POLLS, int BLOCK, bool SELF_CLEAR = false>
 __global__ void __launch_bounds__(BLOCK, RING_CTAS_PER_SM(BLOCK, NV, STAGES))
-scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> status)
+scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> status,
+                 const T *carry_in)
 {
     static_assert(STAGES >= 3, "one tile stored, one looked ahead, one in flight");
     constexpr bool FUSED = POLLS == RING_POLLS_LEAD2_FUSED;
@@ -252,8 +262,10 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
         __syncthreads();
     }
 
-    /* warp 0: the inclusive prefix of this CTA's previous tile */
-    T carried = scan_identity<T, OP>();
+    /* warp 0: the inclusive prefix of this CTA's previous tile; before tile 0,
+     * the head's total where the scan runs on an aligned body */
+    const bool has_carry = carry_in != nullptr;
+    T carried = has_carry ? *carry_in : scan_identity<T, OP>();
     for (int64_t k = 0; k * grid + cta < tiles; k++) {
         const int64_t tile = k * grid + cta;
         const bool ahead = tile + grid < tiles; /* the same for the whole CTA */
@@ -294,7 +306,7 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
              * in the lead2 forms) by a fixed shuffle tree over the window,
              * floats otherwise by the left fold (round 0: from A(0) itself,
              * as `lookback` publishes P(0) = A(0)) */
-            T prefix = scan_identity<T, OP>();
+            T prefix = carried; /* tile 0 (window 0; every later window is > 0) */
             if (window > 0) {
                 if (std::is_integral<T>::value || LEAD == 2) {
                     T part = scan_identity<T, OP>();
@@ -306,7 +318,7 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
                     if (lane == 0) {
                         int i = 0;
                         T p = carried;
-                        if (k == 0) p = s_aggregate[i++];
+                        if (k == 0 && !has_carry) p = s_aggregate[i++];
 #pragma unroll 8
                         for (; i < window; i++) p = scan_combine<T, OP>(p, s_aggregate[i]);
                         prefix = p;
@@ -314,7 +326,7 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
                     prefix = __shfl_sync(SCAN_FULL_MASK, prefix, 0);
                 }
             }
-            carried = tile == 0 ? aggregate : scan_combine<T, OP>(prefix, aggregate);
+            carried = tile == 0 && !has_carry ? aggregate : scan_combine<T, OP>(prefix, aggregate);
             tile_set_warp_prefixes<T, OP, WARPS>(s_prefix, lane, prefix, w_excl);
         }
         __syncthreads();
@@ -351,13 +363,42 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
 
 /* ---- host side ----------------------------------------------------------- */
 
+/* The head of a misaligned scan (< 64 elements): loaded at once by one
+ * thread each, scanned in order by thread 0 (the same left fold every run),
+ * written back by all; its total goes to the ring kernel's carry_in. */
+#define RING_HEAD_THREADS 64
+template <typename T, int OP>
+__global__ void __launch_bounds__(RING_HEAD_THREADS)
+scan_ring_head_kernel(const T *in, T *out, int head, int exclusive, T *total)
+{
+    __shared__ T s_head[RING_HEAD_THREADS];
+    const int i = threadIdx.x;
+    if (i < head) s_head[i] = in[i];
+    __syncthreads(); /* every read before any write: in place is allowed */
+    if (i == 0) {
+        T run = scan_identity<T, OP>();
+        for (int j = 0; j < head; j++) {
+            const T x = s_head[j];
+            const T next = scan_combine<T, OP>(run, x);
+            s_head[j] = exclusive ? run : next;
+            run = next;
+        }
+        *total = run;
+    }
+    __syncthreads();
+    if (i < head) out[i] = s_head[i];
+}
+
+/* head > 0: the ring kernel scans d->n - head elements from in + head, out +
+ * head (both 16-byte aligned), after the head kernel. */
 template <typename T, int OP, int NV, int STAGES, int POLLS, int BLOCK, bool SELF_CLEAR = false>
-static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *d,
+static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *d, int64_t head,
                                const char *kernel_name)
 {
     constexpr int VEC = SCAN_VEC(T);
     const int64_t tile = (int64_t)BLOCK * VEC * NV;
-    const int64_t tiles = cuops_ceil_div(d->n, tile);
+    const int64_t n = d->n - head;
+    const int64_t tiles = cuops_ceil_div(n, tile);
     const int smem = (int)(STAGES * tile * (int64_t)sizeof(T));
     auto kernel = scan_ring_kernel<T, OP, NV, STAGES, POLLS, BLOCK, SELF_CLEAR>;
 
@@ -381,9 +422,21 @@ static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *
     if (grid > RING_MAX_GRID) grid = RING_MAX_GRID;
     if (grid > tiles) grid = tiles;
 
-    tile_status<T> status; /* no tile counter: tiles are dealt by CTA index */
-    cuops_status_t st = tile_status_acquire<T>(h, tiles, &status, NULL, !SELF_CLEAR);
+    /* no tile counter (tiles are dealt by CTA index): the header's first
+     * line is free, and its second holds the head's total */
+    tile_status<T> status;
+    unsigned long long *header = NULL;
+    cuops_status_t st = tile_status_acquire<T>(h, tiles, &status, &header, !SELF_CLEAR);
     if (st != CUOPS_STATUS_SUCCESS) return st;
+    T *carry = NULL;
+    if (head > 0) {
+        carry = reinterpret_cast<T *>(reinterpret_cast<char *>(header) + 128);
+        static_assert(256 / sizeof(T) <= RING_HEAD_THREADS, "one head element per thread");
+        scan_ring_head_kernel<T, OP><<<1, RING_HEAD_THREADS, 0, cuops_stream(h)>>>(
+            (const T *)d->in, (T *)d->out, (int)head, d->exclusive, carry);
+        st = cuops_cuda_check_launch(h, "scan_ring_head");
+        if (st != CUOPS_STATUS_SUCCESS) return st;
+    }
 
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3((unsigned)grid);
@@ -395,8 +448,8 @@ static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *
     attr[0].val.cooperative = 1;
     cfg.attrs = attr;
     cfg.numAttrs = 1;
-    CUOPS_CUDA_TRY(h, cudaLaunchKernelEx(&cfg, kernel, (const T *)d->in, (T *)d->out, d->n,
-                                         d->exclusive, status));
+    CUOPS_CUDA_TRY(h, cudaLaunchKernelEx(&cfg, kernel, (const T *)d->in + head, (T *)d->out + head,
+                                         n, d->exclusive, status, (const T *)carry));
     return cuops_cuda_check_launch(h, kernel_name);
 }
 
@@ -472,6 +525,22 @@ static int ring_form_fits(const struct cuops_handle *h, int form)
     return h->smem_optin_bytes >= (int64_t)f.stages * f.block * 16 * f.nv + 8192;
 }
 
+/* Elements before the aligned body of a ring scan: 0 when `in` and `out` are
+ * 16-byte aligned; up to `in`'s next 256-byte boundary when the two agree
+ * modulo 256 bytes (whole lines for every warp's loads and stores, as at a
+ * cudaMalloc'd base: a 16-byte body cost the reduce 6 % at 2^30), else its
+ * next 16-byte one when they agree modulo 16; -1 (no vector path) when they
+ * do not, or when the head would cover every element. */
+int64_t cuops_scan_ring_head(const cuops_scan_desc_t *d)
+{
+    const uintptr_t in = (uintptr_t)d->in, out = (uintptr_t)d->out;
+    if (cuops_aligned(d->in, 16) && cuops_aligned(d->out, 16)) return 0;
+    const uintptr_t to = (in - out) % 256 == 0 ? 256 : (in - out) % 16 == 0 ? 16 : 0;
+    if (to == 0) return -1;
+    const int64_t head = (int64_t)(((to - in % to) % to) / cuops_dtype_size(d->type));
+    return head < d->n ? head : -1;
+}
+
 /* The auto scan's test: `ring`'s three 32 KB slots and its static shared
  * memory fit one CTA of this device. */
 int cuops_scan_ring_serves(const struct cuops_handle *h)
@@ -523,14 +592,15 @@ template <typename T, int OP, int FORM>
 static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t *d)
 {
     constexpr ring_form_desc_t f = ring_forms[FORM];
-    if (!(cuops_aligned(d->in, 16) && cuops_aligned(d->out, 16))) {
+    const int64_t head = cuops_scan_ring_head(d);
+    if (head < 0) {
         /* the scalar kernel of `lookback`, under this variant's name */
         cuops_status_t st = cuops_scan_lookback_launch(h, d, 0);
         if (st == CUOPS_STATUS_SUCCESS) h->last_kernel = f.scalar_name;
         return st;
     }
     constexpr int polls = f.polls == RING_POLLS_BY_TYPE ? ring_polls<T>() : f.polls;
-    return ring_run<T, OP, f.nv, f.stages, polls, f.block, f.self_clear>(h, d, f.vec_name);
+    return ring_run<T, OP, f.nv, f.stages, polls, f.block, f.self_clear>(h, d, head, f.vec_name);
 }
 
 /* ring_typed with FORM fixed, as the <T, OP> template SCAN_TYPE_OP_CALL expects */
