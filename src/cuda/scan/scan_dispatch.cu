@@ -120,9 +120,9 @@ static const scan_variant_t scan_table[] = {
 /* The scan "auto" (header comment; docs/scan.md): a `ring` form where it
  * fits (cuops_scan_ring_auto_form: by type and size) for aligned pointers and
  * for misaligned ones at the same offset within 16 bytes (the ring kernel on
- * the aligned body after a head kernel: cuops_scan_ring_head), else input
- * bytes decide between `lookback`'s scalar kernels. Every kernel here gives the same results for
- * integers; float sums are grouped by the kernel's tile (32 KB for `ring`
+ * the aligned body, the head scanned in it: cuops_scan_ring_head), else
+ * input bytes decide between `lookback`'s scalar kernels. Every kernel here
+ * gives the same results for integers; float sums are grouped by the kernel's tile (32 KB for `ring`
  * and `lookback`, whose bits are equal; the lead2 forms, auto's from 128-256 MB,
  * fold floats by a fixed tree; 64 KB for `lookback_smem_64k`), so the bits never
  * depend on timing. */

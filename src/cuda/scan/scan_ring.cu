@@ -49,12 +49,16 @@
  * deadlocks if the device cannot hold it.
  *
  * Misaligned pointers. When `in` and `out` sit at the same offset within 16
- * bytes (in place, or both a few elements past aligned bases), the scan
- * runs on the aligned body: one thread of a small kernel first scans the
- * head (the elements before `in`'s next 256-byte boundary, or 16-byte one
- * where the two pointers agree only that far), writes its outputs and
- * leaves its total in the workspace, and the ring kernel takes that total
- * as the prefix before its tile 0 (`carry_in`). Float bits then depend on
+ * bytes (in place, or both a few elements past aligned bases), the kernel
+ * runs on the aligned body and the `head` elements before it (up to `in`'s
+ * next 256-byte boundary, or 16-byte one where the two pointers agree only
+ * that far; < 64): every CTA loads them at its start, its thread 0 scans
+ * them in order while the first copies fly, and their total is the prefix
+ * before tile 0. Every CTA reads the head before it publishes anything, so
+ * once the CTA of the last tile has polled its window (one tile of every
+ * other CTA) no read of the head is outstanding, and it writes the head's
+ * outputs then: in place is safe without a second launch (a separate head
+ * kernel cost ~2.3 us of launch and dependency, P175). Float bits depend on
  * the head (fixed by the pointer), so they repeat run to run but are not
  * `lookback`'s. Other misaligned pairs take `lookback`'s scalar path
  * (cp.async needs 16-byte alignment). The last, partial tile is read with
@@ -88,6 +92,8 @@
 #define RING_STAGES_16K 6
 /* Largest grid (aggregates polled per tile + 1): 2 CTAs on up to 256 SMs. */
 #define RING_MAX_GRID 512
+/* Largest head of a misaligned call (< 256 bytes of 4-byte elements), one per thread. */
+#define RING_HEAD_MAX 64
 
 /* `ring_lead2_5x20k`: five 20 KB slots, two CTAs per SM, so two tiles
  * load while one is stored and two are looked ahead (80 KB of copies in
@@ -150,8 +156,7 @@
 #define RING_POLLS_LEAD2_FUSED 4
 template <typename T, int OP, int NV, int STAGES, int POLLS, int BLOCK, bool SELF_CLEAR = false>
 __global__ void __launch_bounds__(BLOCK, RING_CTAS_PER_SM(BLOCK, NV, STAGES))
-scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> status,
-                 const T *carry_in)
+scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> status, int head)
 {
     static_assert(STAGES >= 3, "one tile stored, one looked ahead, one in flight");
     constexpr bool FUSED = POLLS == RING_POLLS_LEAD2_FUSED;
@@ -166,6 +171,7 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
     __shared__ T s_total[WARPS];  /* segment totals of the look-ahead tile */
     __shared__ T s_prefix[WARPS]; /* segment prefixes of the tile being stored */
     __shared__ T s_aggregate[RING_MAX_GRID];
+    __shared__ T s_head[RING_HEAD_MAX]; /* the head, then its scanned outputs */
 
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
@@ -234,6 +240,7 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
      * clear before every publish and poll of this call. */
     if (SELF_CLEAR)
         for (int64_t k = threadIdx.x; k * grid + cta < tiles; k += BLOCK) status.clear(k * grid + cta);
+    if (threadIdx.x < head) s_head[threadIdx.x] = in[(int)threadIdx.x - head];
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) issue(s);
     T pre[NV];
@@ -245,6 +252,19 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
         cooperative_groups::this_grid().sync();
     } else {
         __syncthreads();
+    }
+    /* warp 0: the head scanned in order by lane 0 (its outputs kept in
+     * s_head for the last tile's CTA), its total the prefix before tile 0;
+     * the head was read before this barrier, so before any publish */
+    T head_total = scan_identity<T, OP>();
+    if (head > 0 && warp == 0) {
+        if (lane == 0)
+            for (int j = 0; j < head; j++) {
+                const T next = scan_combine<T, OP>(head_total, s_head[j]);
+                s_head[j] = exclusive ? head_total : next;
+                head_total = next;
+            }
+        head_total = __shfl_sync(SCAN_FULL_MASK, head_total, 0);
     }
     if (warp == 0) aggregate = publish(0, w_excl);
     if (POLLS == RING_POLLS_EARLY) poll_issue(0);
@@ -264,8 +284,8 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
 
     /* warp 0: the inclusive prefix of this CTA's previous tile; before tile 0,
      * the head's total where the scan runs on an aligned body */
-    const bool has_carry = carry_in != nullptr;
-    T carried = has_carry ? *carry_in : scan_identity<T, OP>();
+    const bool has_carry = head > 0;
+    T carried = head_total;
     for (int64_t k = 0; k * grid + cta < tiles; k++) {
         const int64_t tile = k * grid + cta;
         const bool ahead = tile + grid < tiles; /* the same for the whole CTA */
@@ -297,6 +317,8 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
         if (i0 < window) s_aggregate[i0] = v0;
         if (i1 < window) s_aggregate[i1] = v1;
         __syncthreads();
+        /* the window holds a tile of every other CTA: all have read the head */
+        if (tile == tiles - 1 && threadIdx.x < head) out[(int)threadIdx.x - head] = s_head[threadIdx.x];
 
         /* FUSED: s_total (the look-ahead pass's) is complete at the barrier
          * above and rewritten only after the one below */
@@ -363,34 +385,8 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
 
 /* ---- host side ----------------------------------------------------------- */
 
-/* The head of a misaligned scan (< 64 elements): loaded at once by one
- * thread each, scanned in order by thread 0 (the same left fold every run),
- * written back by all; its total goes to the ring kernel's carry_in. */
-#define RING_HEAD_THREADS 64
-template <typename T, int OP>
-__global__ void __launch_bounds__(RING_HEAD_THREADS)
-scan_ring_head_kernel(const T *in, T *out, int head, int exclusive, T *total)
-{
-    __shared__ T s_head[RING_HEAD_THREADS];
-    const int i = threadIdx.x;
-    if (i < head) s_head[i] = in[i];
-    __syncthreads(); /* every read before any write: in place is allowed */
-    if (i == 0) {
-        T run = scan_identity<T, OP>();
-        for (int j = 0; j < head; j++) {
-            const T x = s_head[j];
-            const T next = scan_combine<T, OP>(run, x);
-            s_head[j] = exclusive ? run : next;
-            run = next;
-        }
-        *total = run;
-    }
-    __syncthreads();
-    if (i < head) out[i] = s_head[i];
-}
-
 /* head > 0: the ring kernel scans d->n - head elements from in + head, out +
- * head (both 16-byte aligned), after the head kernel. */
+ * head (both 16-byte aligned), and the head itself. */
 template <typename T, int OP, int NV, int STAGES, int POLLS, int BLOCK, bool SELF_CLEAR = false>
 static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *d, int64_t head,
                                const char *kernel_name)
@@ -422,21 +418,10 @@ static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *
     if (grid > RING_MAX_GRID) grid = RING_MAX_GRID;
     if (grid > tiles) grid = tiles;
 
-    /* no tile counter (tiles are dealt by CTA index): the header's first
-     * line is free, and its second holds the head's total */
-    tile_status<T> status;
-    unsigned long long *header = NULL;
-    cuops_status_t st = tile_status_acquire<T>(h, tiles, &status, &header, !SELF_CLEAR);
+    tile_status<T> status; /* no tile counter: tiles are dealt by CTA index */
+    cuops_status_t st = tile_status_acquire<T>(h, tiles, &status, NULL, !SELF_CLEAR);
     if (st != CUOPS_STATUS_SUCCESS) return st;
-    T *carry = NULL;
-    if (head > 0) {
-        carry = reinterpret_cast<T *>(reinterpret_cast<char *>(header) + 128);
-        static_assert(256 / sizeof(T) <= RING_HEAD_THREADS, "one head element per thread");
-        scan_ring_head_kernel<T, OP><<<1, RING_HEAD_THREADS, 0, cuops_stream(h)>>>(
-            (const T *)d->in, (T *)d->out, (int)head, d->exclusive, carry);
-        st = cuops_cuda_check_launch(h, "scan_ring_head");
-        if (st != CUOPS_STATUS_SUCCESS) return st;
-    }
+    static_assert(256 / sizeof(T) <= RING_HEAD_MAX, "the head fits s_head");
 
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3((unsigned)grid);
@@ -449,7 +434,7 @@ static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *
     cfg.attrs = attr;
     cfg.numAttrs = 1;
     CUOPS_CUDA_TRY(h, cudaLaunchKernelEx(&cfg, kernel, (const T *)d->in + head, (T *)d->out + head,
-                                         n, d->exclusive, status, (const T *)carry));
+                                         n, d->exclusive, status, (int)head));
     return cuops_cuda_check_launch(h, kernel_name);
 }
 
