@@ -141,8 +141,8 @@ static size_t compare(const void *got, const void *ref, const double *abs_sum, c
 
 /* Where each mode puts the input and the output. The misaligned modes cover
  * every path of the ring forms (scan_ring.cu, cuops_scan_ring_head): in and
- * out at the same offset within 256 bytes (a head of 255 bytes before the
- * aligned body), agreeing only within 16 bytes (a head of 12 / 8 bytes), not
+ * out at the same offset within 256 bytes (a head of 63 / 31 elements before
+ * the aligned body), agreeing only within 16 bytes (a head of 3 / 1), not
  * agreeing (`lookback`'s scalar path), and misaligned in place. */
 enum { MODE_OUT_OF_PLACE, MODE_IN_PLACE, MODE_MISALIGNED, MODE_MISALIGNED_16,
        MODE_MISALIGNED_APART, MODE_IN_PLACE_MISALIGNED, MODE_COUNT };

@@ -122,10 +122,11 @@ static const scan_variant_t scan_table[] = {
  * for misaligned ones at the same offset within 16 bytes (the ring kernel on
  * the aligned body, the head scanned in it: cuops_scan_ring_head), else
  * input bytes decide between `lookback`'s scalar kernels. Every kernel here
- * gives the same results for integers; float sums are grouped by the kernel's tile (32 KB for `ring`
- * and `lookback`, whose bits are equal; the lead2 forms, auto's from 128-256 MB,
- * fold floats by a fixed tree; 64 KB for `lookback_smem_64k`), so the bits never
- * depend on timing. */
+ * gives the same results for integers; float sums are grouped by the
+ * kernel's tile (32 KB for `ring` and `lookback`, whose bits are equal on
+ * aligned pointers; the lead2 forms, auto's from 4 MB (4-byte types) or
+ * 128 MB, fold floats by a fixed tree; 64 KB for `lookback_smem_64k`) and
+ * by a misaligned call's head, so the bits never depend on timing. */
 #define SCAN_AUTO_LARGE_BYTES ((int64_t)64 << 20)
 static cuops_status_t scan_auto(struct cuops_handle *h, const cuops_scan_desc_t *d)
 {

@@ -70,8 +70,9 @@ cuops_status_t cuops_scan_ring_launch(struct cuops_handle *h, const cuops_scan_d
 int cuops_scan_ring_auto_form(const struct cuops_handle *h, const cuops_scan_desc_t *d);
 /* Whether the device holds a `ring` CTA (its shared memory). */
 int cuops_scan_ring_serves(const struct cuops_handle *h);
-/* Elements a ring scan peels before its 16-byte aligned body (0: aligned;
- * -1: `in` and `out` disagree modulo 16 bytes, `lookback`'s scalar path). */
+/* Elements a ring scan takes apart before its aligned body (< 256 bytes;
+ * 0: aligned; -1: `in` and `out` disagree modulo 16 bytes, `lookback`'s
+ * scalar path). */
 int64_t cuops_scan_ring_head(const cuops_scan_desc_t *d);
 /* scan_reduce_then_scan.cu: tile reduce, scan of tile sums, scan with offsets. */
 cuops_status_t cuops_scan_reduce_then_scan_launch(struct cuops_handle *h,
