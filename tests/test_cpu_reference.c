@@ -588,12 +588,19 @@ static void test_reduce(void)
     double d[4] = {3.5, -7.25, 2.0, -7.0}, rd = 0;
     CHECK_STATUS(cuops_reduce(cpu, CUOPS_REDUCE_MIN, F64, 4, d, &rd), CUOPS_STATUS_SUCCESS);
     CHECK(rd == -7.25, "f64 min: %g", rd);
-    /* unaligned buffers work */
+    /* a buffer one element past an aligned base works; one that is not a
+     * multiple of the element size is refused (as on the GPU, where it
+     * would fault) and nothing is written */
+    int32_t buf[9];
     unsigned char raw[4 * 9 + 1];
     int32_t vals[8] = {5, -3, 9, 1, -8, 4, 2, 7}, r32 = 0;
+    memcpy(buf + 1, vals, sizeof vals);
+    CHECK_STATUS(cuops_reduce(cpu, CUOPS_REDUCE_MAX, I32, 8, buf + 1, &r32), CUOPS_STATUS_SUCCESS);
+    CHECK(r32 == 9, "i32 max one element past an aligned base: %d", (int)r32);
     memcpy(raw + 1, vals, sizeof vals);
-    CHECK_STATUS(cuops_reduce(cpu, CUOPS_REDUCE_MAX, I32, 8, raw + 1, &r32), CUOPS_STATUS_SUCCESS);
-    CHECK(r32 == 9, "i32 max on an unaligned buffer: %d", (int)r32);
+    r32 = 12345;
+    CHECK_STATUS(cuops_reduce(cpu, CUOPS_REDUCE_MAX, I32, 8, raw + 1, &r32), CUOPS_STATUS_INVALID_VALUE);
+    CHECK(r32 == 12345, "a refused reduce wrote its output: %d", (int)r32);
 }
 
 /* ------------------------------------------------------------------------ */
