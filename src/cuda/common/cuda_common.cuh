@@ -89,6 +89,13 @@ template <int N> __device__ __forceinline__ float4 cuops_f4_sum_in_order(const f
 
 /* True when p is aligned to `bytes`. */
 static inline int cuops_aligned(const void *p, size_t bytes) { return ((uintptr_t)p % bytes) == 0; }
+/* Elements of `elem` bytes from p to its next multiple of `boundary` bytes
+ * (0 when p is one); p is element-aligned. The head a kernel takes apart
+ * before streaming an aligned body (reduce.cu, scan_ring.cu). */
+static inline int64_t cuops_elems_to_boundary(const void *p, size_t boundary, size_t elem)
+{
+    return (int64_t)((boundary - (uintptr_t)p % boundary) % boundary / elem);
+}
 
 /* Compile the body of an sm_90a-only kernel only in the sm_90a pass: the
  * sm_80 pass sees an empty kernel (the dispatch never launches it there). */

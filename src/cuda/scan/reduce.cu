@@ -222,8 +222,7 @@ static cuops_status_t reduce_run(struct cuops_handle *h, const cuops_reduce_desc
                                  const char *kernel_name)
 {
     static_assert(256 / sizeof(T) <= REDUCE_BLOCK, "the head is folded one element per thread");
-    const uintptr_t misalign = (uintptr_t)d->in & 255;
-    int64_t head = misalign ? (int64_t)((256 - misalign) / sizeof(T)) : 0;
+    int64_t head = cuops_elems_to_boundary(d->in, 256, sizeof(T));
     if (head > d->n) head = d->n;
     const T *body = (const T *)d->in + head;
     const int64_t n = d->n - head;

@@ -522,7 +522,7 @@ int64_t cuops_scan_ring_head(const cuops_scan_desc_t *d)
     if (cuops_aligned(d->in, 16) && cuops_aligned(d->out, 16)) return 0;
     const uintptr_t to = (in - out) % 256 == 0 ? 256 : (in - out) % 16 == 0 ? 16 : 0;
     if (to == 0) return -1;
-    const int64_t head = (int64_t)(((to - in % to) % to) / cuops_dtype_size(d->type));
+    const int64_t head = cuops_elems_to_boundary(d->in, to, cuops_dtype_size(d->type));
     return head < d->n ? head : -1;
 }
 
