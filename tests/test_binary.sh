@@ -100,15 +100,18 @@ for src80 in "$root"/src/cuda/gemm/gemm_sm80_*.cu; do
 done
 
 # cuops-bench's environment knobs are parsed before any device is touched:
-# an out-of-range CUOPS_BENCH_SCAN_SHIFT is a usage error (exit 2), and --help names it
+# an out-of-range CUOPS_BENCH_SCAN_SHIFT or CUOPS_BENCH_SCAN_OUT_SHIFT is a usage error
+# (exit 2), and --help names both
 bench=$(dirname "$lib")/../bin/cuops-bench
 if [ -x "$bench" ]; then
-    for bad in 64 -1 x 3x ""; do
-        CUOPS_BENCH_SCAN_SHIFT=$bad "$bench" reduce --quick > /dev/null 2>&1
-        rc=$?
-        check "[ $rc -eq 2 ]" "cuops-bench took CUOPS_BENCH_SCAN_SHIFT='$bad' (exit $rc, not 2)"
+    for var in CUOPS_BENCH_SCAN_SHIFT CUOPS_BENCH_SCAN_OUT_SHIFT; do
+        for bad in 64 -1 x 3x ""; do
+            env "$var=$bad" "$bench" reduce --quick > /dev/null 2>&1
+            rc=$?
+            check "[ $rc -eq 2 ]" "cuops-bench took $var='$bad' (exit $rc, not 2)"
+        done
+        check "'$bench' --help 2>&1 | grep -q $var" "cuops-bench --help does not name $var"
     done
-    check "'$bench' --help 2>&1 | grep -q CUOPS_BENCH_SCAN_SHIFT" "cuops-bench --help does not name CUOPS_BENCH_SCAN_SHIFT"
 else
     s=$((s+1)); echo "SKIP: no cuops-bench beside $lib: its environment checks skipped" >&2
 fi

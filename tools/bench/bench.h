@@ -70,6 +70,8 @@ typedef struct bench_options {
     int time_invalid;                   /* CUOPS_BENCH_TIME_INVALID: time failed gemm rows too */
     int scan_shift;                     /* CUOPS_BENCH_SCAN_SHIFT: scan/reduce buffers start this
                                            many elements past a 256-byte boundary (0..63) */
+    int scan_out_shift;                 /* CUOPS_BENCH_SCAN_OUT_SHIFT: the output alone this many
+                                           (0..63); -1: scan_shift */
 } bench_options_t;
 
 /* ------------------------------------------------------------------------ */

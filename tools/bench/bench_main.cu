@@ -66,7 +66,8 @@ static void usage(FILE *f)
         "CUOPS_BENCH_TIME_INVALID=1 times gemm rows that fail validation too (study\n"
         "builds that skip part of the work); they stay marked INVALID and count as failures.\n"
         "CUOPS_BENCH_SCAN_SHIFT=K (0..63) starts the scan and reduce rows' input and output\n"
-        "K elements past a 256-byte boundary (misaligned inputs; cuops and CUB alike).\n");
+        "K elements past a 256-byte boundary (misaligned inputs; cuops and CUB alike);\n"
+        "CUOPS_BENCH_SCAN_OUT_SHIFT=K (0..63) sets the output's shift alone (in and out apart).\n");
 }
 
 static int parse_dtype(const char *s, cuops_dtype_t *t)
@@ -183,15 +184,19 @@ static int parse_args(int argc, char **argv, bench_options_t *o)
     int any_op = 0;
     const char *time_invalid_env = getenv("CUOPS_BENCH_TIME_INVALID");
     o->time_invalid = time_invalid_env && atoi(time_invalid_env) != 0;
-    const char *shift_env = getenv("CUOPS_BENCH_SCAN_SHIFT");
-    if (shift_env) {
+    o->scan_out_shift = -1;
+    static const char *const shift_vars[2] = {"CUOPS_BENCH_SCAN_SHIFT",
+                                              "CUOPS_BENCH_SCAN_OUT_SHIFT"};
+    for (int v = 0; v < 2; v++) {
+        const char *shift_env = getenv(shift_vars[v]);
+        if (!shift_env) continue;
         char *end = NULL;
         long shift = strtol(shift_env, &end, 10);
         if (end == shift_env || *end != '\0' || shift < 0 || shift > 63) {
-            fprintf(stderr, "cuops-bench: CUOPS_BENCH_SCAN_SHIFT must be 0..63 (elements)\n");
+            fprintf(stderr, "cuops-bench: %s must be 0..63 (elements)\n", shift_vars[v]);
             return -1;
         }
-        o->scan_shift = (int)shift;
+        *(v == 0 ? &o->scan_shift : &o->scan_out_shift) = (int)shift;
     }
     const char *seed_env = getenv("CUOPS_BENCH_SEED");
     o->seed = seed_env ? strtoull(seed_env, NULL, 0)

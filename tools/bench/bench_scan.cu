@@ -229,12 +229,15 @@ static void run_scan_size(bench_env_t *env, int reduce, cuops_dtype_t type, int6
     c.type = type;
     c.n = n;
     const size_t es = bv_dtype_size(type);
-    /* c.in and c.out point shift_bytes into their allocations (CUOPS_BENCH_SCAN_SHIFT):
-       every use below, cuops's, CUB's and the checks', sees the shifted buffers */
+    /* c.in and c.out point shift_bytes / out_shift_bytes into their allocations
+       (CUOPS_BENCH_SCAN_SHIFT, CUOPS_BENCH_SCAN_OUT_SHIFT): every use below, cuops's, CUB's
+       and the checks', sees the shifted buffers */
+    const int out_shift = env->opt.scan_out_shift >= 0 ? env->opt.scan_out_shift : env->opt.scan_shift;
     const size_t shift_bytes = (size_t)env->opt.scan_shift * es;
+    const size_t out_shift_bytes = (size_t)out_shift * es;
     char *in_base = NULL, *out_base = NULL;
     c.in_stride = round_up((size_t)n * es + shift_bytes, 256);
-    c.out_stride = round_up((reduce ? es : (size_t)n * es) + shift_bytes, 256);
+    c.out_stride = round_up((reduce ? es : (size_t)n * es) + out_shift_bytes, 256);
     const int sets = bench_rotation_sets(env, c.in_stride + c.out_stride, 4096);
     const double bytes_moved = (reduce ? 1.0 : 2.0) * (double)n * (double)es;
 
@@ -252,7 +255,7 @@ static void run_scan_size(bench_env_t *env, int reduce, cuops_dtype_t type, int6
     else {
         int bad;
         c.in = in_base + shift_bytes;
-        c.out = out_base + shift_bytes;
+        c.out = out_base + out_shift_bytes;
         if (type == CUOPS_DTYPE_I32)
             bad = bench_fill(env, in_base, type, (size_t)sets * c.in_stride / es, -1000.0, 1001.0);
         else if (type == CUOPS_DTYPE_I64) /* large enough that 32-bit accumulation would wrap */
@@ -292,9 +295,12 @@ static void run_scan_size(bench_env_t *env, int reduce, cuops_dtype_t type, int6
         row->suite = tags;
         row->baseline = "cub";
         row->baseline_us = baseline_us;
-        if (shift_bytes)
+        if (shift_bytes && out_shift == env->opt.scan_shift)
             snprintf(row->note, sizeof(row->note), "input and output %d elements past a 256-byte "
                      "boundary", env->opt.scan_shift);
+        else if (shift_bytes || out_shift_bytes)
+            snprintf(row->note, sizeof(row->note), "input %d, output %d elements past a 256-byte "
+                     "boundary", env->opt.scan_shift, out_shift);
         if (skip) {
             bench_row_fail(row, BENCH_ROW_SKIPPED, "%s", skip);
             bench_row_done(env, row);
