@@ -140,17 +140,43 @@ static size_t compare(const void *got, const void *ref, const double *abs_sum, c
 /* ---- scan ----------------------------------------------------------------- */
 
 /* Where each mode puts the input and the output. The misaligned modes cover
- * every path of the ring forms (scan_ring.cu, cuops_scan_ring_head): in and
- * out at the same offset within 256 bytes (a head of 63 / 31 elements before
- * the aligned body), agreeing only within 16 bytes (a head of 3 / 1), not
- * agreeing (`lookback`'s scalar path), and misaligned in place. */
+ * every path of the ring forms (scan_ring.cu, cuops_scan_ring_head and
+ * cuops_scan_ring_head_apart): in and out at the same offset within 256
+ * bytes (a head of 63 / 31 elements before the aligned body), agreeing only
+ * within 16 bytes (a head of 3 / 1), not agreeing (auto's forms: in's body
+ * from its 256-byte boundary, the stores realigned to out + head, 1, 2 or 3
+ * elements past a 16-byte boundary for 4-byte types, 1 for 8-byte ones (the
+ * "out two elements further" mode is 16 bytes further for those, so alike);
+ * the other forms: `lookback`'s scalar path), in aligned with out one
+ * element past, and misaligned in place. */
 enum { MODE_OUT_OF_PLACE, MODE_IN_PLACE, MODE_MISALIGNED, MODE_MISALIGNED_16,
-       MODE_MISALIGNED_APART, MODE_IN_PLACE_MISALIGNED, MODE_COUNT };
+       MODE_MISALIGNED_APART, MODE_APART_2, MODE_APART_3, MODE_APART_IN_ALIGNED,
+       MODE_IN_PLACE_MISALIGNED, MODE_COUNT };
 static const char *const k_mode_names[] = {"out-of-place", "in-place", "misaligned",
                                            "misaligned, out 16 bytes further",
                                            "misaligned, out one element further",
+                                           "misaligned, out two elements further",
+                                           "misaligned, out three elements further",
+                                           "in aligned, out one element past",
                                            "in place, misaligned"};
 static int mode_in_place(int mode) { return mode == MODE_IN_PLACE || mode == MODE_IN_PLACE_MISALIGNED; }
+/* bytes from the input base to in (out of place) */
+static size_t mode_in_lead(int mode, size_t es)
+{
+    return mode == MODE_OUT_OF_PLACE || mode == MODE_APART_IN_ALIGNED ? 0 : es;
+}
+static int ring_fits(void);
+/* The ring forms that give pairs disagreeing modulo 16 the realigned-store
+ * path (auto's forms, scan_ring.cu; auto takes them where `ring` fits) */
+static int variant_has_apart_path(const char *variant)
+{
+    if (strcmp(variant, "auto") == 0) return ring_fits();
+    static const char *const forms[] = {"ring", "ring_lead2", "ring_lead2_fused",
+                                        "ring_lead2_wide512"};
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
+        if (strcmp(variant, forms[i]) == 0) return 1;
+    return 0;
+}
 /* bytes from the output base to out (in place: to in as well) */
 static size_t mode_out_lead(int mode, size_t es)
 {
@@ -158,6 +184,9 @@ static size_t mode_out_lead(int mode, size_t es)
     case MODE_MISALIGNED: return es;
     case MODE_MISALIGNED_16: return es + 16;
     case MODE_MISALIGNED_APART: return 2 * es;
+    case MODE_APART_2: return 3 * es;
+    case MODE_APART_3: return 4 * es;
+    case MODE_APART_IN_ALIGNED: return es;
     case MODE_IN_PLACE_MISALIGNED: return es;
     default: return 0;
     }
@@ -166,7 +195,7 @@ static size_t mode_out_lead(int mode, size_t es)
 static void scan_case(cuops_dtype_t t, cuops_reduce_op_t op, int exclusive, size_t n, int all_modes)
 {
     const size_t es = elem_size(t);
-    const size_t out_bytes = (n + 2 + GUARD_ELEMS) * es + 16; /* the largest lead: 2 es + 16 */
+    const size_t out_bytes = (n + 4 + GUARD_ELEMS) * es + 16; /* the largest lead: 4 es or es + 16 */
     unsigned char *in = (unsigned char *)malloc((n + 1) * es);
     unsigned char *ref = (unsigned char *)malloc(n * es);
     unsigned char *got = (unsigned char *)malloc(out_bytes);
@@ -200,7 +229,7 @@ static void scan_case(cuops_dtype_t t, cuops_reduce_op_t op, int exclusive, size
             const size_t lead = mode_out_lead(mode, es);
             unsigned char *dst = (unsigned char *)d_out + lead;
             const unsigned char *src =
-                mode_in_place(mode) ? dst : (unsigned char *)d_in + (mode == MODE_OUT_OF_PLACE ? 0 : es);
+                mode_in_place(mode) ? dst : (unsigned char *)d_in + mode_in_lead(mode, es);
             cudaMemcpy((void *)src, in, n * es, cudaMemcpyHostToDevice);
             cuops_status_t st = cuops_scan_ex(g_gpu, op, exclusive, t, (int64_t)n, src, dst, &opt);
             cudaError_t err = cudaDeviceSynchronize();
@@ -210,6 +239,14 @@ static void scan_case(cuops_dtype_t t, cuops_reduce_op_t op, int exclusive, size
             if (v != 0)
                 CHECK(strstr(cuops_last_kernel(g_gpu), variant) != NULL,
                       "%s: ran '%s'", what, cuops_last_kernel(g_gpu));
+            /* pairs that disagree modulo 16 take the realigned-store ring
+             * where the form has it and n reaches past in's next 256-byte
+             * boundary (the bases are cudaMalloc'd: 256-byte aligned) */
+            const size_t in_lead = mode_in_lead(mode, es);
+            if (!mode_in_place(mode) && (lead - in_lead) % 16 != 0 &&
+                variant_has_apart_path(variant) && n > (256 - in_lead) % 256 / es)
+                CHECK(strstr(cuops_last_kernel(g_gpu), "_out_shifted") != NULL,
+                      "%s: ran '%s', not the realigned-store ring", what, cuops_last_kernel(g_gpu));
             cudaMemcpy(got, d_out, out_bytes, cudaMemcpyDeviceToHost);
             size_t bad = compare(got + lead, ref, abs_sum, t, op, n, what);
             CHECK(bad == 0, "%s: %zu of %zu elements wrong", what, bad, n);
@@ -792,8 +829,9 @@ done:
  * of input where its 192 KB fit (its bits), `ring` below (`lookback`'s bits:
  * same 32 KB tiles, same left-fold prefix); for pointers misaligned alike
  * (both one element past their bases), the same forms over the aligned body
- * (each form's own bits); for pointers that disagree modulo 16 bytes,
- * `lookback`'s scalar kernel (`lookback_smem_64k`'s above 64 MB). Checked on
+ * (each form's own bits); for pointers that disagree modulo 16 bytes, the
+ * same forms with their stores realigned (the forced form's bits on the same
+ * pointers; `lookback`'s scalar kernels where `ring` does not fit). Checked on
  * each side of 4 MB and of 2^24 (the old 64 MB line). */
 static void auto_dispatch(void)
 {
@@ -820,14 +858,16 @@ static void auto_dispatch(void)
         for (int i = 0; i < 3; i++) {
             const size_t n = sizes[i];
             const int large = wide && n * sizeof(float) >= ((size_t)4 << 20);
-            /* misaligned apart: the size rule of the look-back kernels, whose
-             * scalar path is `lookback`'s under either name */
-            const char *kernel = misaligned < 2 ? (large ? "scan_ring_lead2_wide512_vec16"
-                                                   : ring ? "scan_ring_vec16" : NULL)
-                                 : n * sizeof(float) > ((size_t)64 << 20) ? "scan_lookback_smem_64k_scalar"
-                                                                          : "scan_lookback_scalar";
-            const char *same_bits = misaligned == 2 ? "lookback"
-                                    : large         ? "ring_lead2_wide512"
+            /* misaligned apart where `ring` does not fit: the size rule of
+             * the look-back kernels, whose scalar path is `lookback`'s under
+             * either name */
+            const char *kernel =
+                misaligned < 2 ? (large ? "scan_ring_lead2_wide512_vec16" : ring ? "scan_ring_vec16" : NULL)
+                : large        ? "scan_ring_lead2_wide512_vec16_out_shifted"
+                : ring         ? "scan_ring_vec16_out_shifted"
+                : n * sizeof(float) > ((size_t)64 << 20) ? "scan_lookback_smem_64k_scalar"
+                                                         : "scan_lookback_scalar";
+            const char *same_bits = large ? "ring_lead2_wide512"
                                     : misaligned && ring ? "ring"
                                                          : "lookback";
             cudaMemset(d_out, 0xFF, (n + 2) * sizeof(float));

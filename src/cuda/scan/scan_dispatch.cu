@@ -118,10 +118,13 @@ static const scan_variant_t scan_table[] = {
     {"reduce_then_scan", -1, scan_rts_entry},
 };
 /* The scan "auto" (header comment; docs/scan.md): a `ring` form where it
- * fits (cuops_scan_ring_auto_form: by type and size) for aligned pointers and
+ * fits (cuops_scan_ring_auto_form: by type and size) for aligned pointers,
  * for misaligned ones at the same offset within 16 bytes (the ring kernel on
- * the aligned body, the head scanned in it: cuops_scan_ring_head), else
- * input bytes decide between `lookback`'s scalar kernels. Every kernel here
+ * the aligned body, the head scanned in it: cuops_scan_ring_head) and for
+ * pairs that disagree modulo 16 (the body aligned for `in`, the stores
+ * realigned to `out` by shuffles: cuops_scan_ring_head_apart; every form
+ * auto takes has that path), else (n within the head) input bytes decide between
+ * `lookback`'s scalar kernels. Every kernel here
  * gives the same results for integers; float sums are grouped by the
  * kernel's tile (32 KB for `ring` and `lookback`, whose bits are equal on
  * aligned pointers; the lead2 forms, auto's from 4 MB (4-byte types) or
@@ -130,7 +133,8 @@ static const scan_variant_t scan_table[] = {
 #define SCAN_AUTO_LARGE_BYTES ((int64_t)64 << 20)
 static cuops_status_t scan_auto(struct cuops_handle *h, const cuops_scan_desc_t *d)
 {
-    if (cuops_scan_ring_serves(h) && cuops_scan_ring_head(d) >= 0)
+    if (cuops_scan_ring_serves(h) &&
+        (cuops_scan_ring_head(d) >= 0 || cuops_scan_ring_head_apart(d) >= 0))
         return cuops_scan_ring_launch(h, d, cuops_scan_ring_auto_form(h, d));
     const int64_t bytes = d->n * (int64_t)cuops_dtype_size(d->type);
     return cuops_scan_lookback_launch(h, d, bytes > SCAN_AUTO_LARGE_BYTES ? 3 : 0);

@@ -71,9 +71,12 @@ int cuops_scan_ring_auto_form(const struct cuops_handle *h, const cuops_scan_des
 /* Whether the device holds a `ring` CTA (its shared memory). */
 int cuops_scan_ring_serves(const struct cuops_handle *h);
 /* Elements a ring scan takes apart before its aligned body (< 256 bytes;
- * 0: aligned; -1: `in` and `out` disagree modulo 16 bytes, `lookback`'s
- * scalar path). */
+ * 0: aligned; -1: `in` and `out` disagree modulo 16 bytes). */
 int64_t cuops_scan_ring_head(const cuops_scan_desc_t *d);
+/* Where cuops_scan_ring_head is -1: the elements before `in`'s 256-byte
+ * aligned body, over which auto's ring forms realign their stores to `out`
+ * (-1 when that head would cover every element). */
+int64_t cuops_scan_ring_head_apart(const cuops_scan_desc_t *d);
 /* scan_reduce_then_scan.cu: tile reduce, scan of tile sums, scan with offsets. */
 cuops_status_t cuops_scan_reduce_then_scan_launch(struct cuops_handle *h,
                                                   const cuops_scan_desc_t *d);

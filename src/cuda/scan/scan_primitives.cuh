@@ -334,13 +334,25 @@ static __device__ __forceinline__ T smem_segment_scan(const T *mine, T (&pre)[NV
 }
 
 /* Pass 2: the elements again, scanned with `prefix` (everything before the
- * segment) and pre[j], inclusive or exclusive, and stored to out. */
-template <typename T, int OP, int VEC, int NV>
+ * segment) and pre[j], inclusive or exclusive, and stored to out.
+ * SHIFT > 0: `out + segment` lies SHIFT elements past a 16-byte boundary
+ * (`in` and `out` disagree modulo 16). A full segment is then stored in the
+ * aligned 16-byte chunks of `out`: lane l's chunk holds the last SHIFT
+ * elements of lane l - 1 (a shuffle; lane 0 takes lane 31's of the previous
+ * load) and its own first VEC - SHIFT; the chunks at the segment's two ends,
+ * which it shares with its neighbours, are written element by element (the
+ * first by lane 0 of load 0, the last by lane 31 of load NV - 1). SHIFT is
+ * a template constant: with a run-time shift the compiler turned the
+ * selects into an indexed array in local memory (32 bytes of stack, the
+ * stores 2.3x slower, P178). */
+template <typename T, int OP, int VEC, int NV, int SHIFT = 0>
 static __device__ __forceinline__ void smem_segment_store(const T *mine, const T (&pre)[NV],
                                                           T prefix, int exclusive, T *out,
                                                           int64_t n, int64_t segment, int lane,
                                                           bool full)
 {
+    static_assert(SHIFT >= 0 && SHIFT < VEC, "a shift inside one 16-byte chunk");
+    T last[VEC] = {}; /* SHIFT > 0: lane 31's elements of the previous load */
 #pragma unroll
     for (int j = 0; j < NV; j++) {
         T x[VEC];
@@ -358,7 +370,36 @@ static __device__ __forceinline__ void smem_segment_store(const T *mine, const T
         }
         T *dst = out + segment + (j * 32 + lane) * VEC;
         if (full) {
-            vec_store<T, VEC>(dst, x);
+            if constexpr (SHIFT > 0) {
+                /* chunk element k: lane l - 1's x[VEC - SHIFT + k] for k <
+                 * SHIFT, then this lane's x[k - SHIFT] */
+                T c[VEC];
+#pragma unroll
+                for (int k = 0; k < VEC; k++) {
+                    if (k < SHIFT) {
+                        const T up = __shfl_up_sync(SCAN_FULL_MASK, x[VEC - SHIFT + k], 1);
+                        c[k] = lane == 0 ? last[VEC - SHIFT + k] : up;
+                    } else {
+                        c[k] = x[k - SHIFT];
+                    }
+                }
+#pragma unroll
+                for (int k = VEC - SHIFT; k < VEC; k++)
+                    last[k] = __shfl_sync(SCAN_FULL_MASK, x[k], 31);
+                T *chunk = dst - SHIFT; /* 16-byte aligned */
+                if (j > 0 || lane > 0) {
+                    vec_store<T, VEC>(chunk, c);
+                } else {
+#pragma unroll
+                    for (int k = SHIFT; k < VEC; k++) chunk[k] = c[k];
+                }
+                if (j == NV - 1 && lane == 31) {
+#pragma unroll
+                    for (int k = VEC - SHIFT; k < VEC; k++) dst[k] = x[k];
+                }
+            } else {
+                vec_store<T, VEC>(dst, x);
+            }
         } else {
 #pragma unroll
             for (int k = 0; k < VEC; k++)

@@ -60,9 +60,16 @@
  * outputs then: in place is safe without a second launch (a separate head
  * kernel cost ~2.3 us of launch and dependency, P175). Float bits depend on
  * the head (fixed by the pointer), so they repeat run to run but are not
- * `lookback`'s. Other misaligned pairs take `lookback`'s scalar path
- * (cp.async needs 16-byte alignment). The last, partial tile is read with
- * guarded element loads.
+ * `lookback`'s. Pairs that disagree modulo 16 bytes run, in the forms auto
+ * takes, on `in`'s body from its next 256-byte boundary, copied as for
+ * aligned pointers; `out` + head then lies 1-3 elements (8-byte types: 1) past a
+ * 16-byte boundary, and each lane stores the aligned 16 bytes that hold its
+ * first elements and the previous lane's last (a shuffle away), whole chunks
+ * but at the ends of a warp's segment (smem_segment_store, one kernel per
+ * shift). Copying
+ * `in` by elements instead (4-byte cp.async, through L1) cost 18-22 % at
+ * 2^26-2^30 (P177). The other forms give such pairs `lookback`'s scalar
+ * path. The last, partial tile is read with guarded element loads.
  */
 #include <type_traits>
 
@@ -154,7 +161,8 @@
  * own: look-ahead, polls tested -> barrier -> warp 0 publishes and folds ->
  * barrier -> store. */
 #define RING_POLLS_LEAD2_FUSED 4
-template <typename T, int OP, int NV, int STAGES, int POLLS, int BLOCK, bool SELF_CLEAR = false>
+template <typename T, int OP, int NV, int STAGES, int POLLS, int BLOCK, bool SELF_CLEAR = false,
+          int OUT_SHIFT = 0>
 __global__ void __launch_bounds__(BLOCK, RING_CTAS_PER_SM(BLOCK, NV, STAGES))
 scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> status, int head)
 {
@@ -356,9 +364,10 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
         /* the next round's polls travel while this tile is stored */
         if ((POLLS == RING_POLLS_EARLY || LEAD == 2) && ahead) poll_issue(k + 1);
         const bool full = (tile + 1) * TILE <= n;
-        smem_segment_store<T, OP, VEC, NV>(mine0 + (int)(k % STAGES) * TILE, pre, s_prefix[warp],
-                                           exclusive, out, n, tile * TILE + (int64_t)warp * SEGMENT,
-                                           lane, full);
+        smem_segment_store<T, OP, VEC, NV, OUT_SHIFT>(mine0 + (int)(k % STAGES) * TILE, pre,
+                                                      s_prefix[warp], exclusive, out, n,
+                                                      tile * TILE + (int64_t)warp * SEGMENT, lane,
+                                                      full);
         if (LEAD == 1 && ahead) {
 #pragma unroll
             for (int j = 0; j < NV; j++) pre[j] = pre_next[j];
@@ -386,8 +395,11 @@ scan_ring_kernel(const T *in, T *out, int64_t n, int exclusive, tile_status<T> s
 /* ---- host side ----------------------------------------------------------- */
 
 /* head > 0: the ring kernel scans d->n - head elements from in + head, out +
- * head (both 16-byte aligned), and the head itself. */
-template <typename T, int OP, int NV, int STAGES, int POLLS, int BLOCK, bool SELF_CLEAR = false>
+ * head (both 16-byte aligned; with OUT_SHIFT > 0, in + head is and out +
+ * head lies OUT_SHIFT elements past a 16-byte boundary), and the head
+ * itself. */
+template <typename T, int OP, int NV, int STAGES, int POLLS, int BLOCK, bool SELF_CLEAR = false,
+          int OUT_SHIFT = 0>
 static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *d, int64_t head,
                                const char *kernel_name)
 {
@@ -396,7 +408,7 @@ static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *
     const int64_t n = d->n - head;
     const int64_t tiles = cuops_ceil_div(n, tile);
     const int smem = (int)(STAGES * tile * (int64_t)sizeof(T));
-    auto kernel = scan_ring_kernel<T, OP, NV, STAGES, POLLS, BLOCK, SELF_CLEAR>;
+    auto kernel = scan_ring_kernel<T, OP, NV, STAGES, POLLS, BLOCK, SELF_CLEAR, OUT_SHIFT>;
 
     static int ctas_per_sm = 0; /* per instantiation; the device's limits */
     if (ctas_per_sm == 0) {
@@ -438,9 +450,10 @@ static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *
     return cuops_cuda_check_launch(h, kernel_name);
 }
 
-/* The ring forms: the kernel names (16-byte-aligned path, and the scalar
- * path of `lookback` that runs under the form's name for misaligned
- * pointers) and the geometry: threads per CTA, 16-byte loads per thread per
+/* The ring forms: the kernel names (16-byte-aligned path, the scalar path
+ * of `lookback` that runs under the form's name for misaligned pointers,
+ * and for auto's forms the path whose input is read element by element
+ * where `in` and `out` disagree modulo 16 bytes) and the geometry: threads per CTA, 16-byte loads per thread per
  * slot (NV), slots (STAGES) and poll order (RING_POLLS_BY_TYPE: each type's
  * fastest, ring_polls<T>()), by the form number the variant table
  * (scan_dispatch.cu) passes to cuops_scan_ring_launch. */
@@ -449,10 +462,15 @@ typedef struct ring_form_desc {
     const char *vec_name, *scalar_name;
     int block, nv, stages, polls;
     bool self_clear; /* the kernel clears its status (no memset per call) */
+    /* non-NULL: `in` and `out` that disagree modulo 16 bytes run the ring on
+     * `in`'s aligned body, each warp's stores realigned to `out` by shuffles
+     * (the forms auto takes); NULL: they take `lookback`'s scalar path */
+    const char *shifted_name;
 } ring_form_desc_t;
 static constexpr ring_form_desc_t ring_forms[] = {
     /* 0 ring: 3 x 32 KB, two CTAs per SM */
-    {"scan_ring_vec16", "scan_ring_scalar", SCAN_BLOCK, RING_NV, RING_STAGES, RING_POLLS_BY_TYPE},
+    {"scan_ring_vec16", "scan_ring_scalar", SCAN_BLOCK, RING_NV, RING_STAGES, RING_POLLS_BY_TYPE,
+     false, "scan_ring_vec16_out_shifted"},
     /* 1 ring_deep: 6 x 32 KB, one CTA per SM */
     {"scan_ring_deep_vec16", "scan_ring_deep_scalar", SCAN_BLOCK, RING_NV, RING_STAGES_DEEP,
      RING_POLLS_BY_TYPE},
@@ -471,10 +489,10 @@ static constexpr ring_form_desc_t ring_forms[] = {
      RING_POLLS_FIRST},
     /* 7 ring_lead2: 4 x 24 KB, looked ahead two rounds, polls a round ahead */
     {"scan_ring_lead2_vec16", "scan_ring_lead2_scalar", SCAN_BLOCK, RING_NV_24K, RING_STAGES_24K,
-     RING_POLLS_LEAD2},
+     RING_POLLS_LEAD2, false, "scan_ring_lead2_vec16_out_shifted"},
     /* 8 ring_lead2_fused: the same with two barriers per round */
     {"scan_ring_lead2_fused_vec16", "scan_ring_lead2_fused_scalar", SCAN_BLOCK, RING_NV_24K,
-     RING_STAGES_24K, RING_POLLS_LEAD2_FUSED},
+     RING_STAGES_24K, RING_POLLS_LEAD2_FUSED, false, "scan_ring_lead2_fused_vec16_out_shifted"},
     /* 9 ring_lead2_deep: lead2 on ring_deep's 6 x 32 KB, one CTA per SM */
     {"scan_ring_lead2_deep_vec16", "scan_ring_lead2_deep_scalar", SCAN_BLOCK, RING_NV,
      RING_STAGES_DEEP, RING_POLLS_LEAD2},
@@ -486,7 +504,7 @@ static constexpr ring_form_desc_t ring_forms[] = {
     {"scan_ring_lead2_deep512_vec16", "scan_ring_lead2_deep512_scalar", RING_BLOCK_512,
      RING_NV_512_32K, RING_STAGES_DEEP, RING_POLLS_LEAD2},
     {"scan_ring_lead2_wide512_vec16", "scan_ring_lead2_wide512_scalar", RING_BLOCK_512,
-     RING_NV_512_48K, RING_STAGES_48K, RING_POLLS_LEAD2},
+     RING_NV_512_48K, RING_STAGES_48K, RING_POLLS_LEAD2, false, "scan_ring_lead2_wide512_vec16_out_shifted"},
     /* 13 ring_lead2_wide768, 14 ring_lead2_wide1024: 4 x 48 KB in more threads */
     {"scan_ring_lead2_wide768_vec16", "scan_ring_lead2_wide768_scalar", RING_BLOCK_768,
      RING_NV_768_48K, RING_STAGES_48K, RING_POLLS_LEAD2},
@@ -526,6 +544,17 @@ int64_t cuops_scan_ring_head(const cuops_scan_desc_t *d)
     return head < d->n ? head : -1;
 }
 
+/* Elements before `in`'s aligned body where `in` and `out` disagree modulo
+ * 16 bytes (cuops_scan_ring_head is -1): up to `in`'s next 256-byte
+ * boundary (whole lines for every warp's copies; `out` then lies a few
+ * elements past a 16-byte boundary and the stores are realigned); -1 when
+ * the head would cover every element. */
+int64_t cuops_scan_ring_head_apart(const cuops_scan_desc_t *d)
+{
+    const int64_t head = cuops_elems_to_boundary(d->in, 256, cuops_dtype_size(d->type));
+    return head < d->n ? head : -1;
+}
+
 /* The auto scan's test: `ring`'s three 32 KB slots and its static shared
  * memory fit one CTA of this device. */
 int cuops_scan_ring_serves(const struct cuops_handle *h)
@@ -549,6 +578,9 @@ int cuops_scan_ring_serves(const struct cuops_handle *h)
  * below these sizes auto's float bits are `ring`'s = `lookback`'s). */
 int cuops_scan_ring_auto_form(const struct cuops_handle *h, const cuops_scan_desc_t *d)
 {
+    static_assert(ring_forms[0].shifted_name && ring_forms[7].shifted_name &&
+                      ring_forms[8].shifted_name && ring_forms[12].shifted_name,
+                  "every form auto takes serves pairs that disagree modulo 16 (scan_auto)");
     const int64_t bytes = d->n * (int64_t)cuops_dtype_size(d->type);
     if (cuops_dtype_size(d->type) == 8) {
         if (bytes < ((int64_t)128 << 20)) return 0;
@@ -577,15 +609,33 @@ template <typename T, int OP, int FORM>
 static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t *d)
 {
     constexpr ring_form_desc_t f = ring_forms[FORM];
-    const int64_t head = cuops_scan_ring_head(d);
-    if (head < 0) {
-        /* the scalar kernel of `lookback`, under this variant's name */
-        cuops_status_t st = cuops_scan_lookback_launch(h, d, 0);
-        if (st == CUOPS_STATUS_SUCCESS) h->last_kernel = f.scalar_name;
-        return st;
-    }
     constexpr int polls = f.polls == RING_POLLS_BY_TYPE ? ring_polls<T>() : f.polls;
-    return ring_run<T, OP, f.nv, f.stages, polls, f.block, f.self_clear>(h, d, head, f.vec_name);
+    const int64_t head = cuops_scan_ring_head(d);
+    if (head >= 0)
+        return ring_run<T, OP, f.nv, f.stages, polls, f.block, f.self_clear>(h, d, head, f.vec_name);
+    if constexpr (f.shifted_name != nullptr) {
+        /* in and out disagree modulo 16 bytes: in's aligned body, out + head
+         * `shift` elements past a 16-byte boundary */
+        const int64_t apart = cuops_scan_ring_head_apart(d);
+        if (apart >= 0) {
+            /* 1-3 elements of 4 bytes, 1 of 8: one kernel per shift */
+            const int shift = (int)(((uintptr_t)d->out + (uintptr_t)apart * sizeof(T)) % 16 / sizeof(T));
+            if constexpr (sizeof(T) == 4) {
+                if (shift == 2)
+                    return ring_run<T, OP, f.nv, f.stages, polls, f.block, f.self_clear, 2>(
+                        h, d, apart, f.shifted_name);
+                if (shift == 3)
+                    return ring_run<T, OP, f.nv, f.stages, polls, f.block, f.self_clear, 3>(
+                        h, d, apart, f.shifted_name);
+            }
+            return ring_run<T, OP, f.nv, f.stages, polls, f.block, f.self_clear, 1>(
+                h, d, apart, f.shifted_name);
+        }
+    }
+    /* the scalar kernel of `lookback`, under this variant's name */
+    cuops_status_t st = cuops_scan_lookback_launch(h, d, 0);
+    if (st == CUOPS_STATUS_SUCCESS) h->last_kernel = f.scalar_name;
+    return st;
 }
 
 /* ring_typed with FORM fixed, as the <T, OP> template SCAN_TYPE_OP_CALL expects */
