@@ -123,8 +123,8 @@ static const scan_variant_t scan_table[] = {
  * the aligned body, the head scanned in it: cuops_scan_ring_head) and for
  * pairs that disagree modulo 16 (the body aligned for `in`, the stores
  * realigned to `out` by shuffles: cuops_scan_ring_head_apart; every form
- * auto takes has that path), else (n within the head) input bytes decide between
- * `lookback`'s scalar kernels. Every kernel here
+ * auto takes has that path), else (n within the head) input bytes decide
+ * between `lookback`'s scalar kernels. Every kernel here
  * gives the same results for integers; float sums are grouped by the
  * kernel's tile (32 KB for `ring` and `lookback`, whose bits are equal on
  * aligned pointers; the lead2 forms, auto's from 4 MB (4-byte types) or

@@ -62,14 +62,14 @@
  * the head (fixed by the pointer), so they repeat run to run but are not
  * `lookback`'s. Pairs that disagree modulo 16 bytes run, in the forms auto
  * takes, on `in`'s body from its next 256-byte boundary, copied as for
- * aligned pointers; `out` + head then lies 1-3 elements (8-byte types: 1) past a
- * 16-byte boundary, and each lane stores the aligned 16 bytes that hold its
- * first elements and the previous lane's last (a shuffle away), whole chunks
- * but at the ends of a warp's segment (smem_segment_store, one kernel per
- * shift). Copying
- * `in` by elements instead (4-byte cp.async, through L1) cost 18-22 % at
- * 2^26-2^30 (P177). The other forms give such pairs `lookback`'s scalar
- * path. The last, partial tile is read with guarded element loads.
+ * aligned pointers; `out` + head then lies 1-3 elements (8-byte types: 1)
+ * past a 16-byte boundary, and each lane stores the aligned 16 bytes that
+ * hold its first elements and the previous lane's last (a shuffle away),
+ * whole chunks but at the ends of a warp's segment (smem_segment_store, one
+ * kernel per shift). Copying `in` by elements instead (4-byte cp.async,
+ * through L1) cost 18-22 % at 2^26-2^30 (P177). The other forms give such
+ * pairs `lookback`'s scalar path. The last, partial tile is read with
+ * guarded element loads.
  */
 #include <type_traits>
 
@@ -452,11 +452,12 @@ static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *
 
 /* The ring forms: the kernel names (16-byte-aligned path, the scalar path
  * of `lookback` that runs under the form's name for misaligned pointers,
- * and for auto's forms the path whose input is read element by element
- * where `in` and `out` disagree modulo 16 bytes) and the geometry: threads per CTA, 16-byte loads per thread per
- * slot (NV), slots (STAGES) and poll order (RING_POLLS_BY_TYPE: each type's
- * fastest, ring_polls<T>()), by the form number the variant table
- * (scan_dispatch.cu) passes to cuops_scan_ring_launch. */
+ * and for auto's forms the path with the stores realigned where `in` and
+ * `out` disagree modulo 16 bytes) and the geometry: threads per CTA,
+ * 16-byte loads per thread per slot (NV), slots (STAGES) and poll order
+ * (RING_POLLS_BY_TYPE: each type's fastest, ring_polls<T>()), by the form
+ * number the variant table (scan_dispatch.cu) passes to
+ * cuops_scan_ring_launch. */
 #define RING_POLLS_BY_TYPE -1
 typedef struct ring_form_desc {
     const char *vec_name, *scalar_name;
@@ -504,7 +505,8 @@ static constexpr ring_form_desc_t ring_forms[] = {
     {"scan_ring_lead2_deep512_vec16", "scan_ring_lead2_deep512_scalar", RING_BLOCK_512,
      RING_NV_512_32K, RING_STAGES_DEEP, RING_POLLS_LEAD2},
     {"scan_ring_lead2_wide512_vec16", "scan_ring_lead2_wide512_scalar", RING_BLOCK_512,
-     RING_NV_512_48K, RING_STAGES_48K, RING_POLLS_LEAD2, false, "scan_ring_lead2_wide512_vec16_out_shifted"},
+     RING_NV_512_48K, RING_STAGES_48K, RING_POLLS_LEAD2, false,
+     "scan_ring_lead2_wide512_vec16_out_shifted"},
     /* 13 ring_lead2_wide768, 14 ring_lead2_wide1024: 4 x 48 KB in more threads */
     {"scan_ring_lead2_wide768_vec16", "scan_ring_lead2_wide768_scalar", RING_BLOCK_768,
      RING_NV_768_48K, RING_STAGES_48K, RING_POLLS_LEAD2},
@@ -612,14 +614,16 @@ static cuops_status_t ring_typed(struct cuops_handle *h, const cuops_scan_desc_t
     constexpr int polls = f.polls == RING_POLLS_BY_TYPE ? ring_polls<T>() : f.polls;
     const int64_t head = cuops_scan_ring_head(d);
     if (head >= 0)
-        return ring_run<T, OP, f.nv, f.stages, polls, f.block, f.self_clear>(h, d, head, f.vec_name);
+        return ring_run<T, OP, f.nv, f.stages, polls, f.block, f.self_clear>(h, d, head,
+                                                                             f.vec_name);
     if constexpr (f.shifted_name != nullptr) {
         /* in and out disagree modulo 16 bytes: in's aligned body, out + head
          * `shift` elements past a 16-byte boundary */
         const int64_t apart = cuops_scan_ring_head_apart(d);
         if (apart >= 0) {
             /* 1-3 elements of 4 bytes, 1 of 8: one kernel per shift */
-            const int shift = (int)(((uintptr_t)d->out + (uintptr_t)apart * sizeof(T)) % 16 / sizeof(T));
+            const uintptr_t body_out = (uintptr_t)d->out + (uintptr_t)apart * sizeof(T);
+            const int shift = (int)(body_out % 16 / sizeof(T));
             if constexpr (sizeof(T) == 4) {
                 if (shift == 2)
                     return ring_run<T, OP, f.nv, f.stages, polls, f.block, f.self_clear, 2>(
