@@ -252,6 +252,46 @@ static __device__ __forceinline__ void w4b_math(const w4b_args_t &a, int warp, i
 
 #endif
 
+/* The producer's place in the CTA's strips and in the ring. */
+typedef struct w4b_producer {
+    int strip, chunk, stage;
+    uint32_t phase;
+} w4b_producer_t;
+
+#if CUOPS_SM90A_DEVICE
+/* Issue the next stage's three bulk copies (once its slot is free) and step
+ * on to the stage after it. */
+static __device__ __forceinline__ void w4b_issue_stage(const w4b_args_t &a, w4b_producer_t &p,
+                                                       int chunks, uint32_t ring, uint32_t full0,
+                                                       uint32_t empty0, int S)
+{
+    const int s = p.strip, c = p.chunk;
+    const int j0 = c * W4B_STAGE_TILES;
+    const int nt = min(W4B_STAGE_TILES, a.ktiles - j0);
+    const int g0 = j0 >> a.tpg_log2;
+    const int ng = ((j0 + nt - 1) >> a.tpg_log2) - g0 + 1;
+    const int64_t sg = (int64_t)s * a.num_groups + g0;
+    const int64_t zaddr = a.zero_offset + sg * 8;
+    const int64_t zstart = zaddr & ~(int64_t)15;
+    const uint32_t zbytes = (uint32_t)((zaddr + 8 * ng - zstart + 15) & ~(int64_t)15);
+    const uint32_t wbytes = (uint32_t)nt * W4_TILE_BYTES, sbytes = (uint32_t)ng * 32u;
+    const uint32_t full = full0 + 8 * p.stage;
+    /* the slot's previous tiles are consumed (a fresh barrier passes the
+     * first round's wait on parity 1 at once) */
+    cuops_mbar_wait(empty0 + 8 * p.stage, p.phase ^ 1u);
+    cuops_mbar_arrive_expect_tx(full, wbytes + sbytes + zbytes);
+    const uint32_t dst = ring + (uint32_t)p.stage * W4B_STAGE_BYTES;
+    cuops_bulk_load(dst, a.packed + ((int64_t)s * a.ktiles + j0) * W4_TILE_BYTES, wbytes, full);
+    cuops_bulk_load(dst + W4B_WEIGHT_BYTES, a.packed + a.scale_offset + sg * 32, sbytes, full);
+    cuops_bulk_load(dst + W4B_WEIGHT_BYTES + W4B_SCALE_BYTES, a.packed + zstart, zbytes, full);
+    cuops_ring_advance(p.stage, p.phase, S);
+    if (++p.chunk == chunks) {
+        p.chunk = 0;
+        p.strip++;
+    }
+}
+#endif
+
 template <typename T, int CW>
 __global__ void __launch_bounds__(32 * CW + 64, 1) w4a16_decode_bulk_ring_kernel(w4b_args_t a)
 {
@@ -272,7 +312,34 @@ __global__ void __launch_bounds__(32 * CW + 64, 1) w4a16_decode_bulk_ring_kernel
     const uint32_t red_full0 = cuops_smem_addr(&red_full_bar[0]);
     const uint32_t red_empty0 = cuops_smem_addr(&red_empty_bar[0]);
 
-    if (tid == 0) {
+    /* The start of the stream (P182-P185, docs/w4a16.md): the math warps
+     * request x first, 16 bytes per cp.async, zero past k (the packed padding
+     * dequantizes to exactly 0; 0 * x must not meet a NaN left in shared
+     * memory); x's slice of shared memory is theirs alone, so this needs no
+     * barrier. Meanwhile the producer thread initializes the barriers and
+     * issues the ring's first round, also before the CTA barrier. With x
+     * requested after that barrier and the ring after x (the order before),
+     * the first stage reached the math warps ~0.4 us later. */
+    w4b_producer_t prod = {strip0, 0, 0, 0u};
+    if (warp < CW) {
+        const unsigned char *xs = w4b_smem_base() + (size_t)S * W4B_STAGE_BYTES;
+        const int m = a.m;
+        const uint32_t xs_addr = cuops_smem_addr(xs);
+        const int pieces = a.ktiles * 8;
+        for (int r = 0; r < m; r++) {
+            const uint16_t *src_row = a.x + (int64_t)r * a.ldx;
+            const uint32_t dst_row = xs_addr + (uint32_t)r * (uint32_t)a.ktiles * 128u;
+            for (int q = tid; q < pieces; q += 32 * CW) {
+                const int left = a.k - q * 8;
+                const int bytes = left >= 8 ? 16 : (left > 0 ? left * 2 : 0);
+                const void *src = bytes ? (const void *)(src_row + q * 8) : (const void *)a.x;
+                cuops_cp_async_16_zfill(dst_row + ((q >> 3) << 7) + (((q & 7) ^ (r & 7)) << 4), src,
+                                        bytes);
+            }
+        }
+        cuops_cp_async_commit();
+    }
+    if (tid == 32 * CW) {
         for (int s = 0; s < S; s++) {
             cuops_mbar_init(full0 + 8 * s, 1);
             cuops_mbar_init(empty0 + 8 * s, 32 * CW);
@@ -282,6 +349,11 @@ __global__ void __launch_bounds__(32 * CW + 64, 1) w4a16_decode_bulk_ring_kernel
             cuops_mbar_init(red_empty0 + 8 * r, 32);
         }
         cuops_mbar_init_fence();
+        /* the first round: every slot is free; the math warps wait on these
+         * barriers only after the CTA barrier below, which orders the
+         * initialization before their waits */
+        for (int q = 0; q < S && prod.strip < strip_end; q++)
+            w4b_issue_stage(a, prod, chunks, ring, full0, empty0, S);
     }
     __syncthreads();
 
@@ -292,34 +364,7 @@ __global__ void __launch_bounds__(32 * CW + 64, 1) w4a16_decode_bulk_ring_kernel
     if (warp == CW) {
         /* ---- producer: one thread walks the CTA's strips front to back ---- */
         if (lane != 0) return;
-        int stage = 0;
-        uint32_t phase = 0;
-        for (int s = strip0; s < strip_end; s++) {
-            for (int c = 0; c < chunks; c++) {
-                const int j0 = c * W4B_STAGE_TILES;
-                const int nt = min(W4B_STAGE_TILES, a.ktiles - j0);
-                const int g0 = j0 >> a.tpg_log2;
-                const int ng = ((j0 + nt - 1) >> a.tpg_log2) - g0 + 1;
-                const int64_t sg = (int64_t)s * a.num_groups + g0;
-                const int64_t zaddr = a.zero_offset + sg * 8;
-                const int64_t zstart = zaddr & ~(int64_t)15;
-                const uint32_t zbytes = (uint32_t)((zaddr + 8 * ng - zstart + 15) & ~(int64_t)15);
-                const uint32_t wbytes = (uint32_t)nt * W4_TILE_BYTES, sbytes = (uint32_t)ng * 32u;
-                const uint32_t full = full0 + 8 * stage;
-                /* the slot's previous tiles are consumed (a fresh barrier
-                 * passes the first round's wait on parity 1 at once) */
-                cuops_mbar_wait(empty0 + 8 * stage, phase ^ 1u);
-                cuops_mbar_arrive_expect_tx(full, wbytes + sbytes + zbytes);
-                const uint32_t dst = ring + (uint32_t)stage * W4B_STAGE_BYTES;
-                cuops_bulk_load(dst, a.packed + ((int64_t)s * a.ktiles + j0) * W4_TILE_BYTES, wbytes,
-                                full);
-                cuops_bulk_load(dst + W4B_WEIGHT_BYTES, a.packed + a.scale_offset + sg * 32, sbytes,
-                                full);
-                cuops_bulk_load(dst + W4B_WEIGHT_BYTES + W4B_SCALE_BYTES, a.packed + zstart, zbytes,
-                                full);
-                cuops_ring_advance(stage, phase, S);
-            }
-        }
+        while (prod.strip < strip_end) w4b_issue_stage(a, prod, chunks, ring, full0, empty0, S);
         return;
     }
 
@@ -340,27 +385,9 @@ __global__ void __launch_bounds__(32 * CW + 64, 1) w4a16_decode_bulk_ring_kernel
         return;
     }
 
-    /* ---- math warps: x into shared memory first, 16 bytes per cp.async,
-     * zero past k (the packed padding dequantizes to exactly 0; 0 * x must
-     * not meet a NaN left in shared memory), while the first stages stream */
-    {
-        const uint32_t xs_addr = cuops_smem_addr(xs);
-        const int pieces = a.ktiles * 8;
-        for (int r = 0; r < m; r++) {
-            const uint16_t *src_row = a.x + (int64_t)r * a.ldx;
-            const uint32_t dst_row = xs_addr + (uint32_t)r * (uint32_t)a.ktiles * 128u;
-            for (int q = tid; q < pieces; q += 32 * CW) {
-                const int left = a.k - q * 8;
-                const int bytes = left >= 8 ? 16 : (left > 0 ? left * 2 : 0);
-                const void *src = bytes ? (const void *)(src_row + q * 8) : (const void *)a.x;
-                cuops_cp_async_16_zfill(dst_row + ((q >> 3) << 7) + (((q & 7) ^ (r & 7)) << 4), src,
-                                        bytes);
-            }
-        }
-        cuops_cp_async_commit();
-        cuops_cp_async_wait<0>();
-        cuops_named_bar_sync(1, 32 * CW);
-    }
+    /* ---- math warps: x (requested above) in shared memory for all of them ---- */
+    cuops_cp_async_wait<0>();
+    cuops_named_bar_sync(1, 32 * CW);
     /* consecutive tiles of a warp's that share a group: 1, 2 or 4 */
     const int run_log2 = min(a.tpg_log2, 2);
     if (run_log2 == 0)
