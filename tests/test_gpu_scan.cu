@@ -192,15 +192,17 @@ static size_t mode_out_lead(int mode, size_t es)
     }
 }
 
+/* Whether the mode's in and out disagree modulo 16 bytes for elements of
+ * es bytes (the realigned-store ring's placements; the bases are 256-byte
+ * aligned) */
+static int mode_apart(int mode, size_t es)
+{
+    return !mode_in_place(mode) && (mode_out_lead(mode, es) - mode_in_lead(mode, es)) % 16 != 0;
+}
 /* CUOPS_TEST_SCAN_APART=1 (a racecheck run of the realigned-store ring,
  * which a full quick sweep does not finish under the sanitizer): only the
- * placements where in and out disagree modulo 16 bytes, at a few sizes */
+ * placements where mode_apart holds, at a few sizes */
 static int g_apart_only;
-static int mode_apart(int mode)
-{
-    return mode == MODE_MISALIGNED_APART || mode == MODE_APART_2 || mode == MODE_APART_3 ||
-           mode == MODE_APART_IN_ALIGNED;
-}
 
 static void scan_case(cuops_dtype_t t, cuops_reduce_op_t op, int exclusive, size_t n, int all_modes)
 {
@@ -230,7 +232,7 @@ static void scan_case(cuops_dtype_t t, cuops_reduce_op_t op, int exclusive, size
         opt.variant = variant;
         for (int mode = 0; mode < MODE_COUNT; mode++) {
             if (mode != MODE_OUT_OF_PLACE && !all_modes && v != 0) continue;
-            if (g_apart_only && !mode_apart(mode)) continue;
+            if (g_apart_only && !mode_apart(mode, es)) continue;
             char what[160];
             snprintf(what, sizeof what, "scan %s %s %s n=%zu variant=%s %s", type_name(t),
                      op_name(op), exclusive ? "exclusive" : "inclusive", n, variant,
@@ -254,8 +256,8 @@ static void scan_case(cuops_dtype_t t, cuops_reduce_op_t op, int exclusive, size
              * where the form has it and n reaches past in's next 256-byte
              * boundary (the bases are cudaMalloc'd: 256-byte aligned) */
             const size_t in_lead = mode_in_lead(mode, es);
-            if (!mode_in_place(mode) && (lead - in_lead) % 16 != 0 &&
-                variant_has_apart_path(variant) && n > (256 - in_lead) % 256 / es)
+            if (mode_apart(mode, es) && variant_has_apart_path(variant) &&
+                n > (256 - in_lead) % 256 / es)
                 CHECK(strstr(cuops_last_kernel(g_gpu), "_out_shifted") != NULL,
                       "%s: ran '%s', not the realigned-store ring", what, cuops_last_kernel(g_gpu));
             cudaMemcpy(got, d_out, out_bytes, cudaMemcpyDeviceToHost);
