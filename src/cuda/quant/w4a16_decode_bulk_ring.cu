@@ -321,9 +321,9 @@ __global__ void __launch_bounds__(32 * CW + 64, 1) w4a16_decode_bulk_ring_kernel
      * requested after that barrier and the ring after x (the order before),
      * the first stage reached the math warps ~0.4 us later. */
     w4b_producer_t prod = {strip0, 0, 0, 0u};
+    const unsigned char *xs = w4b_smem_base() + (size_t)S * W4B_STAGE_BYTES; /* after the ring */
+    const int m = a.m;
     if (warp < CW) {
-        const unsigned char *xs = w4b_smem_base() + (size_t)S * W4B_STAGE_BYTES;
-        const int m = a.m;
         const uint32_t xs_addr = cuops_smem_addr(xs);
         const int pieces = a.ktiles * 8;
         for (int r = 0; r < m; r++) {
@@ -357,9 +357,7 @@ __global__ void __launch_bounds__(32 * CW + 64, 1) w4a16_decode_bulk_ring_kernel
     }
     __syncthreads();
 
-    const unsigned char *xs = w4b_smem_base() + (size_t)S * W4B_STAGE_BYTES;
     float *red = (float *)(xs + a.x_bytes); /* [slots][CW][m][16] strip partials */
-    const int m = a.m;
 
     if (warp == CW) {
         /* ---- producer: one thread walks the CTA's strips front to back ---- */
