@@ -1066,19 +1066,27 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
         if (st != CUOPS_STATUS_SUCCESS) return st;
         ws = (void *)(((uintptr_t)ws_raw + 255) & ~(uintptr_t)255);
     }
-    if (pack_a) {
+    if (pack_a && pack_b) {
+        const cuops_sm90_rows_t pa = {d->a, d->lda, ws, ldp, d->m};
+        const cuops_sm90_rows_t pb = {d->b, d->ldb, (uint8_t *)ws + a_bytes, ldp, d->n};
+        cuops_status_t st = cuops_sm90_pack_pair(h, &pa, d->trans_a == CUOPS_OP_N, &pb,
+                                                 d->trans_b == CUOPS_OP_T, d->k);
+        if (st != CUOPS_STATUS_SUCCESS) return st;
+    } else if (pack_a) {
         cuops_status_t st = cuops_sm90_pack_kmajor(h, d->a, d->lda, d->trans_a == CUOPS_OP_N,
                                                    d->m, d->k, ws, ldp);
         if (st != CUOPS_STATUS_SUCCESS) return st;
+    } else if (pack_b) {
+        cuops_status_t st = cuops_sm90_pack_kmajor(h, d->b, d->ldb, d->trans_b == CUOPS_OP_T,
+                                                   d->n, d->k, (uint8_t *)ws + a_bytes, ldp);
+        if (st != CUOPS_STATUS_SUCCESS) return st;
+    }
+    if (pack_a) {
         a = ws;
         lda = ldp;
     }
     if (pack_b) {
-        void *dst = (uint8_t *)ws + a_bytes;
-        cuops_status_t st = cuops_sm90_pack_kmajor(h, d->b, d->ldb, d->trans_b == CUOPS_OP_T,
-                                                   d->n, d->k, dst, ldp);
-        if (st != CUOPS_STATUS_SUCCESS) return st;
-        b = dst;
+        b = (uint8_t *)ws + a_bytes;
         ldb = ldp;
     }
 

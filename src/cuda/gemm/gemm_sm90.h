@@ -42,6 +42,21 @@ cuops_status_t cuops_sm90_pack_kmajor(struct cuops_handle *h, const void *src, i
                                       int src_k_major, int64_t rows, int64_t k, void *dst,
                                       int64_t ld_dst);
 
+/* A 16-bit [rows, *] array and where it goes: src[r * lds + c] -> dst[r * ldd + c]. */
+typedef struct {
+    const void *src;
+    int64_t lds;
+    void *dst;
+    int64_t ldd;
+    int64_t rows;
+} cuops_sm90_rows_t;
+
+/* Both operands of a GEMM packed as cuops_sm90_pack_kmajor does each (a.ldd
+ * == b.ldd, k columns): one launch where both are K-major, else two. */
+cuops_status_t cuops_sm90_pack_pair(struct cuops_handle *h, const cuops_sm90_rows_t *a,
+                                    int a_k_major, const cuops_sm90_rows_t *b, int b_k_major,
+                                    int64_t k);
+
 /* dst[r, 0..width) = src[r, 0..cols) then zeros, for r < rows (width >=
  * cols): 16-bit rows at any 2-byte alignment on either side, 16 bytes per
  * access away from the row ends. Packs misaligned K-major operands, and

@@ -103,7 +103,8 @@ __device__ __forceinline__ void copy_span(const uint4 *__restrict__ s_q, uint4 *
 
 /*
  * dst row r, elements [0, width): src row r's elements [0, cols), then zeros
- * (width >= cols). Either row may start at any 2-byte address. Destination
+ * (width >= cols), for the rows of one array pair or of two (`second`: the
+ * two operands a GEMM packs, in one launch). Either row may start at any 2-byte address. Destination
  * chunk j of a row is its j-th aligned 16 bytes; its 8 elements lie in two
  * aligned 16-byte source chunks (one when both rows share the misalignment),
  * shifted by the difference of the two misalignments. Chunks at a row's
@@ -118,8 +119,8 @@ __device__ __forceinline__ void copy_span(const uint4 *__restrict__ s_q, uint4 *
  * 8191 rows over 5280 warps ran at 3.1 TB/s, dbca219).
  */
 __global__ void __launch_bounds__(COPY_ROWS_THREADS)
-sm90_copy_rows_kernel(const uint16_t *__restrict__ src, int64_t lds, uint16_t *__restrict__ dst,
-                      int64_t ldd, int64_t rows, int64_t cols, int64_t width, int parts)
+sm90_copy_rows_kernel(cuops_sm90_rows_t first, cuops_sm90_rows_t second, int64_t rows, int64_t cols,
+                      int64_t width, int parts)
 {
     const int lane = threadIdx.x % 32;
     const int64_t warps = (int64_t)gridDim.x * (COPY_ROWS_THREADS / 32);
@@ -128,8 +129,13 @@ sm90_copy_rows_kernel(const uint16_t *__restrict__ src, int64_t lds, uint16_t *_
          u += warps) {
         const int64_t r = u / parts;
         const int part = (int)(u - r * parts);
-        const uint16_t *s_row = src + r * lds;
-        uint16_t *d_row = dst + r * ldd;
+        /* rows [0, first.rows) come from the first array pair, the rest from the second */
+        const bool in_first = r < first.rows;
+        const int64_t rr = in_first ? r : r - first.rows;
+        const uint16_t *s_row = (const uint16_t *)(in_first ? first.src : second.src) +
+                                rr * (in_first ? first.lds : second.lds);
+        uint16_t *d_row =
+            (uint16_t *)(in_first ? first.dst : second.dst) + rr * (in_first ? first.ldd : second.ldd);
         const int dmis = (int)(((uintptr_t)d_row & 15u) / 2); /* halves before d_row in its chunk */
         const int smis = (int)(((uintptr_t)s_row & 15u) / 2);
         const uint4 *s_chunks = (const uint4 *)(s_row - smis);
@@ -207,12 +213,15 @@ static int copy_rows_parts(int64_t rows, int64_t chunks, int64_t warps)
     return best;
 }
 
-cuops_status_t cuops_sm90_copy_rows(struct cuops_handle *h, const void *src, int64_t lds,
-                                    void *dst, int64_t ldd, int64_t rows, int64_t cols,
-                                    int64_t width)
+/* One launch over the rows of `first` and then `second` (second.rows may
+ * be 0), all rows [0, cols) into [0, width). */
+static cuops_status_t sm90_copy_rows_launch(struct cuops_handle *h, cuops_sm90_rows_t first,
+                                            cuops_sm90_rows_t second, int64_t cols, int64_t width)
 {
-    if (!cuops_aligned(src, 2) || !cuops_aligned(dst, 2) || width < cols)
+    if (!cuops_aligned(first.src, 2) || !cuops_aligned(first.dst, 2) || width < cols ||
+        (second.rows > 0 && (!cuops_aligned(second.src, 2) || !cuops_aligned(second.dst, 2))))
         return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "gemm sm90 row copy: bad arguments");
+    const int64_t rows = first.rows + second.rows;
     if (rows <= 0 || width <= 0) return CUOPS_STATUS_SUCCESS;
     /* CTAs the device holds at once (per device; one kernel, fixed block) */
     static int per_sm_cache[16];
@@ -230,10 +239,19 @@ cuops_status_t cuops_sm90_copy_rows(struct cuops_handle *h, const void *src, int
     int64_t ctas = cuops_ceil_div(rows * parts, warps_per_cta);
     if (ctas > resident) ctas = resident;
     sm90_copy_rows_kernel<<<(unsigned)ctas, COPY_ROWS_THREADS, 0, cuops_stream(h)>>>(
-        (const uint16_t *)src, lds, (uint16_t *)dst, ldd, rows, cols, width, parts);
+        first, second, rows, cols, width, parts);
     cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess) return cuops_cuda_fail(h, err, "sm90_copy_rows_kernel");
     return CUOPS_STATUS_SUCCESS;
+}
+
+cuops_status_t cuops_sm90_copy_rows(struct cuops_handle *h, const void *src, int64_t lds,
+                                    void *dst, int64_t ldd, int64_t rows, int64_t cols,
+                                    int64_t width)
+{
+    const cuops_sm90_rows_t first = {src, lds, dst, ldd, rows > 0 ? rows : 0};
+    const cuops_sm90_rows_t none = {NULL, 0, NULL, 0, 0};
+    return sm90_copy_rows_launch(h, first, none, cols, width);
 }
 
 cuops_status_t cuops_sm90_pack_kmajor(struct cuops_handle *h, const void *src, int64_t lds,
@@ -255,6 +273,24 @@ cuops_status_t cuops_sm90_pack_kmajor(struct cuops_handle *h, const void *src, i
     cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess) return cuops_cuda_fail(h, err, "sm90_pack_kmajor_kernel");
     return CUOPS_STATUS_SUCCESS;
+}
+
+cuops_status_t cuops_sm90_pack_pair(struct cuops_handle *h, const cuops_sm90_rows_t *a,
+                                    int a_k_major, const cuops_sm90_rows_t *b, int b_k_major,
+                                    int64_t k)
+{
+    const int64_t ld = a->ldd;
+    /* two K-major operands with the same destination rows: one row-copy
+     * launch instead of two (docs/gemm.md, "Both packs in one launch") */
+    if (a_k_major && b_k_major && b->ldd == ld) {
+        if (!cuops_aligned(a->dst, 16) || !cuops_aligned(b->dst, 16) || ld % 8 != 0 || ld < k)
+            return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "gemm sm90 pack: bad destination");
+        return sm90_copy_rows_launch(h, *a, *b, k, ld);
+    }
+    cuops_status_t st =
+        cuops_sm90_pack_kmajor(h, a->src, a->lds, a_k_major, a->rows, k, a->dst, a->ldd);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
+    return cuops_sm90_pack_kmajor(h, b->src, b->lds, b_k_major, b->rows, k, b->dst, b->ldd);
 }
 
 /* ---- k == 0: C = beta * C ------------------------------------------------ */
