@@ -18,7 +18,8 @@
  *
  * K-major sources that are only misaligned (an odd lda such as 4095) are a
  * row copy between two different 2-byte alignments: sm90_copy_rows_kernel
- * moves them 16 bytes per access on both sides. The same kernel copies a C
+ * moves them 16 bytes per access on both sides (A and B in one launch when
+ * both need it: cuops_sm90_pack_pair). The same kernel copies a C
  * that the GEMM wrote into aligned workspace (TMA stores) out to a C whose
  * leading dimension TMA cannot address.
  */
@@ -104,14 +105,14 @@ __device__ __forceinline__ void copy_span(const uint4 *__restrict__ s_q, uint4 *
 /*
  * dst row r, elements [0, width): src row r's elements [0, cols), then zeros
  * (width >= cols), for the rows of one array pair or of two (`second`: the
- * two operands a GEMM packs, in one launch). Either row may start at any 2-byte address. Destination
- * chunk j of a row is its j-th aligned 16 bytes; its 8 elements lie in two
- * aligned 16-byte source chunks (one when both rows share the misalignment),
- * shifted by the difference of the two misalignments. Chunks at a row's
- * ends - the destination chunk reaching outside [0, width), or a source
- * chunk outside [0, cols) - go element by element, so nothing outside
- * either row is read or written; chunks wholly in the zero fill are stored
- * as zeros.
+ * two operands a GEMM packs, in one launch). Either row may start at any
+ * 2-byte address. Destination chunk j of a row is its j-th aligned 16
+ * bytes; its 8 elements lie in two aligned 16-byte source chunks (one when
+ * both rows share the misalignment), shifted by the difference of the two
+ * misalignments. Chunks at a row's ends - the destination chunk reaching
+ * outside [0, width), or a source chunk outside [0, cols) - go element by
+ * element, so nothing outside either row is read or written; chunks wholly
+ * in the zero fill are stored as zeros.
  *
  * A warp takes one of the `parts` equal pieces of a row at a time, pieces
  * dealt round-robin; the host picks `parts` so the pieces divide evenly
@@ -134,8 +135,8 @@ sm90_copy_rows_kernel(cuops_sm90_rows_t first, cuops_sm90_rows_t second, int64_t
         const int64_t rr = in_first ? r : r - first.rows;
         const uint16_t *s_row = (const uint16_t *)(in_first ? first.src : second.src) +
                                 rr * (in_first ? first.lds : second.lds);
-        uint16_t *d_row =
-            (uint16_t *)(in_first ? first.dst : second.dst) + rr * (in_first ? first.ldd : second.ldd);
+        uint16_t *d_row = (uint16_t *)(in_first ? first.dst : second.dst) +
+                          rr * (in_first ? first.ldd : second.ldd);
         const int dmis = (int)(((uintptr_t)d_row & 15u) / 2); /* halves before d_row in its chunk */
         const int smis = (int)(((uintptr_t)s_row & 15u) / 2);
         const uint4 *s_chunks = (const uint4 *)(s_row - smis);
