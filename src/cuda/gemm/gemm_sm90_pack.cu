@@ -255,11 +255,17 @@ cuops_status_t cuops_sm90_copy_rows(struct cuops_handle *h, const void *src, int
     return sm90_copy_rows_launch(h, first, none, cols, width);
 }
 
+/* A packed operand's rows: 16-byte aligned for TMA, whole 16-byte units, k fits */
+static int sm90_pack_dst_ok(const void *dst, int64_t ld_dst, int64_t k)
+{
+    return cuops_aligned(dst, 16) && ld_dst % 8 == 0 && ld_dst >= k;
+}
+
 cuops_status_t cuops_sm90_pack_kmajor(struct cuops_handle *h, const void *src, int64_t lds,
                                       int src_k_major, int64_t rows, int64_t k, void *dst,
                                       int64_t ld_dst)
 {
-    if (!cuops_aligned(dst, 16) || ld_dst % 8 != 0 || ld_dst < k)
+    if (!sm90_pack_dst_ok(dst, ld_dst, k))
         return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "gemm sm90 pack: bad destination");
     /* K-major and only misaligned: a row copy, 16 bytes per access */
     if (src_k_major) return cuops_sm90_copy_rows(h, src, lds, dst, ld_dst, rows, k, ld_dst);
@@ -284,7 +290,7 @@ cuops_status_t cuops_sm90_pack_pair(struct cuops_handle *h, const cuops_sm90_row
     /* two K-major operands with the same destination rows: one row-copy
      * launch instead of two (docs/gemm.md, "Both packs in one launch") */
     if (a_k_major && b_k_major && b->ldd == ld) {
-        if (!cuops_aligned(a->dst, 16) || !cuops_aligned(b->dst, 16) || ld % 8 != 0 || ld < k)
+        if (!sm90_pack_dst_ok(a->dst, ld, k) || !sm90_pack_dst_ok(b->dst, ld, k))
             return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "gemm sm90 pack: bad destination");
         return sm90_copy_rows_launch(h, *a, *b, k, ld);
     }
