@@ -40,6 +40,12 @@
  * sharing B): sections 1-4, odd tile-row counts (the last pair's second tile
  * past m), a staged C, sampled suite shapes with each flag.
  *
+ * The split tail of the plain kernels (section 10: the tiles of a partial
+ * last round split along K, partials summed by the last piece to arrive):
+ * every tile shape, 2 and 3 pieces, more pieces than CTAs, full checks,
+ * bitwise reproducible, split_k = 1, user workspaces; the "_tail" kernel
+ * name wherever the plan (mirrored here) splits.
+ *
  * CUOPS_TEST_VARIANT=NAME runs sections 1-4 for that plain variant only.
  *
  * Skips (exit 0) without a CUDA device or on a device that is not sm_90.
@@ -106,7 +112,47 @@ typedef struct gemm_case {
     int64_t offset;    /* element offset of every base pointer (1: misaligned) */
     unsigned flags;
     int sampled;       /* 1: check rows/cols + C*x instead of a full CPU GEMM */
+    int split_k;       /* options.split_k (1: no split tail) */
 } gemm_case_t;
+
+/* The library's split-tail plan (gemm_sm90.cu, sm90_tail_plan) for the
+ * plain kernel with bm x bn tiles: whether a call of this shape ends with
+ * the tiles of its partial last round split along K (then
+ * cuops_last_kernel names the kernel with "_tail"), and into how many
+ * pieces. */
+static int g_sms;             /* the device's SMs (main) */
+static int g_ws_limited;      /* a user workspace too small for the tail is set */
+static int tail_plan(int64_t m, int64_t n, int64_t k, int sms, int64_t bm, int64_t bn)
+{
+    const int64_t tiles = ((m + bm - 1) / bm) * ((n + bn - 1) / bn), k_blocks = (k + 63) / 64;
+    if (sms <= 0 || sms > 1024 || tiles <= sms) return 0;
+    const int64_t last = tiles % sms;
+    if (last == 0) return 0;
+    /* the tail round in sixths of a tile's time with 2 and 3 pieces */
+    const int64_t t2 = 3 * ((2 * last + sms - 1) / sms), t3 = 2 * ((3 * last + sms - 1) / sms);
+    int s = t3 < t2 ? 3 : 2;
+    if ((s == 3 ? t3 : t2) >= 6) return 0;
+    if (s == 3 && k_blocks < 12) s = t2 < 6 ? 2 : 0;
+    if (s < 2 || k_blocks < 4 * s) return 0;
+    return s;
+}
+
+/* The kernel name a call forced to (or auto-resolved to) `base` reports:
+ * the plain entries add "_tail" where their plan splits the last round. */
+static const char *expected_kernel(const char *base, const gemm_case_t *c)
+{
+    static const struct { const char *name, *tail; int bm, bn; } plain[] = {
+        {"sm90_ws_128x256", "sm90_ws_128x256_tail", 128, 256},
+        {"sm90_ws_128x256_direct_c", "sm90_ws_128x256_direct_c_tail", 128, 256},
+        {"sm90_ws_128x128", "sm90_ws_128x128_tail", 128, 128},
+        {"sm90_ws_64x128", "sm90_ws_64x128_tail", 64, 128},
+    };
+    if (!base || c->split_k == 1 || g_ws_limited || c->k == 0) return base;
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
+        if (!strcmp(base, plain[i].name))
+            return tail_plan(c->m, c->n, c->k, g_sms, plain[i].bm, plain[i].bn) ? plain[i].tail : base;
+    return base;
+}
 
 static double elem(const void *p, cuops_dtype_t t, int64_t i) { return tu_get(p, t, (size_t)i); }
 
@@ -174,6 +220,7 @@ static void run_case(cuops_handle_t gpu, cuops_handle_t cpu, const gemm_case_t *
         memset(&opt, 0, sizeof opt);
         opt.variant = variant;
         opt.flags = c->flags;
+        opt.split_k = c->split_k;
         const void *a_dev = (const char *)da + c->offset * ab_es;
         const void *b_dev = (const char *)db + c->offset * ab_es;
         void *c_dev = (char *)dc + c->offset * c_es;
@@ -181,6 +228,7 @@ static void run_case(cuops_handle_t gpu, cuops_handle_t cpu, const gemm_case_t *
                                           ldb, c->beta, c_dev, ldc, c->ab, c->ct, &opt);
         CHECK(st == CUOPS_STATUS_SUCCESS, "%s: %s (%s)", what, cuops_status_string(st), cuops_last_error(gpu));
         if (st != CUOPS_STATUS_SUCCESS) goto done;
+        expect_kernel = expected_kernel(expect_kernel, c);
         if (expect_kernel)
             CHECK(strcmp(cuops_last_kernel(gpu), expect_kernel) == 0, "%s: ran %s, expected %s", what,
                   cuops_last_kernel(gpu), expect_kernel);
@@ -332,22 +380,34 @@ done:
 
 /* run_case with a 1 MB workspace set through cuops_set_workspace (the
  * handle's own workspace back afterwards). */
+/* run_case with a user workspace of `bytes` (1 MB: too small for the split
+ * and tail partials of the shapes used here; 64 MB: room for them, and the
+ * tail's counters then live there, cleared per call). */
+static void run_case_workspace(cuops_handle_t gpu, cuops_handle_t cpu, const gemm_case_t *c,
+                               const char *variant, const char *expect_kernel, size_t bytes)
+{
+    void *ws = NULL;
+    if (cudaMalloc(&ws, bytes) != cudaSuccess) {
+        CHECK(0, "cudaMalloc %zu bytes failed", bytes);
+        return;
+    }
+    CHECK_STATUS(cuops_set_workspace(gpu, ws, bytes), CUOPS_STATUS_SUCCESS);
+    g_ws_limited = bytes < ((size_t)64 << 20);
+    run_case(gpu, cpu, c, variant, expect_kernel);
+    g_ws_limited = 0;
+    CHECK_STATUS(cuops_set_workspace(gpu, NULL, 0), CUOPS_STATUS_SUCCESS);
+    cudaFree(ws);
+}
+
 static void run_case_small_workspace(cuops_handle_t gpu, cuops_handle_t cpu, const gemm_case_t *c,
                                      const char *variant, const char *expect_kernel)
 {
-    void *small = NULL;
-    if (cudaMalloc(&small, (size_t)1 << 20) != cudaSuccess) {
-        CHECK(0, "cudaMalloc 1 MB failed");
-        return;
-    }
-    CHECK_STATUS(cuops_set_workspace(gpu, small, (size_t)1 << 20), CUOPS_STATUS_SUCCESS);
-    run_case(gpu, cpu, c, variant, expect_kernel);
-    CHECK_STATUS(cuops_set_workspace(gpu, NULL, 0), CUOPS_STATUS_SUCCESS);
-    cudaFree(small);
+    run_case_workspace(gpu, cpu, c, variant, expect_kernel, (size_t)1 << 20);
 }
 
-/* Two runs of the forced split-K variant on the same inputs must give the
- * same bits (fixed summation order, no atomics). */
+/* Two runs of a forced variant that splits K (split-K, or the plain kernels'
+ * split tail) on the same inputs must give the same bits (fixed
+ * summation order, no atomics on the data). */
 static void check_split_deterministic(cuops_handle_t gpu, int64_t m, int64_t n, int64_t k,
                                       cuops_dtype_t ab, cuops_dtype_t ct, const char *variant)
 {
@@ -380,8 +440,8 @@ static void check_split_deterministic(cuops_handle_t gpu, int64_t m, int64_t n, 
         }
         if (ok)
             CHECK(memcmp(h1, h2, c_elems * c_es) == 0,
-                  "split-K %lldx%lldx%lld %s->%s: two runs differ in their bits", (long long)m, (long long)n,
-                  (long long)k, tname(ab), tname(ct));
+                  "%s %lldx%lldx%lld %s->%s: two runs differ in their bits", variant, (long long)m,
+                  (long long)n, (long long)k, tname(ab), tname(ct));
     }
     cudaFree(da); cudaFree(db); cudaFree(dc);
     free(ha); free(hb); free(h1); free(h2);
@@ -557,6 +617,7 @@ int main(void)
     CHECK_STATUS(st, CUOPS_STATUS_SUCCESS);
     CHECK_STATUS(cuops_create(&cpu, CUOPS_DEVICE_CPU), CUOPS_STATUS_SUCCESS);
     if (!gpu || !cpu) return tu_finish("test_gpu_gemm_sm90");
+    g_sms = prop.multiProcessorCount;
 
     const cuops_dtype_t abs_[2] = {CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16};
     const cuops_dtype_t cts[3] = {CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32};
@@ -826,6 +887,60 @@ int main(void)
             gemm_case_t c3 = {T, N, 1537, 3001, 2049, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32, 1.0f, 0.5f, 0, 0, 0, 1};
             run_case(gpu, cpu, &c3, MC2, MC2);
         }
+    }
+
+    /* 10. The split tail of the plain kernels (the tiles of a partial last
+     *     round split along K over more CTAs, the pieces' partials summed by
+     *     the last to arrive). Per tile shape, shapes whose last round is
+     *     partial on H100/H200 (144-207 tiles on 132 SMs; on other devices
+     *     the expected kernel name follows the plan): 3 pieces per tail tile
+     *     (the sum that starts from the partials when piece 2 is last) and 2,
+     *     more pieces than CTAs (some CTAs take two), ragged
+     *     k, beta != 0 and f32 C (register epilogue), a staged C with packed
+     *     operands, stagger-K on the whole tiles, transposed operands; fully
+     *     checked against the CPU. Calls follow one another on one handle,
+     *     so a counter left non-zero would leave a later tile unwritten
+     *     (NaN). Then: bitwise reproducible; split_k = 1 runs without the
+     *     tail; a user workspace with room for the partials (counters
+     *     cleared per call) and one without (no tail). */
+    {
+        const struct { const char *variant; int64_t m, n, k; } shapes[] = {
+            {VARIANT, 1100, 3900, 800},  /* 144 tiles: the last 12 in 3 pieces of 4-5 k-blocks */
+            {V128, 1100, 2000, 1000},    /* 144 tiles: 12 in 3 pieces */
+            {V64, 600, 1800, 600},       /* 150 tiles: 18 in 2 pieces (10 k-blocks) */
+            {V128, 1100, 2900, 800},     /* 207 tiles: 75 in 3 pieces, 225 pieces on 132 CTAs */
+        };
+        for (int i = 0; i < 4; i++) {
+            const char *v = shapes[i].variant;
+            const int64_t m = shapes[i].m, n = shapes[i].n, k = shapes[i].k;
+            const int bm = v == V64 ? 64 : 128, bn = v == VARIANT ? 256 : 128;
+            if (g_sms == 132)
+                CHECK(tail_plan(m, n, k, g_sms, bm, bn) == (i == 2 ? 2 : 3),
+                      "%s %lldx%lldx%lld: the tail plan should split it", v, (long long)m,
+                      (long long)n, (long long)k);
+            const gemm_case_t cs[] = {
+                {N, T, m, n, k, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 0, 0},
+                {N, T, m, n, k + 7, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32, -0.75f, 0.5f, 0, 0, 0, 0, 0},
+                {N, T, m, n, k, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, 1.5f, 0.0f, 3, 1, 0, 0, 0},
+                {N, T, m, n, k, CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 0, 0, CUOPS_FLAG_STAGGER_K, 0, 0},
+                {T, N, m, n, k - 9, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, -1.0f, 0, 0, CUOPS_FLAG_NO_SWIZZLE, 0, 0},
+                {N, T, m, n, k, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 0, 1}, /* no tail */
+            };
+            for (int j = 0; j < 6; j++) {
+                if (quick && j % 2 == 1) continue;
+                run_case(gpu, cpu, &cs[j], v, v);
+            }
+            check_split_deterministic(gpu, m, n, k, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, v);
+            check_split_deterministic(gpu, m, n, k + 7, CUOPS_DTYPE_F16, CUOPS_DTYPE_F32, v);
+            run_case_workspace(gpu, cpu, &cs[0], v, v, (size_t)64 << 20);
+            run_case_workspace(gpu, cpu, &cs[1], v, v, (size_t)64 << 20);
+            run_case_small_workspace(gpu, cpu, &cs[0], v, v);
+        }
+        /* the direct-C study entry keeps the tail; auto on a tail shape */
+        gemm_case_t d = {N, T, 1100, 3900, 800, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 3, 0, 0, 0, 0};
+        run_case(gpu, cpu, &d, DIRECT_C, DIRECT_C);
+        gemm_case_t a = {N, T, 1100, 3900, 800, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, 0};
+        run_case(gpu, cpu, &a, NULL, auto_sm90_kernel(a.m, a.n, a.k, g_sms));
     }
 
     cuops_destroy(gpu);

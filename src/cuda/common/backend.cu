@@ -43,16 +43,21 @@ extern "C" cuops_status_t cuops_cuda_init(struct cuops_handle *h, char *why)
 extern "C" void cuops_cuda_fini(struct cuops_handle *h)
 {
     cuops_cuda_scan_state_release(h);
-    if (h->own_workspace) {
-        int prev = 0;
-        cudaGetDevice(&prev);
-        cudaSetDevice(h->device);
-        cudaStreamSynchronize(cuops_stream(h));
-        cudaFree(h->own_workspace);
-        cudaSetDevice(prev);
-        h->own_workspace = NULL;
-        h->own_workspace_bytes = 0;
-    }
+    cuops_cuda_gemm_state_release(h);
+    cuops_cuda_release(h, &h->own_workspace);
+    h->own_workspace_bytes = 0;
+}
+
+void cuops_cuda_release(struct cuops_handle *h, void **p)
+{
+    if (*p == NULL) return;
+    int prev = 0;
+    cudaGetDevice(&prev);
+    cudaSetDevice(h->device);
+    cudaStreamSynchronize(cuops_stream(h));
+    cudaFree(*p);
+    cudaSetDevice(prev);
+    *p = NULL;
 }
 
 cuops_status_t cuops_cuda_fail(struct cuops_handle *h, cudaError_t err, const char *what)

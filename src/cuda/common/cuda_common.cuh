@@ -22,6 +22,10 @@ static inline cudaStream_t cuops_stream(const struct cuops_handle *h)
  * handle's own (grown with cudaMalloc after synchronizing the stream). */
 cuops_status_t cuops_cuda_workspace(struct cuops_handle *h, size_t bytes, void **ptr);
 
+/* Free a device buffer the handle owns (*p; NULL after), on the handle's
+ * device once its stream has drained: calls still queued may use it. */
+void cuops_cuda_release(struct cuops_handle *h, void **p);
+
 /* After a launch: CUDA_ERROR with the runtime's message if it failed. */
 cuops_status_t cuops_cuda_check_launch(struct cuops_handle *h, const char *kernel);
 

@@ -80,6 +80,21 @@ static __device__ __forceinline__ void cuops_named_bar_sync(uint32_t id, uint32_
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
+/* The same barrier, returning whether any of the `threads` threads passed a
+ * true `pred` (bar.red.or): a barrier and a broadcast in one instruction. */
+static __device__ __forceinline__ bool cuops_named_bar_or(uint32_t id, uint32_t threads, bool pred)
+{
+    uint32_t any;
+    asm volatile("{\n\t.reg .pred p, q;\n\t"
+                 "setp.ne.u32 p, %1, 0;\n\t"
+                 "bar.red.or.pred q, %2, %3, p;\n\t"
+                 "selp.u32 %0, 1, 0, q;\n\t}"
+                 : "=r"(any)
+                 : "r"((uint32_t)pred), "r"(id), "r"(threads)
+                 : "memory");
+    return any != 0;
+}
+
 /* Wait until at most `Pending` committed groups of this thread are still in
  * flight. Other threads' copies become visible only after a barrier. */
 template <int Pending>

@@ -21,6 +21,14 @@
  *     order. CUOPS_FLAG_STAGGER_K: each tile starts its K loop at k-block
  *     (tile index mod #k-blocks), seed 000's StaggerU (the fp32 sum is taken
  *     in a rotated order, so results may differ in the last bits).
+ *   - Split tail: where the last round holds fewer tiles than there are
+ *     CTAs, each of those tiles is split along K into 2 or 3 pieces dealt
+ *     like tiles (sm90_tail_plan, sm90_tail_unit): the pieces' fp32
+ *     partials go to workspace and the last piece of each tile to arrive
+ *     (a per-tile counter in the handle's gemm state) sums them in piece
+ *     order and stores the tile; bitwise identical run to run.
+ *     cuops_last_kernel then names the kernel with "_tail";
+ *     options.split_k = 1 turns the tail off.
  *   - Epilogue: for 16-bit C, beta == 0, n % 8 == 0 and a C that TMA can
  *     address, stmatrix into two 8 KB shared buffers per consumer (64 x 64
  *     boxes, 128-byte swizzle) and TMA stores, which the warps do not wait
@@ -150,6 +158,14 @@ typedef struct sm90_gemm_params {
     int stagger_k;
     int c_pair_ok;    /* two adjacent C elements can be stored as one word */
     int c_tma;        /* 16-bit C, beta == 0, TMA-addressable: epilogue by TMA stores */
+    /* Split tail (the plain kernel; sm90_tail_plan): units 0..dp_units-1 are
+     * whole tiles; each of the sk_tiles tiles after them is split along K
+     * into sk_splits pieces, units dp_units.. (sm90_tail_unit); all dealt
+     * round-robin. sk_tiles = 0: no tail, dp_units = every tile. */
+    int dp_units;
+    int sk_tiles, sk_splits;
+    float4 *sk_partials;    /* [piece][consumer][j][thread] */
+    unsigned *sk_counters;  /* [tail tile][consumer]: pieces arrived; 0 between calls */
 } sm90_gemm_params_t;
 
 /* What only the split-K kernels need. A separate argument, so that the
@@ -345,6 +361,30 @@ __device__ __forceinline__ void sm90_split_unit(const sm90_gemm_params_t &p, int
     *kb_count = (s + 1) * p.k_blocks / splits - first;
 }
 
+/* The split tail. The plain kernel's last, partial round of tiles (fewer
+ * tiles than CTAs) would leave SMs idle while the others finish whole tiles.
+ * Instead each of its L = sk_tiles tiles is split along K into S = sk_splits
+ * pieces, piece s covering k-blocks [s k_blocks / S, (s + 1) k_blocks / S),
+ * and the L S pieces follow the whole tiles as units dp_units + j, dealt
+ * round-robin like them: piece j is piece j / L of tail tile j % L, so the
+ * first pieces dealt are every tile's piece 0, then piece 1, ... Pieces with
+ * the same s read the same k-blocks, so the CTAs of one tile-row or
+ * tile-column read the same A or B k-blocks at about the same time, as the
+ * whole tiles do (a first version that cut one flat sequence of the tail's
+ * k-blocks evenly over the CTAs lost that and ran slower: docs/gemm.md).
+ * Each piece writes its fp32 accumulators to the partials and counts itself
+ * in; the last to arrive sums the pieces in piece order and stores the tile
+ * (sm90_tail_piece). */
+__device__ __forceinline__ void sm90_tail_unit(const sm90_gemm_params_t &p, int u, int *t,
+                                               int *kb_first, int *kb_count)
+{
+    const int j = u - p.dp_units;
+    const int s = j / p.sk_tiles;
+    *t = p.dp_units + (j - s * p.sk_tiles);
+    *kb_first = s * p.k_blocks / p.sk_splits;
+    *kb_count = (s + 1) * p.k_blocks / p.sk_splits - *kb_first;
+}
+
 /* A consumer's accumulators into the partials of unit u, in register order:
  * float4 j of thread t at [u][consumer][j][t], so each warp store is 512
  * contiguous bytes and the fixup reads them back the same way. */
@@ -376,6 +416,77 @@ __device__ __forceinline__ void sm90_store_partials_smem(uint32_t base, int cons
                      "f"(acc[4 * j + 0]), "f"(acc[4 * j + 1]), "f"(acc[4 * j + 2]),
                      "f"(acc[4 * j + 3])
                      : "memory");
+}
+
+/* The last piece of a split tail tile to arrive: acc (this CTA's piece q_own
+ * of pieces 0..pieces-1, whose partials sit at slots slot0, slot0 + stride,
+ * ...) becomes their sum in piece order, ((p0 + p1) + p2) + ..., whichever
+ * piece arrived last: p0 + p1 is the same sum either way round, and from p2
+ * on every piece, this CTA's own included, is read back from the partials.
+ * So the result is bitwise the same from run to run. Reads through L2
+ * (ld.global.cg): other SMs wrote them during this kernel. */
+template <int ACC>
+__device__ __forceinline__ void sm90_sum_pieces(float (&acc)[ACC], const float4 *partials,
+                                                int slot0, int stride, int pieces, int q_own,
+                                                int consumer)
+{
+    constexpr int F4 = ACC / 4;
+    const float4 *base = partials + (size_t)consumer * (F4 * 128) + threadIdx.x % 128;
+    const size_t per_slot = 2 * F4 * 128;
+    /* acc = p0 when this CTA's piece is not among the first two (one float4
+     * in flight per element: the accumulator already holds 128 registers) */
+    if (q_own > 1) {
+        const float4 *o = base + (size_t)slot0 * per_slot;
+#pragma unroll
+        for (int j = 0; j < F4; j++) {
+            const float4 v = __ldcg(o + j * 128);
+            acc[4 * j + 0] = v.x;
+            acc[4 * j + 1] = v.y;
+            acc[4 * j + 2] = v.z;
+            acc[4 * j + 3] = v.w;
+        }
+    }
+    /* then + p1 (or + p0 onto p1, the same sum), + p2, ... */
+    for (int q = 1; q < pieces; q++) {
+        const int from = q == 1 && q_own == 1 ? 0 : q;
+        const float4 *o = base + (size_t)(slot0 + from * stride) * per_slot;
+#pragma unroll
+        for (int j = 0; j < F4; j++) {
+            const float4 v = __ldcg(o + j * 128);
+            acc[4 * j + 0] += v.x;
+            acc[4 * j + 1] += v.y;
+            acc[4 * j + 2] += v.z;
+            acc[4 * j + 3] += v.w;
+        }
+    }
+}
+
+/* A consumer's tail piece (unit u): publish it, and return whether it was
+ * its tile's last piece to arrive (then acc holds the tile's sum and the
+ * caller stores it). The counter goes back to 0 with the last arrival, ready
+ * for the next call. */
+template <int ACC>
+__device__ __forceinline__ bool sm90_tail_piece(const sm90_gemm_params_t &p, int u, int consumer,
+                                                float (&acc)[ACC])
+{
+    /* piece j = s L + i (piece s of tail tile i) has partials slot j */
+    const int j = u - p.dp_units;
+    const int q_own = j / p.sk_tiles, i = j - q_own * p.sk_tiles;
+    sm90_store_partials(p.sk_partials, j, consumer, acc);
+    __threadfence();
+    cuops_named_bar_sync(2u + (uint32_t)consumer, 128);
+    bool last = false;
+    if (threadIdx.x % 128 == 0) {
+        unsigned *counter = p.sk_counters + 2 * i + consumer;
+        last = atomicAdd(counter, 1u) == (unsigned)(p.sk_splits - 1);
+        if (last) *counter = 0u;
+        __threadfence();
+    }
+    last = cuops_named_bar_or(2u + (uint32_t)consumer, 128, last);
+    if (!last) return false;
+    __threadfence();
+    sm90_sum_pieces(acc, p.sk_partials, i, p.sk_tiles, p.sk_splits, q_own, consumer);
+    return true;
 }
 
 /* Cluster split-K reduction, run by the 256 consumer threads of every CTA of
@@ -476,7 +587,8 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
     const uint32_t rank = MCAST ? cuops_cluster_ctarank() : 0u;
     const int units = SPLIT   ? p.num_tiles * splits
                       : MCAST ? ((p.tiles_m + 1) / 2) * p.tiles_n
-                              : p.num_tiles;
+                              : p.dp_units + p.sk_tiles * p.sk_splits;
+    constexpr bool TAIL = !SPLIT && !MCAST; /* the plain kernel may have a split tail */
     const int first_unit = MCAST ? (int)(blockIdx.x / 2) : (int)blockIdx.x;
     const int unit_step = MCAST ? (int)(gridDim.x / 2) : (int)gridDim.x;
 
@@ -508,6 +620,8 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
             int stage = 0;
             for (int u = first_unit; u < units; u += unit_step) {
                 int t = u, kb_first = 0, kb_count = p.k_blocks;
+                const bool sk = TAIL && u >= p.dp_units;
+                if (sk) sm90_tail_unit(p, u, &t, &kb_first, &kb_count);
                 if (SPLIT) sm90_split_unit(p, splits, u, &t, &kb_first, &kb_count);
                 int tm, tn;
                 if (MCAST)
@@ -518,7 +632,7 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                  * not stored) but still sends its half of B to the peer */
                 const bool a_live = !MCAST || tm < p.tiles_m;
                 int kb = kb_first;
-                if (!SPLIT && p.stagger_k) kb = t % p.k_blocks;
+                if (!SPLIT && !sk && p.stagger_k) kb = t % p.k_blocks;
                 for (int i = 0; i < kb_count; i++) {
                     /* Wait for both consumers to have released this slot in
                      * the previous round (first round passes: parity 1 of a
@@ -568,9 +682,10 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
         uint32_t phase = 0;
         uint32_t epi_parity = 0; /* sm90_epilogue_tma's buffer alternation */
         for (int u = first_unit; u < units; u += unit_step) {
-            /* kb_count >= 1 (host plan), so prev_stage below is always a
-             * stage this unit read. */
+            /* kb_count >= 1 (host plan; a tail piece is never empty), so
+             * prev_stage below is always a stage this unit read. */
             int t = u, kb_first = 0, kb_count = p.k_blocks;
+            if (TAIL && u >= p.dp_units) sm90_tail_unit(p, u, &t, &kb_first, &kb_count);
             if (SPLIT) sm90_split_unit(p, splits, u, &t, &kb_first, &kb_count);
             (void)kb_first;
             int tm, tn;
@@ -612,6 +727,8 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
             for (int r = 0; r < tile::ACC; r++) cuops_reg_fence(acc[r]);
             sm90_release_stage<MCAST>(SM90_EMPTY_BAR(prev_stage), rank);
 
+            /* a tail piece: only the tile's last piece to arrive stores it */
+            if (TAIL && u >= p.dp_units && !sm90_tail_piece(p, u, consumer, acc)) continue;
             if (MCAST && tm >= p.tiles_m) {
                 /* the rank-1 tile past m of an odd tile-row count: nothing
                  * to store (both consumers skip alike, so the epilogue's
@@ -981,6 +1098,69 @@ static int sm90_in_workspace(const struct cuops_handle *h, const void *p)
 
 static size_t sm90_align256(size_t x) { return (x + 255) & ~(size_t)255; }
 
+/*
+ * Split-tail plan of the plain kernel (grid = min(#SMs, tiles), units dealt
+ * round-robin). Where the tiles fill their last round only partly (L =
+ * tiles mod #SMs, 0 < L), each of those L tiles is split along K into S
+ * pieces (sm90_tail_unit), and the L S pieces are dealt after the whole
+ * tiles: that round then takes ceil(L S / #SMs) pieces' time, i.e.
+ * ceil(L S / #SMs) / S of a tile's. S is 2 or 3, whichever makes that
+ * shorter (2 on a tie: fewer partials to read back), and only where it is
+ * under a whole tile, each piece >= 4 k-blocks (one ring of stages). On 132
+ * SMs: L <= 44: S = 3, 1/3; L <= 66: S = 2, 1/2; L <= 88: S = 3, 2/3; more:
+ * no tail. E.g. 1537 x 3001 x 2049 with 128 x 128 tiles, 312 = 2 rounds +
+ * 48: S = 2; 8192^3 with 128 x 256, 2048 = 15 + 68: S = 3 (204 pieces, 72
+ * CTAs take two); 4095^3, 512 = 3 + 116: no tail.
+ */
+#define SM90_TAIL_MIN_BLOCKS_PER_PIECE 4
+/* counters in the handle's gemm state: two per tail tile, L < #SMs */
+#define SM90_TAIL_MAX_SMS 1024
+
+static void sm90_tail_plan(int64_t sms, int64_t tiles, int64_t k_blocks, int *sk_tiles,
+                           int *sk_splits)
+{
+    *sk_tiles = *sk_splits = 0;
+    if (sms <= 0 || sms > SM90_TAIL_MAX_SMS || tiles <= sms) return;
+    const int64_t last = tiles % sms;
+    /* the kernel counts units (whole tiles, then 2-3 pieces per tail tile) in 32 bits */
+    if (last == 0 || tiles + 2 * last > 0x7fffffff) return;
+    /* the tail round's time in sixths of a tile for S = 2 and 3 (whole: 6) */
+    const int64_t t2 = 3 * cuops_ceil_div(2 * last, sms), t3 = 2 * cuops_ceil_div(3 * last, sms);
+    int s = t3 < t2 ? 3 : 2;
+    if ((s == 3 ? t3 : t2) >= 6) return;
+    if (s == 3 && k_blocks < 3 * SM90_TAIL_MIN_BLOCKS_PER_PIECE) s = t2 < 6 ? 2 : 0;
+    if (s < 2 || k_blocks < (int64_t)s * SM90_TAIL_MIN_BLOCKS_PER_PIECE) return;
+    *sk_tiles = (int)last;
+    *sk_splits = s;
+}
+
+/* The tail's counters for the handle's own workspace: one buffer per handle,
+ * zeroed once when allocated; every call leaves them at zero (the last piece
+ * of a tile resets its counter). Calls of one handle run in stream order, as
+ * for the workspace. */
+static cuops_status_t sm90_tail_counters(struct cuops_handle *h, unsigned **out)
+{
+    if (h->gemm_state == NULL) {
+        void *p = NULL;
+        const size_t bytes = 2u * SM90_TAIL_MAX_SMS * sizeof(unsigned);
+        cudaError_t err = cudaMalloc(&p, bytes);
+        if (err != cudaSuccess) return cuops_cuda_fail(h, err, "cudaMalloc(gemm state)");
+        err = cudaMemsetAsync(p, 0, bytes, cuops_stream(h));
+        if (err != cudaSuccess) {
+            cudaFree(p);
+            return cuops_cuda_fail(h, err, "cudaMemsetAsync(gemm state)");
+        }
+        h->gemm_state = p;
+    }
+    *out = (unsigned *)h->gemm_state;
+    return CUOPS_STATUS_SUCCESS;
+}
+
+extern "C" void cuops_cuda_gemm_state_release(struct cuops_handle *h)
+{
+    cuops_cuda_release(h, &h->gemm_state);
+}
+
 /* One GEMM on the TMA + wgmma kernel: splits >= 2 runs the split-K pair
  * (main kernel + fixup), or with dsmem the cluster split-K kernel (splits <=
  * 8, clusters resident at once: sm90_dsmem_splits); splits == 0 the plain
@@ -995,8 +1175,9 @@ static size_t sm90_align256(size_t x) { return (x + 255) & ~(size_t)255; }
 template <int BM, int BN>
 static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                   const cuops_options_t *opt, int splits, int dsmem, int direct_c,
-                                  int mcast = 0)
+                                  int mcast = 0, int *tail_ran = NULL)
 {
+    if (tail_ran) *tail_ran = 0;
     using tile = sm90_tile<BM, BN>;
     if (splits == 0) dsmem = 0;
     if (splits > 0 || BM != 128 || BN != 256) mcast = 0;
@@ -1038,16 +1219,36 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
         stage_c = false;
         c_bytes = 0;
     }
+    /* The split tail (plain kernel; options.split_k = 1 forbids it, as it
+     * forbids any split): its partials after the staged C, and with a user
+     * workspace its counters too, cleared per call (nothing is allocated
+     * there). Without room, or with operands in the workspace, no tail. */
+    int sk_tiles = 0, sk_splits = 0;
+    if (splits == 0 && !mcast && !(opt && opt->split_k == 1))
+        sm90_tail_plan(h->num_sms, num_tiles, cuops_ceil_div(d->k, SM90_BK), &sk_tiles, &sk_splits);
+    size_t tail_bytes =
+        sk_tiles > 0 ? (size_t)sk_tiles * sk_splits * tile::PARTIAL_F4_PER_UNIT * sizeof(float4) : 0;
+    const size_t counter_bytes = h->user_workspace ? sm90_align256(2u * (size_t)sk_tiles * 4u) : 0;
+    if (sk_tiles > 0 &&
+        (sm90_in_workspace(h, d->a) || sm90_in_workspace(h, d->b) || sm90_in_workspace(h, d->c) ||
+         (h->user_workspace && h->user_workspace_bytes < a_bytes + b_bytes + partial_bytes +
+                                                             c_bytes + tail_bytes +
+                                                             counter_bytes + 256))) {
+        sk_tiles = sk_splits = 0;
+        tail_bytes = 0;
+    }
+    const size_t sk_bytes = sk_tiles > 0 ? tail_bytes + counter_bytes : 0;
 
     /* One workspace region for everything this call keeps there, carved as
-     * [packed A][packed B][partials][staged C]: a second cuops_cuda_workspace call could
-     * move the block (the handle's own grows by reallocation) and leave the
-     * first pointer dangling. +256: a workspace given through
+     * [packed A][packed B][partials][staged C][tail partials][tail counters
+     * (user workspace)]: a second cuops_cuda_workspace call could move the
+     * block (the handle's own grows by reallocation) and leave the first
+     * pointer dangling. +256: a workspace given through
      * cuops_set_workspace may start at any address; the packed arrays must be
      * 16-byte aligned for TMA, the partials for float4. */
     void *ws = NULL;
-    if (a_bytes + b_bytes + partial_bytes + c_bytes > 0) {
-        const size_t need = a_bytes + b_bytes + partial_bytes + c_bytes + 256;
+    if (a_bytes + b_bytes + partial_bytes + c_bytes + sk_bytes > 0) {
+        const size_t need = a_bytes + b_bytes + partial_bytes + c_bytes + sk_bytes + 256;
         if (splits > 0 && !dsmem) {
             /* Without room for the partials the plain kernel still serves the
              * call (cuops_last_kernel then says so). */
@@ -1060,6 +1261,14 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
         cuops_status_t st = cuops_cuda_workspace(h, need, &ws_raw);
         if (st == CUOPS_STATUS_ALLOC_FAILED && splits > 0 && !dsmem)
             return sm90_ws_run<BM, BN>(h, d, opt, 0, 0, direct_c);
+        /* without room for the tail's partials, no tail */
+        if (st == CUOPS_STATUS_ALLOC_FAILED && sk_tiles > 0) {
+            cuops_options_t no_tail;
+            memset(&no_tail, 0, sizeof no_tail);
+            if (opt) no_tail = *opt;
+            no_tail.split_k = 1;
+            return sm90_ws_run<BM, BN>(h, d, &no_tail, 0, 0, direct_c, mcast, tail_ran);
+        }
         /* without room for the staged C, the register epilogue */
         if (st == CUOPS_STATUS_ALLOC_FAILED && stage_c)
             return sm90_ws_run<BM, BN>(h, d, opt, 0, 0, 1, mcast);
@@ -1123,6 +1332,22 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     memset(&tmap_c, 0, sizeof tmap_c);
     void *c_staged = stage_c ? (uint8_t *)ws + a_bytes + b_bytes + partial_bytes : NULL;
     p.c_tma = splits == 0 && (c_tma_direct || stage_c);
+    p.dp_units = (int)num_tiles;
+    if (sk_tiles > 0) {
+        uint8_t *tail = (uint8_t *)ws + a_bytes + b_bytes + partial_bytes + c_bytes;
+        p.dp_units = (int)(num_tiles - sk_tiles);
+        p.sk_tiles = sk_tiles;
+        p.sk_splits = sk_splits;
+        p.sk_partials = (float4 *)tail;
+        if (h->user_workspace) {
+            p.sk_counters = (unsigned *)(tail + tail_bytes);
+            CUOPS_CUDA_TRY(h, cudaMemsetAsync(p.sk_counters, 0, 2u * (size_t)sk_tiles * 4u,
+                                              cuops_stream(h)));
+        } else {
+            st = sm90_tail_counters(h, &p.sk_counters);
+            if (st != CUOPS_STATUS_SUCCESS) return st;
+        }
+    }
     if (p.c_tma) {
         st = stage_c ? cuops_sm90_encode_kmajor(h, &tmap_c, c_staged, d->c_type, d->m, ldc_staged,
                                                 ldc_staged, 64)
@@ -1160,6 +1385,7 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
                                                                           p);
         }
         st = cuops_cuda_check_launch(h, name);
+        if (st == CUOPS_STATUS_SUCCESS && tail_ran) *tail_ran = sk_tiles > 0;
         if (st != CUOPS_STATUS_SUCCESS || !stage_c) return st;
         st = cuops_sm90_copy_rows(h, c_staged, ldc_staged, d->c, d->ldc, d->m, d->n, d->n);
         if (st != CUOPS_STATUS_SUCCESS) return st;
@@ -1218,14 +1444,16 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
  * where TMA cannot store to it (sm90_ws_run). */
 template <int BM, int BN>
 static cuops_status_t sm90_ws_plain(struct cuops_handle *h, const cuops_gemm_desc_t *d,
-                                    const cuops_options_t *opt, const char *name, int direct_c)
+                                    const cuops_options_t *opt, const char *name,
+                                    const char *tail_name, int direct_c)
 {
     if (!sm90_ws_supports<BM, BN>(h, d))
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
                           "%s: needs sm_90, f16/bf16 inputs, f16/bf16/f32 output, m > 64", name);
-    cuops_status_t st =
-        d->k == 0 ? cuops_sm90_scale_c(h, d) : sm90_ws_run<BM, BN>(h, d, opt, 0, 0, direct_c);
-    if (st == CUOPS_STATUS_SUCCESS) h->last_kernel = name;
+    int tail = 0;
+    cuops_status_t st = d->k == 0 ? cuops_sm90_scale_c(h, d)
+                                  : sm90_ws_run<BM, BN>(h, d, opt, 0, 0, direct_c, 0, &tail);
+    if (st == CUOPS_STATUS_SUCCESS) h->last_kernel = tail ? tail_name : name;
     return st;
 }
 
@@ -1243,7 +1471,12 @@ static cuops_status_t sm90_ws_plain_launch(struct cuops_handle *h, const cuops_g
                              : BM == 64  ? "sm90_ws_64x128"
                              : BN == 128 ? "sm90_ws_128x128"
                                          : "sm90_ws_128x256";
-    return sm90_ws_plain<BM, BN>(h, d, opt, name, DIRECT_C);
+    /* what cuops_last_kernel says when the call ran with a split tail */
+    const char *const tail_name = DIRECT_C    ? "sm90_ws_128x256_direct_c_tail"
+                                  : BM == 64  ? "sm90_ws_64x128_tail"
+                                  : BN == 128 ? "sm90_ws_128x128_tail"
+                                              : "sm90_ws_128x256_tail";
+    return sm90_ws_plain<BM, BN>(h, d, opt, name, tail_name, DIRECT_C);
 }
 
 /* "sm90_ws_128x256_mc2": sm90_ws_128x256 in clusters of two sharing B by

@@ -67,13 +67,6 @@ cuops_status_t scan_state_acquire(struct cuops_handle *h, int64_t tiles, scan_st
 
 extern "C" void cuops_cuda_scan_state_release(struct cuops_handle *h)
 {
-    if (h->scan_state == NULL) return;
-    int prev = 0;
-    cudaGetDevice(&prev);
-    cudaSetDevice(h->device);
-    cudaStreamSynchronize(cuops_stream(h));
-    cudaFree(h->scan_state);
-    cudaSetDevice(prev);
-    h->scan_state = NULL;
+    cuops_cuda_release(h, &h->scan_state);
     h->scan_state_tiles = 0;
 }
