@@ -378,11 +378,10 @@ done:
     free(ha); free(hb); free(hc_in); free(hc_out);
 }
 
-/* run_case with a 1 MB workspace set through cuops_set_workspace (the
- * handle's own workspace back afterwards). */
-/* run_case with a user workspace of `bytes` (1 MB: too small for the split
- * and tail partials of the shapes used here; 64 MB: room for them, and the
- * tail's counters then live there, cleared per call). */
+/* run_case with a user workspace of `bytes` set through cuops_set_workspace
+ * (the handle's own workspace back afterwards). 1 MB: too small for the
+ * split and tail partials of the shapes used here; 64 MB: room for them,
+ * and the tail's counters then live there, cleared per call. */
 static void run_case_workspace(cuops_handle_t gpu, cuops_handle_t cpu, const gemm_case_t *c,
                                const char *variant, const char *expect_kernel, size_t bytes)
 {
