@@ -94,7 +94,8 @@ typedef struct cuops_options {
      *  from cuops_variant_names(); a variant that cannot serve the call
      *  returns CUOPS_STATUS_NOT_SUPPORTED with the reason. */
     const char *variant;
-    /** GEMM: number of K splits; 0 lets the dispatch choose, 1 forbids splitting. */
+    /** GEMM: number of K splits; 0 lets the dispatch choose, 1 forbids splitting
+     *  (split-K, and the sm_90 kernels' split of a partial last round of tiles). */
     int split_k;
     /** CUOPS_FLAG_* study switches. */
     unsigned flags;
