@@ -44,7 +44,7 @@
  * last round split along K, partials summed by the last piece to arrive):
  * every tile shape, 2 and 3 pieces, more pieces than CTAs, full checks,
  * bitwise reproducible, split_k = 1, user workspaces; the "_tail" kernel
- * name wherever the plan (mirrored here) splits.
+ * name wherever the plan splits.
  *
  * CUOPS_TEST_VARIANT=NAME runs sections 1-4 for that plain variant only.
  *
@@ -54,6 +54,8 @@
 #include <cuda_runtime.h>
 
 #include "test_util.h"
+
+#include "cuda/gemm/gemm_tuning.h"
 
 static const char *const VARIANT = "sm90_ws_128x256";
 static const char *const SPLITK = "sm90_ws_128x256_splitk";
@@ -115,26 +117,15 @@ typedef struct gemm_case {
     int split_k;       /* options.split_k (1: no split tail) */
 } gemm_case_t;
 
-/* The library's split-tail plan (gemm_sm90.cu, sm90_tail_plan) for the
- * plain kernel with bm x bn tiles: whether a call of this shape ends with
- * the tiles of its partial last round split along K (then
- * cuops_last_kernel names the kernel with "_tail"), and into how many
- * pieces. */
+/* The split-tail plan (gemm_tuning.h, cuops_sm90_tail_splits; pinned by
+ * test_gemm_tail_plan on the CPU) for the plain kernel with bm x bn tiles:
+ * into how many pieces the tiles of a partial last round are split along K
+ * (then cuops_last_kernel names the kernel with "_tail"), 0 for none. */
 static int g_sms;             /* the device's SMs (main) */
 static int g_ws_limited;      /* a user workspace too small for the tail is set */
 static int tail_plan(int64_t m, int64_t n, int64_t k, int sms, int64_t bm, int64_t bn)
 {
-    const int64_t tiles = ((m + bm - 1) / bm) * ((n + bn - 1) / bn), k_blocks = (k + 63) / 64;
-    if (sms <= 0 || sms > 1024 || tiles <= sms) return 0;
-    const int64_t last = tiles % sms;
-    if (last == 0) return 0;
-    /* the tail round in sixths of a tile's time with 2 and 3 pieces */
-    const int64_t t2 = 3 * ((2 * last + sms - 1) / sms), t3 = 2 * ((3 * last + sms - 1) / sms);
-    int s = t3 < t2 ? 3 : 2;
-    if ((s == 3 ? t3 : t2) >= 6) return 0;
-    if (s == 3 && k_blocks < 12) s = t2 < 6 ? 2 : 0;
-    if (s < 2 || k_blocks < 4 * s) return 0;
-    return s;
+    return cuops_sm90_tail_splits(((m + bm - 1) / bm) * ((n + bn - 1) / bn), (k + 63) / 64, sms);
 }
 
 /* The kernel name a call forced to (or auto-resolved to) `base` reports:

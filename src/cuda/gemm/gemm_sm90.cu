@@ -23,10 +23,11 @@
  *     in a rotated order, so results may differ in the last bits).
  *   - Split tail: where the last round holds fewer tiles than there are
  *     CTAs, each of those tiles is split along K into 2 or 3 pieces dealt
- *     like tiles (sm90_tail_plan, sm90_tail_unit): the pieces' fp32
- *     partials go to workspace and the last piece of each tile to arrive
- *     (a per-tile counter in the handle's gemm state) sums them in piece
- *     order and stores the tile; bitwise identical run to run.
+ *     like tiles (the plan: cuops_sm90_tail_splits in gemm_tuning.h; the
+ *     units: sm90_tail_unit): the pieces' fp32 partials go to workspace and
+ *     the last piece of each tile to arrive (a per-tile counter in the
+ *     handle's gemm state) sums them in piece order and stores the tile;
+ *     bitwise identical run to run.
  *     cuops_last_kernel then names the kernel with "_tail";
  *     options.split_k = 1 turns the tail off.
  *   - Epilogue: for 16-bit C, beta == 0, n % 8 == 0 and a C that TMA can
@@ -93,6 +94,7 @@
 #include "cuda/common/ptx_sm90.cuh"
 #include "cuda/gemm/gemm_kernels.h"
 #include "cuda/gemm/gemm_sm90.h"
+#include "cuda/gemm/gemm_tuning.h"
 
 #define SM90_BK 64
 #define SM90_THREADS 384
@@ -158,7 +160,7 @@ typedef struct sm90_gemm_params {
     int stagger_k;
     int c_pair_ok;    /* two adjacent C elements can be stored as one word */
     int c_tma;        /* 16-bit C, beta == 0, TMA-addressable: epilogue by TMA stores */
-    /* Split tail (the plain kernel; sm90_tail_plan): units 0..dp_units-1 are
+    /* Split tail (the plain kernel; cuops_sm90_tail_splits): units 0..dp_units-1 are
      * whole tiles; each of the sk_tiles tiles after them is split along K
      * into sk_splits pieces, units dp_units.. (sm90_tail_unit); all dealt
      * round-robin. sk_tiles = 0: no tail, dp_units = every tile. */
@@ -1098,42 +1100,6 @@ static int sm90_in_workspace(const struct cuops_handle *h, const void *p)
 
 static size_t sm90_align256(size_t x) { return (x + 255) & ~(size_t)255; }
 
-/*
- * Split-tail plan of the plain kernel (grid = min(#SMs, tiles), units dealt
- * round-robin). Where the tiles fill their last round only partly (L =
- * tiles mod #SMs, 0 < L), each of those L tiles is split along K into S
- * pieces (sm90_tail_unit), and the L S pieces are dealt after the whole
- * tiles: that round then takes ceil(L S / #SMs) pieces' time, i.e.
- * ceil(L S / #SMs) / S of a tile's. S is 2 or 3, whichever makes that
- * shorter (2 on a tie: fewer partials to read back), and only where it is
- * under a whole tile, each piece >= 4 k-blocks (one ring of stages). On 132
- * SMs: L <= 44: S = 3, 1/3; L <= 66: S = 2, 1/2; L <= 88: S = 3, 2/3; more:
- * no tail. E.g. 1537 x 3001 x 2049 with 128 x 128 tiles, 312 = 2 rounds +
- * 48: S = 2; 8192^3 with 128 x 256, 2048 = 15 + 68: S = 3 (204 pieces, 72
- * CTAs take two); 4095^3, 512 = 3 + 116: no tail.
- */
-#define SM90_TAIL_MIN_BLOCKS_PER_PIECE 4
-/* counters in the handle's gemm state: two per tail tile, L < #SMs */
-#define SM90_TAIL_MAX_SMS 1024
-
-static void sm90_tail_plan(int64_t sms, int64_t tiles, int64_t k_blocks, int *sk_tiles,
-                           int *sk_splits)
-{
-    *sk_tiles = *sk_splits = 0;
-    if (sms <= 0 || sms > SM90_TAIL_MAX_SMS || tiles <= sms) return;
-    const int64_t last = tiles % sms;
-    /* the kernel counts units (whole tiles, then 2-3 pieces per tail tile) in 32 bits */
-    if (last == 0 || tiles + 2 * last > 0x7fffffff) return;
-    /* the tail round's time in sixths of a tile for S = 2 and 3 (whole: 6) */
-    const int64_t t2 = 3 * cuops_ceil_div(2 * last, sms), t3 = 2 * cuops_ceil_div(3 * last, sms);
-    int s = t3 < t2 ? 3 : 2;
-    if ((s == 3 ? t3 : t2) >= 6) return;
-    if (s == 3 && k_blocks < 3 * SM90_TAIL_MIN_BLOCKS_PER_PIECE) s = t2 < 6 ? 2 : 0;
-    if (s < 2 || k_blocks < (int64_t)s * SM90_TAIL_MIN_BLOCKS_PER_PIECE) return;
-    *sk_tiles = (int)last;
-    *sk_splits = s;
-}
-
 /* The tail's counters for the handle's own workspace: one buffer per handle,
  * zeroed once when allocated; every call leaves them at zero (the last piece
  * of a tile resets its counter). Calls of one handle run in stream order, as
@@ -1142,7 +1108,7 @@ static cuops_status_t sm90_tail_counters(struct cuops_handle *h, unsigned **out)
 {
     if (h->gemm_state == NULL) {
         void *p = NULL;
-        const size_t bytes = 2u * SM90_TAIL_MAX_SMS * sizeof(unsigned);
+        const size_t bytes = 2u * CUOPS_SM90_TAIL_MAX_SMS * sizeof(unsigned);
         cudaError_t err = cudaMalloc(&p, bytes);
         if (err != cudaSuccess) return cuops_cuda_fail(h, err, "cudaMalloc(gemm state)");
         err = cudaMemsetAsync(p, 0, bytes, cuops_stream(h));
@@ -1223,9 +1189,10 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
      * forbids any split): its partials after the staged C, and with a user
      * workspace its counters too, cleared per call (nothing is allocated
      * there). Without room, or with operands in the workspace, no tail. */
-    int sk_tiles = 0, sk_splits = 0;
+    int sk_splits = 0;
     if (splits == 0 && !mcast && !(opt && opt->split_k == 1))
-        sm90_tail_plan(h->num_sms, num_tiles, cuops_ceil_div(d->k, SM90_BK), &sk_tiles, &sk_splits);
+        sk_splits = cuops_sm90_tail_splits(num_tiles, cuops_ceil_div(d->k, SM90_BK), h->num_sms);
+    int sk_tiles = sk_splits > 0 ? (int)(num_tiles % h->num_sms) : 0;
     size_t tail_bytes =
         sk_tiles > 0 ? (size_t)sk_tiles * sk_splits * tile::PARTIAL_F4_PER_UNIT * sizeof(float4) : 0;
     const size_t counter_bytes = h->user_workspace ? sm90_align256(2u * (size_t)sk_tiles * 4u) : 0;

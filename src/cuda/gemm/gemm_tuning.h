@@ -153,6 +153,40 @@ static inline int cuops_decode_narrow_fits(int64_t n, int64_t k, int64_t sms)
            !(k > 8192 && cuops_decode_rows64_split(n, sms));
 }
 
+/*
+ * Split-tail plan of the sm90 plain kernels (gemm_sm90.cu; grid = min(#SMs,
+ * tiles), units dealt round-robin): how many pieces S to split each tile of a
+ * partial last round into along K, 0 for none. L = tiles mod #SMs tiles sit
+ * in that round; their L S pieces are dealt after the whole tiles, so the
+ * round takes ceil(L S / #SMs) pieces' time, ceil(L S / #SMs) / S of a
+ * tile's. S is 2 or 3, whichever makes that shorter (2 on a tie: fewer
+ * partials to read back), and only where it is under a whole tile and each
+ * piece keeps >= 4 k-blocks (one ring of stages). On 132 SMs: L <= 44: S =
+ * 3, 1/3; L <= 66: S = 2, 1/2; L <= 88: S = 3, 2/3; more: no tail. E.g.
+ * 1537 x 3001 x 2049 with 128 x 128 tiles, 312 = 2 rounds + 48: S = 2;
+ * 8192^3 with 128 x 256, 2048 = 15 + 68: S = 3 (204 pieces, 72 CTAs take
+ * two); 4095^3, 512 = 3 + 116: none. H200, P194 (docs/gemm.md, "The split
+ * tail"): 8192 x 8192 x 28672 1.5-1.8 % faster, big suite 1.014x -> 1.025x
+ * cuBLAS. At most 1024 SMs (the counters: two per tail tile), and the
+ * kernel counts its units in 32 bits.
+ */
+#define CUOPS_SM90_TAIL_MIN_BLOCKS_PER_PIECE 4
+#define CUOPS_SM90_TAIL_MAX_SMS 1024
+
+static inline int cuops_sm90_tail_splits(int64_t tiles, int64_t k_blocks, int64_t sms)
+{
+    if (sms <= 0 || sms > CUOPS_SM90_TAIL_MAX_SMS || tiles <= sms) return 0;
+    const int64_t last = tiles % sms;
+    if (last == 0 || tiles + 2 * last > 0x7fffffff) return 0;
+    /* the tail round's time in sixths of a tile for S = 2 and 3 (whole: 6) */
+    const int64_t t2 = 3 * ((2 * last + sms - 1) / sms), t3 = 2 * ((3 * last + sms - 1) / sms);
+    int s = t3 < t2 ? 3 : 2;
+    if ((s == 3 ? t3 : t2) >= 6) return 0;
+    if (s == 3 && k_blocks < 3 * CUOPS_SM90_TAIL_MIN_BLOCKS_PER_PIECE) s = t2 < 6 ? 2 : 0;
+    if (s < 2 || k_blocks < (int64_t)s * CUOPS_SM90_TAIL_MIN_BLOCKS_PER_PIECE) return 0;
+    return s;
+}
+
 /* Upper bound on the number of kernels the dispatch can know about. */
 #define CUOPS_GEMM_MAX_KERNELS 64
 
