@@ -11,10 +11,12 @@
  * (65, 129, 1537, 4095, ...); more tiles than SMs (the persistent loop and
  * its mbarrier phases across tiles); CUOPS_FLAG_NO_SWIZZLE and
  * CUOPS_FLAG_STAGGER_K; k == 0. Columns between n and ldc must stay NaN
- * (nothing written out of bounds). A 16-bit C that TMA cannot store to
- * (section 2b) goes through aligned workspace and a row copy: checked
- * against the reference and bit for bit against the register epilogue
- * ("sm90_ws_128x256_direct_c").
+ * (nothing written out of bounds). A 16-bit C that TMA cannot store to in
+ * place (section 2b) is stored with shifted rows (each box row moved onto
+ * C's own 16-byte units, stored through maps over the rows j mod 8; the
+ * multicast form: aligned workspace and a row copy): checked against the
+ * reference, its padding and what lies before it untouched, and bit for bit
+ * against the register epilogue ("sm90_ws_128x256_direct_c").
  *
  * Small shapes are compared with the CPU backend element by element; large
  * ones (4095^3, 1537x3001x2049, 4096^3) check whole rows and columns at tile
@@ -32,9 +34,10 @@
  * same checks, its own determinism check and declines.
  *
  * The 128 x 128 tile (section 8): sections 1-4 forced on "sm90_ws_128x128",
- * a staged C, sampled suite shapes, and its cluster split-K form
+ * a C off 16 bytes (shifted rows), sampled suite shapes, and its cluster split-K form
  * "sm90_ws_128x128_splitk_dsmem" on split shapes, bitwise reproducible;
- * the same plain checks on the 64 x 128 tile "sm90_ws_64x128".
+ * the same plain checks on the 64 x 128 tile "sm90_ws_64x128" (shifted
+ * rows in slabs of 8, one box per consumer).
  *
  * The multicast form "sm90_ws_128x256_mc2" (section 9: clusters of two CTAs
  * sharing B): sections 1-4, odd tile-row counts (the last pair's second tile
@@ -437,12 +440,12 @@ static void check_split_deterministic(cuops_handle_t gpu, int64_t m, int64_t n, 
     free(ha); free(hb); free(h1); free(h2);
 }
 
-/* The staged C (TMA stores into aligned workspace, then the row copy) must
- * give the bits of the register epilogue writing C in place (the study entry
+/* A C that TMA cannot store to in place (shifted rows) must give the bits
+ * of the register epilogue writing C in place (the study entry
  * sm90_ws_128x256_direct_c): both round alpha * acc once, and neither may
  * touch C's padding or what lies before it. C is poisoned the same way for
  * both; ldc = n + pad, every pointer `offset` elements past an aligned base. */
-static void check_staged_matches_direct(cuops_handle_t gpu, int64_t m, int64_t n, int64_t k,
+static void check_odd_c_matches_direct(cuops_handle_t gpu, int64_t m, int64_t n, int64_t k,
                                         int64_t pad, int64_t offset, cuops_dtype_t ab,
                                         cuops_dtype_t ct)
 {
@@ -456,7 +459,7 @@ static void check_staged_matches_direct(cuops_handle_t gpu, int64_t m, int64_t n
     tu_fill_float(hb, ab, b_elems, -1.0, 1.0);
     if (cudaMalloc(&da, a_elems * 2) != cudaSuccess || cudaMalloc(&db, b_elems * 2) != cudaSuccess ||
         cudaMalloc(&dc, c_elems * 2) != cudaSuccess) {
-        CHECK(0, "staged C %lldx%lldx%lld: cudaMalloc failed", (long long)m, (long long)n, (long long)k);
+        CHECK(0, "C off 16 bytes %lldx%lldx%lld: cudaMalloc failed", (long long)m, (long long)n, (long long)k);
     } else {
         cudaMemcpy(da, ha, a_elems * 2, cudaMemcpyHostToDevice);
         cudaMemcpy(db, hb, b_elems * 2, cudaMemcpyHostToDevice);
@@ -472,14 +475,14 @@ static void check_staged_matches_direct(cuops_handle_t gpu, int64_t m, int64_t n
                                               (const uint16_t *)da + offset, ld,
                                               (const uint16_t *)db + offset, ld, 0.0f,
                                               (uint16_t *)dc + offset, ldc, ab, ct, &opt);
-            CHECK(st == CUOPS_STATUS_SUCCESS, "staged C %s: %s (%s)", variants[v],
+            CHECK(st == CUOPS_STATUS_SUCCESS, "C off 16 bytes %s: %s (%s)", variants[v],
                   cuops_status_string(st), cuops_last_error(gpu));
             ok = st == CUOPS_STATUS_SUCCESS && cudaDeviceSynchronize() == cudaSuccess;
             if (ok) cudaMemcpy(outs[v], dc, c_elems * 2, cudaMemcpyDeviceToHost);
         }
         if (ok)
             CHECK(memcmp(h1, h2, c_elems * 2) == 0,
-                  "%lldx%lldx%lld %s->%s ldc %lld offset %lld: staged C differs from the direct "
+                  "%lldx%lldx%lld %s->%s ldc %lld offset %lld: C off 16 bytes differs from the direct "
                   "epilogue's bits",
                   (long long)m, (long long)n, (long long)k, tname(ab), tname(ct), (long long)ldc,
                   (long long)offset);
@@ -621,18 +624,20 @@ int main(void)
         return tu_finish("test_gpu_gemm_sm90");
     }
     check_plain_variant(gpu, cpu, quick, VARIANT);
-    /* 2b. C that TMA cannot store to (ldc not a multiple of 8, misaligned
-     *     base, n % 8 != 0): staged in aligned workspace and copied out, and
-     *     misaligned K-major A and B packed by the same row copy. Odd pads
+    /* 2b. C that TMA cannot store to in place (ldc not a multiple of 8,
+     *     misaligned base, n % 8 != 0): stored with shifted rows, and
+     *     misaligned K-major A and B packed by the row copy. Odd pads
      *     give every row its own misalignment (all 8 for rows r..r+7); the
-     *     shapes reach rows shorter than a chunk (n = 1, k = 17) and rows of
-     *     many chunks. Checked against the CPU reference, the padding and the
+     *     shapes reach rows shorter than a chunk (n = 1, k = 17), rows of
+     *     many chunks, and n = 13 (one 16-byte unit per row, the rest past
+     *     it). Checked against the CPU reference, the padding and the
      *     offset checked untouched (run_case), and bitwise against the
      *     register epilogue. */
     {
-        const int64_t shapes[][3] = {{129, 61, 77}, {300, 520, 136}, {65, 1, 17}, {200, 1537, 33}};
+        const int64_t shapes[][3] = {{129, 61, 77}, {300, 520, 136}, {65, 1, 17}, {200, 1537, 33},
+                                     {300, 13, 70}};
         const int64_t pads[3] = {1, 3, 5}, offsets[3] = {0, 1, 3};
-        for (int s = 0; s < 4; s++)
+        for (int s = 0; s < 5; s++)
             for (int v = 0; v < 3; v++) {
                 if (quick && s >= 2) break;
                 gemm_case_t c = {N, T, shapes[s][0], shapes[s][1], shapes[s][2], abs_[(s + v) % 2],
@@ -641,16 +646,16 @@ int main(void)
                 run_case(gpu, cpu, &c, VARIANT, VARIANT);
                 run_case(gpu, cpu, &c, DIRECT_C, DIRECT_C);
             }
-        check_staged_matches_direct(gpu, 300, 520, 136, 3, 1, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16);
-        check_staged_matches_direct(gpu, 129, 1537, 200, 1, 5, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16);
+        check_odd_c_matches_direct(gpu, 300, 520, 136, 3, 1, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16);
+        check_odd_c_matches_direct(gpu, 129, 1537, 200, 1, 5, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16);
         if (!quick) {
-            check_staged_matches_direct(gpu, 1000, 2001, 257, 7, 2, CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16);
+            check_odd_c_matches_direct(gpu, 1000, 2001, 257, 7, 2, CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16);
             /* the suite's odd shape, sampled */
             gemm_case_t c = {N, T, 4095, 4095, 4095, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 0, 1, 0, 1};
             run_case(gpu, cpu, &c, VARIANT, VARIANT);
         }
-        /* A user workspace with room for the packed operands (256 KB) but
-         * not for the staged C (2 MB): C is written in place instead. */
+        /* A user workspace with room for the packed operands (256 KB) and
+         * nothing more: the shifted rows need none for C. */
         gemm_case_t c = {N, T, 1000, 1000, 64, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 1, 1, 0, 0};
         run_case_small_workspace(gpu, cpu, &c, VARIANT, VARIANT);
     }
@@ -791,14 +796,14 @@ int main(void)
     }
     /* 8. The 128 x 128 tile (the ring of 6 stages of 32 KB, m64n128k16, the
      *    epilogue of two 64-column boxes per consumer): sections 1-4 forced
-     *    on "sm90_ws_128x128", a staged C, the sampled suite shapes; its
+     *    on "sm90_ws_128x128", a C off 16 bytes, the sampled suite shapes; its
      *    cluster split-K form on the split cases (plan on 128-column tiles;
      *    every case here has a cluster size that fits at once on H100/H200),
      *    bitwise reproducible. */
     {
         check_plain_variant(gpu, cpu, quick, V128);
-        gemm_case_t staged = {N, T, 300, 520, 136, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, -0.75f, 0.0f, 3, 1, 0, 0};
-        run_case(gpu, cpu, &staged, V128, V128);
+        gemm_case_t odd_c = {N, T, 300, 520, 136, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, -0.75f, 0.0f, 3, 1, 0, 0};
+        run_case(gpu, cpu, &odd_c, V128, V128);
         if (!quick) {
             gemm_case_t c1 = {N, T, 1537, 3001, 2049, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 1};
             run_case(gpu, cpu, &c1, V128, V128);
@@ -831,8 +836,8 @@ int main(void)
             check_split_deterministic(gpu, 128, 1024, 2048, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32, DSMEM128);
         /* the 64 x 128 tile (consumers split the columns: m64n64k16 each) */
         check_plain_variant(gpu, cpu, quick, V64);
-        gemm_case_t staged64 = {N, T, 129, 1537, 200, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 5, 1, 0, 0};
-        run_case(gpu, cpu, &staged64, V64, V64);
+        gemm_case_t odd_c64 = {N, T, 129, 1537, 200, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 5, 1, 0, 0};
+        run_case(gpu, cpu, &odd_c64, V64, V64);
         if (!quick) {
             gemm_case_t c1 = {N, T, 1000, 1000, 1000, CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 1};
             run_case(gpu, cpu, &c1, V64, V64);
@@ -886,7 +891,7 @@ int main(void)
      *     the expected kernel name follows the plan): 3 pieces per tail tile
      *     (the sum that starts from the partials when piece 2 is last) and 2,
      *     more pieces than CTAs (some CTAs take two), ragged
-     *     k, beta != 0 and f32 C (register epilogue), a staged C with packed
+     *     k, beta != 0 and f32 C (register epilogue), a C off 16 bytes with packed
      *     operands, stagger-K on the whole tiles, transposed operands; fully
      *     checked against the CPU. Calls follow one another on one handle,
      *     so a counter left non-zero would leave a later tile unwritten

@@ -34,9 +34,13 @@
  *     address, stmatrix into two 8 KB shared buffers per consumer (64 x 64
  *     boxes, 128-byte swizzle) and TMA stores, which the warps do not wait
  *     for (sm90_epilogue_tma; 4-24 % faster, docs/gemm.md). A 16-bit C
- *     with beta == 0 that TMA cannot address (odd ldc, n % 8 != 0) is
- *     written the same way into aligned workspace and copied out 16 bytes
- *     per access (sm90_ws_run: "staged C"). Otherwise (f32 C, beta != 0)
+ *     with beta == 0 that TMA cannot address in place (odd ldc, base off 16
+ *     bytes, n % 8 != 0): the same boxes, each row moved in shared memory
+ *     onto C's own 16-byte units and stored by TMA through maps over the
+ *     rows j mod 8, A's tile rows loaded in that order (sm90_shift_maps_t,
+ *     sm90_epilogue_shift, kernel sm90_ws_shift_kernel); the multicast
+ *     form writes such a C into aligned workspace and copies it out
+ *     (sm90_ws_run: "staged C"). Otherwise (f32 C, beta != 0)
  *     straight from the accumulator registers to global memory, masked at
  *     the ragged M/N edges; beta == 0 never reads C.
  *
@@ -160,6 +164,7 @@ typedef struct sm90_gemm_params {
     int stagger_k;
     int c_pair_ok;    /* two adjacent C elements can be stored as one word */
     int c_tma;        /* 16-bit C, beta == 0, TMA-addressable: epilogue by TMA stores */
+    int c_shift;      /* 16-bit C, beta == 0, rows off 16 bytes: sm90_epilogue_shift */
     /* Split tail (the plain kernel; cuops_sm90_tail_splits): units 0..dp_units-1 are
      * whole tiles; each of the sk_tiles tiles after them is split along K
      * into sk_splits pieces, units dp_units.. (sm90_tail_unit); all dealt
@@ -169,6 +174,37 @@ typedef struct sm90_gemm_params {
     float4 *sk_partials;    /* [piece][consumer][j][thread] */
     unsigned *sk_counters;  /* [tail tile][consumer]: pieces arrived; 0 between calls */
 } sm90_gemm_params_t;
+
+/* Shifted rows: a 16-bit C whose rows TMA cannot store to in place (ldc or
+ * base off 16 bytes), beta == 0 (p.c_shift). A tensor store's box rows must
+ * begin on 16-byte boundaries of global memory (an illegal instruction
+ * otherwise, docs/gemm.md), and C's row r begins off[r mod 8] elements past
+ * one: rows j, j + 8, ... share that offset and lie 8 ldc elements = 16 ldc
+ * bytes apart, a row stride TMA accepts. So:
+ *  - map c[j] covers the rows j mod 8, its base rounded down to 16 bytes (its
+ *    column x is the row's element x - off[j]); its columns end on the last
+ *    16-byte boundary at or before n (n_al[j] in row elements), since a
+ *    store writes whole 16-byte units;
+ *  - a tile's A rows are loaded as 8 slabs of BM / 8 rows from maps a[j]
+ *    over the rows j mod 8 of A (A is aligned, or packed), so the
+ *    accumulator rows come out as slabs of one residue each;
+ *  - the epilogue (sm90_epilogue_shift) moves each box row in shared memory
+ *    by its residue's offset, so that its 16-byte units are C's own, and
+ *    stores each slab through its map: a box's row elements [c - off, c + 64
+ *    - off) from map column c, the row's first box of the tile
+ *    [c + 8 - off, c + 64 - off) through a 56-wide map c56[j] (the elements
+ *    before belong to the tile on the left);
+ *  - the threads store, element by element, what lies between two tiles'
+ *    16-byte units (a tile row's first 8 - off and last off elements) and past
+ *    n_al[j].
+ * No staged C in workspace and no second pass over C. */
+typedef struct sm90_shift_maps {
+    CUtensorMap a[8];
+    CUtensorMap c[8];
+    CUtensorMap c56[8];
+    int off[8];
+    int n_al[8];
+} sm90_shift_maps_t;
 
 /* What only the split-K kernels need. A separate argument, so that the
  * unsplit kernel's parameters (and code) stay as they were. */
@@ -346,6 +382,172 @@ __device__ __forceinline__ void sm90_epilogue_tma(const sm90_gemm_params_t &p,
             }
         }
         if constexpr ((ACC / 32) % 2 == 1) parity ^= 1u;
+    }
+}
+
+/* 16-bit element e of row `row` of an epilogue box buffer (128-byte
+ * swizzle: 16-byte chunk c of row r at c ^ (r & 7)) */
+__device__ __forceinline__ uint16_t sm90_box_elem(uint32_t buf, int row, int e)
+{
+    uint16_t v;
+    asm volatile("ld.shared.u16 %0, [%1];"
+                 : "=h"(v)
+                 : "r"(buf + (uint32_t)(row * 128 + (((e >> 3) ^ (row & 7)) << 4) + (e & 7) * 2)));
+    return v;
+}
+
+__device__ __forceinline__ uint4 sm90_box_chunk(uint32_t buf, int row, int c)
+{
+    uint4 v;
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "r"(buf + (uint32_t)(row * 128 + ((c ^ (row & 7)) << 4))));
+    return v;
+}
+
+/* The 8 elements starting at element S (1..7) of the 16 in (lo, hi). */
+template <int S>
+__device__ __forceinline__ uint4 sm90_chunk_at(uint4 lo, uint4 hi)
+{
+    const uint32_t w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+    constexpr int o = S / 2;
+    constexpr uint32_t bits = (S & 1) * 16;
+    return make_uint4(__funnelshift_r(w[o], w[o + 1], bits), __funnelshift_r(w[o + 1], w[o + 2], bits),
+                      __funnelshift_r(w[o + 2], w[o + 3], bits), __funnelshift_r(w[o + 3], w[o + 4], bits));
+}
+
+/* Output chunks 4h .. 4h + 3 of a box row moved by S = 8 - off elements:
+ * chunk q takes the 8 elements from element S of the natural chunks (q +
+ * base, q + base + 1), base = -1 (chunk -1 is `prev`, the row's chunk 7 of
+ * the box before) or 0 (the first box of a tile row). */
+template <int S>
+__device__ __forceinline__ void sm90_shift_half(const uint4 (&in)[5], uint4 (&out)[4])
+{
+#pragma unroll
+    for (int x = 0; x < 4; x++) out[x] = sm90_chunk_at<S>(in[x], in[x + 1]);
+}
+
+/* The TMA-store epilogue for rows off 16 bytes (p.c_shift; the maps and
+ * the scheme: sm90_shift_maps_t). Per 64 x 64 box, as sm90_epilogue_tma:
+ * stmatrix into one of the consumer's two buffers; then each row's pair of
+ * threads (row t / 2) stores its tile-edge and past-n_al elements from the
+ * buffer, moves the row by its residue's offset in place, and thread 0
+ * stores the box's slabs (SLAB rows of one residue each) through the maps.
+ * tile_row0: the tile's first row of C; rrow0: its first row in every map
+ * (tile_row0 / 8); col0: the consumer's first column. */
+template <typename OutT, int ACC, int SLAB>
+__device__ __forceinline__ void sm90_epilogue_shift(const sm90_gemm_params_t &p,
+                                                    const sm90_shift_maps_t *sm,
+                                                    const float (&acc)[ACC], uint32_t bufs,
+                                                    int consumer, int tile_row0, int col0,
+                                                    uint32_t &parity)
+{
+    if constexpr (sizeof(OutT) == 2) {
+        const int t = threadIdx.x % 128;
+        const int warp = t / 32, lane = t % 32;
+        const int q = lane / 8, i = lane % 8;
+        const uint32_t bar_id = 2u + (uint32_t)consumer;
+        const int r = 16 * warp + 8 * (q & 1) + i; /* stmatrix row of this lane */
+        /* box rows: slab rho / SLAB is residue j0 + rho / SLAB */
+        const int j0 = SLAB == 16 ? 4 * consumer : 0;
+        const int rho = t >> 1, h = t & 1;
+        const int jr = j0 + rho / SLAB;
+        const int off = sm->off[jr], n_al = sm->n_al[jr];
+        const int grow = tile_row0 + 8 * (rho % SLAB) + jr;
+        uint16_t *crow = (uint16_t *)p.c + (int64_t)grow * p.ldc;
+        constexpr int NB = ACC / 32;
+        uint4 prev = make_uint4(0u, 0u, 0u, 0u);
+#pragma unroll
+        for (int cc = 0; cc < NB; cc++) {
+            const uint32_t buf = bufs + ((uint32_t)cc + parity) % 2u * SM90_EPI_BUF_BYTES;
+            const int cbox = col0 + 64 * cc;
+            if (t == 0) cuops_tma_store_wait_read<1>();
+            cuops_named_bar_sync(bar_id, 128);
+#pragma unroll
+            for (int jj = 0; jj < 8; jj += 2) {
+                const int j = 8 * cc + jj;
+                const int chunk = jj + (q >> 1);
+                const uint32_t addr = buf + (uint32_t)(r * 128 + ((chunk ^ (r & 7)) * 16));
+                cuops_stmatrix_x4(addr, cuops_pack2<OutT>(p.alpha * acc[4 * j + 0], p.alpha * acc[4 * j + 1]),
+                                  cuops_pack2<OutT>(p.alpha * acc[4 * j + 2], p.alpha * acc[4 * j + 3]),
+                                  cuops_pack2<OutT>(p.alpha * acc[4 * j + 4], p.alpha * acc[4 * j + 5]),
+                                  cuops_pack2<OutT>(p.alpha * acc[4 * j + 6], p.alpha * acc[4 * j + 7]));
+            }
+            cuops_named_bar_sync(bar_id, 128);
+            /* the elements no map stores, from the natural box: the tile
+             * row's first 8 - off (h = 0) and last off (h = 1), and those at
+             * or past n_al (h = 0; a few may be stored twice, the same bits) */
+            if (grow < p.m) {
+                int e_lo = 0, e_hi = 0;
+                if (off > 0 && h == 0 && cc == 0) e_hi = 8 - off;
+                if (off > 0 && h == 1 && cc == NB - 1) e_lo = 64 - off, e_hi = 64;
+                for (int e = e_lo; e < e_hi; e++)
+                    if (cbox + e < p.n) crow[cbox + e] = sm90_box_elem(buf, rho, e);
+                if (h == 0) {
+                    const int e0 = n_al > cbox ? n_al - cbox : 0;
+                    const int e1 = p.n - cbox < 64 ? p.n - cbox : 64;
+                    for (int e = e0; e < e1; e++) crow[cbox + e] = sm90_box_elem(buf, rho, e);
+                }
+            }
+            /* the row moved by off, read whole before anything is written
+             * (a tile row's first box: left by 8 - off, from its element
+             * 8 - off on, 7 units; the others: right by off, the box
+             * before's last off elements first), then written back unswizzled
+             * (rows of 112 or 128 bytes: the maps' boxes, 56 or 64 wide) */
+            const int base = off > 0 && cc == 0 ? 0 : -1;
+            uint4 in[5], out[4];
+#pragma unroll
+            for (int x = 0; x < 5; x++) {
+                const int c = 4 * h + base + x;
+                in[x] = c < 0 ? prev : (c < 8 ? sm90_box_chunk(buf, rho, c) : make_uint4(0u, 0u, 0u, 0u));
+            }
+            prev = sm90_box_chunk(buf, rho, 7);
+            switch (off > 0 ? 8 - off : 8) {
+            case 1: sm90_shift_half<1>(in, out); break;
+            case 2: sm90_shift_half<2>(in, out); break;
+            case 3: sm90_shift_half<3>(in, out); break;
+            case 4: sm90_shift_half<4>(in, out); break;
+            case 5: sm90_shift_half<5>(in, out); break;
+            case 6: sm90_shift_half<6>(in, out); break;
+            case 7: sm90_shift_half<7>(in, out); break;
+            default: /* off == 0: the natural chunks 4h .. 4h + 3 (base -1) */
+#pragma unroll
+                for (int x = 0; x < 4; x++) out[x] = in[x + 1];
+                break;
+            }
+            cuops_named_bar_sync(bar_id, 128);
+            {
+                const int pitch = base == 0 ? 112 : 128;
+#pragma unroll
+                for (int x = 0; x < 4; x++) {
+                    const int qo = 4 * h + x;
+                    if (base == 0 && qo == 7) continue;
+                    /* slab rho / SLAB at its 128-byte-row place, rows at `pitch` */
+                    asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};" ::"r"(
+                                     buf + (uint32_t)((rho / SLAB) * SLAB * 128 +
+                                                      (rho % SLAB) * pitch + qo * 16)),
+                                 "r"(out[x].x), "r"(out[x].y), "r"(out[x].z), "r"(out[x].w)
+                                 : "memory");
+                }
+            }
+            cuops_fence_proxy_async_smem();
+            cuops_named_bar_sync(bar_id, 128);
+            if (t == 0) {
+                const int rrow0 = tile_row0 / 8;
+#pragma unroll
+                for (int sl = 0; sl < 64 / SLAB; sl++) {
+                    const int j = j0 + sl;
+                    if (sm->off[j] > 0 && cc == 0)
+                        cuops_tma_store_2d(&sm->c56[j], buf + (uint32_t)(sl * SLAB * 128), cbox + 8,
+                                           rrow0);
+                    else
+                        cuops_tma_store_2d(&sm->c[j], buf + (uint32_t)(sl * SLAB * 128), cbox,
+                                           rrow0);
+                }
+                cuops_tma_store_commit();
+            }
+        }
+        if constexpr (NB % 2 == 1) parity ^= 1u;
     }
 }
 
@@ -566,15 +768,17 @@ __device__ __forceinline__ void sm90_release_stage(uint32_t empty_bar, uint32_t 
  * the L2 -> SM bytes per CTA and k-block drop from 48 to 32 KB. A stage is
  * refilled once the consumers of both CTAs have released it. */
 template <int BM, int BN, bool AB_BF16, typename OutT, bool SPLIT, bool DSMEM = false,
-          bool MCAST = false>
+          bool MCAST = false, bool SHIFT = false>
 __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUtensorMap &tmap_b,
                                             const CUtensorMap *tmap_c,
                                             const sm90_gemm_params_t &p, float4 *partials,
-                                            int splits)
+                                            int splits, const sm90_shift_maps_t *smaps = NULL)
 {
     using tile = sm90_tile<BM, BN>;
     constexpr int STAGES = tile::STAGES;
     static_assert(!MCAST || (!SPLIT && BM == 128), "multicast: the unsplit 128-row tiles");
+    static_assert(!SHIFT || (!SPLIT && !MCAST && sizeof(OutT) == 2),
+                  "shifted rows: the plain kernel with a 16-bit C");
     extern __shared__ uint8_t smem_raw[];
     const uint32_t smem_base = cuops_smem_align1024(smem_raw);
     const uint32_t a_smem = smem_base;
@@ -642,9 +846,18 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                     cuops_mbar_wait(SM90_EMPTY_BAR(stage), phase ^ 1u);
                     cuops_mbar_arrive_expect_tx(SM90_FULL_BAR(stage),
                                                 a_live ? tile::STAGE_BYTES : tile::B_STAGE_BYTES);
-                    if (a_live)
+                    if (SHIFT) {
+                        /* 8 slabs of BM / 8 rows: slab j = tile rows j, j + 8, ... */
+#pragma unroll
+                        for (int j = 0; j < 8; j++)
+                            cuops_tma_load_2d(a_smem + stage * tile::A_STAGE_BYTES +
+                                                  (uint32_t)(j * (BM / 8) * 128),
+                                              &smaps->a[j], SM90_FULL_BAR(stage), kb * SM90_BK,
+                                              tm * (BM / 8));
+                    } else if (a_live) {
                         cuops_tma_load_2d(a_smem + stage * tile::A_STAGE_BYTES, &tmap_a,
                                           SM90_FULL_BAR(stage), kb * SM90_BK, tm * BM);
+                    }
                     if (MCAST) {
                         /* this CTA's half of B (tmap_b's box is BN / 2
                          * rows), into both CTAs' stage at the half's offset */
@@ -743,6 +956,10 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                 sm90_store_partials_smem(smem_base, consumer, acc);
             } else if (SPLIT) {
                 sm90_store_partials(partials, u, consumer, acc);
+            } else if (SHIFT) {
+                sm90_epilogue_shift<OutT, tile::ACC, BM / 8>(
+                    p, smaps, acc, epi_smem + (uint32_t)(consumer * 2 * SM90_EPI_BUF_BYTES),
+                    consumer, tm * BM, tn * BN + consumer * tile::COL_STEP, epi_parity);
             } else if (sizeof(OutT) == 2 && p.c_tma) {
                 sm90_epilogue_tma<OutT>(p, tmap_c, acc,
                                         epi_smem + (uint32_t)(consumer * 2 * SM90_EPI_BUF_BYTES),
@@ -754,7 +971,7 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
             }
         }
         /* the epilogue buffers must outlive the last TMA store's reads */
-        if (!SPLIT && sizeof(OutT) == 2 && p.c_tma && threadIdx.x % 128 == 0)
+        if (!SPLIT && sizeof(OutT) == 2 && (p.c_tma || SHIFT) && threadIdx.x % 128 == 0)
             cuops_tma_store_wait_all();
         if (DSMEM) {
             cuops_cluster_sync();
@@ -781,6 +998,19 @@ sm90_ws_kernel(const __grid_constant__ CUtensorMap tmap_a,
 {
 #if CUOPS_SM90A_DEVICE
     sm90_ws_cta<BM, BN, AB_BF16, OutT, false, false, MCAST>(tmap_a, tmap_b, &tmap_c, p, NULL, 1);
+#endif
+}
+
+/* The unsplit kernel for a 16-bit C whose rows TMA cannot store to in
+ * place (sm90_shift_maps_t). */
+template <int BM, int BN, bool AB_BF16, typename OutT>
+__global__ void __launch_bounds__(SM90_THREADS, 1)
+sm90_ws_shift_kernel(const __grid_constant__ CUtensorMap tmap_b,
+                     const __grid_constant__ sm90_shift_maps_t maps, const sm90_gemm_params_t p)
+{
+#if CUOPS_SM90A_DEVICE
+    sm90_ws_cta<BM, BN, AB_BF16, OutT, false, false, false, true>(maps.a[0], tmap_b, NULL, p, NULL,
+                                                                  1, &maps);
 #endif
 }
 
@@ -897,6 +1127,8 @@ sm90_splitk_fixup_kernel(const sm90_gemm_params_t p, const sm90_splitk_params_t 
 
 typedef void (*sm90_kernel_fn)(const CUtensorMap, const CUtensorMap, const CUtensorMap,
                                const sm90_gemm_params_t);
+typedef void (*sm90_shift_kernel_fn)(const CUtensorMap, const sm90_shift_maps_t,
+                                     const sm90_gemm_params_t);
 typedef void (*sm90_splitk_kernel_fn)(const CUtensorMap, const CUtensorMap,
                                       const sm90_gemm_params_t, const sm90_splitk_params_t);
 typedef void (*sm90_fixup_kernel_fn)(const sm90_gemm_params_t, const sm90_splitk_params_t);
@@ -917,6 +1149,23 @@ static sm90_kernel_fn sm90_pick_kernel(cuops_dtype_t ab, cuops_dtype_t c)
     case CUOPS_DTYPE_F32:
         return bf ? sm90_ws_kernel<BM, BN, true, float, MCAST>
                   : sm90_ws_kernel<BM, BN, false, float, MCAST>;
+    default:
+        return NULL;
+    }
+}
+
+/* The shifted-rows kernel for a 16-bit C (NULL for any other C type). */
+template <int BM, int BN>
+static sm90_shift_kernel_fn sm90_pick_shift_kernel(cuops_dtype_t ab, cuops_dtype_t c)
+{
+    const bool bf = (ab == CUOPS_DTYPE_BF16);
+    switch (c) {
+    case CUOPS_DTYPE_F16:
+        return bf ? sm90_ws_shift_kernel<BM, BN, true, __half>
+                  : sm90_ws_shift_kernel<BM, BN, false, __half>;
+    case CUOPS_DTYPE_BF16:
+        return bf ? sm90_ws_shift_kernel<BM, BN, true, __nv_bfloat16>
+                  : sm90_ws_shift_kernel<BM, BN, false, __nv_bfloat16>;
     default:
         return NULL;
     }
@@ -1133,11 +1382,14 @@ extern "C" void cuops_cuda_gemm_state_release(struct cuops_handle *h)
  * kernel. Needs k > 0 and a call sm90_ws_can_run accepts.
  *
  * A 16-bit C that TMA cannot store to (ldc or base not 16-byte aligned, or
- * n % 8 != 0) with beta == 0: the plain kernel writes C through TMA stores
- * into an aligned [m, cuops_sm90_packed_ld(n)] array in the workspace, and
- * cuops_sm90_copy_rows moves it to C ("staged C"; docs/gemm.md). direct_c
- * (the study entry sm90_ws_128x256_direct_c), too small a user workspace, or
- * operands inside the workspace: the register epilogue writes C in place. */
+ * n % 8 != 0) with beta == 0: the plain kernel stores it in place with
+ * shifted rows (sm90_shift_maps_t; C 2-byte aligned, m, n >= 8). Where that
+ * does not serve (the multicast form, m or n < 8) it writes C through TMA
+ * stores into an aligned [m, cuops_sm90_packed_ld(n)] array in the
+ * workspace, and cuops_sm90_copy_rows moves it to C ("staged C";
+ * docs/gemm.md). direct_c (the study entry sm90_ws_128x256_direct_c), and
+ * for the staged C too small a user workspace or operands inside the
+ * workspace: the register epilogue writes C in place. */
 template <int BM, int BN>
 static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                   const cuops_options_t *opt, int splits, int dsmem, int direct_c,
@@ -1175,8 +1427,15 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     const size_t esize = cuops_dtype_size(d->c_type);
     const bool c_tma_direct =
         esize == 2 && d->beta == 0.0f && d->n % 8 == 0 && cuops_sm90_tma_ok(d->c, d->ldc);
-    bool stage_c = splits == 0 && !direct_c && esize == 2 && d->beta == 0.0f && !c_tma_direct &&
-                   !sm90_in_workspace(h, d->a) && !sm90_in_workspace(h, d->b) &&
+    /* A 16-bit C that TMA cannot store to in place, beta == 0: the plain
+     * kernel stores it with shifted rows (sm90_shift_maps_t), which need C's
+     * elements 2-byte aligned, 8 rows and 8 columns; otherwise (and for the
+     * multicast form) the staged C: TMA stores into aligned workspace, then
+     * a row copy out to C. */
+    const bool shift_c = splits == 0 && !mcast && !direct_c && esize == 2 && d->beta == 0.0f &&
+                         !c_tma_direct && cuops_aligned(d->c, 2) && d->m >= 8 && d->n >= 8;
+    bool stage_c = !shift_c && splits == 0 && !direct_c && esize == 2 && d->beta == 0.0f &&
+                   !c_tma_direct && !sm90_in_workspace(h, d->a) && !sm90_in_workspace(h, d->b) &&
                    !sm90_in_workspace(h, d->c);
     const int64_t ldc_staged = cuops_sm90_packed_ld(d->n);
     size_t c_bytes = stage_c ? sm90_align256((size_t)d->m * (size_t)ldc_staged * 2u) : 0;
@@ -1320,6 +1579,44 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
                                                 ldc_staged, 64)
                      : cuops_sm90_encode_kmajor(h, &tmap_c, d->c, d->c_type, d->m, d->n, d->ldc, 64);
         if (st != CUOPS_STATUS_SUCCESS) return st;
+    }
+
+    if (shift_c) {
+        /* maps over the rows j mod 8 (row stride 8 ld): A's (aligned, or
+         * packed above); C's with the base rounded down to 16 bytes, the
+         * columns ending on the last 16-byte boundary at or before n */
+        sm90_shift_maps_t smaps;
+        memset(&smaps, 0, sizeof smaps);
+        for (int j = 0; j < 8; j++) {
+            const int64_t rows_j = (d->m - j + 7) / 8; /* >= 1: m >= 8 */
+            st = cuops_sm90_encode_kmajor(h, &smaps.a[j], (const uint8_t *)a + j * lda * 2,
+                                          d->ab_type, rows_j, d->k, 8 * lda, BM / 8);
+            if (st != CUOPS_STATUS_SUCCESS) return st;
+            const uintptr_t c_j = (uintptr_t)d->c + (uintptr_t)(j * d->ldc * 2);
+            const int off = (int)((c_j & 15u) / 2u);
+            const int64_t cols = (d->n + off) / 8 * 8; /* >= 8: n >= 8 */
+            const void *c_base = (const void *)(c_j - 2u * (uintptr_t)off);
+            st = cuops_sm90_encode_rows_plain(h, &smaps.c[j], c_base, d->c_type, rows_j, cols,
+                                              8 * d->ldc, 64, BM / 8);
+            if (st != CUOPS_STATUS_SUCCESS) return st;
+            st = cuops_sm90_encode_rows_plain(h, &smaps.c56[j], c_base, d->c_type, rows_j, cols,
+                                              8 * d->ldc, 56, BM / 8);
+            if (st != CUOPS_STATUS_SUCCESS) return st;
+            smaps.off[j] = off;
+            smaps.n_al[j] = (int)(cols - off);
+        }
+        p.c_shift = 1;
+        sm90_shift_kernel_fn fn = sm90_pick_shift_kernel<BM, BN>(d->ab_type, d->c_type);
+        if (!fn)
+            return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no shifted-rows kernel", name);
+        CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
+                                               cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               tile::SMEM_BYTES));
+        const int grid = p.num_tiles < h->num_sms ? p.num_tiles : h->num_sms;
+        fn<<<grid, SM90_THREADS, tile::SMEM_BYTES, cuops_stream(h)>>>(tmap_b, smaps, p);
+        st = cuops_cuda_check_launch(h, name);
+        if (st == CUOPS_STATUS_SUCCESS && tail_ran) *tail_ran = sk_tiles > 0;
+        return st;
     }
 
     if (splits == 0) {

@@ -19,6 +19,15 @@ cuops_status_t cuops_sm90_encode_kmajor(struct cuops_handle *h, CUtensorMap *map
                                         const void *base, cuops_dtype_t type, int64_t rows,
                                         int64_t k, int64_t ld, uint32_t box_rows);
 
+/* A 2D map over `rows` rows of `cols` 16-bit elements, row stride `ld`
+ * elements, boxes of box_cols x box_rows without swizzle (rows of box_cols
+ * elements, dense, in shared memory); the C maps of the shifted-rows
+ * epilogue (gemm_sm90.cu, sm90_shift_maps_t). Same base and ld rules. */
+cuops_status_t cuops_sm90_encode_rows_plain(struct cuops_handle *h, CUtensorMap *map,
+                                            const void *base, cuops_dtype_t type, int64_t rows,
+                                            int64_t cols, int64_t ld, uint32_t box_cols,
+                                            uint32_t box_rows);
+
 /* Whether a 16-bit operand at `base` with row stride `ld` elements can be
  * read by TMA directly. */
 static inline int cuops_sm90_tma_ok(const void *base, int64_t ld)

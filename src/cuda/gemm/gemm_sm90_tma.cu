@@ -59,3 +59,32 @@ cuops_status_t cuops_sm90_encode_kmajor(struct cuops_handle *h, CUtensorMap *map
                           (int)r, (long long)rows, (long long)k, (long long)ld, box_rows);
     return CUOPS_STATUS_SUCCESS;
 }
+
+cuops_status_t cuops_sm90_encode_rows_plain(struct cuops_handle *h, CUtensorMap *map,
+                                            const void *base, cuops_dtype_t type, int64_t rows,
+                                            int64_t cols, int64_t ld, uint32_t box_cols,
+                                            uint32_t box_rows)
+{
+    PFN_cuTensorMapEncodeTiled_v12000 encode = sm90_encode_fn();
+    if (!encode)
+        return cuops_fail(h, CUOPS_STATUS_CUDA_ERROR,
+                          "gemm sm90: cuTensorMapEncodeTiled not available from the driver");
+    if (!cuops_sm90_tma_ok(base, ld))
+        return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR,
+                          "gemm sm90: rows not TMA-aligned (base %p, ld %lld)", base, (long long)ld);
+    CUtensorMapDataType dt = (type == CUOPS_DTYPE_BF16) ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                        : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
+    cuuint64_t strides[1] = {(cuuint64_t)ld * 2u};
+    cuuint32_t box[2] = {box_cols, box_rows};
+    cuuint32_t elem_strides[2] = {1u, 1u};
+    CUresult r = encode(map, dt, 2, (void *)base, dims, strides, box, elem_strides,
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                        CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS)
+        return cuops_fail(h, CUOPS_STATUS_CUDA_ERROR,
+                          "gemm sm90: cuTensorMapEncodeTiled failed (CUresult %d) for "
+                          "rows %lld, cols %lld, ld %lld, box %ux%u",
+                          (int)r, (long long)rows, (long long)cols, (long long)ld, box_rows, box_cols);
+    return CUOPS_STATUS_SUCCESS;
+}
