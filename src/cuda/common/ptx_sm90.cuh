@@ -165,6 +165,17 @@ __device__ __forceinline__ void cuops_tma_load_2d(uint32_t smem_dst, const void 
         : "memory");
 }
 
+/* The same with a third coordinate (a 3D tensor map). */
+__device__ __forceinline__ void cuops_tma_load_3d(uint32_t smem_dst, const void *tensor_map,
+                                                  uint32_t bar, int32_t c0, int32_t c1, int32_t c2)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3, %4}], [%5];"
+        ::"r"(smem_dst), "l"(tensor_map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+        : "memory");
+}
+
 /* The same box delivered to every CTA of the cluster named in `cta_mask`
  * (bit r: CTA rank r): it lands at smem_dst's offset in each one's shared
  * memory, and each one's mbarrier at bar's offset receives the box's bytes

@@ -185,9 +185,13 @@ typedef struct sm90_gemm_params {
  *    column x is the row's element x - off[j]); its columns end on the last
  *    16-byte boundary at or before n (n_al[j] in row elements), since a
  *    store writes whole 16-byte units;
- *  - a tile's A rows are loaded as 8 slabs of BM / 8 rows from maps a[j]
- *    over the rows j mod 8 of A (A is aligned, or packed), so the
- *    accumulator rows come out as slabs of one residue each;
+ *  - a tile's A rows are loaded as 8 slabs of BM / 8 rows, slab j the rows
+ *    j mod 8 (A is aligned, or packed): one box of the 3D map a3 (k, row
+ *    group, residue), or, for the tile row holding rows past 8 a3_groups
+ *    (a3's groups end at floor(m / 8)), one box per slab from maps a[j]; so
+ *    the accumulator rows come out as slabs of one residue each (the 3D
+ *    box took 2 of the 2.5 us per tile the 8 boxes cost at 1537 x 3001 x
+ *    2049, H200 P195);
  *  - the epilogue (sm90_epilogue_shift) moves each box row in shared memory
  *    by its residue's offset, so that its 16-byte units are C's own, and
  *    stores each slab through its map: a box's row elements [c - off, c + 64
@@ -199,11 +203,13 @@ typedef struct sm90_gemm_params {
  *    n_al[j].
  * No staged C in workspace and no second pass over C. */
 typedef struct sm90_shift_maps {
+    CUtensorMap a3;    /* A as (k, row group, residue): a tile's 8 slabs in one box */
     CUtensorMap a[8];
     CUtensorMap c[8];
     CUtensorMap c56[8];
     int off[8];
     int n_al[8];
+    int a3_groups;     /* tiles whose rows all lie below 8 a3_groups take a3; 0: none */
 } sm90_shift_maps_t;
 
 /* What only the split-K kernels need. A separate argument, so that the
@@ -846,8 +852,12 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                     cuops_mbar_wait(SM90_EMPTY_BAR(stage), phase ^ 1u);
                     cuops_mbar_arrive_expect_tx(SM90_FULL_BAR(stage),
                                                 a_live ? tile::STAGE_BYTES : tile::B_STAGE_BYTES);
-                    if (SHIFT) {
-                        /* 8 slabs of BM / 8 rows: slab j = tile rows j, j + 8, ... */
+                    if (SHIFT && (tm + 1) * (BM / 8) <= smaps->a3_groups) {
+                        /* one box: 8 slabs of BM / 8 rows, slab j = tile rows j, j + 8, ... */
+                        cuops_tma_load_3d(a_smem + stage * tile::A_STAGE_BYTES, &smaps->a3,
+                                          SM90_FULL_BAR(stage), kb * SM90_BK, tm * (BM / 8), 0);
+                    } else if (SHIFT) {
+                        /* the tile row holding the rows past 8 a3_groups: a box per slab */
 #pragma unroll
                         for (int j = 0; j < 8; j++)
                             cuops_tma_load_2d(a_smem + stage * tile::A_STAGE_BYTES +
@@ -1587,6 +1597,11 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
          * columns ending on the last 16-byte boundary at or before n */
         sm90_shift_maps_t smaps;
         memset(&smaps, 0, sizeof smaps);
+        /* A's rows below 8 floor(m / 8) as one 3D map (the map's row groups
+         * end there: a group past it would read rows past m) */
+        if (cuops_sm90_encode_residues(h, &smaps.a3, a, d->ab_type, d->m / 8, d->k, lda,
+                                       BM / 8) == CUOPS_STATUS_SUCCESS)
+            smaps.a3_groups = (int)(d->m / 8); /* >= 1: m >= 8 */
         for (int j = 0; j < 8; j++) {
             const int64_t rows_j = (d->m - j + 7) / 8; /* >= 1: m >= 8 */
             st = cuops_sm90_encode_kmajor(h, &smaps.a[j], (const uint8_t *)a + j * lda * 2,

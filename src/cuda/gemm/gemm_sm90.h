@@ -28,6 +28,16 @@ cuops_status_t cuops_sm90_encode_rows_plain(struct cuops_handle *h, CUtensorMap 
                                             int64_t cols, int64_t ld, uint32_t box_cols,
                                             uint32_t box_rows);
 
+/* A 3D K-major map over the rows 8 g + j (g < groups, j < 8) of a [rows, k]
+ * array with row stride ld: dimensions (k, g, j), boxes of 64 x box_groups x
+ * 8 with 128-byte swizzle, so that one box lands as 8 slabs of box_groups
+ * rows, slab j holding the rows j mod 8 (the shifted-rows kernel's A tile).
+ * Same base and ld rules. NOT_SUPPORTED, with no message, where the driver
+ * refuses the map (the caller loads the slabs one by one instead). */
+cuops_status_t cuops_sm90_encode_residues(struct cuops_handle *h, CUtensorMap *map,
+                                          const void *base, cuops_dtype_t type, int64_t groups,
+                                          int64_t k, int64_t ld, uint32_t box_groups);
+
 /* Whether a 16-bit operand at `base` with row stride `ld` elements can be
  * read by TMA directly. */
 static inline int cuops_sm90_tma_ok(const void *base, int64_t ld)

@@ -88,3 +88,29 @@ cuops_status_t cuops_sm90_encode_rows_plain(struct cuops_handle *h, CUtensorMap 
                           (int)r, (long long)rows, (long long)cols, (long long)ld, box_rows, box_cols);
     return CUOPS_STATUS_SUCCESS;
 }
+
+cuops_status_t cuops_sm90_encode_residues(struct cuops_handle *h, CUtensorMap *map,
+                                          const void *base, cuops_dtype_t type, int64_t groups,
+                                          int64_t k, int64_t ld, uint32_t box_groups)
+{
+    PFN_cuTensorMapEncodeTiled_v12000 encode = sm90_encode_fn();
+    if (!encode)
+        return cuops_fail(h, CUOPS_STATUS_CUDA_ERROR,
+                          "gemm sm90: cuTensorMapEncodeTiled not available from the driver");
+    if (!cuops_sm90_tma_ok(base, ld))
+        return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR,
+                          "gemm sm90: operand not TMA-aligned (base %p, ld %lld)", base,
+                          (long long)ld);
+    CUtensorMapDataType dt = (type == CUOPS_DTYPE_BF16) ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                        : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    /* (k, row group g, residue j): element (c, g, j) is row 8 g + j */
+    cuuint64_t dims[3] = {(cuuint64_t)k, (cuuint64_t)groups, 8u};
+    cuuint64_t strides[2] = {(cuuint64_t)ld * 16u, (cuuint64_t)ld * 2u};
+    cuuint32_t box[3] = {64u, box_groups, 8u};
+    cuuint32_t elem_strides[3] = {1u, 1u, 1u};
+    CUresult r = encode(map, dt, 3, (void *)base, dims, strides, box, elem_strides,
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    /* no message: the caller has a form without this map */
+    return r == CUDA_SUCCESS ? CUOPS_STATUS_SUCCESS : CUOPS_STATUS_NOT_SUPPORTED;
+}
