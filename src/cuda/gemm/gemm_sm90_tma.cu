@@ -27,9 +27,15 @@ static PFN_cuTensorMapEncodeTiled_v12000 sm90_encode_fn(void)
     return fn;
 }
 
-cuops_status_t cuops_sm90_encode_kmajor(struct cuops_handle *h, CUtensorMap *map,
-                                        const void *base, cuops_dtype_t type, int64_t rows,
-                                        int64_t k, int64_t ld, uint32_t box_rows)
+/* One tiled map of a 16-bit tensor (rank 2 or 3, innermost dimension
+ * first, unit element strides). CUOPS_STATUS_SUCCESS with *r the driver's
+ * answer, or a failure (with its message) before the driver is asked: no
+ * encode function, or a base / row stride TMA cannot address. */
+static cuops_status_t sm90_encode(struct cuops_handle *h, CUtensorMap *map, cuops_dtype_t type,
+                                  uint32_t rank, const void *base, int64_t ld,
+                                  const cuuint64_t *dims, const cuuint64_t *strides,
+                                  const cuuint32_t *box, CUtensorMapSwizzle swizzle,
+                                  CUtensorMapL2promotion promotion, CUresult *r)
 {
     PFN_cuTensorMapEncodeTiled_v12000 encode = sm90_encode_fn();
     if (!encode)
@@ -39,19 +45,29 @@ cuops_status_t cuops_sm90_encode_kmajor(struct cuops_handle *h, CUtensorMap *map
         return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR,
                           "gemm sm90: operand not TMA-aligned (base %p, ld %lld)", base,
                           (long long)ld);
-    CUtensorMapDataType dt = (type == CUOPS_DTYPE_BF16) ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                                        : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    const CUtensorMapDataType dt = (type == CUOPS_DTYPE_BF16) ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                              : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    const cuuint32_t elem_strides[3] = {1u, 1u, 1u};
+    *r = encode(map, dt, rank, (void *)base, dims, strides, box, elem_strides,
+                CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    return CUOPS_STATUS_SUCCESS;
+}
+
+cuops_status_t cuops_sm90_encode_kmajor(struct cuops_handle *h, CUtensorMap *map,
+                                        const void *base, cuops_dtype_t type, int64_t rows,
+                                        int64_t k, int64_t ld, uint32_t box_rows)
+{
     /* Innermost dimension first: (k, rows). */
-    cuuint64_t dims[2] = {(cuuint64_t)k, (cuuint64_t)rows};
-    cuuint64_t strides[1] = {(cuuint64_t)ld * 2u};
-    cuuint32_t box[2] = {64u, box_rows};
-    cuuint32_t elem_strides[2] = {1u, 1u};
+    const cuuint64_t dims[2] = {(cuuint64_t)k, (cuuint64_t)rows};
+    const cuuint64_t strides[1] = {(cuuint64_t)ld * 2u};
+    const cuuint32_t box[2] = {64u, box_rows};
     /* 256B L2 promotion: each box row is 128 bytes; fetching the pair of
      * lines halves the number of L2 misses a tile's rows generate when the
      * next k-block follows. */
-    CUresult r = encode(map, dt, 2, (void *)base, dims, strides, box, elem_strides,
-                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    CUresult r = CUDA_SUCCESS;
+    cuops_status_t st = sm90_encode(h, map, type, 2, base, ld, dims, strides, box,
+                                    CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, &r);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
     if (r != CUDA_SUCCESS)
         return cuops_fail(h, CUOPS_STATUS_CUDA_ERROR,
                           "gemm sm90: cuTensorMapEncodeTiled failed (CUresult %d) for "
@@ -65,22 +81,13 @@ cuops_status_t cuops_sm90_encode_rows_plain(struct cuops_handle *h, CUtensorMap 
                                             int64_t cols, int64_t ld, uint32_t box_cols,
                                             uint32_t box_rows)
 {
-    PFN_cuTensorMapEncodeTiled_v12000 encode = sm90_encode_fn();
-    if (!encode)
-        return cuops_fail(h, CUOPS_STATUS_CUDA_ERROR,
-                          "gemm sm90: cuTensorMapEncodeTiled not available from the driver");
-    if (!cuops_sm90_tma_ok(base, ld))
-        return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR,
-                          "gemm sm90: rows not TMA-aligned (base %p, ld %lld)", base, (long long)ld);
-    CUtensorMapDataType dt = (type == CUOPS_DTYPE_BF16) ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                                        : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
-    cuuint64_t strides[1] = {(cuuint64_t)ld * 2u};
-    cuuint32_t box[2] = {box_cols, box_rows};
-    cuuint32_t elem_strides[2] = {1u, 1u};
-    CUresult r = encode(map, dt, 2, (void *)base, dims, strides, box, elem_strides,
-                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-                        CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
+    const cuuint64_t strides[1] = {(cuuint64_t)ld * 2u};
+    const cuuint32_t box[2] = {box_cols, box_rows};
+    CUresult r = CUDA_SUCCESS;
+    cuops_status_t st = sm90_encode(h, map, type, 2, base, ld, dims, strides, box,
+                                    CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE, &r);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
     if (r != CUDA_SUCCESS)
         return cuops_fail(h, CUOPS_STATUS_CUDA_ERROR,
                           "gemm sm90: cuTensorMapEncodeTiled failed (CUresult %d) for "
@@ -93,24 +100,14 @@ cuops_status_t cuops_sm90_encode_residues(struct cuops_handle *h, CUtensorMap *m
                                           const void *base, cuops_dtype_t type, int64_t groups,
                                           int64_t k, int64_t ld, uint32_t box_groups)
 {
-    PFN_cuTensorMapEncodeTiled_v12000 encode = sm90_encode_fn();
-    if (!encode)
-        return cuops_fail(h, CUOPS_STATUS_CUDA_ERROR,
-                          "gemm sm90: cuTensorMapEncodeTiled not available from the driver");
-    if (!cuops_sm90_tma_ok(base, ld))
-        return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR,
-                          "gemm sm90: operand not TMA-aligned (base %p, ld %lld)", base,
-                          (long long)ld);
-    CUtensorMapDataType dt = (type == CUOPS_DTYPE_BF16) ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                                        : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
     /* (k, row group g, residue j): element (c, g, j) is row 8 g + j */
-    cuuint64_t dims[3] = {(cuuint64_t)k, (cuuint64_t)groups, 8u};
-    cuuint64_t strides[2] = {(cuuint64_t)ld * 16u, (cuuint64_t)ld * 2u};
-    cuuint32_t box[3] = {64u, box_groups, 8u};
-    cuuint32_t elem_strides[3] = {1u, 1u, 1u};
-    CUresult r = encode(map, dt, 3, (void *)base, dims, strides, box, elem_strides,
-                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    /* no message: the caller has a form without this map */
+    const cuuint64_t dims[3] = {(cuuint64_t)k, (cuuint64_t)groups, 8u};
+    const cuuint64_t strides[2] = {(cuuint64_t)ld * 16u, (cuuint64_t)ld * 2u};
+    const cuuint32_t box[3] = {64u, box_groups, 8u};
+    CUresult r = CUDA_SUCCESS;
+    cuops_status_t st = sm90_encode(h, map, type, 3, base, ld, dims, strides, box,
+                                    CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, &r);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
+    /* no message where the driver refuses: the caller has a form without this map */
     return r == CUDA_SUCCESS ? CUOPS_STATUS_SUCCESS : CUOPS_STATUS_NOT_SUPPORTED;
 }
