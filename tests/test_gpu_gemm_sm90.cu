@@ -34,8 +34,9 @@
  * same checks, its own determinism check and declines.
  *
  * The 128 x 128 tile (section 8): sections 1-4 forced on "sm90_ws_128x128",
- * a C off 16 bytes (shifted rows), sampled suite shapes, and its cluster split-K form
- * "sm90_ws_128x128_splitk_dsmem" on split shapes, bitwise reproducible;
+ * a C off 16 bytes (shifted rows), sampled suite shapes, and its cluster
+ * split-K form "sm90_ws_128x128_splitk_dsmem" on split shapes, bitwise
+ * reproducible;
  * the same plain checks on the 64 x 128 tile "sm90_ws_64x128" (shifted
  * rows in slabs of 8, one box per consumer).
  *
@@ -446,8 +447,8 @@ static void check_split_deterministic(cuops_handle_t gpu, int64_t m, int64_t n, 
  * touch C's padding or what lies before it. C is poisoned the same way for
  * both; ldc = n + pad, every pointer `offset` elements past an aligned base. */
 static void check_odd_c_matches_direct(cuops_handle_t gpu, int64_t m, int64_t n, int64_t k,
-                                        int64_t pad, int64_t offset, cuops_dtype_t ab,
-                                        cuops_dtype_t ct)
+                                       int64_t pad, int64_t offset, cuops_dtype_t ab,
+                                       cuops_dtype_t ct)
 {
     const int64_t ld = k + pad, ldc = n + pad;
     const size_t a_elems = (size_t)(m * ld + offset), b_elems = (size_t)(n * ld + offset);
@@ -890,8 +891,8 @@ int main(void)
      *     partial on H100/H200 (144-207 tiles on 132 SMs; on other devices
      *     the expected kernel name follows the plan): 3 pieces per tail tile
      *     (the sum that starts from the partials when piece 2 is last) and 2,
-     *     more pieces than CTAs (some CTAs take two), ragged
-     *     k, beta != 0 and f32 C (register epilogue), a C off 16 bytes with packed
+     *     more pieces than CTAs (some CTAs take two), ragged k, beta != 0
+     *     and f32 C (register epilogue), a C off 16 bytes with packed
      *     operands, stagger-K on the whole tiles, transposed operands; fully
      *     checked against the CPU. Calls follow one another on one handle,
      *     so a counter left non-zero would leave a later tile unwritten
