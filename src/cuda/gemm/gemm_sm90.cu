@@ -1599,7 +1599,10 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     }
 
     CUtensorMap tmap_a, tmap_b;
-    cuops_status_t st = cuops_sm90_encode_kmajor(h, &tmap_a, a, d->ab_type, d->m, d->k, lda, BM);
+    memset(&tmap_a, 0, sizeof tmap_a);
+    cuops_status_t st = CUOPS_STATUS_SUCCESS;
+    /* the shifted-rows kernel reads A through its own maps (sm90_shift_maps_t) */
+    if (!shift_c) st = cuops_sm90_encode_kmajor(h, &tmap_a, a, d->ab_type, d->m, d->k, lda, BM);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     /* the multicast kernel's CTAs each load half of the B tile */
     st = cuops_sm90_encode_kmajor(h, &tmap_b, b, d->ab_type, d->n, d->k, ldb,
@@ -1677,8 +1680,10 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
             st = cuops_sm90_encode_rows_plain(h, &smaps.c[j], c_base, d->c_type, rows_j, cols,
                                               8 * d->ldc, 64, BM / 8);
             if (st != CUOPS_STATUS_SUCCESS) return st;
-            st = cuops_sm90_encode_rows_plain(h, &smaps.c56[j], c_base, d->c_type, rows_j, cols,
-                                              8 * d->ldc, 56, BM / 8);
+            /* the 56-wide map serves the rows off 16 bytes only */
+            if (off > 0)
+                st = cuops_sm90_encode_rows_plain(h, &smaps.c56[j], c_base, d->c_type, rows_j,
+                                                  cols, 8 * d->ldc, 56, BM / 8);
             if (st != CUOPS_STATUS_SUCCESS) return st;
             smaps.off[j] = off;
             smaps.n_al[j] = (int)(cols - off);
