@@ -592,8 +592,9 @@ __device__ __forceinline__ void sm90_epilogue_shift(const sm90_gemm_params_t &p,
                     const int qo = 4 * h + xs;
                     if (base == 0 && qo == 7) continue;
                     const uint4 v = sm90_pick4(out, xs);
-                    asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};" ::"r"(row_addr + (uint32_t)(qo * 16)),
-                                 "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+                    asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};"
+                                 ::"r"(row_addr + (uint32_t)(qo * 16)), "r"(v.x), "r"(v.y),
+                                 "r"(v.z), "r"(v.w)
                                  : "memory");
                 }
             }
