@@ -76,6 +76,9 @@ static const char *const DSMEM128 = "sm90_ws_128x128_splitk_dsmem";
 static const char *const V64 = "sm90_ws_64x128"; /* 64 x 128 tiles (section 8) */
 /* 128 x 256 tiles in clusters of two sharing B by multicast (section 9) */
 static const char *const MC2 = "sm90_ws_128x256_mc2";
+/* the multicast form on the 128-column tiles (section 9) */
+static const char *const MC2_128 = "sm90_ws_128x128_mc2";
+static const char *const MC2_64 = "sm90_ws_64x128_mc2";
 
 /* The library's split-K plan (gemm_sm90.cu, sm90_splitk_splits) for tiles
  * 128 x bn: the number of K splits for this shape on `sms` SMs, 0 where it
@@ -93,7 +96,8 @@ static int splitk_plan_bn(int64_t m, int64_t n, int64_t k, int sms, int64_t bn)
 static int splitk_plan(int64_t m, int64_t n, int64_t k, int sms) { return splitk_plan_bn(m, n, k, sms, 256); }
 
 /* Auto's sm90 kernel for an NT call with m > 64, A [m, k] and B [n, k]
- * dense (lda = ldb = k) at 256-byte-aligned bases (gemm_sm90.cu,
+ * dense (lda = ldb = k) at 256-byte-aligned bases, a 16-bit C with ldc = n
+ * and beta = 0 (gemm_sm90.cu,
  * cuops_gemm_sm90_auto_tile128 and the table after it), assuming every
  * planned cluster fits at once (true for the shapes used here on H100/H200). */
 static const char *auto_sm90_kernel(int64_t m, int64_t n, int64_t k, int sms)
@@ -103,6 +107,11 @@ static const char *auto_sm90_kernel(int64_t m, int64_t n, int64_t k, int sms)
     const int64_t r256 = (t256 + sms - 1) / sms, r128 = (t128 + sms - 1) / sms, r64 = (t64 + sms - 1) / sms;
     const int tile64 = (k * 2) % 128 == 0 && 2 * t128 <= sms; /* rows on 128-byte lines */
     if (tile64 && 3 * t64 >= 2 * sms && t64 <= sms && k <= 2048) return V64;
+    /* rows off the lines, C in place (16-bit C, ldc = n, beta = 0: n % 8 == 0):
+     * the 64 x 128 multicast form in the same range */
+    if ((k * 2) % 128 != 0 && n % 8 == 0 && 2 * t128 <= sms && 3 * t64 >= 2 * sms && t64 <= sms &&
+        k <= 2048)
+        return MC2_64;
     if (splitk_plan_bn(m, n, k, sms, 128) > 0) return DSMEM128;
     if (92 * t128 * r256 > 100 * t256 * r128)
         return tile64 && 80 * t64 * r128 > 92 * t128 * r64 ? V64 : V128;
@@ -751,7 +760,8 @@ int main(void)
             gemm_case_t c3 = {N, T, 1024, 1024, 1024, CUOPS_DTYPE_F16, CUOPS_DTYPE_F32, 1.0f, 0.0f, 0, 0, 0, 1};
             SPLIT_CASE(c3);
             /* auto on these small grids: the cluster split on 128-column
-             * tiles (128 x 4096 x 4096) or the unsplit 128 x 128 tile (1000^3) */
+             * tiles (128 x 4096 x 4096) or the 64 x 128 multicast form (1000^3:
+             * rows off the 128-byte lines) */
             gemm_case_t c4 = {N, T, 128, 4096, 4096, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 1};
             run_case(gpu, cpu, &c4, NULL, auto_sm90_kernel(128, 4096, 4096, sms));
             gemm_case_t c5 = {N, T, 1000, 1000, 1000, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 1};
@@ -850,14 +860,24 @@ int main(void)
         }
     }
 
-    /* 9. The multicast form: the plain checks; odd tile-row counts (13,
-     *    3, 1) put the last pair's rank-1 tile past m, so that CTA loads no
-     *    A, still multicasts its half of B and stores nothing; n not a
-     *    multiple of 256 makes the B halves ragged (the second half wholly
-     *    past n at n = 100); several pair units per cluster with each flag;
-     *    a staged C; the big suite's shape, sampled. */
-    {
-        check_plain_variant(gpu, cpu, quick, MC2);
+    /* 9. The multicast forms (128 x 256, and the 128-column tiles): the
+     *    plain checks; odd tile-row counts (13, 3, 1 of 128 rows; 25, 5 of
+     *    64) put the last pair's rank-1 tile past m, so that CTA loads no A,
+     *    still multicasts its half of B and stores nothing; n not a multiple
+     *    of the tile width makes the B halves ragged (the second half wholly
+     *    past n at n = 100 on 256 columns); several pair units per cluster
+     *    with each flag; a staged C; the big suite's shape, sampled; 1000^3
+     *    (rows off the 128-byte lines) on the 128-column tiles. */
+    for (int mv = 0; mv < 3; mv++) {
+        const char *const mc = mv == 0 ? MC2 : mv == 1 ? MC2_128 : MC2_64;
+        if (quick && mv > 0) {
+            gemm_case_t q = {N, T, 300, 520, 136, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 0};
+            run_case(gpu, cpu, &q, mc, mc);
+            gemm_case_t r = {N, T, 129, 100, 70, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32, 1.0f, 0.5f, 3, 0, 0, 0};
+            run_case(gpu, cpu, &r, mc, mc);
+            continue;
+        }
+        check_plain_variant(gpu, cpu, quick, mc);
         const unsigned flag_sets[3] = {0, CUOPS_FLAG_NO_SWIZZLE, CUOPS_FLAG_STAGGER_K};
         const gemm_case_t cs[] = {
             {N, T, 1537, 4353, 200, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 0},
@@ -870,18 +890,24 @@ int main(void)
                 if (quick && i == 3) break;
                 gemm_case_t c = cs[i];
                 c.flags = flag_sets[f];
-                run_case(gpu, cpu, &c, MC2, MC2);
+                run_case(gpu, cpu, &c, mc, mc);
             }
         gemm_case_t staged = {N, T, 300, 520, 136, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, -0.75f, 0.0f, 3, 1, 0, 0};
-        run_case(gpu, cpu, &staged, MC2, MC2);
-        if (!quick) {
+        run_case(gpu, cpu, &staged, mc, mc);
+        if (!quick && mv == 0) {
             gemm_case_t c1 = {N, T, 4096, 4096, 4096, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 0, 0,
                               CUOPS_FLAG_STAGGER_K, 1};
-            run_case(gpu, cpu, &c1, MC2, MC2);
+            run_case(gpu, cpu, &c1, mc, mc);
             gemm_case_t c2 = {N, T, 8192, 8192, 1024, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 1};
-            run_case(gpu, cpu, &c2, MC2, MC2);
+            run_case(gpu, cpu, &c2, mc, mc);
             gemm_case_t c3 = {T, N, 1537, 3001, 2049, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32, 1.0f, 0.5f, 0, 0, 0, 1};
-            run_case(gpu, cpu, &c3, MC2, MC2);
+            run_case(gpu, cpu, &c3, mc, mc);
+        }
+        if (!quick && mv > 0) {
+            gemm_case_t c1 = {N, T, 1000, 1000, 1000, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 0};
+            run_case(gpu, cpu, &c1, mc, mc);
+            gemm_case_t c2 = {N, T, 1000, 1000, 1000, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0};
+            run_case(gpu, cpu, &c2, mc, mc);
         }
     }
 

@@ -70,7 +70,10 @@
  * auto never reaches it): the unsplit kernel in clusters of two CTAs along M
  * that share each k-block's B tile by TMA multicast (sm90_ws_cta, MCAST):
  * 32 instead of 48 KB from L2 per CTA and k-block; measured +0-1 % on the
- * big suite (docs/gemm.md, "Clusters of two sharing B").
+ * big suite (docs/gemm.md, "Clusters of two sharing B"). The same form on
+ * the 128-column tiles: "sm90_ws_64x128_mc2" (auto's pick for small grids
+ * whose operand rows sit off the 128-byte lines: 1000^3) and the study
+ * entry "sm90_ws_128x128_mc2" (slower than 128 x 128 wherever measured).
  * Kernels "sm90_ws_128x128", "sm90_ws_128x128_splitk_dsmem" and
  * "sm90_ws_64x128" (last in the table): the same CTA body with a smaller
  * tile (sm90_tile<BM, BN>; in a 64-row tile the two consumers split the
@@ -845,7 +848,7 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
 {
     using tile = sm90_tile<BM, BN>;
     constexpr int STAGES = tile::STAGES;
-    static_assert(!MCAST || (!SPLIT && BM == 128), "multicast: the unsplit 128-row tiles");
+    static_assert(!MCAST || !SPLIT, "multicast: the unsplit kernels");
     static_assert(!SHIFT || (!SPLIT && !MCAST && sizeof(OutT) == 2),
                   "shifted rows: the plain kernel with a 16-bit C");
     extern __shared__ uint8_t smem_raw[];
@@ -1362,21 +1365,22 @@ template <int BM, int BN> static int sm90_dsmem_max_clusters(int dev, int size)
 /* Clusters of two CTAs of the multicast kernel that device `dev` holds at
  * once (a GPC with an odd count of free SMs leaves one idle); -1 when the
  * query fails. */
-static int sm90_mc2_max_clusters(int dev)
+template <int BM, int BN> static int sm90_mc2_max_clusters(int dev)
 {
     static int cache[16];
     if (dev < 0 || dev >= 16) return -1;
     if (__atomic_load_n(&cache[dev], __ATOMIC_RELAXED) == 0)
         __atomic_store_n(&cache[dev],
-                         cuops_cluster_max_active((const void *)sm90_ws_kernel<128, 256, false, __half, true>,
-                                                  SM90_THREADS, 2, sm90_tile<128, 256>::SMEM_BYTES),
+                         cuops_cluster_max_active((const void *)sm90_ws_kernel<BM, BN, false, __half, true>,
+                                                  SM90_THREADS, 2, sm90_tile<BM, BN>::SMEM_BYTES),
                          __ATOMIC_RELAXED);
     return __atomic_load_n(&cache[dev], __ATOMIC_RELAXED);
 }
 
+template <int BM = 128, int BN = 256>
 static int sm90_ws_mc2_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 {
-    return sm90_ws_supports<128, 256>(h, d) && sm90_mc2_max_clusters(h->device) >= 1;
+    return sm90_ws_supports<BM, BN>(h, d) && sm90_mc2_max_clusters<BM, BN>(h->device) >= 1;
 }
 
 /* Cluster split-K plan: the split-K plan's S capped at the portable cluster
@@ -1472,7 +1476,7 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     if (tail_ran) *tail_ran = 0;
     using tile = sm90_tile<BM, BN>;
     if (splits == 0) dsmem = 0;
-    if (splits > 0 || BM != 128 || BN != 256) mcast = 0;
+    if (splits > 0) mcast = 0;
     /* the 64-row tile has no split-K form (its entry never asks for one) */
     if (BM == 64 && splits > 0)
         return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "sm90_ws_64x128: no split-K form");
@@ -1481,7 +1485,9 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
                              : splits > 0 ? (BN == 256 ? "sm90_ws_128x256_splitk"
                                                        : "sm90_ws_128x128_splitk")
                              : BM == 64   ? "sm90_ws_64x128"
-                             : mcast      ? "sm90_ws_128x256_mc2"
+                             : mcast      ? (BN == 256 ? "sm90_ws_128x256_mc2"
+                                             : BM == 128  ? "sm90_ws_128x128_mc2"
+                                                          : "sm90_ws_64x128_mc2")
                                           : (BN == 256 ? "sm90_ws_128x256" : "sm90_ws_128x128");
     const unsigned flags = opt ? opt->flags : 0u;
 
@@ -1602,12 +1608,17 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     CUtensorMap tmap_a, tmap_b;
     memset(&tmap_a, 0, sizeof tmap_a);
     cuops_status_t st = CUOPS_STATUS_SUCCESS;
+    /* 256-byte L2 promotion, except on the 64 x 128 multicast form (auto's
+     * pick for operand rows off the 128-byte lines): 1000^3 11.9 -> 11.3 us
+     * without it, level at k = 1024 (docs/gemm.md, "Rows off the lines") */
+    const int promote = !(mcast && BM == 64);
     /* the shifted-rows kernel reads A through its own maps (sm90_shift_maps_t) */
-    if (!shift_c) st = cuops_sm90_encode_kmajor(h, &tmap_a, a, d->ab_type, d->m, d->k, lda, BM);
+    if (!shift_c)
+        st = cuops_sm90_encode_kmajor_l2(h, &tmap_a, a, d->ab_type, d->m, d->k, lda, BM, promote);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     /* the multicast kernel's CTAs each load half of the B tile */
-    st = cuops_sm90_encode_kmajor(h, &tmap_b, b, d->ab_type, d->n, d->k, ldb,
-                                  mcast ? BN / 2 : BN);
+    st = cuops_sm90_encode_kmajor_l2(h, &tmap_b, b, d->ab_type, d->n, d->k, ldb,
+                                     mcast ? BN / 2 : BN, promote);
     if (st != CUOPS_STATUS_SUCCESS) return st;
 
     sm90_gemm_params_t p;
@@ -1705,9 +1716,7 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
 
     if (splits == 0) {
         sm90_kernel_fn fn = sm90_pick_kernel<BM, BN>(d->ab_type, d->c_type);
-        /* the multicast form exists for the 128 x 256 tile only */
-        if constexpr (BM == 128 && BN == 256)
-            if (mcast) fn = sm90_pick_kernel<BM, BN, true>(d->ab_type, d->c_type);
+        if (mcast) fn = sm90_pick_kernel<BM, BN, true>(d->ab_type, d->c_type);
         if (!fn)
             return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no kernel for c_type", name);
         CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
@@ -1716,7 +1725,7 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
         if (mcast) {
             /* persistent clusters: as many as the device holds at once, at
              * most one per pair unit (sm90_pair_coords) */
-            const int max_clusters = sm90_mc2_max_clusters(h->device);
+            const int max_clusters = sm90_mc2_max_clusters<BM, BN>(h->device);
             if (max_clusters < 1)
                 return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
                                   "%s: the device holds no cluster of two of its CTAs", name);
@@ -1829,17 +1838,20 @@ static cuops_status_t sm90_ws_plain_launch(struct cuops_handle *h, const cuops_g
 
 /* "sm90_ws_128x256_mc2": sm90_ws_128x256 in clusters of two sharing B by
  * multicast; the same calls. */
+template <int BM = 128, int BN = 256>
 static cuops_status_t sm90_ws_mc2_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                          const cuops_options_t *opt)
 {
-    const char *const name = "sm90_ws_128x256_mc2";
-    if (!sm90_ws_mc2_supports(h, d))
+    const char *const name = BN == 256   ? "sm90_ws_128x256_mc2"
+                             : BM == 128 ? "sm90_ws_128x128_mc2"
+                                         : "sm90_ws_64x128_mc2";
+    if (!sm90_ws_mc2_supports<BM, BN>(h, d))
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
                           "%s: needs sm_90, f16/bf16 inputs, f16/bf16/f32 output, m > 64 and "
                           "room for a cluster of two CTAs",
                           name);
     cuops_status_t st =
-        d->k == 0 ? cuops_sm90_scale_c(h, d) : sm90_ws_run<128, 256>(h, d, opt, 0, 0, 0, 1);
+        d->k == 0 ? cuops_sm90_scale_c(h, d) : sm90_ws_run<BM, BN>(h, d, opt, 0, 0, 0, 1);
     if (st == CUOPS_STATUS_SUCCESS) h->last_kernel = name;
     return st;
 }
@@ -1895,21 +1907,33 @@ static cuops_status_t sm90_ws_128_dsmem_launch(struct cuops_handle *h, const cuo
 #define SM90_ENTRY_128 \
     {"sm90_ws_128x128", sm90_ws_supports<128, 128>, sm90_ws_plain_launch<128, 128, 0>}
 #define SM90_ENTRY_64 {"sm90_ws_64x128", sm90_ws_supports<64, 128>, sm90_ws_plain_launch<64, 128, 0>}
+#define SM90_ENTRY_64_MC2 \
+    {"sm90_ws_64x128_mc2", sm90_ws_mc2_supports<64, 128>, sm90_ws_mc2_launch<64, 128>}
 static const cuops_gemm_kernel_t sm90_table[] = {
     {"sm90_ws_128x256_splitk_dsmem", sm90_ws_dsmem_supports<128, 256>, sm90_ws_dsmem_launch},
     {"sm90_ws_128x256_splitk", sm90_ws_splitk_supports, sm90_ws_splitk_launch},
     {"sm90_ws_128x256", sm90_ws_supports<128, 256>, sm90_ws_plain_launch<128, 256, 0>},
     {"sm90_ws_128x256_direct_c", sm90_ws_supports<128, 256>, sm90_ws_plain_launch<128, 256, 1>},
-    {"sm90_ws_128x256_mc2", sm90_ws_mc2_supports, sm90_ws_mc2_launch},
+    {"sm90_ws_128x256_mc2", sm90_ws_mc2_supports<>, sm90_ws_mc2_launch<>},
     SM90_ENTRY_128_DSMEM,
     SM90_ENTRY_128,
     SM90_ENTRY_64,
+    {"sm90_ws_128x128_mc2", sm90_ws_mc2_supports<128, 128>, sm90_ws_mc2_launch<128, 128>},
+    SM90_ENTRY_64_MC2,
 };
 
 extern "C" const cuops_gemm_kernel_t *cuops_gemm_sm90_kernel_table(int *count)
 {
     *count = (int)(sizeof(sm90_table) / sizeof(sm90_table[0]));
     return sm90_table;
+}
+
+/* Whether a 16-bit C with beta == 0 needs the shifted rows or the staged C:
+ * TMA cannot store to it in place (sm90_ws_run). */
+static int sm90_c_shifted(const cuops_gemm_desc_t *d)
+{
+    return cuops_dtype_size(d->c_type) == 2 && d->beta == 0.0f &&
+           !(d->n % 8 == 0 && cuops_sm90_tma_ok(d->c, d->ldc));
 }
 
 /* Share of the SMs' tile slots a grid of `tiles` uses over its rounds. */
@@ -1934,14 +1958,20 @@ static int64_t sm90_rounds(int64_t tiles, int64_t sms) { return (tiles + sms - 1
  * cover at most half of the SMs: first where its own tiles fill 2/3 of
  * them in one round with K <= 2048 (the range measured), else where its
  * rounds are fuller than 128 x 128's, counting it 20 % less efficient per
- * tile slot (an estimate). */
+ * tile slot (an estimate).
+ * The 64 x 128 multicast form (sm90_ws_64x128_mc2, maps without L2
+ * promotion; H200, P197): 11.3 against 12.3 us (128 x 128) at 1000^3 and
+ * 11.2 against 12.0-12.1 at 1024 x 1024 x 1000, but 9.7 against 8.7 (plain
+ * 64 x 128) at 1024^3 and 13.3 against 12.3 at 768 x 1024 x 2000: so for
+ * the first rule's grids when an operand's rows sit off the 128-byte lines
+ * and C is stored in place (a staged C would add a copy). */
 extern "C" const cuops_gemm_kernel_t *cuops_gemm_sm90_auto_tile128(const struct cuops_handle *h,
                                                                    const cuops_gemm_desc_t *d)
 {
     const int64_t sms = h->num_sms;
     if (sms <= 0 || d->k == 0 || !sm90_ws_can_run<128, 128>(h, d)) return NULL;
     static const cuops_gemm_kernel_t dsmem128 = SM90_ENTRY_128_DSMEM, plain128 = SM90_ENTRY_128,
-                                     plain64 = SM90_ENTRY_64;
+                                     plain64 = SM90_ENTRY_64, mc64 = SM90_ENTRY_64_MC2;
     const int64_t t256 = sm90_tiles<128, 256>(d), t128 = sm90_tiles<128, 128>(d);
     const int64_t t64 = sm90_tiles<64, 128>(d);
     /* operands read on whole 128-byte lines: in place, or packed (onto rows
@@ -1953,6 +1983,12 @@ extern "C" const cuops_gemm_kernel_t *cuops_gemm_sm90_auto_tile128(const struct 
     const bool tile64 = d->m > 64 && a_lines && b_lines && 2 * t128 <= sms &&
                         sm90_ws_can_run<64, 128>(h, d);
     if (tile64 && 3 * t64 >= 2 * sms && t64 <= sms && d->k <= 2048) return &plain64;
+    /* the same grids with operand rows off the lines: the 64 x 128 tile in
+     * clusters of two sharing B (a third fewer rows per CTA and k-block),
+     * maps without L2 promotion, where C is stored in place (no staged C) */
+    if (d->m > 64 && !(a_lines && b_lines) && !sm90_c_shifted(d) && 2 * t128 <= sms &&
+        3 * t64 >= 2 * sms && t64 <= sms && d->k <= 2048 && sm90_ws_mc2_supports<64, 128>(h, d))
+        return &mc64;
     if (sm90_dsmem_splits<128, 128>(h, d) > 0) return &dsmem128;
     if (d->m <= 64 || sm90_splitk_splits<128, 128>(h, d) > 0) return NULL;
     /* fill(128) * 0.92 > fill(256), fill = tiles / (rounds * sms) */

@@ -19,6 +19,15 @@ cuops_status_t cuops_sm90_encode_kmajor(struct cuops_handle *h, CUtensorMap *map
                                         const void *base, cuops_dtype_t type, int64_t rows,
                                         int64_t k, int64_t ld, uint32_t box_rows);
 
+/* The same map with the L2 promotion chosen: promote_256b = 0 fetches only
+ * the sectors a box row covers. With rows off the 128-byte lines (k = 1000)
+ * the 64 x 128 tile ran 1.0-1.4 us faster at 1000^3 without promotion, and
+ * level on rows on the lines (H200, docs/gemm.md, "Rows off the lines: ..."). */
+cuops_status_t cuops_sm90_encode_kmajor_l2(struct cuops_handle *h, CUtensorMap *map,
+                                           const void *base, cuops_dtype_t type, int64_t rows,
+                                           int64_t k, int64_t ld, uint32_t box_rows,
+                                           int promote_256b);
+
 /* A 2D map over `rows` rows of `cols` 16-bit elements, row stride `ld`
  * elements, boxes of box_cols x box_rows without swizzle (rows of box_cols
  * elements, dense, in shared memory); the C maps of the shifted-rows

@@ -53,27 +53,50 @@ static cuops_status_t sm90_encode(struct cuops_handle *h, CUtensorMap *map, cuop
     return CUOPS_STATUS_SUCCESS;
 }
 
-cuops_status_t cuops_sm90_encode_kmajor(struct cuops_handle *h, CUtensorMap *map,
-                                        const void *base, cuops_dtype_t type, int64_t rows,
-                                        int64_t k, int64_t ld, uint32_t box_rows)
+/* A 2D map over `rows` rows of `cols` 16-bit elements, row stride `ld`
+ * elements, boxes of box_cols x box_rows; the driver's refusal becomes
+ * CUDA_ERROR with the shape in the message. */
+static cuops_status_t sm90_encode_2d(struct cuops_handle *h, CUtensorMap *map, const void *base,
+                                     cuops_dtype_t type, int64_t rows, int64_t cols, int64_t ld,
+                                     uint32_t box_cols, uint32_t box_rows,
+                                     CUtensorMapSwizzle swizzle, CUtensorMapL2promotion promotion)
 {
-    /* Innermost dimension first: (k, rows). */
-    const cuuint64_t dims[2] = {(cuuint64_t)k, (cuuint64_t)rows};
+    /* Innermost dimension first: (cols, rows). */
+    const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
     const cuuint64_t strides[1] = {(cuuint64_t)ld * 2u};
-    const cuuint32_t box[2] = {64u, box_rows};
-    /* 256B L2 promotion: each box row is 128 bytes; fetching the pair of
-     * lines halves the number of L2 misses a tile's rows generate when the
-     * next k-block follows. */
+    const cuuint32_t box[2] = {box_cols, box_rows};
     CUresult r = CUDA_SUCCESS;
-    cuops_status_t st = sm90_encode(h, map, type, 2, base, ld, dims, strides, box,
-                                    CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, &r);
+    cuops_status_t st =
+        sm90_encode(h, map, type, 2, base, ld, dims, strides, box, swizzle, promotion, &r);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     if (r != CUDA_SUCCESS)
         return cuops_fail(h, CUOPS_STATUS_CUDA_ERROR,
                           "gemm sm90: cuTensorMapEncodeTiled failed (CUresult %d) for "
-                          "rows %lld, k %lld, ld %lld, box %ux64",
-                          (int)r, (long long)rows, (long long)k, (long long)ld, box_rows);
+                          "rows %lld, cols %lld, ld %lld, box %ux%u",
+                          (int)r, (long long)rows, (long long)cols, (long long)ld, box_rows,
+                          box_cols);
     return CUOPS_STATUS_SUCCESS;
+}
+
+cuops_status_t cuops_sm90_encode_kmajor_l2(struct cuops_handle *h, CUtensorMap *map,
+                                           const void *base, cuops_dtype_t type, int64_t rows,
+                                           int64_t k, int64_t ld, uint32_t box_rows,
+                                           int promote_256b)
+{
+    return sm90_encode_2d(h, map, base, type, rows, k, ld, 64u, box_rows,
+                          CU_TENSOR_MAP_SWIZZLE_128B,
+                          promote_256b ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+                                       : CU_TENSOR_MAP_L2_PROMOTION_NONE);
+}
+
+cuops_status_t cuops_sm90_encode_kmajor(struct cuops_handle *h, CUtensorMap *map,
+                                        const void *base, cuops_dtype_t type, int64_t rows,
+                                        int64_t k, int64_t ld, uint32_t box_rows)
+{
+    /* 256B L2 promotion: each box row is 128 bytes; fetching the pair of
+     * lines halves the number of L2 misses a tile's rows generate when the
+     * next k-block follows. */
+    return cuops_sm90_encode_kmajor_l2(h, map, base, type, rows, k, ld, box_rows, 1);
 }
 
 cuops_status_t cuops_sm90_encode_rows_plain(struct cuops_handle *h, CUtensorMap *map,
@@ -81,19 +104,8 @@ cuops_status_t cuops_sm90_encode_rows_plain(struct cuops_handle *h, CUtensorMap 
                                             int64_t cols, int64_t ld, uint32_t box_cols,
                                             uint32_t box_rows)
 {
-    const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
-    const cuuint64_t strides[1] = {(cuuint64_t)ld * 2u};
-    const cuuint32_t box[2] = {box_cols, box_rows};
-    CUresult r = CUDA_SUCCESS;
-    cuops_status_t st = sm90_encode(h, map, type, 2, base, ld, dims, strides, box,
-                                    CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE, &r);
-    if (st != CUOPS_STATUS_SUCCESS) return st;
-    if (r != CUDA_SUCCESS)
-        return cuops_fail(h, CUOPS_STATUS_CUDA_ERROR,
-                          "gemm sm90: cuTensorMapEncodeTiled failed (CUresult %d) for "
-                          "rows %lld, cols %lld, ld %lld, box %ux%u",
-                          (int)r, (long long)rows, (long long)cols, (long long)ld, box_rows, box_cols);
-    return CUOPS_STATUS_SUCCESS;
+    return sm90_encode_2d(h, map, base, type, rows, cols, ld, box_cols, box_rows,
+                          CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE);
 }
 
 cuops_status_t cuops_sm90_encode_residues(struct cuops_handle *h, CUtensorMap *map,
