@@ -1610,7 +1610,8 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     cuops_status_t st = CUOPS_STATUS_SUCCESS;
     /* 256-byte L2 promotion, except on the 64 x 128 multicast form (auto's
      * pick for operand rows off the 128-byte lines): 1000^3 11.9 -> 11.3 us
-     * without it, level at k = 1024 (docs/gemm.md, "Rows off the lines") */
+     * without it, level at k = 1024 (docs/gemm.md, "Rows off the lines,
+     * continued") */
     const int promote = !(mcast && BM == 64);
     /* the shifted-rows kernel reads A through its own maps (sm90_shift_maps_t) */
     if (!shift_c)
@@ -1836,8 +1837,9 @@ static cuops_status_t sm90_ws_plain_launch(struct cuops_handle *h, const cuops_g
     return sm90_ws_plain<BM, BN>(h, d, opt, name, tail_name, DIRECT_C);
 }
 
-/* "sm90_ws_128x256_mc2": sm90_ws_128x256 in clusters of two sharing B by
- * multicast; the same calls. */
+/* The multicast entries: the unsplit kernel of the BM x BN tile in clusters
+ * of two sharing B ("sm90_ws_128x256_mc2", "sm90_ws_128x128_mc2",
+ * "sm90_ws_64x128_mc2"); the same calls as the plain entry of the tile. */
 template <int BM = 128, int BN = 256>
 static cuops_status_t sm90_ws_mc2_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                          const cuops_options_t *opt)

@@ -21,8 +21,9 @@ cuops_status_t cuops_sm90_encode_kmajor(struct cuops_handle *h, CUtensorMap *map
 
 /* The same map with the L2 promotion chosen: promote_256b = 0 fetches only
  * the sectors a box row covers. With rows off the 128-byte lines (k = 1000)
- * the 64 x 128 tile ran 1.0-1.4 us faster at 1000^3 without promotion, and
- * level on rows on the lines (H200, docs/gemm.md, "Rows off the lines: ..."). */
+ * the 64 x 128 tile ran 0.6 (in clusters of two) to 1.4 us faster at 1000^3
+ * without promotion, and level on rows on the lines (H200, docs/gemm.md,
+ * "Rows off the lines, continued"). */
 cuops_status_t cuops_sm90_encode_kmajor_l2(struct cuops_handle *h, CUtensorMap *map,
                                            const void *base, cuops_dtype_t type, int64_t rows,
                                            int64_t k, int64_t ld, uint32_t box_rows,
