@@ -112,6 +112,11 @@
 #define SM90_GROUP_ROWS 16
 #define SM90_PRODUCER_REGS 40
 #define SM90_CONSUMER_REGS 232
+/* setmaxnreg.inc waits until the CTA's pool holds what it asks for, and the
+ * pool is what the launch gave: 384 threads at 168 registers. Counts past
+ * it hang the kernel (80 + 2 x 216 did, P197). */
+static_assert(SM90_PRODUCER_REGS + 2 * SM90_CONSUMER_REGS <= 3 * 168,
+              "setmaxnreg: the warpgroups' counts must fit the registers of the launch");
 
 /* Split-K (see sm90_splitk_splits for the plan). */
 #define SM90_SPLITK_MAX_SPLITS 16
