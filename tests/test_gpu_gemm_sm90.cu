@@ -40,9 +40,11 @@
  * the same plain checks on the 64 x 128 tile "sm90_ws_64x128" (shifted
  * rows in slabs of 8, one box per consumer).
  *
- * The multicast form "sm90_ws_128x256_mc2" (section 9: clusters of two CTAs
- * sharing B): sections 1-4, odd tile-row counts (the last pair's second tile
- * past m), a staged C, sampled suite shapes with each flag.
+ * The multicast forms "sm90_ws_128x256_mc2", "sm90_ws_128x128_mc2" and
+ * "sm90_ws_64x128_mc2" (section 9: clusters of two CTAs sharing B):
+ * sections 1-4, odd tile-row counts (the last pair's second tile past m), a
+ * staged C, sampled suite shapes with each flag, 1000^3 on the 128-column
+ * tiles; auto's pick of the 64 x 128 form at 1000^3 (section 7).
  *
  * The split tail of the plain kernels (section 10: the tiles of a partial
  * last round split along K, partials summed by the last piece to arrive):
