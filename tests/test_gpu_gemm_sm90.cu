@@ -107,13 +107,13 @@ static const char *auto_sm90_kernel(int64_t m, int64_t n, int64_t k, int sms)
     const int64_t t256 = ((m + 127) / 128) * ((n + 255) / 256), t128 = ((m + 127) / 128) * ((n + 127) / 128);
     const int64_t t64 = ((m + 63) / 64) * ((n + 127) / 128);
     const int64_t r256 = (t256 + sms - 1) / sms, r128 = (t128 + sms - 1) / sms, r64 = (t64 + sms - 1) / sms;
-    const int tile64 = (k * 2) % 128 == 0 && 2 * t128 <= sms; /* rows on 128-byte lines */
-    if (tile64 && 3 * t64 >= 2 * sms && t64 <= sms && k <= 2048) return V64;
+    const int lines = (k * 2) % 128 == 0; /* rows on 128-byte lines */
+    const int tile64 = lines && 2 * t128 <= sms;
+    const int round64 = 2 * t128 <= sms && 3 * t64 >= 2 * sms && t64 <= sms && k <= 2048;
+    if (round64 && lines) return V64;
     /* rows off the lines, C in place (16-bit C, ldc = n, beta = 0: n % 8 == 0):
      * the 64 x 128 multicast form in the same range */
-    if ((k * 2) % 128 != 0 && n % 8 == 0 && 2 * t128 <= sms && 3 * t64 >= 2 * sms && t64 <= sms &&
-        k <= 2048)
-        return MC2_64;
+    if (round64 && n % 8 == 0) return MC2_64;
     if (splitk_plan_bn(m, n, k, sms, 128) > 0) return DSMEM128;
     if (92 * t128 * r256 > 100 * t256 * r128)
         return tile64 && 80 * t64 * r128 > 92 * t128 * r64 ? V64 : V128;

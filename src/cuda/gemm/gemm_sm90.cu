@@ -1459,6 +1459,21 @@ extern "C" void cuops_cuda_gemm_state_release(struct cuops_handle *h)
     cuops_cuda_release(h, &h->gemm_state);
 }
 
+/* A 16-bit C, beta == 0 (C never read), that TMA stores to in place: n
+ * whole 16-byte units (the store clips at n in 16-byte units), base and ldc
+ * TMA-addressable. A 16-bit C with beta == 0 that fails this needs the
+ * shifted rows or the staged C (sm90_ws_run). */
+static bool sm90_c_tma_direct(const cuops_gemm_desc_t *d)
+{
+    return cuops_dtype_size(d->c_type) == 2 && d->beta == 0.0f && d->n % 8 == 0 &&
+           cuops_sm90_tma_ok(d->c, d->ldc);
+}
+
+static bool sm90_c_shifted(const cuops_gemm_desc_t *d)
+{
+    return cuops_dtype_size(d->c_type) == 2 && d->beta == 0.0f && !sm90_c_tma_direct(d);
+}
+
 /* One GEMM on the TMA + wgmma kernel: splits >= 2 runs the split-K pair
  * (main kernel + fixup), or with dsmem the cluster split-K kernel (splits <=
  * 8, clusters resident at once: sm90_dsmem_splits); splits == 0 the plain
@@ -1510,8 +1525,7 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
             ? (size_t)num_tiles * (size_t)splits * tile::PARTIAL_F4_PER_UNIT * sizeof(float4)
             : 0;
     const size_t esize = cuops_dtype_size(d->c_type);
-    const bool c_tma_direct =
-        esize == 2 && d->beta == 0.0f && d->n % 8 == 0 && cuops_sm90_tma_ok(d->c, d->ldc);
+    const bool c_tma_direct = sm90_c_tma_direct(d);
     /* A 16-bit C that TMA cannot store to in place, beta == 0: the plain
      * kernel stores it with shifted rows (sm90_shift_maps_t), which need C's
      * elements 2-byte aligned, 8 rows and 8 columns; otherwise (and for the
@@ -1935,14 +1949,6 @@ extern "C" const cuops_gemm_kernel_t *cuops_gemm_sm90_kernel_table(int *count)
     return sm90_table;
 }
 
-/* Whether a 16-bit C with beta == 0 needs the shifted rows or the staged C:
- * TMA cannot store to it in place (sm90_ws_run). */
-static int sm90_c_shifted(const cuops_gemm_desc_t *d)
-{
-    return cuops_dtype_size(d->c_type) == 2 && d->beta == 0.0f &&
-           !(d->n % 8 == 0 && cuops_sm90_tma_ok(d->c, d->ldc));
-}
-
 /* Share of the SMs' tile slots a grid of `tiles` uses over its rounds. */
 static int64_t sm90_rounds(int64_t tiles, int64_t sms) { return (tiles + sms - 1) / sms; }
 
@@ -1987,14 +1993,15 @@ extern "C" const cuops_gemm_kernel_t *cuops_gemm_sm90_auto_tile128(const struct 
                          (cuops_aligned(d->a, 128) && (d->lda * 2) % 128 == 0);
     const bool b_lines = d->trans_b != CUOPS_OP_T || !cuops_sm90_tma_ok(d->b, d->ldb) ||
                          (cuops_aligned(d->b, 128) && (d->ldb * 2) % 128 == 0);
-    const bool tile64 = d->m > 64 && a_lines && b_lines && 2 * t128 <= sms &&
-                        sm90_ws_can_run<64, 128>(h, d);
-    if (tile64 && 3 * t64 >= 2 * sms && t64 <= sms && d->k <= 2048) return &plain64;
+    const bool grid64 = d->m > 64 && 2 * t128 <= sms && sm90_ws_can_run<64, 128>(h, d);
+    const bool tile64 = grid64 && a_lines && b_lines;
+    /* its own tiles fill 2/3 of the SMs in one round, K in the range measured */
+    const bool round64 = grid64 && 3 * t64 >= 2 * sms && t64 <= sms && d->k <= 2048;
+    if (round64 && tile64) return &plain64;
     /* the same grids with operand rows off the lines: the 64 x 128 tile in
      * clusters of two sharing B (a third fewer rows per CTA and k-block),
      * maps without L2 promotion, where C is stored in place (no staged C) */
-    if (d->m > 64 && !(a_lines && b_lines) && !sm90_c_shifted(d) && 2 * t128 <= sms &&
-        3 * t64 >= 2 * sms && t64 <= sms && d->k <= 2048 && sm90_ws_mc2_supports<64, 128>(h, d))
+    if (round64 && !tile64 && !sm90_c_shifted(d) && sm90_ws_mc2_supports<64, 128>(h, d))
         return &mc64;
     if (sm90_dsmem_splits<128, 128>(h, d) > 0) return &dsmem128;
     if (d->m <= 64 || sm90_splitk_splits<128, 128>(h, d) > 0) return NULL;
