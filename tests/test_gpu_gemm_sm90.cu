@@ -41,8 +41,10 @@
  * rows in slabs of 8, one box per consumer).
  *
  * The multicast forms "sm90_ws_128x256_mc2", "sm90_ws_128x128_mc2" and
- * "sm90_ws_64x128_mc2" (section 9: clusters of two CTAs sharing B):
- * sections 1-4, odd tile-row counts (the last pair's second tile past m), a
+ * "sm90_ws_64x128_mc2" (section 9: clusters of two CTAs sharing B), and the
+ * 64 x 128 tile in clusters of 4 along M ("sm90_ws_64x128_mc4"), 2 x 2 and
+ * 4 x 2 (sharing A along N too: "_mc2x2", "_mc4x2"): sections 1-4, tile-row
+ * and tile-column counts that leave a cluster's last tiles past m or n, a
  * staged C, sampled suite shapes with each flag, 1000^3 on the 128-column
  * tiles; auto's pick of the 64 x 128 form at 1000^3 (section 7).
  *
@@ -81,6 +83,10 @@ static const char *const MC2 = "sm90_ws_128x256_mc2";
 /* the multicast form on the 128-column tiles (section 9) */
 static const char *const MC2_128 = "sm90_ws_128x128_mc2";
 static const char *const MC2_64 = "sm90_ws_64x128_mc2";
+/* the 64 x 128 tile in clusters of 4 x 1, 2 x 2 and 4 x 2 (M x N) */
+static const char *const MC4_64 = "sm90_ws_64x128_mc4";
+static const char *const MC2X2_64 = "sm90_ws_64x128_mc2x2";
+static const char *const MC4X2_64 = "sm90_ws_64x128_mc4x2";
 
 /* The library's split-K plan (gemm_sm90.cu, sm90_splitk_splits) for tiles
  * 128 x bn: the number of K splits for this shape on `sms` SMs, 0 where it
@@ -862,16 +868,21 @@ int main(void)
         }
     }
 
-    /* 9. The multicast forms (128 x 256, and the 128-column tiles): the
-     *    plain checks; odd tile-row counts (13, 3, 1 of 128 rows; 25, 5 of
-     *    64) put the last pair's rank-1 tile past m, so that CTA loads no A,
-     *    still multicasts its half of B and stores nothing; n not a multiple
-     *    of the tile width makes the B halves ragged (the second half wholly
-     *    past n at n = 100 on 256 columns); several pair units per cluster
-     *    with each flag; a staged C; the big suite's shape, sampled; 1000^3
-     *    (rows off the 128-byte lines) on the 128-column tiles. */
-    for (int mv = 0; mv < 3; mv++) {
-        const char *const mc = mv == 0 ? MC2 : mv == 1 ? MC2_128 : MC2_64;
+    /* 9. The multicast forms (128 x 256, and the 128-column tiles; the
+     *    64 x 128 tile in clusters of 2, 4, 2 x 2 and 4 x 2): the plain
+     *    checks; tile-row counts that are not multiples of the cluster's
+     *    (13, 3, 1 of 128 rows; 25, 5, 3, 2 of 64) put a cluster's last
+     *    tiles past m, so those CTAs load no A, still multicast their piece
+     *    of B and store nothing; tile-column counts that are odd (35, 1 of
+     *    128 columns: 4353 and 100) do the same past n for the clusters two
+     *    wide, whose CTAs past n still multicast their piece of A; n not a
+     *    multiple of the tile width makes the B pieces ragged (wholly past n
+     *    at n = 100 on 256 columns); several blocks per cluster with each
+     *    flag; a staged C; the big suite's shape, sampled; 1000^3 (rows off
+     *    the 128-byte lines) on the 128-column tiles. */
+    const char *const mc_variants[] = {MC2, MC2_128, MC2_64, MC4_64, MC2X2_64, MC4X2_64};
+    for (int mv = 0; mv < 6; mv++) {
+        const char *const mc = mc_variants[mv];
         if (quick && mv > 0) {
             gemm_case_t q = {N, T, 300, 520, 136, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 0};
             run_case(gpu, cpu, &q, mc, mc);

@@ -260,16 +260,21 @@ __device__ __forceinline__ void sm90_tile_coords(const sm90_gemm_params_t &p, in
     sm90_grouped_coords(p.tiles_m, p.tiles_n, p.group_rows, t, tm, tn);
 }
 
-/* The multicast kernel's work unit: a pair of tile rows (2i, 2i + 1) in one
- * tile column, CTA rank r of the cluster taking row 2i + r; pairs run in the
- * grouped order of half as many pair-rows (the same 16 tile-rows per group).
- * With an odd tile-row count the last pair's rank-1 tile lies past m. */
-__device__ __forceinline__ void sm90_pair_coords(const sm90_gemm_params_t &p, int u, uint32_t rank,
-                                                 int *tm, int *tn)
+/* The multicast kernel's work unit: a block of MCM x MCN tiles (tile rows
+ * MCM i .. MCM i + MCM - 1, tile columns MCN j .. MCN j + MCN - 1), the CTA
+ * at (rm, rn) of the cluster taking tile (MCM i + rm, MCN j + rn); blocks run
+ * in the grouped order of the block grid (the same 16 tile-rows per group).
+ * Where MCM or MCN does not divide the tile counts, the last blocks' tiles
+ * past m or n are computed but not stored. */
+template <int MCM, int MCN>
+__device__ __forceinline__ void sm90_cluster_coords(const sm90_gemm_params_t &p, int u, int rm,
+                                                    int rn, int *tm, int *tn)
 {
-    int pm;
-    sm90_grouped_coords((p.tiles_m + 1) / 2, p.tiles_n, p.group_rows / 2, u, &pm, tn);
-    *tm = 2 * pm + (int)rank;
+    int bm, bn;
+    sm90_grouped_coords((p.tiles_m + MCM - 1) / MCM, (p.tiles_n + MCN - 1) / MCN,
+                        p.group_rows / MCM, u, &bm, &bn);
+    *tm = MCM * bm + rm;
+    *tn = MCN * bn + rn;
 }
 
 __device__ __forceinline__ void sm90_store_pair(__half *p, float a, float b)
@@ -814,18 +819,40 @@ __device__ __forceinline__ void sm90_cluster_reduce_store(const sm90_gemm_params
 
 #if CUOPS_SM90A_DEVICE
 
-/* A consumer warp's release of a stage it has finished reading (its wgmma
- * group retired): lane 0 arrives on the stage's empty barrier. MCAST: lane 0
- * on this CTA's and lane 1 on the peer's (both producers write the stage),
- * in one instruction. */
-template <bool MCAST>
-__device__ __forceinline__ void sm90_release_stage(uint32_t empty_bar, uint32_t rank)
+/* Multicast masks over a cluster of MCM x MCN CTAs (rank = rm + MCM rn):
+ * the CTAs of cluster row rm (one tile row: they share A) and of cluster
+ * column rn (one tile column: they share B). */
+template <int MCM, int MCN>
+__device__ __forceinline__ uint16_t sm90_cluster_row_mask(int rm)
 {
-    const uint32_t lane = threadIdx.x % 32;
-    if (!MCAST) {
+    uint32_t mask = 0;
+#pragma unroll
+    for (int j = 0; j < MCN; j++) mask |= 1u << (rm + MCM * j);
+    return (uint16_t)mask;
+}
+template <int MCM>
+__device__ __forceinline__ uint16_t sm90_cluster_col_mask(int rn)
+{
+    return (uint16_t)(((1u << MCM) - 1u) << (MCM * rn));
+}
+
+/* A consumer warp's release of a stage it has finished reading (its wgmma
+ * group retired): lane 0 arrives on the stage's empty barrier. Multicast
+ * (clusters of MCM x MCN): every CTA whose producer writes into this CTA's
+ * stage must hear of it: the MCM CTAs of its cluster column (B pieces,
+ * itself included) and the other MCN - 1 of its cluster row (A pieces),
+ * one lane each, in one instruction. */
+template <int MCM, int MCN>
+__device__ __forceinline__ void sm90_release_stage(uint32_t empty_bar, int rm, int rn)
+{
+    const int lane = (int)(threadIdx.x % 32);
+    if (MCM * MCN == 1) {
         if (lane == 0) cuops_mbar_arrive(empty_bar);
-    } else if (lane < 2) {
-        cuops_mbar_arrive_rank(empty_bar, rank ^ lane);
+    } else if (lane < MCM) {
+        cuops_mbar_arrive_rank(empty_bar, (uint32_t)(lane + MCM * rn));
+    } else if (lane < MCM + MCN - 1) {
+        const int j = lane - MCM;
+        cuops_mbar_arrive_rank(empty_bar, (uint32_t)(rm + MCM * (j < rn ? j : j + 1)));
     }
 }
 
@@ -839,13 +866,17 @@ __device__ __forceinline__ void sm90_release_stage(uint32_t empty_bar, uint32_t 
  * cluster reduces them (sm90_cluster_reduce_store). Each role runs its own
  * two cluster barriers inside its branch, so no code after the branches runs
  * at the producer's reduced register count.
- * MCAST (sm90_ws_128x256_mc2): clusters of two CTAs along M. The pair
- * computes tile rows 2i and 2i + 1 of one tile column; each CTA loads its
- * own A and one half of the shared B, multicast into both CTAs' stage, so
- * the L2 -> SM bytes per CTA and k-block drop from 48 to 32 KB. A stage is
- * refilled once the consumers of both CTAs have released it. */
+ * MCM x MCN > 1 (sm90_ws_128x256_mc2, sm90_ws_64x128_mc4x2, ...): clusters
+ * of MCM x MCN CTAs computing a block of MCM tile rows by MCN tile columns
+ * (sm90_cluster_coords). The MCM CTAs of a tile column share its B tile:
+ * each loads BN / MCM of its rows, multicast into all of their stages; the
+ * MCN CTAs of a tile row share its A tile likewise (BM / MCN rows each).
+ * So the L2 -> SM bytes per CTA and k-block drop from (BM + BN) to
+ * (BM / MCN + BN / MCM) rows (128 x 256 in pairs along M: 48 to 32 KB). A
+ * stage is refilled once the consumers of every CTA this producer writes
+ * into have released it (sm90_release_stage). */
 template <int BM, int BN, bool AB_BF16, typename OutT, bool SPLIT, bool DSMEM = false,
-          bool MCAST = false, bool SHIFT = false>
+          int MCM = 1, int MCN = 1, bool SHIFT = false>
 __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUtensorMap &tmap_b,
                                             const CUtensorMap *tmap_c,
                                             const sm90_gemm_params_t &p, float4 *partials,
@@ -853,7 +884,11 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
 {
     using tile = sm90_tile<BM, BN>;
     constexpr int STAGES = tile::STAGES;
+    constexpr bool MCAST = MCM * MCN > 1;
+    constexpr int CLUSTER = MCM * MCN;
     static_assert(!MCAST || !SPLIT, "multicast: the unsplit kernels");
+    static_assert(MCM * MCN <= 8 && BN % (8 * MCM) == 0 && BM % (8 * MCN) == 0,
+                  "multicast pieces: whole 8-row swizzle atoms, a portable cluster");
     static_assert(!SHIFT || (!SPLIT && !MCAST && sizeof(OutT) == 2),
                   "shifted rows: the plain kernel with a 16-bit C");
     extern __shared__ uint8_t smem_raw[];
@@ -866,14 +901,16 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
 #define SM90_EMPTY_BAR(s) (bars + 8u * (uint32_t)(STAGES + (s)))
 
     const int warpgroup = threadIdx.x / 128;
-    /* MCAST: the cluster of 2 walks pair units (sm90_pair_coords) */
-    const uint32_t rank = MCAST ? cuops_cluster_ctarank() : 0u;
-    const int units = SPLIT   ? p.num_tiles * splits
-                      : MCAST ? ((p.tiles_m + 1) / 2) * p.tiles_n
-                              : p.dp_units + p.sk_tiles * p.sk_splits;
+    /* MCAST: each cluster walks blocks of MCM x MCN tiles (sm90_cluster_coords) */
+    const int rank = MCAST ? (int)cuops_cluster_ctarank() : 0;
+    const int rm = rank % MCM, rn = rank / MCM;
+    const int units =
+        SPLIT   ? p.num_tiles * splits
+        : MCAST ? ((p.tiles_m + MCM - 1) / MCM) * ((p.tiles_n + MCN - 1) / MCN)
+                : p.dp_units + p.sk_tiles * p.sk_splits;
     constexpr bool TAIL = !SPLIT && !MCAST; /* the plain kernel may have a split tail */
-    const int first_unit = MCAST ? (int)(blockIdx.x / 2) : (int)blockIdx.x;
-    const int unit_step = MCAST ? (int)(gridDim.x / 2) : (int)gridDim.x;
+    const int first_unit = (int)blockIdx.x / CLUSTER;
+    const int unit_step = (int)gridDim.x / CLUSTER;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; s++) {
@@ -882,9 +919,10 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
             /* empty: lane 0 of each of the 8 consumer warps arrives once the
              * warp's wgmma group that read the stage is retired (8 arrivals,
              * not one per thread: fewer shared-memory atomics per stage).
-             * MCAST: both CTAs' producers write B halves into this stage,
-             * so both CTAs' consumers release it to both (16). */
-            cuops_mbar_init(SM90_EMPTY_BAR(s), MCAST ? 16 : 8);
+             * MCAST: the producers of the MCM + MCN - 1 CTAs sharing with
+             * this one write into the stage, and this producer into theirs:
+             * the consumers of each release it here. */
+            cuops_mbar_init(SM90_EMPTY_BAR(s), 8 * (MCM + MCN - 1));
         }
         cuops_mbar_init_fence();
     }
@@ -908,11 +946,13 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                 if (SPLIT) sm90_split_unit(p, splits, u, &t, &kb_first, &kb_count);
                 int tm, tn;
                 if (MCAST)
-                    sm90_pair_coords(p, u, rank, &tm, &tn);
+                    sm90_cluster_coords<MCM, MCN>(p, u, rm, rn, &tm, &tn);
                 else
                     sm90_tile_coords(p, t, &tm, &tn);
-                /* MCAST: a rank-1 tile past m loads no A (its results are
-                 * not stored) but still sends its half of B to the peer */
+                /* MCAST: a tile row past m loads no A (its results are not
+                 * stored; the CTAs sharing that A lie in the same tile row,
+                 * so none of them expects it) but still sends its piece of
+                 * B to its cluster column */
                 const bool a_live = !MCAST || tm < p.tiles_m;
                 int kb = kb_first;
                 if (!SPLIT && !sk && p.stagger_k) kb = t % p.k_blocks;
@@ -935,17 +975,26 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                                                   (uint32_t)(j * (BM / 8) * 128),
                                               &smaps->a[j], SM90_FULL_BAR(stage), kb * SM90_BK,
                                               tm * (BM / 8));
+                    } else if (a_live && MCN > 1) {
+                        /* this CTA's piece of A (tmap_a's box is BM / MCN
+                         * rows), into its cluster row's stages */
+                        cuops_tma_load_2d_multicast(
+                            a_smem + stage * tile::A_STAGE_BYTES +
+                                (uint32_t)rn * (tile::A_STAGE_BYTES / MCN),
+                            &tmap_a, SM90_FULL_BAR(stage), kb * SM90_BK,
+                            tm * BM + rn * (BM / MCN), sm90_cluster_row_mask<MCM, MCN>(rm));
                     } else if (a_live) {
                         cuops_tma_load_2d(a_smem + stage * tile::A_STAGE_BYTES, &tmap_a,
                                           SM90_FULL_BAR(stage), kb * SM90_BK, tm * BM);
                     }
-                    if (MCAST) {
-                        /* this CTA's half of B (tmap_b's box is BN / 2
-                         * rows), into both CTAs' stage at the half's offset */
+                    if (MCM > 1) {
+                        /* this CTA's piece of B (tmap_b's box is BN / MCM
+                         * rows), into its cluster column's stages */
                         cuops_tma_load_2d_multicast(
-                            b_smem + stage * tile::B_STAGE_BYTES + rank * (tile::B_STAGE_BYTES / 2),
+                            b_smem + stage * tile::B_STAGE_BYTES +
+                                (uint32_t)rm * (tile::B_STAGE_BYTES / MCM),
                             &tmap_b, SM90_FULL_BAR(stage), kb * SM90_BK,
-                            tn * BN + (int)rank * (BN / 2), (uint16_t)0x3);
+                            tn * BN + rm * (BN / MCM), sm90_cluster_col_mask<MCM>(rn));
                     } else {
                         cuops_tma_load_2d(b_smem + stage * tile::B_STAGE_BYTES, &tmap_b,
                                           SM90_FULL_BAR(stage), kb * SM90_BK, tn * BN);
@@ -986,7 +1035,7 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
             (void)kb_first;
             int tm, tn;
             if (MCAST)
-                sm90_pair_coords(p, u, rank, &tm, &tn);
+                sm90_cluster_coords<MCM, MCN>(p, u, rm, rn, &tm, &tn);
             else
                 sm90_tile_coords(p, t, &tm, &tn);
             int prev_stage = 0;
@@ -1014,21 +1063,21 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                 cuops_wgmma_wait<1>();
 #pragma unroll
                 for (int r = 0; r < tile::ACC; r++) cuops_reg_fence(acc[r]);
-                if (i > 0) sm90_release_stage<MCAST>(SM90_EMPTY_BAR(prev_stage), rank);
+                if (i > 0) sm90_release_stage<MCM, MCN>(SM90_EMPTY_BAR(prev_stage), rm, rn);
                 prev_stage = stage;
                 cuops_ring_advance<STAGES>(stage, phase);
             }
             cuops_wgmma_wait<0>();
 #pragma unroll
             for (int r = 0; r < tile::ACC; r++) cuops_reg_fence(acc[r]);
-            sm90_release_stage<MCAST>(SM90_EMPTY_BAR(prev_stage), rank);
+            sm90_release_stage<MCM, MCN>(SM90_EMPTY_BAR(prev_stage), rm, rn);
 
             /* a tail piece: only the tile's last piece to arrive stores it */
             if (TAIL && u >= p.dp_units && !sm90_tail_piece(p, u, consumer, acc)) continue;
-            if (MCAST && tm >= p.tiles_m) {
-                /* the rank-1 tile past m of an odd tile-row count: nothing
-                 * to store (both consumers skip alike, so the epilogue's
-                 * named barriers stay matched) */
+            if (MCAST && (tm >= p.tiles_m || tn >= p.tiles_n)) {
+                /* a block's tile past m or n: nothing to store (both
+                 * consumers skip alike, so the epilogue's named barriers
+                 * stay matched) */
             } else if (SPLIT && DSMEM) {
                 /* both consumers done with the ring (their wgmma reads have
                  * completed: wait<0> above), so its memory takes the partials */
@@ -1060,8 +1109,8 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
             sm90_cluster_reduce_store<BM, BN, OutT>(p, splits, smem_base);
             cuops_cluster_sync_relaxed();
         }
-        /* MCAST: neither CTA leaves while the peer's last stage releases
-         * may still arrive on its barriers */
+        /* MCAST: no CTA leaves while its peers' last stage releases may
+         * still arrive on its barriers */
         if (MCAST) cuops_cluster_sync();
     }
 #undef SM90_FULL_BAR
@@ -1070,16 +1119,18 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
 
 #endif /* CUOPS_SM90A_DEVICE */
 
-/* The unsplit kernel; MCAST (sm90_ws_128x256_mc2): launched in clusters of
- * two CTAs along M that share each k-block's B tile by TMA multicast. */
-template <int BM, int BN, bool AB_BF16, typename OutT, bool MCAST = false>
+/* The unsplit kernel; MCM x MCN > 1 (sm90_ws_128x256_mc2, ...): launched in
+ * clusters of MCM x MCN CTAs that share each k-block's A and B tiles by TMA
+ * multicast. */
+template <int BM, int BN, bool AB_BF16, typename OutT, int MCM = 1, int MCN = 1>
 __global__ void __launch_bounds__(SM90_THREADS, 1)
 sm90_ws_kernel(const __grid_constant__ CUtensorMap tmap_a,
                const __grid_constant__ CUtensorMap tmap_b,
                const __grid_constant__ CUtensorMap tmap_c, const sm90_gemm_params_t p)
 {
 #if CUOPS_SM90A_DEVICE
-    sm90_ws_cta<BM, BN, AB_BF16, OutT, false, false, MCAST>(tmap_a, tmap_b, &tmap_c, p, NULL, 1);
+    sm90_ws_cta<BM, BN, AB_BF16, OutT, false, false, MCM, MCN>(tmap_a, tmap_b, &tmap_c, p, NULL,
+                                                               1);
 #endif
 }
 
@@ -1091,7 +1142,7 @@ sm90_ws_shift_kernel(const __grid_constant__ CUtensorMap tmap_b,
                      const __grid_constant__ sm90_shift_maps_t maps, const sm90_gemm_params_t p)
 {
 #if CUOPS_SM90A_DEVICE
-    sm90_ws_cta<BM, BN, AB_BF16, OutT, false, false, false, true>(maps.a[0], tmap_b, NULL, p, NULL,
+    sm90_ws_cta<BM, BN, AB_BF16, OutT, false, false, 1, 1, true>(maps.a[0], tmap_b, NULL, p, NULL,
                                                                   1, &maps);
 #endif
 }
@@ -1217,20 +1268,20 @@ typedef void (*sm90_fixup_kernel_fn)(const sm90_gemm_params_t, const sm90_splitk
 typedef void (*sm90_dsmem_kernel_fn)(const CUtensorMap, const CUtensorMap, const sm90_gemm_params_t,
                                      const int);
 
-template <int BM, int BN, bool MCAST = false>
+template <int BM, int BN, int MCM = 1, int MCN = 1>
 static sm90_kernel_fn sm90_pick_kernel(cuops_dtype_t ab, cuops_dtype_t c)
 {
     const bool bf = (ab == CUOPS_DTYPE_BF16);
     switch (c) {
     case CUOPS_DTYPE_F16:
-        return bf ? sm90_ws_kernel<BM, BN, true, __half, MCAST>
-                  : sm90_ws_kernel<BM, BN, false, __half, MCAST>;
+        return bf ? sm90_ws_kernel<BM, BN, true, __half, MCM, MCN>
+                  : sm90_ws_kernel<BM, BN, false, __half, MCM, MCN>;
     case CUOPS_DTYPE_BF16:
-        return bf ? sm90_ws_kernel<BM, BN, true, __nv_bfloat16, MCAST>
-                  : sm90_ws_kernel<BM, BN, false, __nv_bfloat16, MCAST>;
+        return bf ? sm90_ws_kernel<BM, BN, true, __nv_bfloat16, MCM, MCN>
+                  : sm90_ws_kernel<BM, BN, false, __nv_bfloat16, MCM, MCN>;
     case CUOPS_DTYPE_F32:
-        return bf ? sm90_ws_kernel<BM, BN, true, float, MCAST>
-                  : sm90_ws_kernel<BM, BN, false, float, MCAST>;
+        return bf ? sm90_ws_kernel<BM, BN, true, float, MCM, MCN>
+                  : sm90_ws_kernel<BM, BN, false, float, MCM, MCN>;
     default:
         return NULL;
     }
@@ -1367,25 +1418,35 @@ template <int BM, int BN> static int sm90_dsmem_max_clusters(int dev, int size)
     return __atomic_load_n(slot, __ATOMIC_RELAXED);
 }
 
-/* Clusters of two CTAs of the multicast kernel that device `dev` holds at
- * once (a GPC with an odd count of free SMs leaves one idle); -1 when the
- * query fails. */
-template <int BM, int BN> static int sm90_mc2_max_clusters(int dev)
+/* Clusters of MCM x MCN CTAs of the multicast kernel that device `dev`
+ * holds at once (a GPC whose free SMs are not a multiple of the cluster
+ * size leaves some idle); -1 when the query fails. */
+template <int BM, int BN, int MCM, int MCN> static int sm90_mc_max_clusters(int dev)
 {
     static int cache[16];
     if (dev < 0 || dev >= 16) return -1;
     if (__atomic_load_n(&cache[dev], __ATOMIC_RELAXED) == 0)
-        __atomic_store_n(&cache[dev],
-                         cuops_cluster_max_active((const void *)sm90_ws_kernel<BM, BN, false, __half, true>,
-                                                  SM90_THREADS, 2, sm90_tile<BM, BN>::SMEM_BYTES),
-                         __ATOMIC_RELAXED);
+        __atomic_store_n(
+            &cache[dev],
+            cuops_cluster_max_active((const void *)sm90_ws_kernel<BM, BN, false, __half, MCM, MCN>,
+                                     SM90_THREADS, MCM * MCN, sm90_tile<BM, BN>::SMEM_BYTES),
+            __ATOMIC_RELAXED);
     return __atomic_load_n(&cache[dev], __ATOMIC_RELAXED);
 }
 
-template <int BM = 128, int BN = 256>
-static int sm90_ws_mc2_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
+template <int BM = 128, int BN = 256, int MCM = 2, int MCN = 1>
+static int sm90_ws_mc_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 {
-    return sm90_ws_supports<BM, BN>(h, d) && sm90_mc2_max_clusters<BM, BN>(h->device) >= 1;
+    return sm90_ws_supports<BM, BN>(h, d) && sm90_mc_max_clusters<BM, BN, MCM, MCN>(h->device) >= 1;
+}
+
+/* The multicast entries' names: sm90_ws_<BM>x<BN>_mc<MCM>[x<MCN>]. */
+template <int BM, int BN, int MCM, int MCN> static const char *sm90_mc_name(void)
+{
+    if (BN == 256) return "sm90_ws_128x256_mc2";
+    if (BM == 128) return "sm90_ws_128x128_mc2";
+    if (MCN == 1) return MCM == 2 ? "sm90_ws_64x128_mc2" : "sm90_ws_64x128_mc4";
+    return MCM == 2 ? "sm90_ws_64x128_mc2x2" : "sm90_ws_64x128_mc4x2";
 }
 
 /* Cluster split-K plan: the split-K plan's S capped at the portable cluster
@@ -1488,15 +1549,17 @@ static bool sm90_c_shifted(const cuops_gemm_desc_t *d)
  * docs/gemm.md). direct_c (the study entry sm90_ws_128x256_direct_c), and
  * for the staged C too small a user workspace or operands inside the
  * workspace: the register epilogue writes C in place. */
-template <int BM, int BN>
+template <int BM, int BN, int MCM = 1, int MCN = 1>
 static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                   const cuops_options_t *opt, int splits, int dsmem, int direct_c,
-                                  int mcast = 0, int *tail_ran = NULL)
+                                  int *tail_ran = NULL)
 {
     if (tail_ran) *tail_ran = 0;
     using tile = sm90_tile<BM, BN>;
+    constexpr bool mcast = MCM * MCN > 1;
     if (splits == 0) dsmem = 0;
-    if (splits > 0) mcast = 0;
+    if (mcast && splits > 0)
+        return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "multicast: no split-K form");
     /* the 64-row tile has no split-K form (its entry never asks for one) */
     if (BM == 64 && splits > 0)
         return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "sm90_ws_64x128: no split-K form");
@@ -1504,10 +1567,8 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
                                                 : "sm90_ws_128x128_splitk_dsmem")
                              : splits > 0 ? (BN == 256 ? "sm90_ws_128x256_splitk"
                                                        : "sm90_ws_128x128_splitk")
+                             : mcast      ? sm90_mc_name<BM, BN, MCM, MCN>()
                              : BM == 64   ? "sm90_ws_64x128"
-                             : mcast      ? (BN == 256 ? "sm90_ws_128x256_mc2"
-                                             : BM == 128  ? "sm90_ws_128x128_mc2"
-                                                          : "sm90_ws_64x128_mc2")
                                           : (BN == 256 ? "sm90_ws_128x256" : "sm90_ws_128x128");
     const unsigned flags = opt ? opt->flags : 0u;
 
@@ -1592,11 +1653,11 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
             memset(&no_tail, 0, sizeof no_tail);
             if (opt) no_tail = *opt;
             no_tail.split_k = 1;
-            return sm90_ws_run<BM, BN>(h, d, &no_tail, 0, 0, direct_c, mcast, tail_ran);
+            return sm90_ws_run<BM, BN, MCM, MCN>(h, d, &no_tail, 0, 0, direct_c, tail_ran);
         }
         /* without room for the staged C, the register epilogue */
         if (st == CUOPS_STATUS_ALLOC_FAILED && stage_c)
-            return sm90_ws_run<BM, BN>(h, d, opt, 0, 0, 1, mcast);
+            return sm90_ws_run<BM, BN, MCM, MCN>(h, d, opt, 0, 0, 1);
         if (st != CUOPS_STATUS_SUCCESS) return st;
         ws = (void *)(((uintptr_t)ws_raw + 255) & ~(uintptr_t)255);
     }
@@ -1627,18 +1688,20 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     CUtensorMap tmap_a, tmap_b;
     memset(&tmap_a, 0, sizeof tmap_a);
     cuops_status_t st = CUOPS_STATUS_SUCCESS;
-    /* 256-byte L2 promotion, except on the 64 x 128 multicast form (auto's
+    /* 256-byte L2 promotion, except on the 64 x 128 multicast forms (auto's
      * pick for operand rows off the 128-byte lines): 1000^3 11.9 -> 11.3 us
-     * without it, level at k = 1024 (docs/gemm.md, "Rows off the lines,
-     * continued") */
+     * without it on clusters of two, level at k = 1024 (docs/gemm.md, "Rows
+     * off the lines, continued") */
     const int promote = !(mcast && BM == 64);
-    /* the shifted-rows kernel reads A through its own maps (sm90_shift_maps_t) */
+    /* the shifted-rows kernel reads A through its own maps (sm90_shift_maps_t);
+     * the multicast kernel's CTAs each load BM / MCN rows of the A tile and
+     * BN / MCM of the B tile */
     if (!shift_c)
-        st = cuops_sm90_encode_kmajor_l2(h, &tmap_a, a, d->ab_type, d->m, d->k, lda, BM, promote);
+        st = cuops_sm90_encode_kmajor_l2(h, &tmap_a, a, d->ab_type, d->m, d->k, lda, BM / MCN,
+                                         promote);
     if (st != CUOPS_STATUS_SUCCESS) return st;
-    /* the multicast kernel's CTAs each load half of the B tile */
-    st = cuops_sm90_encode_kmajor_l2(h, &tmap_b, b, d->ab_type, d->n, d->k, ldb,
-                                     mcast ? BN / 2 : BN, promote);
+    st = cuops_sm90_encode_kmajor_l2(h, &tmap_b, b, d->ab_type, d->n, d->k, ldb, BN / MCM,
+                                     promote);
     if (st != CUOPS_STATUS_SUCCESS) return st;
 
     sm90_gemm_params_t p;
@@ -1735,8 +1798,7 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     }
 
     if (splits == 0) {
-        sm90_kernel_fn fn = sm90_pick_kernel<BM, BN>(d->ab_type, d->c_type);
-        if (mcast) fn = sm90_pick_kernel<BM, BN, true>(d->ab_type, d->c_type);
+        sm90_kernel_fn fn = sm90_pick_kernel<BM, BN, MCM, MCN>(d->ab_type, d->c_type);
         if (!fn)
             return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no kernel for c_type", name);
         CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
@@ -1744,17 +1806,18 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
                                                tile::SMEM_BYTES));
         if (mcast) {
             /* persistent clusters: as many as the device holds at once, at
-             * most one per pair unit (sm90_pair_coords) */
-            const int max_clusters = sm90_mc2_max_clusters<BM, BN>(h->device);
+             * most one per block of MCM x MCN tiles (sm90_cluster_coords) */
+            const int max_clusters = sm90_mc_max_clusters<BM, BN, MCM, MCN>(h->device);
             if (max_clusters < 1)
                 return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
-                                  "%s: the device holds no cluster of two of its CTAs", name);
-            const int pairs = ((p.tiles_m + 1) / 2) * p.tiles_n;
-            const int clusters = pairs < max_clusters ? pairs : max_clusters;
+                                  "%s: the device holds no cluster of %d of its CTAs", name,
+                                  MCM * MCN);
+            const int blocks = ((p.tiles_m + MCM - 1) / MCM) * ((p.tiles_n + MCN - 1) / MCN);
+            const int clusters = blocks < max_clusters ? blocks : max_clusters;
             cudaLaunchConfig_t cfg;
             cudaLaunchAttribute attr;
-            cuops_cluster_launch_config(&cfg, &attr, 2 * clusters, SM90_THREADS, 2,
-                                        tile::SMEM_BYTES, cuops_stream(h));
+            cuops_cluster_launch_config(&cfg, &attr, MCM * MCN * clusters, SM90_THREADS,
+                                        MCM * MCN, tile::SMEM_BYTES, cuops_stream(h));
             CUOPS_CUDA_TRY(h, cudaLaunchKernelEx(&cfg, fn, tmap_a, tmap_b, tmap_c, p));
         } else {
             const int grid = p.num_tiles < h->num_sms ? p.num_tiles : h->num_sms;
@@ -1829,7 +1892,7 @@ static cuops_status_t sm90_ws_plain(struct cuops_handle *h, const cuops_gemm_des
                           "%s: needs sm_90, f16/bf16 inputs, f16/bf16/f32 output, m > 64", name);
     int tail = 0;
     cuops_status_t st = d->k == 0 ? cuops_sm90_scale_c(h, d)
-                                  : sm90_ws_run<BM, BN>(h, d, opt, 0, 0, direct_c, 0, &tail);
+                                  : sm90_ws_run<BM, BN>(h, d, opt, 0, 0, direct_c, &tail);
     if (st == CUOPS_STATUS_SUCCESS) h->last_kernel = tail ? tail_name : name;
     return st;
 }
@@ -1857,22 +1920,22 @@ static cuops_status_t sm90_ws_plain_launch(struct cuops_handle *h, const cuops_g
 }
 
 /* The multicast entries: the unsplit kernel of the BM x BN tile in clusters
- * of two sharing B ("sm90_ws_128x256_mc2", "sm90_ws_128x128_mc2",
- * "sm90_ws_64x128_mc2"); the same calls as the plain entry of the tile. */
-template <int BM = 128, int BN = 256>
-static cuops_status_t sm90_ws_mc2_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
-                                         const cuops_options_t *opt)
+ * of MCM x MCN sharing A and B (sm90_mc_name: "sm90_ws_128x256_mc2",
+ * "sm90_ws_128x128_mc2", "sm90_ws_64x128_mc2", "sm90_ws_64x128_mc4",
+ * "sm90_ws_64x128_mc2x2", "sm90_ws_64x128_mc4x2"); the same calls as the
+ * plain entry of the tile. */
+template <int BM = 128, int BN = 256, int MCM = 2, int MCN = 1>
+static cuops_status_t sm90_ws_mc_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                        const cuops_options_t *opt)
 {
-    const char *const name = BN == 256   ? "sm90_ws_128x256_mc2"
-                             : BM == 128 ? "sm90_ws_128x128_mc2"
-                                         : "sm90_ws_64x128_mc2";
-    if (!sm90_ws_mc2_supports<BM, BN>(h, d))
+    const char *const name = sm90_mc_name<BM, BN, MCM, MCN>();
+    if (!sm90_ws_mc_supports<BM, BN, MCM, MCN>(h, d))
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
                           "%s: needs sm_90, f16/bf16 inputs, f16/bf16/f32 output, m > 64 and "
-                          "room for a cluster of two CTAs",
-                          name);
+                          "room for a cluster of %d CTAs",
+                          name, MCM * MCN);
     cuops_status_t st =
-        d->k == 0 ? cuops_sm90_scale_c(h, d) : sm90_ws_run<BM, BN>(h, d, opt, 0, 0, 0, 1);
+        d->k == 0 ? cuops_sm90_scale_c(h, d) : sm90_ws_run<BM, BN, MCM, MCN>(h, d, opt, 0, 0, 0);
     if (st == CUOPS_STATUS_SUCCESS) h->last_kernel = name;
     return st;
 }
@@ -1929,18 +1992,24 @@ static cuops_status_t sm90_ws_128_dsmem_launch(struct cuops_handle *h, const cuo
     {"sm90_ws_128x128", sm90_ws_supports<128, 128>, sm90_ws_plain_launch<128, 128, 0>}
 #define SM90_ENTRY_64 {"sm90_ws_64x128", sm90_ws_supports<64, 128>, sm90_ws_plain_launch<64, 128, 0>}
 #define SM90_ENTRY_64_MC2 \
-    {"sm90_ws_64x128_mc2", sm90_ws_mc2_supports<64, 128>, sm90_ws_mc2_launch<64, 128>}
+    {"sm90_ws_64x128_mc2", sm90_ws_mc_supports<64, 128>, sm90_ws_mc_launch<64, 128>}
 static const cuops_gemm_kernel_t sm90_table[] = {
     {"sm90_ws_128x256_splitk_dsmem", sm90_ws_dsmem_supports<128, 256>, sm90_ws_dsmem_launch},
     {"sm90_ws_128x256_splitk", sm90_ws_splitk_supports, sm90_ws_splitk_launch},
     {"sm90_ws_128x256", sm90_ws_supports<128, 256>, sm90_ws_plain_launch<128, 256, 0>},
     {"sm90_ws_128x256_direct_c", sm90_ws_supports<128, 256>, sm90_ws_plain_launch<128, 256, 1>},
-    {"sm90_ws_128x256_mc2", sm90_ws_mc2_supports<>, sm90_ws_mc2_launch<>},
+    {"sm90_ws_128x256_mc2", sm90_ws_mc_supports<>, sm90_ws_mc_launch<>},
     SM90_ENTRY_128_DSMEM,
     SM90_ENTRY_128,
     SM90_ENTRY_64,
-    {"sm90_ws_128x128_mc2", sm90_ws_mc2_supports<128, 128>, sm90_ws_mc2_launch<128, 128>},
+    {"sm90_ws_128x128_mc2", sm90_ws_mc_supports<128, 128>, sm90_ws_mc_launch<128, 128>},
     SM90_ENTRY_64_MC2,
+    /* study entries: the 64 x 128 tile in larger clusters, sharing B over 4
+     * tile rows and / or A over 2 tile columns (fewer operand rows per CTA
+     * and k-block: 96, 96, 64 against the pairs' 128) */
+    {"sm90_ws_64x128_mc4", sm90_ws_mc_supports<64, 128, 4, 1>, sm90_ws_mc_launch<64, 128, 4, 1>},
+    {"sm90_ws_64x128_mc2x2", sm90_ws_mc_supports<64, 128, 2, 2>, sm90_ws_mc_launch<64, 128, 2, 2>},
+    {"sm90_ws_64x128_mc4x2", sm90_ws_mc_supports<64, 128, 4, 2>, sm90_ws_mc_launch<64, 128, 4, 2>},
 };
 
 extern "C" const cuops_gemm_kernel_t *cuops_gemm_sm90_kernel_table(int *count)
@@ -2001,7 +2070,7 @@ extern "C" const cuops_gemm_kernel_t *cuops_gemm_sm90_auto_tile128(const struct 
     /* the same grids with operand rows off the lines: the 64 x 128 tile in
      * clusters of two sharing B (a third fewer rows per CTA and k-block),
      * maps without L2 promotion, where C is stored in place (no staged C) */
-    if (round64 && !tile64 && !sm90_c_shifted(d) && sm90_ws_mc2_supports<64, 128>(h, d))
+    if (round64 && !tile64 && !sm90_c_shifted(d) && sm90_ws_mc_supports<64, 128>(h, d))
         return &mc64;
     if (sm90_dsmem_splits<128, 128>(h, d) > 0) return &dsmem128;
     if (d->m <= 64 || sm90_splitk_splits<128, 128>(h, d) > 0) return NULL;
