@@ -103,6 +103,37 @@ static int splitk_plan_bn(int64_t m, int64_t n, int64_t k, int sms, int64_t bn)
 }
 static int splitk_plan(int64_t m, int64_t n, int64_t k, int sms) { return splitk_plan_bn(m, n, k, sms, 256); }
 
+/* Clusters of four CTAs of ~225 KB of shared memory and 384 threads (the
+ * 64 x 128 multicast kernels) the device holds at once: 30 on the H200.
+ * Set in main from a kernel of the same shape. */
+static int g_max_clusters4;
+__global__ void cluster_probe_kernel(int *p)
+{
+    extern __shared__ int smem_probe[];
+    if (p) p[threadIdx.x] = smem_probe[threadIdx.x];
+}
+static int max_clusters4(void)
+{
+    const int smem = 230528; /* sm90_tile<64, 128>::SMEM_BYTES */
+    if (cudaFuncSetAttribute(cluster_probe_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             smem) != cudaSuccess)
+        return 0;
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = 4;
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    cfg.gridDim = dim3(4 * 64);
+    cfg.blockDim = dim3(384);
+    cfg.dynamicSmemBytes = smem;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    int n = 0;
+    if (cudaOccupancyMaxActiveClusters(&n, cluster_probe_kernel, &cfg) != cudaSuccess) return 0;
+    return n;
+}
+
 /* Auto's sm90 kernel for an NT call with m > 64, A [m, k] and B [n, k]
  * dense (lda = ldb = k) at 256-byte-aligned bases, a 16-bit C with ldc = n
  * and beta = 0 (gemm_sm90.cu,
@@ -114,15 +145,21 @@ static const char *auto_sm90_kernel(int64_t m, int64_t n, int64_t k, int sms)
     const int64_t t64 = ((m + 63) / 64) * ((n + 127) / 128);
     const int64_t r256 = (t256 + sms - 1) / sms, r128 = (t128 + sms - 1) / sms, r64 = (t64 + sms - 1) / sms;
     const int lines = (k * 2) % 128 == 0; /* rows on 128-byte lines */
-    const int tile64 = lines && 2 * t128 <= sms;
-    const int round64 = 2 * t128 <= sms && 3 * t64 >= 2 * sms && t64 <= sms && k <= 2048;
-    if (round64 && lines) return V64;
-    /* rows off the lines, C in place (16-bit C, ldc = n, beta = 0: n % 8 == 0):
-     * the 64 x 128 multicast form in the same range */
-    if (round64 && n % 8 == 0) return MC2_64;
+    const int grid64 = 2 * t128 <= sms;
+    const int round64 = grid64 && 3 * t64 >= 2 * sms && t64 <= sms;
+    if (round64 && lines && k <= 2048) return V64;
+    /* rows off the lines, k <= 1024, C in place, >= 32 tiles: clusters of
+     * four sharing B where all fit at once */
+    if (grid64 && !lines && k <= 1024 && t64 >= 32 && n % 8 == 0 &&
+        ((m + 255) / 256) * ((n + 127) / 128) <= g_max_clusters4)
+        return MC4_64;
+    /* rows off the lines in the same grids, any k: the 64 x 128 multicast
+     * form where the grid covers 90 % of the SMs or k <= 1024 and C is in
+     * place (16-bit C, ldc = n, beta = 0: n % 8 == 0), else the plain tile */
+    if (round64 && !lines) return (10 * t64 >= 9 * sms || k <= 1024) && n % 8 == 0 ? MC2_64 : V64;
     if (splitk_plan_bn(m, n, k, sms, 128) > 0) return DSMEM128;
     if (92 * t128 * r256 > 100 * t256 * r128)
-        return tile64 && 80 * t64 * r128 > 92 * t128 * r64 ? V64 : V128;
+        return grid64 && 80 * t64 * r128 > 92 * t128 * r64 ? V64 : V128;
     return splitk_plan(m, n, k, sms) > 0 ? DSMEM : VARIANT;
 }
 
@@ -629,6 +666,7 @@ int main(void)
     CHECK_STATUS(cuops_create(&cpu, CUOPS_DEVICE_CPU), CUOPS_STATUS_SUCCESS);
     if (!gpu || !cpu) return tu_finish("test_gpu_gemm_sm90");
     g_sms = prop.multiProcessorCount;
+    g_max_clusters4 = max_clusters4();
 
     const cuops_dtype_t abs_[2] = {CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16};
     const cuops_dtype_t cts[3] = {CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32};
@@ -776,6 +814,18 @@ int main(void)
             run_case(gpu, cpu, &c5, NULL, auto_sm90_kernel(1000, 1000, 1000, sms));
             gemm_case_t c6 = {N, T, 1024, 2048, 4096, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 1};
             run_case(gpu, cpu, &c6, NULL, auto_sm90_kernel(1024, 2048, 4096, sms));
+            /* rows off the lines on small grids (H100/H200): the plain 64 x 128
+             * tile (768 x 1024 x 2000), its pairs at any k where the grid
+             * covers 90 % of the SMs (1000 x 1000 x 4000) or k <= 1024 and
+             * clusters of four do not fit at once (896 x 1024 x 1000), clusters
+             * of four where they do (640 and 768 x 1024 x 1000) */
+            const int64_t off[5][3] = {{768, 1024, 2000}, {640, 1024, 1000}, {1000, 1000, 4000},
+                                       {768, 1024, 1000}, {896, 1024, 1000}};
+            for (int i = 0; i < 5; i++) {
+                gemm_case_t c = {N, T, off[i][0], off[i][1], off[i][2], i % 2 ? CUOPS_DTYPE_BF16 : CUOPS_DTYPE_F16,
+                                 i % 2 ? CUOPS_DTYPE_BF16 : CUOPS_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 1};
+                run_case(gpu, cpu, &c, NULL, auto_sm90_kernel(c.m, c.n, c.k, sms));
+            }
         }
         /* auto at a shape just outside the plan (k = 448: 7 k-blocks): 8
          * tiles of 128 x 128 fill more SMs than 4 of 128 x 256 */

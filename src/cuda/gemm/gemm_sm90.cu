@@ -1688,11 +1688,12 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     CUtensorMap tmap_a, tmap_b;
     memset(&tmap_a, 0, sizeof tmap_a);
     cuops_status_t st = CUOPS_STATUS_SUCCESS;
-    /* 256-byte L2 promotion, except on the 64 x 128 multicast forms (auto's
-     * pick for operand rows off the 128-byte lines): 1000^3 11.9 -> 11.3 us
-     * without it on clusters of two, level at k = 1024 (docs/gemm.md, "Rows
-     * off the lines, continued") */
-    const int promote = !(mcast && BM == 64);
+    /* 256-byte L2 promotion, except on the 64 x 128 tile, plain and
+     * multicast: operand rows off the 128-byte lines run faster without it
+     * (1000^3 14.1 -> 12.6 us plain, 11.9 -> 11.3 in clusters of two),
+     * rows on the lines level (docs/gemm.md, "Rows off the lines,
+     * continued") */
+    const int promote = BM != 64;
     /* the shifted-rows kernel reads A through its own maps (sm90_shift_maps_t);
      * the multicast kernel's CTAs each load BM / MCN rows of the A tile and
      * BN / MCM of the B tile */
@@ -1993,6 +1994,8 @@ static cuops_status_t sm90_ws_128_dsmem_launch(struct cuops_handle *h, const cuo
 #define SM90_ENTRY_64 {"sm90_ws_64x128", sm90_ws_supports<64, 128>, sm90_ws_plain_launch<64, 128, 0>}
 #define SM90_ENTRY_64_MC2 \
     {"sm90_ws_64x128_mc2", sm90_ws_mc_supports<64, 128>, sm90_ws_mc_launch<64, 128>}
+#define SM90_ENTRY_64_MC4 \
+    {"sm90_ws_64x128_mc4", sm90_ws_mc_supports<64, 128, 4, 1>, sm90_ws_mc_launch<64, 128, 4, 1>}
 static const cuops_gemm_kernel_t sm90_table[] = {
     {"sm90_ws_128x256_splitk_dsmem", sm90_ws_dsmem_supports<128, 256>, sm90_ws_dsmem_launch},
     {"sm90_ws_128x256_splitk", sm90_ws_splitk_supports, sm90_ws_splitk_launch},
@@ -2004,10 +2007,12 @@ static const cuops_gemm_kernel_t sm90_table[] = {
     SM90_ENTRY_64,
     {"sm90_ws_128x128_mc2", sm90_ws_mc_supports<128, 128>, sm90_ws_mc_launch<128, 128>},
     SM90_ENTRY_64_MC2,
-    /* study entries: the 64 x 128 tile in larger clusters, sharing B over 4
-     * tile rows and / or A over 2 tile columns (fewer operand rows per CTA
-     * and k-block: 96, 96, 64 against the pairs' 128) */
-    {"sm90_ws_64x128_mc4", sm90_ws_mc_supports<64, 128, 4, 1>, sm90_ws_mc_launch<64, 128, 4, 1>},
+    /* the 64 x 128 tile in larger clusters, sharing B over 4 tile rows and /
+     * or A over 2 tile columns (fewer operand rows per CTA and k-block: 96,
+     * 96, 64 against the pairs' 128); auto takes the first for rows off the
+     * lines with short K where its clusters fit at once, the others are
+     * study entries */
+    SM90_ENTRY_64_MC4,
     {"sm90_ws_64x128_mc2x2", sm90_ws_mc_supports<64, 128, 2, 2>, sm90_ws_mc_launch<64, 128, 2, 2>},
     {"sm90_ws_64x128_mc4x2", sm90_ws_mc_supports<64, 128, 4, 2>, sm90_ws_mc_launch<64, 128, 4, 2>},
 };
@@ -2035,25 +2040,42 @@ static int64_t sm90_rounds(int64_t tiles, int64_t sms) { return (tiles + sms - 1
  * The 64 x 128 tile (H200, 306ccaf): 8.5 against 10.6 us (128 x 128) at
  * 1024^3, 11.0 against 13.7 (128 x 128 split) at 768 x 1024 x 2048, but
  * 14.1 against 12.4 at 1000^3, whose operand rows (2000 bytes) sit off the
- * 128-byte lines, and 12-14 % slower than 128 x 256 at 2048^3. So only for
- * operands on 128-byte rows (or packed onto them), where 128 x 128 tiles
- * cover at most half of the SMs: first where its own tiles fill 2/3 of
- * them in one round with K <= 2048 (the range measured), else where its
- * rounds are fuller than 128 x 128's, counting it 20 % less efficient per
- * tile slot (an estimate).
+ * 128-byte lines (with the maps' 256-byte L2 promotion), and 12-14 %
+ * slower than 128 x 256 at 2048^3.
  * The 64 x 128 multicast form (sm90_ws_64x128_mc2, maps without L2
  * promotion; H200, P197): 11.3 against 12.3 us (128 x 128) at 1000^3 and
  * 11.2 against 12.0-12.1 at 1024 x 1024 x 1000, but 9.7 against 8.7 (plain
- * 64 x 128) at 1024^3 and 13.3 against 12.3 at 768 x 1024 x 2000: so for
- * the first rule's grids when an operand's rows sit off the 128-byte lines
- * and C is stored in place (a staged C would add a copy). */
+ * 64 x 128) at 1024^3.
+ * Without L2 promotion the plain 64 x 128 tile serves rows off the lines
+ * too (H200, P198, f16): 10.2 against 11.9 us (128 x 128) at 640 x 1024 x
+ * 1000, 12.5 against 13.4 (pairs) at 768 x 1024 x 2000, 17.7 against 21.1
+ * (128 x 128 split) at 768 x 1024 x 4000; the pairs stay ahead where the
+ * grid nearly fills the SMs (1000 x 1000 x 1000 .. 8000: 11.4 / 14.5 /
+ * 21.3 / 33.4 against plain 13.0 / 15.4 / 23.8 / 33.8, and the split's
+ * 23.4 at k = 4000) or K is short (768 x 1024 x 1000: 10.7 against 11.1).
+ * Clusters of four sharing B (sm90_ws_64x128_mc4), where the device holds
+ * all of them at once (30 of these on the H200: 1000^3's 32 take two
+ * rounds, 13.9 us), ahead of both at k = 1000 (256 / 640 / 768 x 1024 x
+ * 1000: 9.4 / 9.9 / 9.9 against 10.2 / 10.4 / 10.7), behind the plain tile
+ * from k = 2000 (768 x 1024 x 2000: 13.0 against 12.4).
+ * So, where 128 x 128 tiles cover at most half of the SMs: for operands on
+ * the lines, the plain tile where its own tiles fill 2/3 of the SMs in one
+ * round with K <= 2048 (the range measured); rows off the lines with K <=
+ * 1024, C stored in place (a staged C would add a copy) and >= 32 tiles
+ * (the range measured): clusters of four where they fit at once; rows off
+ * the lines in the one-round grids, at any K: the pairs where the grid
+ * covers 90 % of the SMs or K <= 1024 and C is stored in place, else the
+ * plain tile. Beyond those grids, on or off the lines, the plain tile where
+ * its rounds are fuller than 128 x 128's, counting it 20 % less efficient
+ * per tile slot (an estimate). */
 extern "C" const cuops_gemm_kernel_t *cuops_gemm_sm90_auto_tile128(const struct cuops_handle *h,
                                                                    const cuops_gemm_desc_t *d)
 {
     const int64_t sms = h->num_sms;
     if (sms <= 0 || d->k == 0 || !sm90_ws_can_run<128, 128>(h, d)) return NULL;
     static const cuops_gemm_kernel_t dsmem128 = SM90_ENTRY_128_DSMEM, plain128 = SM90_ENTRY_128,
-                                     plain64 = SM90_ENTRY_64, mc64 = SM90_ENTRY_64_MC2;
+                                     plain64 = SM90_ENTRY_64, mc64 = SM90_ENTRY_64_MC2,
+                                     mc4_64 = SM90_ENTRY_64_MC4;
     const int64_t t256 = sm90_tiles<128, 256>(d), t128 = sm90_tiles<128, 128>(d);
     const int64_t t64 = sm90_tiles<64, 128>(d);
     /* operands read on whole 128-byte lines: in place, or packed (onto rows
@@ -2063,20 +2085,30 @@ extern "C" const cuops_gemm_kernel_t *cuops_gemm_sm90_auto_tile128(const struct 
     const bool b_lines = d->trans_b != CUOPS_OP_T || !cuops_sm90_tma_ok(d->b, d->ldb) ||
                          (cuops_aligned(d->b, 128) && (d->ldb * 2) % 128 == 0);
     const bool grid64 = d->m > 64 && 2 * t128 <= sms && sm90_ws_can_run<64, 128>(h, d);
-    const bool tile64 = grid64 && a_lines && b_lines;
-    /* its own tiles fill 2/3 of the SMs in one round, K in the range measured */
-    const bool round64 = grid64 && 3 * t64 >= 2 * sms && t64 <= sms && d->k <= 2048;
-    if (round64 && tile64) return &plain64;
-    /* the same grids with operand rows off the lines: the 64 x 128 tile in
-     * clusters of two sharing B (a third fewer rows per CTA and k-block),
-     * maps without L2 promotion, where C is stored in place (no staged C) */
-    if (round64 && !tile64 && !sm90_c_shifted(d) && sm90_ws_mc_supports<64, 128>(h, d))
-        return &mc64;
+    /* its own tiles fill 2/3 of the SMs in one round */
+    const bool round64 = grid64 && 3 * t64 >= 2 * sms && t64 <= sms;
+    if (round64 && a_lines && b_lines && d->k <= 2048) return &plain64;
+    /* rows off the lines, short K: clusters of four sharing B where all of
+     * them fit at once (one cluster per block of 4 x 1 tiles) */
+    if (grid64 && !(a_lines && b_lines) && d->k <= 1024 && t64 >= 32 && !sm90_c_shifted(d) &&
+        cuops_ceil_div(d->m, 256) * cuops_ceil_div(d->n, 128) <=
+            sm90_mc_max_clusters<64, 128, 4, 1>(h->device))
+        return &mc4_64;
+    if (round64 && !(a_lines && b_lines)) {
+        /* operand rows off the lines: the 64 x 128 tile in clusters of two
+         * sharing B (a third fewer rows per CTA and k-block) where the grid
+         * covers 90 % of the SMs or K is short, and C is stored in place
+         * (no staged C); else the plain tile */
+        if ((10 * t64 >= 9 * sms || d->k <= 1024) && !sm90_c_shifted(d) &&
+            sm90_ws_mc_supports<64, 128>(h, d))
+            return &mc64;
+        return &plain64;
+    }
     if (sm90_dsmem_splits<128, 128>(h, d) > 0) return &dsmem128;
     if (d->m <= 64 || sm90_splitk_splits<128, 128>(h, d) > 0) return NULL;
     /* fill(128) * 0.92 > fill(256), fill = tiles / (rounds * sms) */
     if (92 * t128 * sm90_rounds(t256, sms) <= 100 * t256 * sm90_rounds(t128, sms)) return NULL;
-    if (tile64 && 80 * t64 * sm90_rounds(t128, sms) > 92 * t128 * sm90_rounds(t64, sms))
+    if (grid64 && 80 * t64 * sm90_rounds(t128, sms) > 92 * t128 * sm90_rounds(t64, sms))
         return &plain64;
     return &plain128;
 }

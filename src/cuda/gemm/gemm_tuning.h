@@ -237,8 +237,9 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
  *    per split, else the unsplit 128 x 128 tile where its rounds are fuller
  *    than the 128 x 256 grid's: 1024 x 2048 x 4096, 1537 x 3001 x 2049, ...;
  *    the 64 x 128 tile where even 128 x 128 tiles cover at most half of the
- *    SMs and the operand rows lie on 128-byte lines: 1024^3,
- *    768 x 1024 x 2048),
+ *    SMs: 1024^3, 768 x 1024 x 2048; with operand rows off the 128-byte
+ *    lines its clusters of two or four sharing B where they pay: 1000^3,
+ *    640 x 1024 x 1000),
  *    then the wgmma kernels (TMA, 4th-gen tensor cores) in their own
  *    order (gemm_sm90.cu: sm90_ws_128x256_splitk_dsmem and
  *    sm90_ws_128x256_splitk, which accept only the calls whose tile grid
