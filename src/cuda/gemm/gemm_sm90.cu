@@ -68,12 +68,16 @@
  *
  * Kernel "sm90_ws_128x256_mc2" (a study entry after "sm90_ws_128x256_direct_c";
  * auto never reaches it): the unsplit kernel in clusters of two CTAs along M
- * that share each k-block's B tile by TMA multicast (sm90_ws_cta, MCAST):
- * 32 instead of 48 KB from L2 per CTA and k-block; measured +0-1 % on the
- * big suite (docs/gemm.md, "Clusters of two sharing B"). The same form on
- * the 128-column tiles: "sm90_ws_64x128_mc2" (auto's pick for small grids
- * whose operand rows sit off the 128-byte lines: 1000^3) and the study
- * entry "sm90_ws_128x128_mc2" (slower than 128 x 128 wherever measured).
+ * that share each k-block's B tile by TMA multicast (sm90_ws_cta, MCM x
+ * MCN): 32 instead of 48 KB from L2 per CTA and k-block; measured +0-1 % on
+ * the big suite (docs/gemm.md, "Clusters of two sharing B"). The same form
+ * on the 128-column tiles: "sm90_ws_64x128_mc2" and, in clusters of four
+ * along M, "sm90_ws_64x128_mc4" (auto's picks for small grids whose operand
+ * rows sit off the 128-byte lines: 1000^3, 640 x 1024 x 1000), the study
+ * entry "sm90_ws_128x128_mc2" (slower than 128 x 128 wherever measured), and
+ * the study entries "sm90_ws_64x128_mc2x2" and "_mc4x2", whose clusters
+ * also share A along N (not faster than four along M where measured:
+ * docs/gemm.md, "Larger clusters").
  * Kernels "sm90_ws_128x128", "sm90_ws_128x128_splitk_dsmem" and
  * "sm90_ws_64x128" (last in the table): the same CTA body with a smaller
  * tile (sm90_tile<BM, BN>; in a 64-row tile the two consumers split the
