@@ -2027,9 +2027,6 @@ extern "C" const cuops_gemm_kernel_t *cuops_gemm_sm90_kernel_table(int *count)
     return sm90_table;
 }
 
-/* Share of the SMs' tile slots a grid of `tiles` uses over its rounds. */
-static int64_t sm90_rounds(int64_t tiles, int64_t sms) { return (tiles + sms - 1) / sms; }
-
 /* Auto's 128 x 128 tile (ahead of the table above; NULL: the table decides).
  * Measured (H200, 68a9c98, f16 / bf16, against the entries auto took before):
  * the cluster split on 128-column tiles 15.5 against 18.5 us at 128 x 4096 x
@@ -2062,9 +2059,12 @@ static int64_t sm90_rounds(int64_t tiles, int64_t sms) { return (tiles + sms - 1
  * rounds, 13.9 us), ahead of both at k = 1000 (256 / 640 / 768 x 1024 x
  * 1000: 9.4 / 9.9 / 9.9 against 10.2 / 10.4 / 10.7), behind the plain tile
  * from k = 2000 (768 x 1024 x 2000: 13.0 against 12.4).
- * So, where 128 x 128 tiles cover at most half of the SMs: for operands on
- * the lines, the plain tile where its own tiles fill 2/3 of the SMs in one
- * round with K <= 2048 (the range measured); rows off the lines with K <=
+ * So (the rule is cuops_sm90_small_grid_pick in gemm_tuning.h, checked on
+ * the CPU by tests/test_gemm_small_grid_pick.c; this function measures the
+ * call for it), where 128 x 128 tiles cover at most half of the SMs: for
+ * operands on the lines, the plain tile where its own tiles fill 2/3 of the
+ * SMs in one round with K <= 2048 (the range measured); rows off the lines
+ * with K <=
  * 1024, C stored in place (a staged C would add a copy) and >= 32 tiles
  * (the range measured): clusters of four where they fit at once; rows off
  * the lines in the one-round grids, at any K: the pairs where the grid
@@ -2080,39 +2080,34 @@ extern "C" const cuops_gemm_kernel_t *cuops_gemm_sm90_auto_tile128(const struct 
     static const cuops_gemm_kernel_t dsmem128 = SM90_ENTRY_128_DSMEM, plain128 = SM90_ENTRY_128,
                                      plain64 = SM90_ENTRY_64, mc64 = SM90_ENTRY_64_MC2,
                                      mc4_64 = SM90_ENTRY_64_MC4;
-    const int64_t t256 = sm90_tiles<128, 256>(d), t128 = sm90_tiles<128, 128>(d);
-    const int64_t t64 = sm90_tiles<64, 128>(d);
+    cuops_sm90_small_call_t c;
+    memset(&c, 0, sizeof c);
+    c.m = d->m;
+    c.n = d->n;
+    c.k = d->k;
+    c.sms = sms;
     /* operands read on whole 128-byte lines: in place, or packed (onto rows
      * of cuops_sm90_packed_ld, in workspace aligned to 256 bytes) */
     const bool a_lines = d->trans_a != CUOPS_OP_N || !cuops_sm90_tma_ok(d->a, d->lda) ||
                          (cuops_aligned(d->a, 128) && (d->lda * 2) % 128 == 0);
     const bool b_lines = d->trans_b != CUOPS_OP_T || !cuops_sm90_tma_ok(d->b, d->ldb) ||
                          (cuops_aligned(d->b, 128) && (d->ldb * 2) % 128 == 0);
-    const bool grid64 = d->m > 64 && 2 * t128 <= sms && sm90_ws_can_run<64, 128>(h, d);
-    /* its own tiles fill 2/3 of the SMs in one round */
-    const bool round64 = grid64 && 3 * t64 >= 2 * sms && t64 <= sms;
-    if (round64 && a_lines && b_lines && d->k <= 2048) return &plain64;
-    /* rows off the lines, short K: clusters of four sharing B where all of
-     * them fit at once (one cluster per block of 4 x 1 tiles) */
-    if (grid64 && !(a_lines && b_lines) && d->k <= 1024 && t64 >= 32 && !sm90_c_shifted(d) &&
-        cuops_ceil_div(d->m, 256) * cuops_ceil_div(d->n, 128) <=
-            sm90_mc_max_clusters<64, 128, 4, 1>(h->device))
-        return &mc4_64;
-    if (round64 && !(a_lines && b_lines)) {
-        /* operand rows off the lines: the 64 x 128 tile in clusters of two
-         * sharing B (a third fewer rows per CTA and k-block) where the grid
-         * covers 90 % of the SMs or K is short, and C is stored in place
-         * (no staged C); else the plain tile */
-        if ((10 * t64 >= 9 * sms || d->k <= 1024) && !sm90_c_shifted(d) &&
-            sm90_ws_mc_supports<64, 128>(h, d))
-            return &mc64;
-        return &plain64;
+    c.lines = a_lines && b_lines;
+    c.c_shifted = sm90_c_shifted(d);
+    c.can_run64 = sm90_ws_can_run<64, 128>(h, d);
+    /* the device queries (cached) only for the grids the rule asks them of:
+     * 128 x 128 tiles on at most half of the SMs */
+    const bool small = 2 * sm90_tiles<128, 128>(d) <= sms;
+    c.mc2_ok = small && sm90_ws_mc_supports<64, 128>(h, d);
+    c.mc4_clusters = small ? sm90_mc_max_clusters<64, 128, 4, 1>(h->device) : 0;
+    c.dsmem128 = small && sm90_dsmem_splits<128, 128>(h, d) > 0;
+    c.splitk128 = sm90_splitk_splits<128, 128>(h, d) > 0;
+    switch (cuops_sm90_small_grid_pick(&c)) {
+    case CUOPS_SM90_PICK_64: return &plain64;
+    case CUOPS_SM90_PICK_64_MC2: return &mc64;
+    case CUOPS_SM90_PICK_64_MC4: return &mc4_64;
+    case CUOPS_SM90_PICK_128_DSMEM: return &dsmem128;
+    case CUOPS_SM90_PICK_128: return &plain128;
+    default: return NULL;
     }
-    if (sm90_dsmem_splits<128, 128>(h, d) > 0) return &dsmem128;
-    if (d->m <= 64 || sm90_splitk_splits<128, 128>(h, d) > 0) return NULL;
-    /* fill(128) * 0.92 > fill(256), fill = tiles / (rounds * sms) */
-    if (92 * t128 * sm90_rounds(t256, sms) <= 100 * t256 * sm90_rounds(t128, sms)) return NULL;
-    if (grid64 && 80 * t64 * sm90_rounds(t128, sms) > 92 * t128 * sm90_rounds(t64, sms))
-        return &plain64;
-    return &plain128;
 }

@@ -187,6 +187,72 @@ static inline int cuops_sm90_tail_splits(int64_t tiles, int64_t k_blocks, int64_
     return s;
 }
 
+/*
+ * Auto's tile for grids that 128 x 256 tiles fill poorly (gemm_sm90.cu,
+ * cuops_gemm_sm90_auto_tile128, which measures the call and asks this rule;
+ * the measurements behind it are in its comment and in docs/gemm.md, "Small
+ * grids" and "Larger clusters"). Where even 128 x 128 tiles cover at most
+ * half of the SMs ("grid64", m > 64): operands on 128-byte lines take the
+ * plain 64 x 128 tile where its own tiles fill 2/3 of the SMs in one round
+ * with k <= 2048; rows off the lines with k <= 1024, C stored in place and
+ * >= 32 tiles take clusters of four sharing B where all fit at once; rows
+ * off the lines in the one-round grids take the pairs where the grid covers
+ * 90 % of the SMs or k <= 1024 (C in place), else the plain tile. Then the
+ * cluster split on 128 x 128 tiles where its plan splits; nothing where the
+ * 128 x 128 split-K plan splits or 128 x 128 tiles are not fuller than
+ * 128 x 256 ones by 8 % (fill = tiles / (rounds * SMs)); else the plain
+ * 64 x 128 tile in the grid64 range where its rounds are fuller than
+ * 128 x 128's counting it 20 % less efficient per tile slot, else 128 x 128.
+ */
+typedef enum cuops_sm90_small_pick {
+    CUOPS_SM90_PICK_TABLE = 0,  /* none: the sm90 table decides */
+    CUOPS_SM90_PICK_64,         /* sm90_ws_64x128 */
+    CUOPS_SM90_PICK_64_MC2,     /* sm90_ws_64x128_mc2 */
+    CUOPS_SM90_PICK_64_MC4,     /* sm90_ws_64x128_mc4 */
+    CUOPS_SM90_PICK_128_DSMEM,  /* sm90_ws_128x128_splitk_dsmem */
+    CUOPS_SM90_PICK_128         /* sm90_ws_128x128 */
+} cuops_sm90_small_pick_t;
+
+typedef struct cuops_sm90_small_call {
+    int64_t m, n, k, sms;
+    int lines;        /* both operands read on whole 128-byte lines */
+    int c_shifted;    /* a 16-bit C that TMA cannot store in place */
+    int can_run64;    /* the 64 x 128 kernels serve the call's types and sizes */
+    int mc2_ok;       /* the device holds a cluster of two of those CTAs */
+    int mc4_clusters; /* clusters of four it holds at once (<= 0: none) */
+    int dsmem128;     /* the cluster split on 128 x 128 tiles splits the call */
+    int splitk128;    /* the split-K plan on 128 x 128 tiles splits the call */
+} cuops_sm90_small_call_t;
+
+static inline cuops_sm90_small_pick_t cuops_sm90_small_grid_pick(const cuops_sm90_small_call_t *c)
+{
+    const int64_t sms = c->sms;
+    if (sms <= 0 || c->k <= 0 || c->m <= 0 || c->n <= 0) return CUOPS_SM90_PICK_TABLE;
+    const int64_t tn256 = (c->n + 255) / 256, tn128 = (c->n + 127) / 128;
+    const int64_t t256 = ((c->m + 127) / 128) * tn256, t128 = ((c->m + 127) / 128) * tn128;
+    const int64_t t64 = ((c->m + 63) / 64) * tn128;
+    const int64_t r256 = (t256 + sms - 1) / sms, r128 = (t128 + sms - 1) / sms;
+    const int64_t r64 = (t64 + sms - 1) / sms;
+    const int grid64 = c->m > 64 && 2 * t128 <= sms && c->can_run64;
+    /* its own tiles fill 2/3 of the SMs in one round */
+    const int round64 = grid64 && 3 * t64 >= 2 * sms && t64 <= sms;
+    if (round64 && c->lines && c->k <= 2048) return CUOPS_SM90_PICK_64;
+    /* rows off the lines, short K: clusters of four sharing B where all of
+     * them (one per block of 4 x 1 tiles) fit at once */
+    if (grid64 && !c->lines && c->k <= 1024 && t64 >= 32 && !c->c_shifted &&
+        ((c->m + 255) / 256) * tn128 <= c->mc4_clusters)
+        return CUOPS_SM90_PICK_64_MC4;
+    if (round64 && !c->lines)
+        return (10 * t64 >= 9 * sms || c->k <= 1024) && !c->c_shifted && c->mc2_ok
+                   ? CUOPS_SM90_PICK_64_MC2
+                   : CUOPS_SM90_PICK_64;
+    if (c->dsmem128) return CUOPS_SM90_PICK_128_DSMEM;
+    if (c->m <= 64 || c->splitk128) return CUOPS_SM90_PICK_TABLE;
+    if (92 * t128 * r256 <= 100 * t256 * r128) return CUOPS_SM90_PICK_TABLE;
+    if (grid64 && 80 * t64 * r128 > 92 * t128 * r64) return CUOPS_SM90_PICK_64;
+    return CUOPS_SM90_PICK_128;
+}
+
 /* Upper bound on the number of kernels the dispatch can know about. */
 #define CUOPS_GEMM_MAX_KERNELS 64
 
