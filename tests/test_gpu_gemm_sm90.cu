@@ -136,31 +136,26 @@ static int max_clusters4(void)
 
 /* Auto's sm90 kernel for an NT call with m > 64, A [m, k] and B [n, k]
  * dense (lda = ldb = k) at 256-byte-aligned bases, a 16-bit C with ldc = n
- * and beta = 0 (gemm_sm90.cu,
- * cuops_gemm_sm90_auto_tile128 and the table after it), assuming every
- * planned cluster fits at once (true for the shapes used here on H100/H200). */
+ * and beta = 0 (gemm_sm90.cu, cuops_gemm_sm90_auto_tile128 and the table
+ * after it): the small-grid rule (gemm_tuning.h, cuops_sm90_small_grid_pick,
+ * whose picks tests/test_gemm_small_grid_pick.c pins on the CPU) asked with
+ * the answers this test works out for the call: rows on 128-byte lines when
+ * k * 2 bytes is a multiple of 128, C in place when n % 8 == 0, the clusters
+ * of four from max_clusters4, every planned cluster of two fitting at once
+ * (true for the shapes used here on H100/H200); then the 128 x 256 entries. */
 static const char *auto_sm90_kernel(int64_t m, int64_t n, int64_t k, int sms)
 {
-    const int64_t t256 = ((m + 127) / 128) * ((n + 255) / 256), t128 = ((m + 127) / 128) * ((n + 127) / 128);
-    const int64_t t64 = ((m + 63) / 64) * ((n + 127) / 128);
-    const int64_t r256 = (t256 + sms - 1) / sms, r128 = (t128 + sms - 1) / sms, r64 = (t64 + sms - 1) / sms;
-    const int lines = (k * 2) % 128 == 0; /* rows on 128-byte lines */
-    const int grid64 = 2 * t128 <= sms;
-    const int round64 = grid64 && 3 * t64 >= 2 * sms && t64 <= sms;
-    if (round64 && lines && k <= 2048) return V64;
-    /* rows off the lines, k <= 1024, C in place, >= 32 tiles: clusters of
-     * four sharing B where all fit at once */
-    if (grid64 && !lines && k <= 1024 && t64 >= 32 && n % 8 == 0 &&
-        ((m + 255) / 256) * ((n + 127) / 128) <= g_max_clusters4)
-        return MC4_64;
-    /* rows off the lines in the same grids, any k: the 64 x 128 multicast
-     * form where the grid covers 90 % of the SMs or k <= 1024 and C is in
-     * place (16-bit C, ldc = n, beta = 0: n % 8 == 0), else the plain tile */
-    if (round64 && !lines) return (10 * t64 >= 9 * sms || k <= 1024) && n % 8 == 0 ? MC2_64 : V64;
-    if (splitk_plan_bn(m, n, k, sms, 128) > 0) return DSMEM128;
-    if (92 * t128 * r256 > 100 * t256 * r128)
-        return grid64 && 80 * t64 * r128 > 92 * t128 * r64 ? V64 : V128;
-    return splitk_plan(m, n, k, sms) > 0 ? DSMEM : VARIANT;
+    const int split128 = splitk_plan_bn(m, n, k, sms, 128) > 0;
+    const cuops_sm90_small_call_t call = {m, n, k, sms, (k * 2) % 128 == 0, n % 8 != 0, 1, 1,
+                                          g_max_clusters4, split128, split128};
+    switch (cuops_sm90_small_grid_pick(&call)) {
+    case CUOPS_SM90_PICK_64: return V64;
+    case CUOPS_SM90_PICK_64_MC2: return MC2_64;
+    case CUOPS_SM90_PICK_64_MC4: return MC4_64;
+    case CUOPS_SM90_PICK_128_DSMEM: return DSMEM128;
+    case CUOPS_SM90_PICK_128: return V128;
+    default: return splitk_plan(m, n, k, sms) > 0 ? DSMEM : VARIANT;
+    }
 }
 
 typedef struct gemm_case {
