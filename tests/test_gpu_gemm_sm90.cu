@@ -11,7 +11,9 @@
  * (65, 129, 1537, 4095, ...); more tiles than SMs (the persistent loop and
  * its mbarrier phases across tiles); CUOPS_FLAG_NO_SWIZZLE and
  * CUOPS_FLAG_STAGGER_K; k == 0. Columns between n and ldc must stay NaN
- * (nothing written out of bounds). A 16-bit C that TMA cannot store to in
+ * (nothing written out of bounds). MN-major operands (A with trans_a = T, B
+ * with trans_b = N) that TMA can address are read in place, without the
+ * transposing pack (section 2c). A 16-bit C that TMA cannot store to in
  * place (section 2b) is stored with shifted rows (each box row moved onto
  * C's own 16-byte units, stored through maps over the rows j mod 8; the
  * multicast form: aligned workspace and a row copy): checked against the
@@ -709,6 +711,61 @@ int main(void)
          * nothing more: the shifted rows need none for C. */
         gemm_case_t c = {N, T, 1000, 1000, 64, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 1, 1, 0, 0};
         run_case_small_workspace(gpu, cpu, &c, VARIANT, VARIANT);
+    }
+    /* 2c. MN-major operands read in place (A stored [k, m] for trans_a = T,
+     *     B stored [k, n] for trans_b = N, 16-byte aligned with ld % 8 ==
+     *     0): no transposing pack. Run under a 4 KB user workspace, where a
+     *     pack (tens of KB here) could not run: the call succeeds only if
+     *     it reads the operands where they lie. Every plain tile, the three
+     *     transpose pairs with an MN-major operand, ragged m / n / k (the
+     *     dimension no leading dimension depends on), padded leading
+     *     dimensions, more tiles than SMs, beta != 0, every C type (f32
+ *     where n % 8 != 0: a 16-bit C there takes the shifted rows, which
+ *     pack). The
+     *     control: the same call with ld off 16 bytes needs the pack and
+     *     must be refused under that workspace. */
+    {
+        const char *const tiles[3] = {VARIANT, "sm90_ws_128x128", "sm90_ws_64x128"};
+        /* {ta, tb, m, n, k}: NN needs n, k multiples of 8 (m ragged); TN m, n
+         * (k ragged); TT m, k (n ragged) */
+        const struct { cuops_op_t ta, tb; int64_t m, n, k; } mn_cases[] = {
+            {N, N, 129, 264, 72},  {N, N, 1041, 4352, 136}, {N, N, 65, 8, 8},
+            {T, N, 136, 264, 77},  {T, N, 1544, 1032, 200}, {T, N, 72, 16, 1},
+            {T, T, 136, 257, 72},  {T, T, 520, 1001, 136},  {T, T, 1040, 4353, 64},
+        };
+        const int ncases = (int)(sizeof mn_cases / sizeof mn_cases[0]);
+        for (int t = 0; t < 3; t++)
+            for (int i = 0; i < ncases; i++) {
+                if (quick && (i % 3) == 1) continue;
+                const int v = t + i;
+                /* n % 8 != 0 with a 16-bit C and beta == 0 takes the
+                 * shifted rows, whose A maps are K-major (that form packs):
+                 * an f32 C there (the register epilogue) */
+                const cuops_dtype_t ct = mn_cases[i].n % 8 ? CUOPS_DTYPE_F32 : cts[v % 3];
+                gemm_case_t c = {mn_cases[i].ta, mn_cases[i].tb, mn_cases[i].m, mn_cases[i].n,
+                                 mn_cases[i].k, abs_[v % 2], ct, v % 2 ? -0.75f : 1.0f,
+                                 v % 3 == 2 ? 0.5f : 0.0f, (v % 4 == 3) ? 8 : 0, 0, 0, 0};
+                run_case_workspace(gpu, cpu, &c, tiles[t], tiles[t], 4096);
+            }
+        /* the control: NN with ldb = n + 1 (off 16 bytes) must be packed */
+        void *dA = NULL, *dB = NULL, *dC = NULL, *ws = NULL;
+        if (cudaMalloc(&dA, 1 << 20) == cudaSuccess && cudaMalloc(&dB, 1 << 20) == cudaSuccess &&
+            cudaMalloc(&dC, 1 << 20) == cudaSuccess && cudaMalloc(&ws, 4096) == cudaSuccess) {
+            CHECK_STATUS(cuops_set_workspace(gpu, ws, 4096), CUOPS_STATUS_SUCCESS);
+            cuops_options_t opt;
+            memset(&opt, 0, sizeof opt);
+            opt.variant = VARIANT;
+            const cuops_status_t st =
+                cuops_gemm_ex(gpu, N, N, 129, 264, 72, 1.0f, dA, 72, dB, 265, 0.0f, dC, 264,
+                              CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, &opt);
+            CHECK(st != CUOPS_STATUS_SUCCESS,
+                  "NN with ldb off 16 bytes ran under a 4 KB workspace: it cannot have been packed");
+            CHECK_STATUS(cuops_set_workspace(gpu, NULL, 0), CUOPS_STATUS_SUCCESS);
+            cudaDeviceSynchronize();
+        } else {
+            CHECK(0, "cudaMalloc failed (MN-major control)");
+        }
+        cudaFree(dA); cudaFree(dB); cudaFree(dC); cudaFree(ws);
     }
     /* 5. The benchmark's large shapes (sampled checks). */
     if (!quick) {

@@ -257,6 +257,22 @@ __device__ __forceinline__ uint64_t cuops_wgmma_desc_k_sw128(uint32_t smem_addr)
     return desc;
 }
 
+/* The same for an MN-major operand (A M-major, B N-major: wgmma's transpose
+ * immediate 1) held as TMA boxes of 64 K-rows x 64 M/N elements (128 bytes)
+ * with 128B swizzle, box after box along M/N: a swizzle atom is 8 K-rows
+ * (1024 bytes, the stride-dimension offset between 8-row K groups) and the
+ * next 64 M/N elements lie one box (8 KB, the leading-dimension offset)
+ * further on. Stepping K by 16 is start address + 2048 bytes. */
+__device__ __forceinline__ uint64_t cuops_wgmma_desc_mn_sw128(uint32_t smem_addr)
+{
+    uint64_t desc = 0;
+    desc |= (uint64_t)((smem_addr & 0x3FFFFu) >> 4);
+    desc |= (uint64_t)(8192u >> 4) << 16;
+    desc |= (uint64_t)(1024u >> 4) << 32;
+    desc |= (uint64_t)1 << 62;
+    return desc;
+}
+
 /* Order register accesses before the wgmma that follows (needed before the
  * first wgmma of a batch and whenever the accumulators were touched by other
  * instructions). */
@@ -298,11 +314,14 @@ template <int REGS> __device__ __forceinline__ void cuops_setmaxnreg_inc(void)
 }
 
 /* m64n256k16, fp32 accumulate, A and B from shared memory through
- * descriptors, both K-major (transpose immediates 0). `accumulate` == 0
+ * descriptors, K-major by default; TA = 1 reads A M-major and TB = 1 reads B
+ * N-major (the transpose immediates; descriptors from
+ * cuops_wgmma_desc_mn_sw128 for those). `accumulate` == 0
  * overwrites the accumulators (D = A*B), != 0 adds (D += A*B).
  * Accumulator layout per thread t of the warpgroup (warp w = t/32, lane l):
  *   acc[4j + 0..1] -> row 16w + l/4,     cols 8j + 2(l%4) + 0..1
  *   acc[4j + 2..3] -> row 16w + l/4 + 8, same cols            (j = 0..31) */
+template <int TA = 0, int TB = 0>
 __device__ __forceinline__ void cuops_wgmma_m64n256k16_f16(float (&acc)[128], uint64_t desc_a, uint64_t desc_b, int accumulate)
 {
     asm volatile(
@@ -319,7 +338,7 @@ __device__ __forceinline__ void cuops_wgmma_m64n256k16_f16(float (&acc)[128], ui
         "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
         "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
         "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-        "}, %128, %129, p, 1, 1, 0, 0;\n"
+        "}, %128, %129, p, 1, 1, %131, %132;\n"
         "}\n"
         : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),
           "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]),
@@ -337,10 +356,11 @@ __device__ __forceinline__ void cuops_wgmma_m64n256k16_f16(float (&acc)[128], ui
           "+f"(acc[104]), "+f"(acc[105]), "+f"(acc[106]), "+f"(acc[107]), "+f"(acc[108]), "+f"(acc[109]), "+f"(acc[110]), "+f"(acc[111]),
           "+f"(acc[112]), "+f"(acc[113]), "+f"(acc[114]), "+f"(acc[115]), "+f"(acc[116]), "+f"(acc[117]), "+f"(acc[118]), "+f"(acc[119]),
           "+f"(acc[120]), "+f"(acc[121]), "+f"(acc[122]), "+f"(acc[123]), "+f"(acc[124]), "+f"(acc[125]), "+f"(acc[126]), "+f"(acc[127])
-        : "l"(desc_a), "l"(desc_b), "r"(accumulate)
+        : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TA), "n"(TB)
         : "memory");
 }
 
+template <int TA = 0, int TB = 0>
 __device__ __forceinline__ void cuops_wgmma_m64n256k16_bf16(float (&acc)[128], uint64_t desc_a, uint64_t desc_b, int accumulate)
 {
     asm volatile(
@@ -357,7 +377,7 @@ __device__ __forceinline__ void cuops_wgmma_m64n256k16_bf16(float (&acc)[128], u
         "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
         "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
         "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-        "}, %128, %129, p, 1, 1, 0, 0;\n"
+        "}, %128, %129, p, 1, 1, %131, %132;\n"
         "}\n"
         : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),
           "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]),
@@ -375,7 +395,7 @@ __device__ __forceinline__ void cuops_wgmma_m64n256k16_bf16(float (&acc)[128], u
           "+f"(acc[104]), "+f"(acc[105]), "+f"(acc[106]), "+f"(acc[107]), "+f"(acc[108]), "+f"(acc[109]), "+f"(acc[110]), "+f"(acc[111]),
           "+f"(acc[112]), "+f"(acc[113]), "+f"(acc[114]), "+f"(acc[115]), "+f"(acc[116]), "+f"(acc[117]), "+f"(acc[118]), "+f"(acc[119]),
           "+f"(acc[120]), "+f"(acc[121]), "+f"(acc[122]), "+f"(acc[123]), "+f"(acc[124]), "+f"(acc[125]), "+f"(acc[126]), "+f"(acc[127])
-        : "l"(desc_a), "l"(desc_b), "r"(accumulate)
+        : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TA), "n"(TB)
         : "memory");
 }
 
@@ -545,34 +565,35 @@ CUOPS_WGMMA_RS_M64N64K16(cuops_wgmma_m64n64k16_rs_bf16, "bf16")
 #undef CUOPS_WGMMA_RS_M64N64K16
 
 /* m64nNk16 (N = 8, 16, 32, 64, 128), fp32 accumulate, A and B from shared memory
- * through descriptors, both K-major; `accumulate` != 0 adds, 0 overwrites.
+ * through descriptors, K-major unless TA / TB = 1 (as for m64n256k16 above);
+ * `accumulate` != 0 adds, 0 overwrites.
  * Accumulator layout as for the register-A forms above. */
-#define CUOPS_WGMMA_SS_M64N8K16(NAME, TYPE)                                                 \
-    __device__ __forceinline__ void NAME(float (&acc)[4], uint64_t desc_a, uint64_t desc_b, \
-                                         int accumulate)                                    \
-    {                                                                                       \
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"                            \
-                     "wgmma.mma_async.sync.aligned.m64n8k16.f32." TYPE "." TYPE " {"        \
-                     "%0, %1, %2, %3"                                                       \
-                     "}, %4, %5, p, 1, 1, 0, 0;\n}\n"                                       \
-                     : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])               \
-                     : "l"(desc_a), "l"(desc_b), "r"(accumulate)                            \
-                     : "memory");                                                           \
+#define CUOPS_WGMMA_SS_M64N8K16(NAME, TYPE)                                                                                   \
+    template <int TA = 0, int TB = 0> __device__ __forceinline__ void NAME(float (&acc)[4], uint64_t desc_a, uint64_t desc_b, \
+                                         int accumulate)                                                                      \
+    {                                                                                                                         \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"                                                              \
+                     "wgmma.mma_async.sync.aligned.m64n8k16.f32." TYPE "." TYPE " {"                                          \
+                     "%0, %1, %2, %3"                                                                                         \
+                     "}, %4, %5, p, 1, 1, %7, %8;\n}\n"                                                                       \
+                     : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])                                                 \
+                     : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TA), "n"(TB)                                            \
+                     : "memory");                                                                                             \
     }
 CUOPS_WGMMA_SS_M64N8K16(cuops_wgmma_m64n8k16_ss_f16, "f16")
 CUOPS_WGMMA_SS_M64N8K16(cuops_wgmma_m64n8k16_ss_bf16, "bf16")
 #undef CUOPS_WGMMA_SS_M64N8K16
 
 #define CUOPS_WGMMA_SS_M64N16K16(NAME, TYPE)                                                                                          \
-    __device__ __forceinline__ void NAME(float (&acc)[8], uint64_t desc_a, uint64_t desc_b,                                           \
+    template <int TA = 0, int TB = 0> __device__ __forceinline__ void NAME(float (&acc)[8], uint64_t desc_a, uint64_t desc_b,         \
                                          int accumulate)                                                                              \
     {                                                                                                                                 \
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"                                                                     \
                      "wgmma.mma_async.sync.aligned.m64n16k16.f32." TYPE "." TYPE " {"                                                 \
                      "%0, %1, %2, %3, %4, %5, %6, %7"                                                                                 \
-                     "}, %8, %9, p, 1, 1, 0, 0;\n}\n"                                                                                 \
+                     "}, %8, %9, p, 1, 1, %11, %12;\n}\n"                                                                             \
                      : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]) \
-                     : "l"(desc_a), "l"(desc_b), "r"(accumulate)                                                                      \
+                     : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TA), "n"(TB)                                                    \
                      : "memory");                                                                                                     \
     }
 CUOPS_WGMMA_SS_M64N16K16(cuops_wgmma_m64n16k16_ss_f16, "f16")
@@ -580,16 +601,16 @@ CUOPS_WGMMA_SS_M64N16K16(cuops_wgmma_m64n16k16_ss_bf16, "bf16")
 #undef CUOPS_WGMMA_SS_M64N16K16
 
 #define CUOPS_WGMMA_SS_M64N32K16(NAME, TYPE)                                                                                                \
-    __device__ __forceinline__ void NAME(float (&acc)[16], uint64_t desc_a, uint64_t desc_b,                                                \
+    template <int TA = 0, int TB = 0> __device__ __forceinline__ void NAME(float (&acc)[16], uint64_t desc_a, uint64_t desc_b,              \
                                          int accumulate)                                                                                    \
     {                                                                                                                                       \
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"                                                                           \
                      "wgmma.mma_async.sync.aligned.m64n32k16.f32." TYPE "." TYPE " {"                                                       \
                      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"                                                 \
-                     "}, %16, %17, p, 1, 1, 0, 0;\n}\n"                                                                                     \
+                     "}, %16, %17, p, 1, 1, %19, %20;\n}\n"                                                                                 \
                      : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),      \
                        "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]) \
-                     : "l"(desc_a), "l"(desc_b), "r"(accumulate)                                                                            \
+                     : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TA), "n"(TB)                                                          \
                      : "memory");                                                                                                           \
     }
 CUOPS_WGMMA_SS_M64N32K16(cuops_wgmma_m64n32k16_ss_f16, "f16")
@@ -597,19 +618,19 @@ CUOPS_WGMMA_SS_M64N32K16(cuops_wgmma_m64n32k16_ss_bf16, "bf16")
 #undef CUOPS_WGMMA_SS_M64N32K16
 
 #define CUOPS_WGMMA_SS_M64N64K16(NAME, TYPE)                                                                                                   \
-    __device__ __forceinline__ void NAME(float (&acc)[32], uint64_t desc_a, uint64_t desc_b,                                                   \
+    template <int TA = 0, int TB = 0> __device__ __forceinline__ void NAME(float (&acc)[32], uint64_t desc_a, uint64_t desc_b,                 \
                                          int accumulate)                                                                                       \
     {                                                                                                                                          \
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                                                              \
                      "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " {"                                                          \
                      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                                                  \
                      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"                                          \
-                     "}, %32, %33, p, 1, 1, 0, 0;\n}\n"                                                                                        \
+                     "}, %32, %33, p, 1, 1, %35, %36;\n}\n"                                                                                    \
                      : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),         \
                        "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]),   \
                        "+f"(acc[16]), "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]), \
                        "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]), "+f"(acc[30]), "+f"(acc[31])  \
-                     : "l"(desc_a), "l"(desc_b), "r"(accumulate)                                                                               \
+                     : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TA), "n"(TB)                                                             \
                      : "memory");                                                                                                              \
     }
 CUOPS_WGMMA_SS_M64N64K16(cuops_wgmma_m64n64k16_ss_f16, "f16")
@@ -617,7 +638,7 @@ CUOPS_WGMMA_SS_M64N64K16(cuops_wgmma_m64n64k16_ss_bf16, "bf16")
 #undef CUOPS_WGMMA_SS_M64N64K16
 
 #define CUOPS_WGMMA_SS_M64N128K16(NAME, TYPE)                                                                                                  \
-    __device__ __forceinline__ void NAME(float (&acc)[64], uint64_t desc_a, uint64_t desc_b,                                                   \
+    template <int TA = 0, int TB = 0> __device__ __forceinline__ void NAME(float (&acc)[64], uint64_t desc_a, uint64_t desc_b,                 \
                                          int accumulate)                                                                                       \
     {                                                                                                                                          \
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                                                              \
@@ -626,7 +647,7 @@ CUOPS_WGMMA_SS_M64N64K16(cuops_wgmma_m64n64k16_ss_bf16, "bf16")
                      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "                                        \
                      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "                                        \
                      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"                                          \
-                     "}, %64, %65, p, 1, 1, 0, 0;\n}\n"                                                                                        \
+                     "}, %64, %65, p, 1, 1, %67, %68;\n}\n"                                                                                    \
                      : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),         \
                        "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]),   \
                        "+f"(acc[16]), "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]), \
@@ -635,7 +656,7 @@ CUOPS_WGMMA_SS_M64N64K16(cuops_wgmma_m64n64k16_ss_bf16, "bf16")
                        "+f"(acc[40]), "+f"(acc[41]), "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]), "+f"(acc[47]), \
                        "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]), "+f"(acc[52]), "+f"(acc[53]), "+f"(acc[54]), "+f"(acc[55]), \
                        "+f"(acc[56]), "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]), "+f"(acc[60]), "+f"(acc[61]), "+f"(acc[62]), "+f"(acc[63])  \
-                     : "l"(desc_a), "l"(desc_b), "r"(accumulate)                                                                               \
+                     : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TA), "n"(TB)                                                             \
                      : "memory");                                                                                                              \
     }
 CUOPS_WGMMA_SS_M64N128K16(cuops_wgmma_m64n128k16_ss_f16, "f16")
@@ -646,30 +667,30 @@ CUOPS_WGMMA_SS_M64N128K16(cuops_wgmma_m64n128k16_ss_bf16, "bf16")
  * with A from shared memory) and the input type (F16: f16, else bf16)
  * chosen at compile time: A from shared memory (a descriptor) or from
  * registers (the four registers of one k16 step). */
-template <int N, bool F16>
+template <int N, bool F16, int TA = 0, int TB = 0>
 __device__ __forceinline__ void cuops_wgmma_m64nk16(float (&acc)[N / 2], uint64_t desc_a,
                                                     uint64_t desc_b, int accumulate)
 {
     static_assert(N == 8 || N == 16 || N == 32 || N == 64 || N == 128 || N == 256,
                   "N is 8, 16, 32, 64, 128 or 256");
     if constexpr (N == 8) {
-        if constexpr (F16) cuops_wgmma_m64n8k16_ss_f16(acc, desc_a, desc_b, accumulate);
-        else cuops_wgmma_m64n8k16_ss_bf16(acc, desc_a, desc_b, accumulate);
+        if constexpr (F16) cuops_wgmma_m64n8k16_ss_f16<TA, TB>(acc, desc_a, desc_b, accumulate);
+        else cuops_wgmma_m64n8k16_ss_bf16<TA, TB>(acc, desc_a, desc_b, accumulate);
     } else if constexpr (N == 16) {
-        if constexpr (F16) cuops_wgmma_m64n16k16_ss_f16(acc, desc_a, desc_b, accumulate);
-        else cuops_wgmma_m64n16k16_ss_bf16(acc, desc_a, desc_b, accumulate);
+        if constexpr (F16) cuops_wgmma_m64n16k16_ss_f16<TA, TB>(acc, desc_a, desc_b, accumulate);
+        else cuops_wgmma_m64n16k16_ss_bf16<TA, TB>(acc, desc_a, desc_b, accumulate);
     } else if constexpr (N == 32) {
-        if constexpr (F16) cuops_wgmma_m64n32k16_ss_f16(acc, desc_a, desc_b, accumulate);
-        else cuops_wgmma_m64n32k16_ss_bf16(acc, desc_a, desc_b, accumulate);
+        if constexpr (F16) cuops_wgmma_m64n32k16_ss_f16<TA, TB>(acc, desc_a, desc_b, accumulate);
+        else cuops_wgmma_m64n32k16_ss_bf16<TA, TB>(acc, desc_a, desc_b, accumulate);
     } else if constexpr (N == 64) {
-        if constexpr (F16) cuops_wgmma_m64n64k16_ss_f16(acc, desc_a, desc_b, accumulate);
-        else cuops_wgmma_m64n64k16_ss_bf16(acc, desc_a, desc_b, accumulate);
+        if constexpr (F16) cuops_wgmma_m64n64k16_ss_f16<TA, TB>(acc, desc_a, desc_b, accumulate);
+        else cuops_wgmma_m64n64k16_ss_bf16<TA, TB>(acc, desc_a, desc_b, accumulate);
     } else if constexpr (N == 128) {
-        if constexpr (F16) cuops_wgmma_m64n128k16_ss_f16(acc, desc_a, desc_b, accumulate);
-        else cuops_wgmma_m64n128k16_ss_bf16(acc, desc_a, desc_b, accumulate);
+        if constexpr (F16) cuops_wgmma_m64n128k16_ss_f16<TA, TB>(acc, desc_a, desc_b, accumulate);
+        else cuops_wgmma_m64n128k16_ss_bf16<TA, TB>(acc, desc_a, desc_b, accumulate);
     } else {
-        if constexpr (F16) cuops_wgmma_m64n256k16_f16(acc, desc_a, desc_b, accumulate);
-        else cuops_wgmma_m64n256k16_bf16(acc, desc_a, desc_b, accumulate);
+        if constexpr (F16) cuops_wgmma_m64n256k16_f16<TA, TB>(acc, desc_a, desc_b, accumulate);
+        else cuops_wgmma_m64n256k16_bf16<TA, TB>(acc, desc_a, desc_b, accumulate);
     }
 }
 template <int N, bool F16>

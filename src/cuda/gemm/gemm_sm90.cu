@@ -878,9 +878,14 @@ __device__ __forceinline__ void sm90_release_stage(uint32_t empty_bar, int rm, i
  * So the L2 -> SM bytes per CTA and k-block drop from (BM + BN) to
  * (BM / MCN + BN / MCM) rows (128 x 256 in pairs along M: 48 to 32 KB). A
  * stage is refilled once the consumers of every CTA this producer writes
- * into have released it (sm90_release_stage). */
+ * into have released it (sm90_release_stage).
+ * MN (the plain kernel): bit 0 set, A is read M-major (stored [k, m], the
+ * call's trans_a = T), bit 1, B N-major (stored [k, n], trans_b = N), in
+ * place: TMA loads boxes of 64 K-rows x 64 M/N elements, BM / 64 (BN / 64)
+ * per stage, and wgmma reads them with its transpose immediate, where the
+ * operand would otherwise be transposed into K-major workspace first. */
 template <int BM, int BN, bool AB_BF16, typename OutT, bool SPLIT, bool DSMEM = false,
-          int MCM = 1, int MCN = 1, bool SHIFT = false>
+          int MCM = 1, int MCN = 1, bool SHIFT = false, int MN = 0>
 __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUtensorMap &tmap_b,
                                             const CUtensorMap *tmap_c,
                                             const sm90_gemm_params_t &p, float4 *partials,
@@ -895,6 +900,8 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                   "multicast pieces: whole 8-row swizzle atoms, a portable cluster");
     static_assert(!SHIFT || (!SPLIT && !MCAST && sizeof(OutT) == 2),
                   "shifted rows: the plain kernel with a 16-bit C");
+    constexpr bool A_MN = (MN & 1) != 0, B_MN = (MN & 2) != 0;
+    static_assert(MN == 0 || (!SPLIT && !MCAST && !SHIFT), "MN-major operands: the plain kernel");
     extern __shared__ uint8_t smem_raw[];
     const uint32_t smem_base = cuops_smem_align1024(smem_raw);
     const uint32_t a_smem = smem_base;
@@ -979,6 +986,15 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                                                   (uint32_t)(j * (BM / 8) * 128),
                                               &smaps->a[j], SM90_FULL_BAR(stage), kb * SM90_BK,
                                               tm * (BM / 8));
+                    } else if (A_MN) {
+                        /* M-major A: the tile's BM rows as BM / 64 boxes of
+                         * 64 K-rows x 64 M elements, box after box */
+#pragma unroll
+                        for (int j = 0; j < BM / 64; j++)
+                            cuops_tma_load_2d(a_smem + stage * tile::A_STAGE_BYTES +
+                                                  (uint32_t)(j * 64 * SM90_BK * 2),
+                                              &tmap_a, SM90_FULL_BAR(stage), tm * BM + 64 * j,
+                                              kb * SM90_BK);
                     } else if (a_live && MCN > 1) {
                         /* this CTA's piece of A (tmap_a's box is BM / MCN
                          * rows), into its cluster row's stages */
@@ -991,7 +1007,15 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                         cuops_tma_load_2d(a_smem + stage * tile::A_STAGE_BYTES, &tmap_a,
                                           SM90_FULL_BAR(stage), kb * SM90_BK, tm * BM);
                     }
-                    if (MCM > 1) {
+                    if (B_MN) {
+                        /* N-major B: BN / 64 boxes of 64 K-rows x 64 N elements */
+#pragma unroll
+                        for (int j = 0; j < BN / 64; j++)
+                            cuops_tma_load_2d(b_smem + stage * tile::B_STAGE_BYTES +
+                                                  (uint32_t)(j * 64 * SM90_BK * 2),
+                                              &tmap_b, SM90_FULL_BAR(stage), tn * BN + 64 * j,
+                                              kb * SM90_BK);
+                    } else if (MCM > 1) {
                         /* this CTA's piece of B (tmap_b's box is BN / MCM
                          * rows), into its cluster column's stages */
                         cuops_tma_load_2d_multicast(
@@ -1045,12 +1069,22 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
             int prev_stage = 0;
             for (int i = 0; i < kb_count; i++) {
                 cuops_mbar_wait(SM90_FULL_BAR(stage), phase);
-                const uint64_t desc_a = cuops_wgmma_desc_k_sw128(
-                    a_smem + stage * tile::A_STAGE_BYTES +
-                    consumer * (tile::ROW_STEP * SM90_BK * 2));
-                const uint64_t desc_b = cuops_wgmma_desc_k_sw128(
-                    b_smem + stage * tile::B_STAGE_BYTES +
-                    consumer * (tile::COL_STEP * SM90_BK * 2));
+                /* a consumer's rows (columns) start ROW_STEP (COL_STEP) x
+                 * 128 bytes into the stage in either layout: K-major rows
+                 * are 128 bytes, and ROW_STEP, COL_STEP are 0 or 64, one
+                 * whole MN-major box */
+                const uint32_t a_addr = a_smem + stage * tile::A_STAGE_BYTES +
+                                        consumer * (tile::ROW_STEP * SM90_BK * 2);
+                const uint32_t b_addr = b_smem + stage * tile::B_STAGE_BYTES +
+                                        consumer * (tile::COL_STEP * SM90_BK * 2);
+                const uint64_t desc_a =
+                    A_MN ? cuops_wgmma_desc_mn_sw128(a_addr) : cuops_wgmma_desc_k_sw128(a_addr);
+                const uint64_t desc_b =
+                    B_MN ? cuops_wgmma_desc_mn_sw128(b_addr) : cuops_wgmma_desc_k_sw128(b_addr);
+                /* per 16 K-elements: +32 bytes K-major, +16 rows of 128
+                 * bytes MN-major (the >> 4 address field) */
+                constexpr uint64_t A_KSTEP = A_MN ? 2048 / 16 : 32 / 16;
+                constexpr uint64_t B_KSTEP = B_MN ? 2048 / 16 : 32 / 16;
 #pragma unroll
                 for (int r = 0; r < tile::ACC; r++) cuops_reg_fence(acc[r]);
                 cuops_wgmma_fence();
@@ -1058,8 +1092,9 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                 for (int kk = 0; kk < SM90_BK / 16; kk++) {
                     /* +32 bytes per 16 K-elements = +2 in the >>4 address field.
                      * The first MMA of each unit overwrites the accumulators. */
-                    cuops_wgmma_m64nk16<tile::CN, !AB_BF16>(acc, desc_a + 2 * kk, desc_b + 2 * kk,
-                                                      (i > 0 || kk > 0) ? 1 : 0);
+                    cuops_wgmma_m64nk16<tile::CN, !AB_BF16, A_MN ? 1 : 0, B_MN ? 1 : 0>(
+                        acc, desc_a + A_KSTEP * kk, desc_b + B_KSTEP * kk,
+                        (i > 0 || kk > 0) ? 1 : 0);
                 }
                 cuops_wgmma_commit();
                 /* Keep this k-block's group in flight; the previous one is
@@ -1126,15 +1161,15 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
 /* The unsplit kernel; MCM x MCN > 1 (sm90_ws_128x256_mc2, ...): launched in
  * clusters of MCM x MCN CTAs that share each k-block's A and B tiles by TMA
  * multicast. */
-template <int BM, int BN, bool AB_BF16, typename OutT, int MCM = 1, int MCN = 1>
+template <int BM, int BN, bool AB_BF16, typename OutT, int MCM = 1, int MCN = 1, int MN = 0>
 __global__ void __launch_bounds__(SM90_THREADS, 1)
 sm90_ws_kernel(const __grid_constant__ CUtensorMap tmap_a,
                const __grid_constant__ CUtensorMap tmap_b,
                const __grid_constant__ CUtensorMap tmap_c, const sm90_gemm_params_t p)
 {
 #if CUOPS_SM90A_DEVICE
-    sm90_ws_cta<BM, BN, AB_BF16, OutT, false, false, MCM, MCN>(tmap_a, tmap_b, &tmap_c, p, NULL,
-                                                               1);
+    sm90_ws_cta<BM, BN, AB_BF16, OutT, false, false, MCM, MCN, false, MN>(tmap_a, tmap_b, &tmap_c,
+                                                                          p, NULL, 1);
 #endif
 }
 
@@ -1272,22 +1307,35 @@ typedef void (*sm90_fixup_kernel_fn)(const sm90_gemm_params_t, const sm90_splitk
 typedef void (*sm90_dsmem_kernel_fn)(const CUtensorMap, const CUtensorMap, const sm90_gemm_params_t,
                                      const int);
 
-template <int BM, int BN, int MCM = 1, int MCN = 1>
+template <int BM, int BN, int MCM = 1, int MCN = 1, int MN = 0>
 static sm90_kernel_fn sm90_pick_kernel(cuops_dtype_t ab, cuops_dtype_t c)
 {
     const bool bf = (ab == CUOPS_DTYPE_BF16);
     switch (c) {
     case CUOPS_DTYPE_F16:
-        return bf ? sm90_ws_kernel<BM, BN, true, __half, MCM, MCN>
-                  : sm90_ws_kernel<BM, BN, false, __half, MCM, MCN>;
+        return bf ? sm90_ws_kernel<BM, BN, true, __half, MCM, MCN, MN>
+                  : sm90_ws_kernel<BM, BN, false, __half, MCM, MCN, MN>;
     case CUOPS_DTYPE_BF16:
-        return bf ? sm90_ws_kernel<BM, BN, true, __nv_bfloat16, MCM, MCN>
-                  : sm90_ws_kernel<BM, BN, false, __nv_bfloat16, MCM, MCN>;
+        return bf ? sm90_ws_kernel<BM, BN, true, __nv_bfloat16, MCM, MCN, MN>
+                  : sm90_ws_kernel<BM, BN, false, __nv_bfloat16, MCM, MCN, MN>;
     case CUOPS_DTYPE_F32:
-        return bf ? sm90_ws_kernel<BM, BN, true, float, MCM, MCN>
-                  : sm90_ws_kernel<BM, BN, false, float, MCM, MCN>;
+        return bf ? sm90_ws_kernel<BM, BN, true, float, MCM, MCN, MN>
+                  : sm90_ws_kernel<BM, BN, false, float, MCM, MCN, MN>;
     default:
         return NULL;
+    }
+}
+
+/* The plain kernel with A M-major (mn bit 0) and / or B N-major (bit 1)
+ * read in place (sm90_ws_cta's MN). */
+template <int BM, int BN>
+static sm90_kernel_fn sm90_pick_mn_kernel(cuops_dtype_t ab, cuops_dtype_t c, int mn)
+{
+    switch (mn) {
+    case 1: return sm90_pick_kernel<BM, BN, 1, 1, 1>(ab, c);
+    case 2: return sm90_pick_kernel<BM, BN, 1, 1, 2>(ab, c);
+    case 3: return sm90_pick_kernel<BM, BN, 1, 1, 3>(ab, c);
+    default: return sm90_pick_kernel<BM, BN>(ab, c);
     }
 }
 
@@ -1576,19 +1624,6 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
                                           : (BN == 256 ? "sm90_ws_128x256" : "sm90_ws_128x128");
     const unsigned flags = opt ? opt->flags : 0u;
 
-    /* Operands as K-major [rows, k] arrays, packed where TMA cannot read them. */
-    const void *a = d->a, *b = d->b;
-    int64_t lda = d->lda, ldb = d->ldb;
-    const bool pack_a = d->trans_a != CUOPS_OP_N || !cuops_sm90_tma_ok(d->a, d->lda);
-    const bool pack_b = d->trans_b != CUOPS_OP_T || !cuops_sm90_tma_ok(d->b, d->ldb);
-    const int64_t ldp = cuops_sm90_packed_ld(d->k);
-    const size_t a_bytes = pack_a ? sm90_align256((size_t)d->m * (size_t)ldp * 2u) : 0;
-    const size_t b_bytes = pack_b ? sm90_align256((size_t)d->n * (size_t)ldp * 2u) : 0;
-    const int64_t num_tiles = sm90_tiles<BM, BN>(d);
-    const size_t partial_bytes =
-        (splits > 0 && !dsmem)
-            ? (size_t)num_tiles * (size_t)splits * tile::PARTIAL_F4_PER_UNIT * sizeof(float4)
-            : 0;
     const size_t esize = cuops_dtype_size(d->c_type);
     const bool c_tma_direct = sm90_c_tma_direct(d);
     /* A 16-bit C that TMA cannot store to in place, beta == 0: the plain
@@ -1598,6 +1633,26 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
      * a row copy out to C. */
     const bool shift_c = splits == 0 && !mcast && !direct_c && esize == 2 && d->beta == 0.0f &&
                          !c_tma_direct && cuops_aligned(d->c, 2) && d->m >= 8 && d->n >= 8;
+
+    /* Operands: K-major [rows, k] arrays TMA can read in place; MN-major ones
+     * (A with trans_a = T, B with trans_b = N) in place too where the plain
+     * kernel runs (sm90_ws_cta's MN; not the split, multicast or
+     * shifted-rows forms); anything else packed into K-major workspace. */
+    const void *a = d->a, *b = d->b;
+    int64_t lda = d->lda, ldb = d->ldb;
+    const bool mn_kernel = splits == 0 && !mcast && !shift_c;
+    const bool a_mn = mn_kernel && d->trans_a == CUOPS_OP_T && cuops_sm90_tma_ok(d->a, d->lda);
+    const bool b_mn = mn_kernel && d->trans_b == CUOPS_OP_N && cuops_sm90_tma_ok(d->b, d->ldb);
+    const bool pack_a = !a_mn && (d->trans_a != CUOPS_OP_N || !cuops_sm90_tma_ok(d->a, d->lda));
+    const bool pack_b = !b_mn && (d->trans_b != CUOPS_OP_T || !cuops_sm90_tma_ok(d->b, d->ldb));
+    const int64_t ldp = cuops_sm90_packed_ld(d->k);
+    const size_t a_bytes = pack_a ? sm90_align256((size_t)d->m * (size_t)ldp * 2u) : 0;
+    const size_t b_bytes = pack_b ? sm90_align256((size_t)d->n * (size_t)ldp * 2u) : 0;
+    const int64_t num_tiles = sm90_tiles<BM, BN>(d);
+    const size_t partial_bytes =
+        (splits > 0 && !dsmem)
+            ? (size_t)num_tiles * (size_t)splits * tile::PARTIAL_F4_PER_UNIT * sizeof(float4)
+            : 0;
     bool stage_c = !shift_c && splits == 0 && !direct_c && esize == 2 && d->beta == 0.0f &&
                    !c_tma_direct && !sm90_in_workspace(h, d->a) && !sm90_in_workspace(h, d->b) &&
                    !sm90_in_workspace(h, d->c);
@@ -1701,12 +1756,15 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     /* the shifted-rows kernel reads A through its own maps (sm90_shift_maps_t);
      * the multicast kernel's CTAs each load BM / MCN rows of the A tile and
      * BN / MCM of the B tile */
-    if (!shift_c)
+    if (a_mn)
+        st = cuops_sm90_encode_mnmajor(h, &tmap_a, a, d->ab_type, d->m, d->k, lda, promote);
+    else if (!shift_c)
         st = cuops_sm90_encode_kmajor_l2(h, &tmap_a, a, d->ab_type, d->m, d->k, lda, BM / MCN,
                                          promote);
     if (st != CUOPS_STATUS_SUCCESS) return st;
-    st = cuops_sm90_encode_kmajor_l2(h, &tmap_b, b, d->ab_type, d->n, d->k, ldb, BN / MCM,
-                                     promote);
+    st = b_mn ? cuops_sm90_encode_mnmajor(h, &tmap_b, b, d->ab_type, d->n, d->k, ldb, promote)
+              : cuops_sm90_encode_kmajor_l2(h, &tmap_b, b, d->ab_type, d->n, d->k, ldb, BN / MCM,
+                                            promote);
     if (st != CUOPS_STATUS_SUCCESS) return st;
 
     sm90_gemm_params_t p;
@@ -1803,7 +1861,11 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     }
 
     if (splits == 0) {
-        sm90_kernel_fn fn = sm90_pick_kernel<BM, BN, MCM, MCN>(d->ab_type, d->c_type);
+        sm90_kernel_fn fn = NULL;
+        if constexpr (mcast)
+            fn = sm90_pick_kernel<BM, BN, MCM, MCN>(d->ab_type, d->c_type);
+        else
+            fn = sm90_pick_mn_kernel<BM, BN>(d->ab_type, d->c_type, (a_mn ? 1 : 0) | (b_mn ? 2 : 0));
         if (!fn)
             return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no kernel for c_type", name);
         CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,

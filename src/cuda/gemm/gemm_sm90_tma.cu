@@ -99,6 +99,17 @@ cuops_status_t cuops_sm90_encode_kmajor(struct cuops_handle *h, CUtensorMap *map
     return cuops_sm90_encode_kmajor_l2(h, map, base, type, rows, k, ld, box_rows, 1);
 }
 
+cuops_status_t cuops_sm90_encode_mnmajor(struct cuops_handle *h, CUtensorMap *map,
+                                         const void *base, cuops_dtype_t type, int64_t mn,
+                                         int64_t k, int64_t ld, int promote_256b)
+{
+    /* k rows of mn elements (row stride ld), boxes of 64 K-rows x 64 M/N
+     * elements */
+    return sm90_encode_2d(h, map, base, type, k, mn, ld, 64u, 64u, CU_TENSOR_MAP_SWIZZLE_128B,
+                          promote_256b ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+                                       : CU_TENSOR_MAP_L2_PROMOTION_NONE);
+}
+
 cuops_status_t cuops_sm90_encode_rows_plain(struct cuops_handle *h, CUtensorMap *map,
                                             const void *base, cuops_dtype_t type, int64_t rows,
                                             int64_t cols, int64_t ld, uint32_t box_cols,
