@@ -913,6 +913,33 @@ int main(void)
             gemm_case_t c = {N, T, 128, 1024, 2048, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.5f, 8, 0, 0, 0};
             run_case_small_workspace(gpu, cpu, &c, SPLITK, VARIANT);
         }
+        /* h. B N-major (stored [k, n], trans_b = N) read in place by both
+         *    split forms: the cluster form under a 4 KB user workspace (it
+         *    needs none), the fixup form under one with room for its
+         *    partials only (B's pack, n x k x 2 bytes, would not fit), so
+         *    either call succeeds only if B was not packed. NN calls with
+         *    m from 1 (the decode shapes of `x @ W` with W stored [k, n]),
+         *    ragged m and k, padded leading dimensions, every C type. */
+        {
+            /* k % 8 == 0 and pads of 0 or 8: lda = k + pad and ldb = n + pad
+             * stay multiples of 8 (ragged k-blocks: 1032 = 16 x 64 + 8) */
+            const int64_t nn[][3] = {{1, 1024, 4096}, {64, 2048, 2048}, {17, 512, 1032}, {130, 512, 1096}};
+            for (int i = 0; i < 4; i++) {
+                if (quick && i >= 2) break;
+                gemm_case_t c = {N, N, nn[i][0], nn[i][1], nn[i][2], abs_[i % 2], cts[(i + 1) % 3],
+                                 i == 2 ? -0.5f : 1.0f, i == 3 ? 0.25f : 0.0f, i == 1 ? 8 : 0, 0, 0, 0};
+                const int S = splitk_plan(c.m, c.n, c.k, sms);
+                if (S <= 0) {
+                    SKIP("%lldx%lldx%lld: not split on %d SMs", (long long)c.m, (long long)c.n,
+                         (long long)c.k, sms);
+                    continue;
+                }
+                run_case_workspace(gpu, cpu, &c, DSMEM, DSMEM, 4096);
+                const size_t tiles = (size_t)((c.m + 127) / 128) * (size_t)((c.n + 255) / 256);
+                const size_t partials = (tiles * (size_t)S * 131072u + 255) / 256 * 256;
+                run_case_workspace(gpu, cpu, &c, SPLITK, SPLITK, partials + 4096);
+            }
+        }
 #undef SPLIT_CASE
     }
     /* 8. The 128 x 128 tile (the ring of 6 stages of 32 KB, m64n128k16, the

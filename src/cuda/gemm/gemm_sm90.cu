@@ -879,11 +879,12 @@ __device__ __forceinline__ void sm90_release_stage(uint32_t empty_bar, int rm, i
  * (BM / MCN + BN / MCM) rows (128 x 256 in pairs along M: 48 to 32 KB). A
  * stage is refilled once the consumers of every CTA this producer writes
  * into have released it (sm90_release_stage).
- * MN (the plain kernel): bit 0 set, A is read M-major (stored [k, m], the
- * call's trans_a = T), bit 1, B N-major (stored [k, n], trans_b = N), in
- * place: TMA loads boxes of 64 K-rows x 64 M/N elements, BM / 64 (BN / 64)
- * per stage, and wgmma reads them with its transpose immediate, where the
- * operand would otherwise be transposed into K-major workspace first. */
+ * MN: bit 0 set, A is read M-major (stored [k, m], the call's trans_a = T;
+ * the plain kernel), bit 1, B N-major (stored [k, n], trans_b = N; the plain
+ * and split kernels), in place: TMA loads boxes of 64 K-rows x 64 M/N
+ * elements, BM / 64 (BN / 64) per stage, and wgmma reads them with its
+ * transpose immediate, where the operand would otherwise be transposed into
+ * K-major workspace first. */
 template <int BM, int BN, bool AB_BF16, typename OutT, bool SPLIT, bool DSMEM = false,
           int MCM = 1, int MCN = 1, bool SHIFT = false, int MN = 0>
 __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUtensorMap &tmap_b,
@@ -901,7 +902,8 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
     static_assert(!SHIFT || (!SPLIT && !MCAST && sizeof(OutT) == 2),
                   "shifted rows: the plain kernel with a 16-bit C");
     constexpr bool A_MN = (MN & 1) != 0, B_MN = (MN & 2) != 0;
-    static_assert(MN == 0 || (!SPLIT && !MCAST && !SHIFT), "MN-major operands: the plain kernel");
+    static_assert(MN == 0 || (!MCAST && !SHIFT && (!SPLIT || MN == 2)),
+                  "MN-major operands: the plain kernel, and B in the split kernels");
     extern __shared__ uint8_t smem_raw[];
     const uint32_t smem_base = cuops_smem_align1024(smem_raw);
     const uint32_t a_smem = smem_base;
@@ -1187,27 +1189,29 @@ sm90_ws_shift_kernel(const __grid_constant__ CUtensorMap tmap_b,
 }
 
 /* The main loop of split-K: fp32 partials, no C access. */
-template <int BM, int BN, bool AB_BF16>
+template <int BM, int BN, bool AB_BF16, int MN = 0>
 __global__ void __launch_bounds__(SM90_THREADS, 1)
 sm90_ws_splitk_kernel(const __grid_constant__ CUtensorMap tmap_a,
                       const __grid_constant__ CUtensorMap tmap_b, const sm90_gemm_params_t p,
                       const sm90_splitk_params_t sp)
 {
 #if CUOPS_SM90A_DEVICE
-    sm90_ws_cta<BM, BN, AB_BF16, float, true>(tmap_a, tmap_b, NULL, p, sp.partials, sp.splits);
+    sm90_ws_cta<BM, BN, AB_BF16, float, true, false, 1, 1, false, MN>(tmap_a, tmap_b, NULL, p,
+                                                                      sp.partials, sp.splits);
 #endif
 }
 
 /* Split-K with the reduction in the cluster: grid = tiles * S CTAs in
  * clusters of S (one unit each). */
-template <int BM, int BN, bool AB_BF16, typename OutT>
+template <int BM, int BN, bool AB_BF16, typename OutT, int MN = 0>
 __global__ void __launch_bounds__(SM90_THREADS, 1)
 sm90_ws_splitk_dsmem_kernel(const __grid_constant__ CUtensorMap tmap_a,
                             const __grid_constant__ CUtensorMap tmap_b, const sm90_gemm_params_t p,
                             const int splits)
 {
 #if CUOPS_SM90A_DEVICE
-    sm90_ws_cta<BM, BN, AB_BF16, OutT, true, true>(tmap_a, tmap_b, NULL, p, NULL, splits);
+    sm90_ws_cta<BM, BN, AB_BF16, OutT, true, true, 1, 1, false, MN>(tmap_a, tmap_b, NULL, p, NULL,
+                                                                    splits);
 #endif
 }
 
@@ -1366,20 +1370,21 @@ template <int BM, int BN> static sm90_fixup_kernel_fn sm90_pick_fixup_kernel(cuo
     }
 }
 
-template <int BM, int BN>
+/* MN: 0, or 2 (B N-major, read in place; sm90_ws_cta) */
+template <int BM, int BN, int MN = 0>
 static sm90_dsmem_kernel_fn sm90_pick_dsmem_kernel(cuops_dtype_t ab, cuops_dtype_t c)
 {
     const bool bf = (ab == CUOPS_DTYPE_BF16);
     switch (c) {
     case CUOPS_DTYPE_F16:
-        return bf ? sm90_ws_splitk_dsmem_kernel<BM, BN, true, __half>
-                  : sm90_ws_splitk_dsmem_kernel<BM, BN, false, __half>;
+        return bf ? sm90_ws_splitk_dsmem_kernel<BM, BN, true, __half, MN>
+                  : sm90_ws_splitk_dsmem_kernel<BM, BN, false, __half, MN>;
     case CUOPS_DTYPE_BF16:
-        return bf ? sm90_ws_splitk_dsmem_kernel<BM, BN, true, __nv_bfloat16>
-                  : sm90_ws_splitk_dsmem_kernel<BM, BN, false, __nv_bfloat16>;
+        return bf ? sm90_ws_splitk_dsmem_kernel<BM, BN, true, __nv_bfloat16, MN>
+                  : sm90_ws_splitk_dsmem_kernel<BM, BN, false, __nv_bfloat16, MN>;
     case CUOPS_DTYPE_F32:
-        return bf ? sm90_ws_splitk_dsmem_kernel<BM, BN, true, float>
-                  : sm90_ws_splitk_dsmem_kernel<BM, BN, false, float>;
+        return bf ? sm90_ws_splitk_dsmem_kernel<BM, BN, true, float, MN>
+                  : sm90_ws_splitk_dsmem_kernel<BM, BN, false, float, MN>;
     default:
         return NULL;
     }
@@ -1635,13 +1640,15 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
                          !c_tma_direct && cuops_aligned(d->c, 2) && d->m >= 8 && d->n >= 8;
 
     /* Operands: K-major [rows, k] arrays TMA can read in place; MN-major ones
-     * (A with trans_a = T, B with trans_b = N) in place too where the plain
-     * kernel runs (sm90_ws_cta's MN; not the split, multicast or
-     * shifted-rows forms); anything else packed into K-major workspace. */
+     * in place too (sm90_ws_cta's MN): B with trans_b = N in the plain and
+     * split kernels, A with trans_a = T in the plain kernel (a split call's
+     * A is a few tile rows: its pack is small), not in the multicast or
+     * shifted-rows forms; anything else packed into K-major workspace. */
     const void *a = d->a, *b = d->b;
     int64_t lda = d->lda, ldb = d->ldb;
-    const bool mn_kernel = splits == 0 && !mcast && !shift_c;
-    const bool a_mn = mn_kernel && d->trans_a == CUOPS_OP_T && cuops_sm90_tma_ok(d->a, d->lda);
+    const bool mn_kernel = !mcast && !shift_c;
+    const bool a_mn = mn_kernel && splits == 0 && d->trans_a == CUOPS_OP_T &&
+                      cuops_sm90_tma_ok(d->a, d->lda);
     const bool b_mn = mn_kernel && d->trans_b == CUOPS_OP_N && cuops_sm90_tma_ok(d->b, d->ldb);
     const bool pack_a = !a_mn && (d->trans_a != CUOPS_OP_N || !cuops_sm90_tma_ok(d->a, d->lda));
     const bool pack_b = !b_mn && (d->trans_b != CUOPS_OP_T || !cuops_sm90_tma_ok(d->b, d->ldb));
@@ -1905,7 +1912,8 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
         return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no split-K form", name);
     } else {
         if (dsmem) {
-            sm90_dsmem_kernel_fn fn = sm90_pick_dsmem_kernel<BM, BN>(d->ab_type, d->c_type);
+            sm90_dsmem_kernel_fn fn = b_mn ? sm90_pick_dsmem_kernel<BM, BN, 2>(d->ab_type, d->c_type)
+                                           : sm90_pick_dsmem_kernel<BM, BN>(d->ab_type, d->c_type);
             if (!fn)
                 return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no kernel for c_type", name);
             CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
@@ -1923,9 +1931,10 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
         sm90_splitk_params_t sp;
         sp.partials = (float4 *)((uint8_t *)ws + a_bytes + b_bytes);
         sp.splits = splits;
-        sm90_splitk_kernel_fn fn = d->ab_type == CUOPS_DTYPE_BF16
-                                       ? sm90_ws_splitk_kernel<BM, BN, true>
-                                       : sm90_ws_splitk_kernel<BM, BN, false>;
+        const bool bf = d->ab_type == CUOPS_DTYPE_BF16;
+        sm90_splitk_kernel_fn fn =
+            b_mn ? (bf ? sm90_ws_splitk_kernel<BM, BN, true, 2> : sm90_ws_splitk_kernel<BM, BN, false, 2>)
+                 : (bf ? sm90_ws_splitk_kernel<BM, BN, true> : sm90_ws_splitk_kernel<BM, BN, false>);
         sm90_fixup_kernel_fn fixup = sm90_pick_fixup_kernel<BM, BN>(d->c_type);
         if (!fixup)
             return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no fixup for c_type", name);
