@@ -40,7 +40,8 @@
  * x in fp64 on the host, plus the CPU reference on column windows at both
  * ends and in the middle. Unsupported requests (m = 65, trans_b = N,
  * misaligned or badly strided operands, k not a multiple of 8, lda > 2^24,
- * f32 inputs) answer NOT_SUPPORTED when forced.
+ * f32 inputs) answer NOT_SUPPORTED when forced. On sm_90 the Hopper cluster
+ * form also takes the weight stored [k, n] (trans_b = N; test_nn_weight).
  *
  * Without a CUDA device the test says SKIP and passes. CUOPS_TEST_QUICK=1
  * (the compute-sanitizer runs) keeps small shapes. CUOPS_TEST_SEED
@@ -758,6 +759,99 @@ static void test_narrow_rows(void)
 }
 
 /* k == 0: C = beta * C (beta == 0: the poison becomes 0). */
+/* The weight stored [k, n] (trans_b = N, as `x @ W` keeps it) on sm_90: the
+ * Hopper cluster form reads it in place as an M-major wgmma A, forced at
+ * every block height and as auto's pick; the narrow form declines it. Shapes
+ * with n and k off 64 (partial weight boxes and k-blocks), m from 1 to 64,
+ * padded ldb and ldc, beta != 0 with C random; checked against the CPU
+ * reference with the bound of the header, and C's row padding unchanged. */
+static void test_nn_weight(void)
+{
+    if (g_device_dead || g_sm_major != 9) return;
+    const int64_t shapes[][3] = {{1, 64, 8},    {7, 136, 72},   {16, 520, 1032},
+                                 {33, 4096, 520}, {64, 200, 4096}, {1, 4096, 4096}};
+    const char *const forced[4] = {k_wgmma, k_fixed_rows[0], k_fixed_rows[1], NULL};
+    int served = 0;
+    for (int s = 0; s < 6; s++) {
+        if (g_quick && s >= 4) break;
+        const int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+        const cuops_dtype_t ab = k_ab[s % 2], ct = k_ct[s % 3];
+        const float alpha = k_alpha[s % 3], beta = k_beta[(s + 1) % 3];
+        const int64_t lda = k, ldb = n + (s % 2 ? 8 : 0), ldc = n + 3;
+        size_t na = 0, nb = 0;
+        void *ha = make_operand(ab, m, k, lda, 0, &na);
+        void *hb = make_operand(ab, k, n, ldb, 0, &nb);
+        const size_t nc = (size_t)(m * ldc), es = esize(ct);
+        void *hc0 = malloc(nc * es), *href = malloc(nc * es), *hout = malloc(nc * es);
+        double *a2 = row_norms2(ha, ab, m, k, lda);
+        double *b2 = (double *)calloc((size_t)n, sizeof(double));
+        void *da = NULL, *db = NULL, *dc = NULL;
+        char what[160];
+        snprintf(what, sizeof what, "NN m=%lld n=%lld k=%lld ldb=%lld %s->%s", (long long)m,
+                 (long long)n, (long long)k, (long long)ldb, dname(ab), dname(ct));
+        if (!ha || !hb || !hc0 || !href || !hout || !a2 || !b2 ||
+            cudaMalloc(&da, na * 2) != cudaSuccess || cudaMalloc(&db, nb * 2) != cudaSuccess ||
+            cudaMalloc(&dc, nc * es) != cudaSuccess) {
+            CHECK(0, "allocation failed (%s)", what);
+            goto next;
+        }
+        for (int64_t kk = 0; kk < k; kk++)
+            for (int64_t j = 0; j < n; j++) {
+                const double v = tu_get(hb, ab, (size_t)(kk * ldb + j));
+                b2[j] += v * v;
+            }
+        tu_poison(hc0, ct, nc); /* the row padding, and C itself where beta == 0 */
+        if (beta != 0.0f)
+            for (int64_t r = 0; r < m; r++)
+                tu_fill_float((char *)hc0 + (size_t)(r * ldc) * es, ct, (size_t)n, -1.0, 1.0);
+        memcpy(href, hc0, nc * es);
+        CHECK_STATUS(cuops_gemm(g_cpu, CUOPS_OP_N, CUOPS_OP_N, m, n, k, alpha, ha, lda, hb, ldb,
+                                beta, href, ldc, ab, ct),
+                     CUOPS_STATUS_SUCCESS);
+        cudaMemcpy(da, ha, na * 2, cudaMemcpyHostToDevice);
+        cudaMemcpy(db, hb, nb * 2, cudaMemcpyHostToDevice);
+        for (int v = 0; v < 4; v++) {
+            cudaMemcpy(dc, hc0, nc * es, cudaMemcpyHostToDevice);
+            cuops_options_t opt;
+            memset(&opt, 0, sizeof opt);
+            opt.variant = forced[v];
+            const char *who = forced[v] ? forced[v] : "auto";
+            const cuops_status_t st = cuops_gemm_ex(g_gpu, CUOPS_OP_N, CUOPS_OP_N, m, n, k, alpha,
+                                                    da, lda, db, ldb, beta, dc, ldc, ab, ct, &opt);
+            CHECK(st == CUOPS_STATUS_SUCCESS, "%s: %s for %s (%s)", who, cuops_status_string(st),
+                  what, cuops_last_error(g_gpu));
+            if (st != CUOPS_STATUS_SUCCESS) continue;
+            CHECK(strcmp(cuops_last_kernel(g_gpu), forced[v] ? forced[v] : k_wgmma) == 0,
+                  "%s ran %s for %s", who, cuops_last_kernel(g_gpu), what);
+            if (!device_ok(what)) goto next;
+            cudaMemcpy(hout, dc, nc * es, cudaMemcpyDeviceToHost);
+            int64_t pad_changed = 0;
+            for (int64_t r = 0; r < m; r++)
+                for (int64_t j = n; j < ldc; j++)
+                    pad_changed += memcmp((const char *)hout + (size_t)(r * ldc + j) * es,
+                                          (const char *)hc0 + (size_t)(r * ldc + j) * es, es) != 0;
+            CHECK(pad_changed == 0, "%s: %lld element(s) of C's row padding changed for %s", who,
+                  (long long)pad_changed, what);
+            compare_block(who, what, ct, m, n, k, alpha, beta, hout, ldc, href, ldc, hc0, ldc,
+                          a2, b2);
+            served++;
+        }
+        {
+            /* the narrow form takes NT only */
+            cuops_options_t opt;
+            memset(&opt, 0, sizeof opt);
+            opt.variant = k_narrow;
+            CHECK_STATUS(cuops_gemm_ex(g_gpu, CUOPS_OP_N, CUOPS_OP_N, m, n, k, alpha, da, lda, db,
+                                       ldb, beta, dc, ldc, ab, ct, &opt),
+                         CUOPS_STATUS_NOT_SUPPORTED);
+        }
+    next:
+        cudaFree(da); cudaFree(db); cudaFree(dc);
+        free(ha); free(hb); free(hc0); free(href); free(hout); free(a2); free(b2);
+    }
+    CHECK(served > 0, "no NN call was served");
+}
+
 static void test_k_zero(void)
 {
     for (int bi = 0; bi < 2; bi++) {
@@ -1109,6 +1203,7 @@ int main(void)
     test_narrow_rows();
     test_wgmma_rows128();
     test_aligned_c();
+    test_nn_weight();
     test_big();
 
     if (!g_device_dead) {

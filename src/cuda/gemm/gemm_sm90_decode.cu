@@ -52,7 +52,11 @@
  * supports(): sm_90 with the shared memory, ab F16/BF16, c F16/BF16/F32,
  * trans_a = N, trans_b = T, 1 <= m <= 64, k >= 1, A and B readable by TMA in
  * place (16-byte aligned, lda and ldb multiples of 8), c aligned to its
- * element, k and n < 2^31.
+ * element, k and n < 2^31. The cluster form also takes trans_b = N (the
+ * weight stored [k, n], as `x @ W` keeps it): the weight tile then arrives
+ * as ROWS / 64 boxes of 64 K-rows x 64 weight rows, and wgmma reads it as an
+ * M-major A (transpose immediate 1, cuops_wgmma_desc_mn_sw128). The narrow
+ * form, whose tiles of 8-256 rows are the wgmma B, takes NT only.
  */
 #include <string.h>
 
@@ -333,7 +337,7 @@ static __device__ __forceinline__ void sdw_store4_fast(int c_type, char *dst, fl
                         cuops_pack2<__nv_bfloat16>(alpha * v.z, alpha * v.w));
 }
 
-template <typename T, int XN, int CONS>
+template <typename T, int XN, int CONS, bool WMN>
 static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const CUtensorMap &tmap_x,
                                                const sdw_params_t &p)
 {
@@ -385,8 +389,17 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
                 const bool load_x = true;
 #endif
                 cuops_mbar_arrive_expect_tx(SDW_FULL_BAR(stage), WBYTES + (load_x ? XBYTES : 0u));
-                cuops_tma_load_2d(w_smem + stage * WBYTES, &tmap_w, SDW_FULL_BAR(stage),
-                                  kb * SDW_BK, wb * ROWS);
+                if (WMN) {
+                    /* the weight stored [k, n]: CONS boxes of 64 K-rows x 64
+                     * weight rows, consumer c's at 8 KB x c as below */
+#pragma unroll
+                    for (int j = 0; j < CONS; j++)
+                        cuops_tma_load_2d(w_smem + stage * WBYTES + (uint32_t)j * 64 * 128, &tmap_w,
+                                          SDW_FULL_BAR(stage), wb * ROWS + 64 * j, kb * SDW_BK);
+                } else {
+                    cuops_tma_load_2d(w_smem + stage * WBYTES, &tmap_w, SDW_FULL_BAR(stage),
+                                      kb * SDW_BK, wb * ROWS);
+                }
                 if (load_x)
                     cuops_tma_load_2d(x_smem + stage * XBYTES, &tmap_x, SDW_FULL_BAR(stage),
                                       kb * SDW_BK, 0);
@@ -413,16 +426,22 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
             cuops_mbar_wait(SDW_FULL_BAR(stage), phase);
             if (threadIdx.x == 128 && kb == kb0) DSTAMP(p, DSTAMP_FIRST);
             if (threadIdx.x == 128 && kb == kb1 - 1) DSTAMP(p, DSTAMP_LAST);
-            /* this consumer's 64 rows: 8 KB into the 1024-aligned tile */
+            /* this consumer's 64 rows: 8 KB into the 1024-aligned tile (64
+             * K-major rows of 128 bytes, or one M-major box) */
+            const uint32_t w_addr = w_smem + stage * WBYTES + consumer * 64 * 128;
             const uint64_t desc_w =
-                cuops_wgmma_desc_k_sw128(w_smem + stage * WBYTES + consumer * 64 * 128);
+                WMN ? cuops_wgmma_desc_mn_sw128(w_addr) : cuops_wgmma_desc_k_sw128(w_addr);
+            /* per 16 k: +32 bytes K-major, +16 rows of 128 bytes M-major */
+            constexpr uint64_t W_KSTEP = WMN ? 2048 / 16 : 32 / 16;
             const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + stage * XBYTES);
 #pragma unroll
             for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
             cuops_wgmma_fence();
 #ifndef CUOPS_STUDY_NO_MMA /* study build only: the stream without its products (wrong results) */
 #pragma unroll
-            for (int j = 0; j < 4; j++) cuops_wgmma_m64nk16<XN, sdw_is_f16<T>::value>(acc, desc_w + 2 * j, desc_x + 2 * j, 1);
+            for (int j = 0; j < 4; j++)
+                cuops_wgmma_m64nk16<XN, sdw_is_f16<T>::value, WMN ? 1 : 0, 0>(
+                    acc, desc_w + W_KSTEP * j, desc_x + 2 * j, 1);
 #endif
             cuops_wgmma_commit();
             cuops_wgmma_wait<1>();
@@ -748,13 +767,13 @@ static __device__ __forceinline__ void sdn_cta(const CUtensorMap &tmap_w, const 
 
 #endif /* CUOPS_SM90A_DEVICE */
 
-template <typename T, int XN, int CONS>
+template <typename T, int XN, int CONS, bool WMN = false>
 __global__ void __launch_bounds__(SDW_THREADS(CONS), 1)
 sm90_decode_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_w,
                          const __grid_constant__ CUtensorMap tmap_x, const sdw_params_t p)
 {
 #if CUOPS_SM90A_DEVICE
-    sdw_cta<T, XN, CONS>(tmap_w, tmap_x, p);
+    sdw_cta<T, XN, CONS, WMN>(tmap_w, tmap_x, p);
 #endif
 }
 
@@ -774,22 +793,27 @@ typedef void (*sdw_kernel_fn)(const CUtensorMap, const CUtensorMap, const sdw_pa
 
 static int sdw_xn(int64_t m) { return m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : 64; }
 
-template <int CONS> static sdw_kernel_fn sdw_pick_cons(cuops_dtype_t ab, int xn)
+template <int CONS, bool WMN> static sdw_kernel_fn sdw_pick_cons(cuops_dtype_t ab, int xn)
 {
     const int bf = ab == CUOPS_DTYPE_BF16;
     switch (xn) {
-    case 8: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 8, CONS> : sm90_decode_wgmma_kernel<__half, 8, CONS>;
-    case 16: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 16, CONS> : sm90_decode_wgmma_kernel<__half, 16, CONS>;
-    case 32: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 32, CONS> : sm90_decode_wgmma_kernel<__half, 32, CONS>;
-    default: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 64, CONS> : sm90_decode_wgmma_kernel<__half, 64, CONS>;
+    case 8: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 8, CONS, WMN> : sm90_decode_wgmma_kernel<__half, 8, CONS, WMN>;
+    case 16: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 16, CONS, WMN> : sm90_decode_wgmma_kernel<__half, 16, CONS, WMN>;
+    case 32: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 32, CONS, WMN> : sm90_decode_wgmma_kernel<__half, 32, CONS, WMN>;
+    default: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 64, CONS, WMN> : sm90_decode_wgmma_kernel<__half, 64, CONS, WMN>;
     }
 }
 
-static sdw_kernel_fn sdw_pick(cuops_dtype_t ab, int xn, int cons)
+/* wmn: the weight stored [k, n] (trans_b = N) */
+static sdw_kernel_fn sdw_pick(cuops_dtype_t ab, int xn, int cons, int wmn = 0)
 {
-    return cons == 1 ? sdw_pick_cons<1>(ab, xn)
-           : cons == 2 ? sdw_pick_cons<2>(ab, xn)
-                       : sdw_pick_cons<4>(ab, xn);
+    if (wmn)
+        return cons == 1 ? sdw_pick_cons<1, true>(ab, xn)
+               : cons == 2 ? sdw_pick_cons<2, true>(ab, xn)
+                           : sdw_pick_cons<4, true>(ab, xn);
+    return cons == 1 ? sdw_pick_cons<1, false>(ab, xn)
+           : cons == 2 ? sdw_pick_cons<2, false>(ab, xn)
+                       : sdw_pick_cons<4, false>(ab, xn);
 }
 
 template <int CONS> static int sdw_smem_bytes_cons(int xn)
@@ -838,7 +862,9 @@ static int sdw_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d
     if (d->c_type != CUOPS_DTYPE_F16 && d->c_type != CUOPS_DTYPE_BF16 &&
         d->c_type != CUOPS_DTYPE_F32)
         return 0;
-    if (d->trans_a != CUOPS_OP_N || d->trans_b != CUOPS_OP_T) return 0;
+    /* the weight stored [n, k] (trans_b = T) or [k, n] (trans_b = N, the
+     * cluster form only: sdn_supports) */
+    if (d->trans_a != CUOPS_OP_N) return 0;
     if (d->m < 1 || d->m > 64 || d->n < 1 || d->k < 1) return 0;
     if (d->k > 0x7fffff00 || d->n > 0x7fffff00) return 0;
     if (!cuops_sm90_tma_ok(d->a, d->lda) || !cuops_sm90_tma_ok(d->b, d->ldb)) return 0;
@@ -852,8 +878,11 @@ static cuops_status_t sdw_prepare(struct cuops_handle *h, const cuops_gemm_desc_
                                   uint32_t w_rows, CUtensorMap *tmap_w, CUtensorMap *tmap_x,
                                   sdw_params_t *p)
 {
+    /* a weight stored [k, n] (trans_b = N): boxes of 64 K-rows x 64 rows */
     cuops_status_t st =
-        cuops_sm90_encode_kmajor(h, tmap_w, d->b, d->ab_type, d->n, d->k, d->ldb, w_rows);
+        d->trans_b == CUOPS_OP_N
+            ? cuops_sm90_encode_mnmajor(h, tmap_w, d->b, d->ab_type, d->n, d->k, d->ldb, 1)
+            : cuops_sm90_encode_kmajor(h, tmap_w, d->b, d->ab_type, d->n, d->k, d->ldb, w_rows);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     st = cuops_sm90_encode_kmajor(h, tmap_x, d->a, d->ab_type, d->m, d->k, d->lda, (uint32_t)xn);
     if (st != CUOPS_STATUS_SUCCESS) return st;
@@ -908,7 +937,7 @@ static cuops_status_t sdw_launch_rows(struct cuops_handle *h, const cuops_gemm_d
     p.stamps = dstamp_buffer((int)(blocks * s));
 #endif
 
-    sdw_kernel_fn fn = sdw_pick(d->ab_type, xn, cons);
+    sdw_kernel_fn fn = sdw_pick(d->ab_type, xn, cons, d->trans_b == CUOPS_OP_N);
     CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     if (s == 1) {
@@ -982,7 +1011,8 @@ static int sdn_rows(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 
 static int sdn_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 {
-    return sdw_supports(h, d) && h->smem_optin_bytes >= SDN_SMEM_BYTES(sdn_rows(h, d));
+    return sdw_supports(h, d) && d->trans_b == CUOPS_OP_T &&
+           h->smem_optin_bytes >= SDN_SMEM_BYTES(sdn_rows(h, d));
 }
 
 static cuops_status_t sdn_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
