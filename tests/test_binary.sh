@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks on the built library that need no GPU: it needs neither libcuda nor
 # a shared CUDA runtime (it must load without a driver); the PTX of the Hopper
-# GEMM and of the other wgmma kernels holds wgmma/TMA/setmaxnreg (and, for the
+# GEMM and of the other wgmma kernels holds wgmma/TMA/setmaxnreg, the Hopper
+# GEMM's and the decode GEMM's also wgmma with its transpose immediates (and, for the
 # decode kernels, the cluster barrier and distributed shared-memory loads of
 # their split-K), the seed-style GEMM's mma.sync/ldmatrix/cp.async (its sm_90-only
 # members: also setmaxnreg and mbarriers). Where cuobjdump exists (GPU
@@ -36,6 +37,11 @@ if [ -f "$root/src/cuda/gemm/gemm_sm90.cu" ]; then
     for ins in wgmma.mma_async cp.async.bulk.tensor setmaxnreg mbarrier.try_wait; do
         check "grep -q '$ins' '$f90'" "the Hopper GEMM PTX has no $ins"
     done
+    # transposed operands read in place: wgmma with B N-major (imm-trans-b 1) and
+    # with A M-major (imm-trans-a 1), besides the K-major forms
+    check "grep -q 'p, 1, 1, 0, 1;' '$f90'" "the Hopper GEMM PTX has no wgmma reading B N-major"
+    check "grep -q 'p, 1, 1, 1, 0;' '$f90'" "the Hopper GEMM PTX has no wgmma reading A M-major"
+    check "grep -q 'p, 1, 1, 0, 0;' '$f90'" "the Hopper GEMM PTX has no wgmma on K-major operands"
     # one wgmma width per tile: 128 x 256 (n256), 128 x 128 (n128), 64 x 128 (n64 per consumer)
     for nn in 256 128 64; do
         check "grep -q 'wgmma.mma_async.sync.aligned.m64n${nn}k16.f32' '$f90'" \
@@ -62,6 +68,8 @@ for rel in src/cuda/quant/w4a16_prefill_wgmma.cu src/cuda/quant/w4a16_decode_wgm
     esac
     case $rel in
     *gemm_sm90_decode.cu)
+        # the cluster form also reads a weight stored [k, n] as an M-major A
+        check "grep -q 'p, 1, 1, 1, 0;' '$fw'" "$rel PTX has no wgmma reading the weight M-major"
         # the narrow form's entries alone: x as the m64 A against weight
         # tiles by TMA, and no cluster step (it does not split K); the
         # 112-row instance multiplies each k16 step as N = 64 + 32 + 16

@@ -165,6 +165,19 @@ __device__ __forceinline__ void cuops_tma_load_2d(uint32_t smem_dst, const void 
         : "memory");
 }
 
+/* An MN-major operand tile of BOXES x 64 M/N elements by 64 K-rows from a
+ * map with 64 x 64 boxes (cuops_sm90_encode_mnmajor): BOXES loads, box j
+ * (elements mn0 + 64 j ..) 8 KB after box j - 1, as wgmma's MN-major
+ * descriptor expects them (cuops_wgmma_desc_mn_sw128). */
+template <int BOXES>
+__device__ __forceinline__ void cuops_tma_load_mn_boxes(uint32_t smem_dst, const void *tensor_map,
+                                                        uint32_t bar, int32_t mn0, int32_t k0)
+{
+#pragma unroll
+    for (int j = 0; j < BOXES; j++)
+        cuops_tma_load_2d(smem_dst + (uint32_t)j * 8192u, tensor_map, bar, mn0 + 64 * j, k0);
+}
+
 /* The same with a third coordinate (a 3D tensor map). */
 __device__ __forceinline__ void cuops_tma_load_3d(uint32_t smem_dst, const void *tensor_map,
                                                   uint32_t bar, int32_t c0, int32_t c1, int32_t c2)

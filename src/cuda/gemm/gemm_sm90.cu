@@ -991,12 +991,9 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                     } else if (A_MN) {
                         /* M-major A: the tile's BM rows as BM / 64 boxes of
                          * 64 K-rows x 64 M elements, box after box */
-#pragma unroll
-                        for (int j = 0; j < BM / 64; j++)
-                            cuops_tma_load_2d(a_smem + stage * tile::A_STAGE_BYTES +
-                                                  (uint32_t)(j * 64 * SM90_BK * 2),
-                                              &tmap_a, SM90_FULL_BAR(stage), tm * BM + 64 * j,
-                                              kb * SM90_BK);
+                        cuops_tma_load_mn_boxes<BM / 64>(a_smem + stage * tile::A_STAGE_BYTES,
+                                                         &tmap_a, SM90_FULL_BAR(stage), tm * BM,
+                                                         kb * SM90_BK);
                     } else if (a_live && MCN > 1) {
                         /* this CTA's piece of A (tmap_a's box is BM / MCN
                          * rows), into its cluster row's stages */
@@ -1011,12 +1008,9 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                     }
                     if (B_MN) {
                         /* N-major B: BN / 64 boxes of 64 K-rows x 64 N elements */
-#pragma unroll
-                        for (int j = 0; j < BN / 64; j++)
-                            cuops_tma_load_2d(b_smem + stage * tile::B_STAGE_BYTES +
-                                                  (uint32_t)(j * 64 * SM90_BK * 2),
-                                              &tmap_b, SM90_FULL_BAR(stage), tn * BN + 64 * j,
-                                              kb * SM90_BK);
+                        cuops_tma_load_mn_boxes<BN / 64>(b_smem + stage * tile::B_STAGE_BYTES,
+                                                         &tmap_b, SM90_FULL_BAR(stage), tn * BN,
+                                                         kb * SM90_BK);
                     } else if (MCM > 1) {
                         /* this CTA's piece of B (tmap_b's box is BN / MCM
                          * rows), into its cluster column's stages */
@@ -1092,8 +1086,7 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                 cuops_wgmma_fence();
 #pragma unroll
                 for (int kk = 0; kk < SM90_BK / 16; kk++) {
-                    /* +32 bytes per 16 K-elements = +2 in the >>4 address field.
-                     * The first MMA of each unit overwrites the accumulators. */
+                    /* the first MMA of each unit overwrites the accumulators */
                     cuops_wgmma_m64nk16<tile::CN, !AB_BF16, A_MN ? 1 : 0, B_MN ? 1 : 0>(
                         acc, desc_a + A_KSTEP * kk, desc_b + B_KSTEP * kk,
                         (i > 0 || kk > 0) ? 1 : 0);
@@ -1872,7 +1865,8 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
         if constexpr (mcast)
             fn = sm90_pick_kernel<BM, BN, MCM, MCN>(d->ab_type, d->c_type);
         else
-            fn = sm90_pick_mn_kernel<BM, BN>(d->ab_type, d->c_type, (a_mn ? 1 : 0) | (b_mn ? 2 : 0));
+            fn = sm90_pick_mn_kernel<BM, BN>(d->ab_type, d->c_type,
+                                             (a_mn ? 1 : 0) | (b_mn ? 2 : 0));
         if (!fn)
             return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no kernel for c_type", name);
         CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
@@ -1912,8 +1906,9 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
         return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no split-K form", name);
     } else {
         if (dsmem) {
-            sm90_dsmem_kernel_fn fn = b_mn ? sm90_pick_dsmem_kernel<BM, BN, 2>(d->ab_type, d->c_type)
-                                           : sm90_pick_dsmem_kernel<BM, BN>(d->ab_type, d->c_type);
+            sm90_dsmem_kernel_fn fn =
+                b_mn ? sm90_pick_dsmem_kernel<BM, BN, 2>(d->ab_type, d->c_type)
+                     : sm90_pick_dsmem_kernel<BM, BN>(d->ab_type, d->c_type);
             if (!fn)
                 return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no kernel for c_type", name);
             CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
@@ -1932,9 +1927,10 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
         sp.partials = (float4 *)((uint8_t *)ws + a_bytes + b_bytes);
         sp.splits = splits;
         const bool bf = d->ab_type == CUOPS_DTYPE_BF16;
-        sm90_splitk_kernel_fn fn =
-            b_mn ? (bf ? sm90_ws_splitk_kernel<BM, BN, true, 2> : sm90_ws_splitk_kernel<BM, BN, false, 2>)
-                 : (bf ? sm90_ws_splitk_kernel<BM, BN, true> : sm90_ws_splitk_kernel<BM, BN, false>);
+        sm90_splitk_kernel_fn fn = b_mn ? (bf ? sm90_ws_splitk_kernel<BM, BN, true, 2>
+                                              : sm90_ws_splitk_kernel<BM, BN, false, 2>)
+                                        : (bf ? sm90_ws_splitk_kernel<BM, BN, true>
+                                              : sm90_ws_splitk_kernel<BM, BN, false>);
         sm90_fixup_kernel_fn fixup = sm90_pick_fixup_kernel<BM, BN>(d->c_type);
         if (!fixup)
             return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no fixup for c_type", name);

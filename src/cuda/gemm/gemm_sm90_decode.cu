@@ -392,10 +392,8 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
                 if (WMN) {
                     /* the weight stored [k, n]: CONS boxes of 64 K-rows x 64
                      * weight rows, consumer c's at 8 KB x c as below */
-#pragma unroll
-                    for (int j = 0; j < CONS; j++)
-                        cuops_tma_load_2d(w_smem + stage * WBYTES + (uint32_t)j * 64 * 128, &tmap_w,
-                                          SDW_FULL_BAR(stage), wb * ROWS + 64 * j, kb * SDW_BK);
+                    cuops_tma_load_mn_boxes<CONS>(w_smem + stage * WBYTES, &tmap_w,
+                                                  SDW_FULL_BAR(stage), wb * ROWS, kb * SDW_BK);
                 } else {
                     cuops_tma_load_2d(w_smem + stage * WBYTES, &tmap_w, SDW_FULL_BAR(stage),
                                       kb * SDW_BK, wb * ROWS);
@@ -878,7 +876,8 @@ static cuops_status_t sdw_prepare(struct cuops_handle *h, const cuops_gemm_desc_
                                   uint32_t w_rows, CUtensorMap *tmap_w, CUtensorMap *tmap_x,
                                   sdw_params_t *p)
 {
-    /* a weight stored [k, n] (trans_b = N): boxes of 64 K-rows x 64 rows */
+    /* a weight stored [k, n] (trans_b = N; the cluster form, the narrow form
+     * takes NT only): boxes of 64 K-rows x 64 rows */
     cuops_status_t st =
         d->trans_b == CUOPS_OP_N
             ? cuops_sm90_encode_mnmajor(h, tmap_w, d->b, d->ab_type, d->n, d->k, d->ldb, 1)
