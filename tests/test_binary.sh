@@ -120,6 +120,13 @@ if [ -x "$bench" ]; then
         done
         check "'$bench' --help 2>&1 | grep -q $var" "cuops-bench --help does not name $var"
     done
+    # a GEMM row records its operand layouts (--trans) in the JSON (without a
+    # GPU the CPU reference backend runs the rows)
+    "$bench" gemm --trans NN --shape 65x64x64 --dtype f16 --quick --json "$ptxdir/trans.json" \
+        > /dev/null 2>&1
+    check "grep -q '\"trans\": \"NN\"' '$ptxdir/trans.json'" \
+          "cuops-bench's GEMM rows do not record --trans NN in the JSON"
+
 else
     s=$((s+1)); echo "SKIP: no cuops-bench beside $lib: its environment checks skipped" >&2
 fi

@@ -100,6 +100,7 @@ typedef struct bench_row {
     char variant[64];
     char kernel[96];
     const char *dtype;
+    char trans[3];           /* GEMM rows: op(A), op(B) as "NT", "NN", ... ("" otherwise) */
     int shape_kind;          /* 0: m,n,k   1: n,k,group   2: n   3: m,n,k,group */
     int64_t m, n, k, group;
     unsigned suite;          /* the BENCH_SUITE_* tags of the shape */

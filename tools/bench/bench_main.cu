@@ -410,6 +410,11 @@ bench_row_t *bench_row_new(bench_env_t *env, const char *op, const char *variant
     memset(r, 0, sizeof(*r));
     r->op = op;
     snprintf(r->variant, sizeof(r->variant), "%s", variant);
+    /* every GEMM row of a run has the run's operand layouts (--trans) */
+    if (strcmp(op, "gemm") == 0) {
+        r->trans[0] = env->opt.trans_a == CUOPS_OP_T ? 'T' : 'N';
+        r->trans[1] = env->opt.trans_b == CUOPS_OP_T ? 'T' : 'N';
+    }
     r->dtype = bv_dtype_name(dtype);
     r->us = r->tflops = r->gbps = r->pct_of_ceiling = NAN;
     r->baseline_us = r->speedup = r->max_rel_err = NAN;
