@@ -260,14 +260,21 @@ __device__ __forceinline__ void cuops_tma_store_wait_all(void)
  * swizzle XORs address bits 4-6 with bits 7-9 of the absolute shared address,
  * which is why the tile must start 1024-aligned and why stepping K by 16
  * elements inside the 128-byte row is just start address + 32 bytes. */
-__device__ __forceinline__ uint64_t cuops_wgmma_desc_k_sw128(uint32_t smem_addr)
+/* A 128B-swizzle descriptor: start address, leading-dimension byte offset
+ * lbo_bytes, stride-dimension byte offset 1024 (one 8-row swizzle atom). */
+__device__ __forceinline__ uint64_t cuops_wgmma_desc_sw128(uint32_t smem_addr, uint32_t lbo_bytes)
 {
     uint64_t desc = 0;
     desc |= (uint64_t)((smem_addr & 0x3FFFFu) >> 4);
-    desc |= (uint64_t)1 << 16;
+    desc |= (uint64_t)(lbo_bytes >> 4) << 16;
     desc |= (uint64_t)(1024u >> 4) << 32;
     desc |= (uint64_t)1 << 62;
     return desc;
+}
+
+__device__ __forceinline__ uint64_t cuops_wgmma_desc_k_sw128(uint32_t smem_addr)
+{
+    return cuops_wgmma_desc_sw128(smem_addr, 16u); /* LBO unused: encoded 1 */
 }
 
 /* The same for an MN-major operand (A M-major, B N-major: wgmma's transpose
@@ -275,15 +282,18 @@ __device__ __forceinline__ uint64_t cuops_wgmma_desc_k_sw128(uint32_t smem_addr)
  * with 128B swizzle, box after box along M/N: a swizzle atom is 8 K-rows
  * (1024 bytes, the stride-dimension offset between 8-row K groups) and the
  * next 64 M/N elements lie one box (8 KB, the leading-dimension offset)
- * further on. Stepping K by 16 is start address + 2048 bytes. */
+ * further on. */
 __device__ __forceinline__ uint64_t cuops_wgmma_desc_mn_sw128(uint32_t smem_addr)
 {
-    uint64_t desc = 0;
-    desc |= (uint64_t)((smem_addr & 0x3FFFFu) >> 4);
-    desc |= (uint64_t)(8192u >> 4) << 16;
-    desc |= (uint64_t)(1024u >> 4) << 32;
-    desc |= (uint64_t)1 << 62;
-    return desc;
+    return cuops_wgmma_desc_sw128(smem_addr, 8192u);
+}
+
+/* What one k16 step adds to a descriptor (its address field counts 16
+ * bytes): 32 bytes along a K-major 128-byte row, 16 K-rows of 128 bytes in
+ * the MN-major layout. */
+template <bool MN> __host__ __device__ constexpr uint64_t cuops_wgmma_k16_step()
+{
+    return MN ? 2048u / 16u : 32u / 16u;
 }
 
 /* Order register accesses before the wgmma that follows (needed before the

@@ -1077,10 +1077,8 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                     A_MN ? cuops_wgmma_desc_mn_sw128(a_addr) : cuops_wgmma_desc_k_sw128(a_addr);
                 const uint64_t desc_b =
                     B_MN ? cuops_wgmma_desc_mn_sw128(b_addr) : cuops_wgmma_desc_k_sw128(b_addr);
-                /* per 16 K-elements: +32 bytes K-major, +16 rows of 128
-                 * bytes MN-major (the >> 4 address field) */
-                constexpr uint64_t A_KSTEP = A_MN ? 2048 / 16 : 32 / 16;
-                constexpr uint64_t B_KSTEP = B_MN ? 2048 / 16 : 32 / 16;
+                constexpr uint64_t A_KSTEP = cuops_wgmma_k16_step<A_MN>();
+                constexpr uint64_t B_KSTEP = cuops_wgmma_k16_step<B_MN>();
 #pragma unroll
                 for (int r = 0; r < tile::ACC; r++) cuops_reg_fence(acc[r]);
                 cuops_wgmma_fence();

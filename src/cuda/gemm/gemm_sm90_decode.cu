@@ -429,8 +429,7 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
             const uint32_t w_addr = w_smem + stage * WBYTES + consumer * 64 * 128;
             const uint64_t desc_w =
                 WMN ? cuops_wgmma_desc_mn_sw128(w_addr) : cuops_wgmma_desc_k_sw128(w_addr);
-            /* per 16 k: +32 bytes K-major, +16 rows of 128 bytes M-major */
-            constexpr uint64_t W_KSTEP = WMN ? 2048 / 16 : 32 / 16;
+            constexpr uint64_t W_KSTEP = cuops_wgmma_k16_step<WMN>();
             const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + stage * XBYTES);
 #pragma unroll
             for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
