@@ -1638,11 +1638,11 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     const void *a = d->a, *b = d->b;
     int64_t lda = d->lda, ldb = d->ldb;
     const bool mn_kernel = !mcast && !shift_c;
-    const bool a_mn = mn_kernel && splits == 0 && d->trans_a == CUOPS_OP_T &&
-                      cuops_sm90_tma_ok(d->a, d->lda);
-    const bool b_mn = mn_kernel && d->trans_b == CUOPS_OP_N && cuops_sm90_tma_ok(d->b, d->ldb);
-    const bool pack_a = !a_mn && (d->trans_a != CUOPS_OP_N || !cuops_sm90_tma_ok(d->a, d->lda));
-    const bool pack_b = !b_mn && (d->trans_b != CUOPS_OP_T || !cuops_sm90_tma_ok(d->b, d->ldb));
+    const bool a_tma = cuops_sm90_tma_ok(d->a, d->lda), b_tma = cuops_sm90_tma_ok(d->b, d->ldb);
+    const bool a_mn = mn_kernel && splits == 0 && d->trans_a == CUOPS_OP_T && a_tma;
+    const bool b_mn = mn_kernel && d->trans_b == CUOPS_OP_N && b_tma;
+    const bool pack_a = !a_mn && (d->trans_a != CUOPS_OP_N || !a_tma);
+    const bool pack_b = !b_mn && (d->trans_b != CUOPS_OP_T || !b_tma);
     const int64_t ldp = cuops_sm90_packed_ld(d->k);
     const size_t a_bytes = pack_a ? sm90_align256((size_t)d->m * (size_t)ldp * 2u) : 0;
     const size_t b_bytes = pack_b ? sm90_align256((size_t)d->n * (size_t)ldp * 2u) : 0;
