@@ -716,16 +716,20 @@ int main(void)
      *     B stored [k, n] for trans_b = N, 16-byte aligned with ld % 8 ==
      *     0): no transposing pack. Run under a 4 KB user workspace, where a
      *     pack (tens of KB here) could not run: the call succeeds only if
-     *     it reads the operands where they lie. Every plain tile, the three
-     *     transpose pairs with an MN-major operand, ragged m / n / k (the
-     *     dimension no leading dimension depends on), padded leading
-     *     dimensions, more tiles than SMs, beta != 0, every C type (f32
- *     where n % 8 != 0: a 16-bit C there takes the shifted rows, which
- *     pack). The
-     *     control: the same call with ld off 16 bytes needs the pack and
-     *     must be refused under that workspace. */
+     *     it reads the operands where they lie. Every plain tile and auto's
+     *     multicast forms, the three transpose pairs with an MN-major
+     *     operand, ragged m / n / k (the dimension no leading dimension
+     *     depends on), padded leading dimensions, more tiles than SMs,
+     *     beta != 0, every C type (f32 where n % 8 != 0: a 16-bit C there
+     *     takes the shifted rows, whose A maps are K-major, so TN and TT
+     *     would pack A); NN in the shifted-rows form (B in place); auto's
+     *     multicast picks in NN. The control: the same call with ld off 16
+     *     bytes needs the pack and must be refused under that workspace. */
     {
-        const char *const tiles[3] = {VARIANT, "sm90_ws_128x128", "sm90_ws_64x128"};
+        /* the plain tiles, and auto's multicast forms (clusters of two and
+         * four along M, each CTA multicasting its K-rows of every B box) */
+        const char *const tiles[5] = {VARIANT, "sm90_ws_128x128", "sm90_ws_64x128", MC2_64,
+                                      MC4_64};
         /* {ta, tb, m, n, k}: NN needs n, k multiples of 8 (m ragged); TN m, n
          * (k ragged); TT m, k (n ragged) */
         const struct { cuops_op_t ta, tb; int64_t m, n, k; } mn_cases[] = {
@@ -734,9 +738,11 @@ int main(void)
             {T, T, 136, 257, 72},  {T, T, 520, 1001, 136},  {T, T, 1040, 4353, 64},
         };
         const int ncases = (int)(sizeof mn_cases / sizeof mn_cases[0]);
-        for (int t = 0; t < 3; t++)
+        for (int t = 0; t < 5; t++)
             for (int i = 0; i < ncases; i++) {
                 if (quick && (i % 3) == 1) continue;
+                /* clusters of four: only where the device holds one */
+                if (t == 4 && g_max_clusters4 < 1) continue;
                 const int v = t + i;
                 /* n % 8 != 0 with a 16-bit C and beta == 0 takes the
                  * shifted rows, whose A maps are K-major (that form packs):
@@ -747,6 +753,31 @@ int main(void)
                                  v % 3 == 2 ? 0.5f : 0.0f, (v % 4 == 3) ? 8 : 0, 0, 0, 0};
                 run_case_workspace(gpu, cpu, &c, tiles[t], tiles[t], 4096);
             }
+        /* the shifted-rows form (a 16-bit C TMA cannot store: n % 8 != 0)
+         * with B N-major in place: ld = n + 7 and k + 7 on 16 bytes, A
+         * K-major in place, so nothing is packed */
+        const struct { int64_t m, n, k; } shift_cases[] = {{300, 1001, 137}, {129, 65, 9},
+                                                           {1041, 4345, 201}};
+        for (int t = 0; t < 3; t++)
+            for (int i = 0; i < (quick ? 2 : 3); i++) {
+                const int v = t + i;
+                gemm_case_t c = {N, N, shift_cases[i].m, shift_cases[i].n, shift_cases[i].k,
+                                 abs_[v % 2], v % 2 ? CUOPS_DTYPE_BF16 : CUOPS_DTYPE_F16,
+                                 v % 2 ? -0.75f : 1.0f, 0.0f, 7, 0, 0, 0};
+                run_case_workspace(gpu, cpu, &c, tiles[t], tiles[t], 4096);
+            }
+        /* auto at small grids with operand rows off the 128-byte lines
+         * (the multicast forms) in NN: the same pick as NT, both operands in
+         * place (sampled checks) */
+        if (!quick) {
+            const int64_t off[3][3] = {{1000, 1000, 1000}, {640, 1024, 1000}, {896, 1024, 1000}};
+            for (int i = 0; i < 3; i++) {
+                gemm_case_t c = {N, N, off[i][0], off[i][1], off[i][2], abs_[i % 2],
+                                 i % 2 ? CUOPS_DTYPE_BF16 : CUOPS_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 1};
+                run_case_workspace(gpu, cpu, &c, NULL, auto_sm90_kernel(c.m, c.n, c.k, g_sms),
+                                   4096);
+            }
+        }
         /* the control: NN with ldb = n + 1 (off 16 bytes) must be packed */
         void *dA = NULL, *dB = NULL, *dC = NULL, *ws = NULL;
         if (cudaMalloc(&dA, 1 << 20) == cudaSuccess && cudaMalloc(&dB, 1 << 20) == cudaSuccess &&

@@ -206,6 +206,27 @@ __device__ __forceinline__ void cuops_tma_load_2d_multicast(uint32_t smem_dst,
         : "memory");
 }
 
+/* A cluster's share of an MN-major tile, multicast: of each of the BOXES
+ * boxes of 64 K-rows x 64 M/N elements (cuops_tma_load_mn_boxes), this
+ * CTA loads K-rows [piece * ROWS, piece * ROWS + ROWS) from a map with
+ * boxes of ROWS K-rows (cuops_sm90_encode_mnmajor's box_k) and delivers
+ * them to the CTAs in `cta_mask`, at the same rows of each box. ROWS x 128
+ * bytes is a multiple of 1024, the 128B swizzle's period, so the pieces
+ * land swizzled exactly as one whole box would. */
+template <int BOXES, int ROWS>
+__device__ __forceinline__ void cuops_tma_load_mn_piece_multicast(uint32_t smem_dst,
+                                                                  const void *tensor_map,
+                                                                  uint32_t bar, int32_t mn0,
+                                                                  int32_t k0, int piece,
+                                                                  uint16_t cta_mask)
+{
+    static_assert(ROWS % 8 == 0 && 64 % ROWS == 0, "pieces of whole 8-row swizzle atoms");
+#pragma unroll
+    for (int j = 0; j < BOXES; j++)
+        cuops_tma_load_2d_multicast(smem_dst + (uint32_t)j * 8192u + (uint32_t)(piece * ROWS * 128),
+                                    tensor_map, bar, mn0 + 64 * j, k0 + piece * ROWS, cta_mask);
+}
+
 /* Fetch a tensor map's descriptor ahead of its first TMA (the kernel
  * parameter's generic address), so that the fetch overlaps the set-up. */
 __device__ __forceinline__ void cuops_tma_prefetch_map(const void *tensor_map)

@@ -880,11 +880,13 @@ __device__ __forceinline__ void sm90_release_stage(uint32_t empty_bar, int rm, i
  * stage is refilled once the consumers of every CTA this producer writes
  * into have released it (sm90_release_stage).
  * MN: bit 0 set, A is read M-major (stored [k, m], the call's trans_a = T;
- * the plain kernel), bit 1, B N-major (stored [k, n], trans_b = N; the plain
- * and split kernels), in place: TMA loads boxes of 64 K-rows x 64 M/N
+ * the plain and multicast kernels), bit 1, B N-major (stored [k, n],
+ * trans_b = N; every form), in place: TMA loads boxes of 64 K-rows x 64 M/N
  * elements, BM / 64 (BN / 64) per stage, and wgmma reads them with its
  * transpose immediate, where the operand would otherwise be transposed into
- * K-major workspace first. */
+ * K-major workspace first. In a cluster each CTA loads 64 / MCM K-rows of
+ * every B box (64 / MCN of every A box) and multicasts them, where the
+ * K-major form shares out the tile's rows. */
 template <int BM, int BN, bool AB_BF16, typename OutT, bool SPLIT, bool DSMEM = false,
           int MCM = 1, int MCN = 1, bool SHIFT = false, int MN = 0>
 __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUtensorMap &tmap_b,
@@ -902,8 +904,8 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
     static_assert(!SHIFT || (!SPLIT && !MCAST && sizeof(OutT) == 2),
                   "shifted rows: the plain kernel with a 16-bit C");
     constexpr bool A_MN = (MN & 1) != 0, B_MN = (MN & 2) != 0;
-    static_assert(MN == 0 || (!MCAST && !SHIFT && (!SPLIT || MN == 2)),
-                  "MN-major operands: the plain kernel, and B in the split kernels");
+    static_assert(MN == 0 || ((!SHIFT && !SPLIT) || MN == 2),
+                  "MN-major operands: A in the plain and multicast kernels, B in every form");
     extern __shared__ uint8_t smem_raw[];
     const uint32_t smem_base = cuops_smem_align1024(smem_raw);
     const uint32_t a_smem = smem_base;
@@ -988,12 +990,20 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                                                   (uint32_t)(j * (BM / 8) * 128),
                                               &smaps->a[j], SM90_FULL_BAR(stage), kb * SM90_BK,
                                               tm * (BM / 8));
-                    } else if (A_MN) {
+                    } else if (A_MN && a_live && MCN > 1) {
+                        /* M-major A in a cluster row: this CTA's K-rows of
+                         * every box, to the whole row */
+                        cuops_tma_load_mn_piece_multicast<BM / 64, SM90_BK / MCN>(
+                            a_smem + stage * tile::A_STAGE_BYTES, &tmap_a, SM90_FULL_BAR(stage),
+                            tm * BM, kb * SM90_BK, rn, sm90_cluster_row_mask<MCM, MCN>(rm));
+                    } else if (A_MN && a_live) {
                         /* M-major A: the tile's BM rows as BM / 64 boxes of
                          * 64 K-rows x 64 M elements, box after box */
                         cuops_tma_load_mn_boxes<BM / 64>(a_smem + stage * tile::A_STAGE_BYTES,
                                                          &tmap_a, SM90_FULL_BAR(stage), tm * BM,
                                                          kb * SM90_BK);
+                    } else if (A_MN) {
+                        /* a tile row past m (multicast): no A, as below */
                     } else if (a_live && MCN > 1) {
                         /* this CTA's piece of A (tmap_a's box is BM / MCN
                          * rows), into its cluster row's stages */
@@ -1006,7 +1016,13 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                         cuops_tma_load_2d(a_smem + stage * tile::A_STAGE_BYTES, &tmap_a,
                                           SM90_FULL_BAR(stage), kb * SM90_BK, tm * BM);
                     }
-                    if (B_MN) {
+                    if (B_MN && MCM > 1) {
+                        /* N-major B in a cluster column: this CTA's K-rows
+                         * of every box, to the whole column */
+                        cuops_tma_load_mn_piece_multicast<BN / 64, SM90_BK / MCM>(
+                            b_smem + stage * tile::B_STAGE_BYTES, &tmap_b, SM90_FULL_BAR(stage),
+                            tn * BN, kb * SM90_BK, rm, sm90_cluster_col_mask<MCM>(rn));
+                    } else if (B_MN) {
                         /* N-major B: BN / 64 boxes of 64 K-rows x 64 N elements */
                         cuops_tma_load_mn_boxes<BN / 64>(b_smem + stage * tile::B_STAGE_BYTES,
                                                          &tmap_b, SM90_FULL_BAR(stage), tn * BN,
@@ -1167,15 +1183,15 @@ sm90_ws_kernel(const __grid_constant__ CUtensorMap tmap_a,
 }
 
 /* The unsplit kernel for a 16-bit C whose rows TMA cannot store to in
- * place (sm90_shift_maps_t). */
-template <int BM, int BN, bool AB_BF16, typename OutT>
+ * place (sm90_shift_maps_t); MN: 0, or 2 (B N-major, read in place). */
+template <int BM, int BN, bool AB_BF16, typename OutT, int MN = 0>
 __global__ void __launch_bounds__(SM90_THREADS, 1)
 sm90_ws_shift_kernel(const __grid_constant__ CUtensorMap tmap_b,
                      const __grid_constant__ sm90_shift_maps_t maps, const sm90_gemm_params_t p)
 {
 #if CUOPS_SM90A_DEVICE
-    sm90_ws_cta<BM, BN, AB_BF16, OutT, false, false, 1, 1, true>(maps.a[0], tmap_b, NULL, p, NULL,
-                                                                  1, &maps);
+    sm90_ws_cta<BM, BN, AB_BF16, OutT, false, false, 1, 1, true, MN>(maps.a[0], tmap_b, NULL, p,
+                                                                      NULL, 1, &maps);
 #endif
 }
 
@@ -1321,31 +1337,32 @@ static sm90_kernel_fn sm90_pick_kernel(cuops_dtype_t ab, cuops_dtype_t c)
     }
 }
 
-/* The plain kernel with A M-major (mn bit 0) and / or B N-major (bit 1)
- * read in place (sm90_ws_cta's MN). */
-template <int BM, int BN>
+/* The unsplit kernel (plain, or multicast in clusters of MCM x MCN) with A
+ * M-major (mn bit 0) and / or B N-major (bit 1) read in place (sm90_ws_cta's
+ * MN). */
+template <int BM, int BN, int MCM = 1, int MCN = 1>
 static sm90_kernel_fn sm90_pick_mn_kernel(cuops_dtype_t ab, cuops_dtype_t c, int mn)
 {
     switch (mn) {
-    case 1: return sm90_pick_kernel<BM, BN, 1, 1, 1>(ab, c);
-    case 2: return sm90_pick_kernel<BM, BN, 1, 1, 2>(ab, c);
-    case 3: return sm90_pick_kernel<BM, BN, 1, 1, 3>(ab, c);
-    default: return sm90_pick_kernel<BM, BN>(ab, c);
+    case 1: return sm90_pick_kernel<BM, BN, MCM, MCN, 1>(ab, c);
+    case 2: return sm90_pick_kernel<BM, BN, MCM, MCN, 2>(ab, c);
+    case 3: return sm90_pick_kernel<BM, BN, MCM, MCN, 3>(ab, c);
+    default: return sm90_pick_kernel<BM, BN, MCM, MCN>(ab, c);
     }
 }
 
 /* The shifted-rows kernel for a 16-bit C (NULL for any other C type). */
-template <int BM, int BN>
+template <int BM, int BN, int MN = 0>
 static sm90_shift_kernel_fn sm90_pick_shift_kernel(cuops_dtype_t ab, cuops_dtype_t c)
 {
     const bool bf = (ab == CUOPS_DTYPE_BF16);
     switch (c) {
     case CUOPS_DTYPE_F16:
-        return bf ? sm90_ws_shift_kernel<BM, BN, true, __half>
-                  : sm90_ws_shift_kernel<BM, BN, false, __half>;
+        return bf ? sm90_ws_shift_kernel<BM, BN, true, __half, MN>
+                  : sm90_ws_shift_kernel<BM, BN, false, __half, MN>;
     case CUOPS_DTYPE_BF16:
-        return bf ? sm90_ws_shift_kernel<BM, BN, true, __nv_bfloat16>
-                  : sm90_ws_shift_kernel<BM, BN, false, __nv_bfloat16>;
+        return bf ? sm90_ws_shift_kernel<BM, BN, true, __nv_bfloat16, MN>
+                  : sm90_ws_shift_kernel<BM, BN, false, __nv_bfloat16, MN>;
     default:
         return NULL;
     }
@@ -1631,16 +1648,18 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
                          !c_tma_direct && cuops_aligned(d->c, 2) && d->m >= 8 && d->n >= 8;
 
     /* Operands: K-major [rows, k] arrays TMA can read in place; MN-major ones
-     * in place too (sm90_ws_cta's MN): B with trans_b = N in the plain and
-     * split kernels, A with trans_a = T in the plain kernel (a split call's
-     * A is a few tile rows: its pack is small), not in the multicast or
-     * shifted-rows forms; anything else packed into K-major workspace. */
+     * in place too (sm90_ws_cta's MN): B with trans_b = N in every form but
+     * the multicast study entries, A with trans_a = T in the plain kernel and
+     * auto's multicast forms (the 64 x 128 tile in clusters along M), not in
+     * the split kernels (a split call's A is a few tile rows: its pack is
+     * small) nor the shifted-rows form (its A maps are K-major); anything
+     * else packed into K-major workspace. */
     const void *a = d->a, *b = d->b;
     int64_t lda = d->lda, ldb = d->ldb;
-    const bool mn_kernel = !mcast && !shift_c;
+    constexpr bool mn_forms = !mcast || (BM == 64 && BN == 128 && MCN == 1);
     const bool a_tma = cuops_sm90_tma_ok(d->a, d->lda), b_tma = cuops_sm90_tma_ok(d->b, d->ldb);
-    const bool a_mn = mn_kernel && splits == 0 && d->trans_a == CUOPS_OP_T && a_tma;
-    const bool b_mn = mn_kernel && d->trans_b == CUOPS_OP_N && b_tma;
+    const bool a_mn = mn_forms && !shift_c && splits == 0 && d->trans_a == CUOPS_OP_T && a_tma;
+    const bool b_mn = mn_forms && d->trans_b == CUOPS_OP_N && b_tma;
     const bool pack_a = !a_mn && (d->trans_a != CUOPS_OP_N || !a_tma);
     const bool pack_b = !b_mn && (d->trans_b != CUOPS_OP_T || !b_tma);
     const int64_t ldp = cuops_sm90_packed_ld(d->k);
@@ -1755,12 +1774,14 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
      * the multicast kernel's CTAs each load BM / MCN rows of the A tile and
      * BN / MCM of the B tile */
     if (a_mn)
-        st = cuops_sm90_encode_mnmajor(h, &tmap_a, a, d->ab_type, d->m, d->k, lda, promote);
+        st = cuops_sm90_encode_mnmajor(h, &tmap_a, a, d->ab_type, d->m, d->k, lda, SM90_BK / MCN,
+                                       promote);
     else if (!shift_c)
         st = cuops_sm90_encode_kmajor_l2(h, &tmap_a, a, d->ab_type, d->m, d->k, lda, BM / MCN,
                                          promote);
     if (st != CUOPS_STATUS_SUCCESS) return st;
-    st = b_mn ? cuops_sm90_encode_mnmajor(h, &tmap_b, b, d->ab_type, d->n, d->k, ldb, promote)
+    st = b_mn ? cuops_sm90_encode_mnmajor(h, &tmap_b, b, d->ab_type, d->n, d->k, ldb,
+                                          SM90_BK / MCM, promote)
               : cuops_sm90_encode_kmajor_l2(h, &tmap_b, b, d->ab_type, d->n, d->k, ldb, BN / MCM,
                                             promote);
     if (st != CUOPS_STATUS_SUCCESS) return st;
@@ -1845,7 +1866,8 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
             smaps.n_al[j] = (int)(cols - off);
         }
         p.c_shift = 1;
-        sm90_shift_kernel_fn fn = sm90_pick_shift_kernel<BM, BN>(d->ab_type, d->c_type);
+        sm90_shift_kernel_fn fn = b_mn ? sm90_pick_shift_kernel<BM, BN, 2>(d->ab_type, d->c_type)
+                                       : sm90_pick_shift_kernel<BM, BN>(d->ab_type, d->c_type);
         if (!fn)
             return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no shifted-rows kernel", name);
         CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
@@ -1860,11 +1882,11 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
 
     if (splits == 0) {
         sm90_kernel_fn fn = NULL;
-        if constexpr (mcast)
-            fn = sm90_pick_kernel<BM, BN, MCM, MCN>(d->ab_type, d->c_type);
+        if constexpr (mn_forms)
+            fn = sm90_pick_mn_kernel<BM, BN, MCM, MCN>(d->ab_type, d->c_type,
+                                                       (a_mn ? 1 : 0) | (b_mn ? 2 : 0));
         else
-            fn = sm90_pick_mn_kernel<BM, BN>(d->ab_type, d->c_type,
-                                             (a_mn ? 1 : 0) | (b_mn ? 2 : 0));
+            fn = sm90_pick_kernel<BM, BN, MCM, MCN>(d->ab_type, d->c_type);
         if (!fn)
             return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no kernel for c_type", name);
         CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
@@ -2151,11 +2173,15 @@ extern "C" const cuops_gemm_kernel_t *cuops_gemm_sm90_auto_tile128(const struct 
     c.n = d->n;
     c.k = d->k;
     c.sms = sms;
-    /* operands read on whole 128-byte lines: in place, or packed (onto rows
-     * of cuops_sm90_packed_ld, in workspace aligned to 256 bytes) */
-    const bool a_lines = d->trans_a != CUOPS_OP_N || !cuops_sm90_tma_ok(d->a, d->lda) ||
+    /* operands read on whole 128-byte lines: packed (onto rows of
+     * cuops_sm90_packed_ld, in workspace aligned to 256 bytes), or in place
+     * with rows on the lines. The forms picked here read either major order
+     * in place where TMA can (a K-major row and an MN-major box row alike
+     * are 128 bytes at stride ld); the split form packs an M-major A, which
+     * this counts as in place. */
+    const bool a_lines = !cuops_sm90_tma_ok(d->a, d->lda) ||
                          (cuops_aligned(d->a, 128) && (d->lda * 2) % 128 == 0);
-    const bool b_lines = d->trans_b != CUOPS_OP_T || !cuops_sm90_tma_ok(d->b, d->ldb) ||
+    const bool b_lines = !cuops_sm90_tma_ok(d->b, d->ldb) ||
                          (cuops_aligned(d->b, 128) && (d->ldb * 2) % 128 == 0);
     c.lines = a_lines && b_lines;
     c.c_shifted = sm90_c_shifted(d);

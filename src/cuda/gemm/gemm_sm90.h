@@ -30,12 +30,14 @@ cuops_status_t cuops_sm90_encode_kmajor_l2(struct cuops_handle *h, CUtensorMap *
                                            int promote_256b);
 
 /* An MN-major operand: a [k, mn] array (A stored [k, m] for trans_a = T, B
- * stored [k, n] for trans_b = N), row stride `ld` elements, boxes of 64 K-rows
- * x 64 M/N elements (128 bytes) with 128-byte swizzle, as wgmma reads an
- * M/N-major operand (cuops_wgmma_desc_mn_sw128). Same base and ld rules. */
+ * stored [k, n] for trans_b = N), row stride `ld` elements, boxes of box_k
+ * K-rows x 64 M/N elements (128 bytes) with 128-byte swizzle, as wgmma reads an
+ * M/N-major operand (cuops_wgmma_desc_mn_sw128): box_k 64, or a multicast
+ * piece's share of the 64 rows (cuops_tma_load_mn_piece_multicast). Same
+ * base and ld rules. */
 cuops_status_t cuops_sm90_encode_mnmajor(struct cuops_handle *h, CUtensorMap *map,
                                          const void *base, cuops_dtype_t type, int64_t mn,
-                                         int64_t k, int64_t ld, int promote_256b);
+                                         int64_t k, int64_t ld, uint32_t box_k, int promote_256b);
 
 /* A 2D map over `rows` rows of `cols` 16-bit elements, row stride `ld`
  * elements, boxes of box_cols x box_rows without swizzle (rows of box_cols

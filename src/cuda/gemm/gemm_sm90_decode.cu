@@ -879,7 +879,7 @@ static cuops_status_t sdw_prepare(struct cuops_handle *h, const cuops_gemm_desc_
      * takes NT only): boxes of 64 K-rows x 64 rows */
     cuops_status_t st =
         d->trans_b == CUOPS_OP_N
-            ? cuops_sm90_encode_mnmajor(h, tmap_w, d->b, d->ab_type, d->n, d->k, d->ldb, 1)
+            ? cuops_sm90_encode_mnmajor(h, tmap_w, d->b, d->ab_type, d->n, d->k, d->ldb, 64, 1)
             : cuops_sm90_encode_kmajor(h, tmap_w, d->b, d->ab_type, d->n, d->k, d->ldb, w_rows);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     st = cuops_sm90_encode_kmajor(h, tmap_x, d->a, d->ab_type, d->m, d->k, d->lda, (uint32_t)xn);

@@ -101,11 +101,11 @@ cuops_status_t cuops_sm90_encode_kmajor(struct cuops_handle *h, CUtensorMap *map
 
 cuops_status_t cuops_sm90_encode_mnmajor(struct cuops_handle *h, CUtensorMap *map,
                                          const void *base, cuops_dtype_t type, int64_t mn,
-                                         int64_t k, int64_t ld, int promote_256b)
+                                         int64_t k, int64_t ld, uint32_t box_k, int promote_256b)
 {
-    /* k rows of mn elements (row stride ld), boxes of 64 K-rows x 64 M/N
-     * elements */
-    return sm90_encode_2d(h, map, base, type, k, mn, ld, 64u, 64u, CU_TENSOR_MAP_SWIZZLE_128B,
+    /* k rows of mn elements (row stride ld), boxes of box_k K-rows x 64 M/N
+     * elements (64, or a multicast piece's share of 64) */
+    return sm90_encode_2d(h, map, base, type, k, mn, ld, 64u, box_k, CU_TENSOR_MAP_SWIZZLE_128B,
                           promote_256b ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
                                        : CU_TENSOR_MAP_L2_PROMOTION_NONE);
 }
