@@ -85,11 +85,14 @@
  * them through cuops_gemm_sm90_auto_tile128 (measured rule, below the
  * table), which gemm_tuning.h asks before walking the table.
  *
- * Operands are read K-major (A as [m,k], B as [n,k]: the trans_a = N,
- * trans_b = T case of torch linear). Any other transpose, and any operand
- * whose base is not 16-byte aligned or whose row stride is not a multiple of
- * 16 bytes, is first packed into the workspace (gemm_sm90_pack.cu). TMA
- * zero-fills out-of-range rows and K columns, so no shape needs padding.
+ * Operands are read in place K-major (A as [m,k], B as [n,k]: the trans_a =
+ * N, trans_b = T case of torch linear) or MN-major (A as [k,m], B as [k,n]:
+ * 64 x 64 boxes that wgmma reads with its transpose immediate; sm90_ws_cta's
+ * MN, in every form but the multicast study entries, A not in the split and
+ * shifted-rows forms). Any other operand, and any operand whose base is not
+ * 16-byte aligned or whose row stride is not a multiple of 16 bytes, is first
+ * packed K-major into the workspace (gemm_sm90_pack.cu). TMA zero-fills
+ * out-of-range rows and K columns, so no shape needs padding.
  *
  * Why these numbers (H200: 132 SMs, ~1.83 GHz under load, dense f16 989
  * TFLOP/s = ~4096 FLOP/clock/SM): a stage holds 128*256*64*2 = 4.2 MFLOP =
