@@ -950,15 +950,22 @@ int main(void)
          *    partials only (B's pack, n x k x 2 bytes, would not fit), so
          *    either call succeeds only if B was not packed. NN calls with
          *    m from 1 (the decode shapes of `x @ W` with W stored [k, n]),
-         *    ragged m and k, padded leading dimensions, every C type. */
+         *    ragged m and k, padded leading dimensions, every C type; and A
+         *    M-major (stored [k, m], TN and TT) read in place the same way
+         *    (m a multiple of 8, so that lda = m + pad lies on 16 bytes). */
         {
             /* k % 8 == 0 and pads of 0 or 8: lda = k + pad and ldb = n + pad
              * stay multiples of 8 (ragged k-blocks: 1032 = 16 x 64 + 8) */
-            const int64_t nn[][3] = {{1, 1024, 4096}, {64, 2048, 2048}, {17, 512, 1032}, {130, 512, 1096}};
-            for (int i = 0; i < 4; i++) {
-                if (quick && i >= 2) break;
-                gemm_case_t c = {N, N, nn[i][0], nn[i][1], nn[i][2], abs_[i % 2], cts[(i + 1) % 3],
-                                 i == 2 ? -0.5f : 1.0f, i == 3 ? 0.25f : 0.0f, i == 1 ? 8 : 0, 0, 0, 0};
+            const struct { cuops_op_t ta, tb; int64_t m, n, k; } nn[] = {
+                {N, N, 1, 1024, 4096}, {N, N, 64, 2048, 2048}, {T, N, 16, 1024, 4096},
+                {T, T, 136, 512, 1096}, {N, N, 17, 512, 1032}, {N, N, 130, 512, 1096},
+                {T, N, 64, 2048, 2048}, {T, T, 24, 512, 1032},
+            };
+            for (int i = 0; i < 8; i++) {
+                if (quick && i >= 4) break;
+                gemm_case_t c = {nn[i].ta, nn[i].tb, nn[i].m, nn[i].n, nn[i].k, abs_[i % 2],
+                                 cts[(i + 1) % 3], i % 4 == 2 ? -0.5f : 1.0f,
+                                 i % 4 == 3 ? 0.25f : 0.0f, i % 4 == 1 ? 8 : 0, 0, 0, 0};
                 const int S = splitk_plan(c.m, c.n, c.k, sms);
                 if (S <= 0) {
                     SKIP("%lldx%lldx%lld: not split on %d SMs", (long long)c.m, (long long)c.n,

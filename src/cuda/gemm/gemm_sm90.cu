@@ -88,8 +88,8 @@
  * Operands are read in place K-major (A as [m,k], B as [n,k]: the trans_a =
  * N, trans_b = T case of torch linear) or MN-major (A as [k,m], B as [k,n]:
  * 64 x 64 boxes that wgmma reads with its transpose immediate; sm90_ws_cta's
- * MN, in every form but the multicast study entries, A not in the split and
- * shifted-rows forms). Any other operand, and any operand whose base is not
+ * MN, in every form but the multicast study entries, A not in the
+ * shifted-rows form). Any other operand, and any operand whose base is not
  * 16-byte aligned or whose row stride is not a multiple of 16 bytes, is first
  * packed K-major into the workspace (gemm_sm90_pack.cu). TMA zero-fills
  * out-of-range rows and K columns, so no shape needs padding.
@@ -883,7 +883,7 @@ __device__ __forceinline__ void sm90_release_stage(uint32_t empty_bar, int rm, i
  * stage is refilled once the consumers of every CTA this producer writes
  * into have released it (sm90_release_stage).
  * MN: bit 0 set, A is read M-major (stored [k, m], the call's trans_a = T;
- * the plain and multicast kernels), bit 1, B N-major (stored [k, n],
+ * every form but the shifted rows), bit 1, B N-major (stored [k, n],
  * trans_b = N; every form), in place: TMA loads boxes of 64 K-rows x 64 M/N
  * elements, BM / 64 (BN / 64) per stage, and wgmma reads them with its
  * transpose immediate, where the operand would otherwise be transposed into
@@ -907,8 +907,8 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
     static_assert(!SHIFT || (!SPLIT && !MCAST && sizeof(OutT) == 2),
                   "shifted rows: the plain kernel with a 16-bit C");
     constexpr bool A_MN = (MN & 1) != 0, B_MN = (MN & 2) != 0;
-    static_assert(MN == 0 || ((!SHIFT && !SPLIT) || MN == 2),
-                  "MN-major operands: A in the plain and multicast kernels, B in every form");
+    static_assert(!SHIFT || MN == 0 || MN == 2,
+                  "MN-major operands: B in every form, A in every form but the shifted rows");
     extern __shared__ uint8_t smem_raw[];
     const uint32_t smem_base = cuops_smem_align1024(smem_raw);
     const uint32_t a_smem = smem_base;
@@ -1381,7 +1381,7 @@ template <int BM, int BN> static sm90_fixup_kernel_fn sm90_pick_fixup_kernel(cuo
     }
 }
 
-/* MN: 0, or 2 (B N-major, read in place; sm90_ws_cta) */
+/* MN: bit 0 A M-major, bit 1 B N-major, read in place (sm90_ws_cta) */
 template <int BM, int BN, int MN = 0>
 static sm90_dsmem_kernel_fn sm90_pick_dsmem_kernel(cuops_dtype_t ab, cuops_dtype_t c)
 {
@@ -1398,6 +1398,22 @@ static sm90_dsmem_kernel_fn sm90_pick_dsmem_kernel(cuops_dtype_t ab, cuops_dtype
                   : sm90_ws_splitk_dsmem_kernel<BM, BN, false, float, MN>;
     default:
         return NULL;
+    }
+}
+
+/* The split-K main loop (fp32 partials) for A M-major (mn bit 0) and / or
+ * B N-major (bit 1) read in place. */
+template <int BM, int BN> static sm90_splitk_kernel_fn sm90_pick_splitk_kernel(bool bf, int mn)
+{
+    switch (mn) {
+    case 1:
+        return bf ? sm90_ws_splitk_kernel<BM, BN, true, 1> : sm90_ws_splitk_kernel<BM, BN, false, 1>;
+    case 2:
+        return bf ? sm90_ws_splitk_kernel<BM, BN, true, 2> : sm90_ws_splitk_kernel<BM, BN, false, 2>;
+    case 3:
+        return bf ? sm90_ws_splitk_kernel<BM, BN, true, 3> : sm90_ws_splitk_kernel<BM, BN, false, 3>;
+    default:
+        return bf ? sm90_ws_splitk_kernel<BM, BN, true> : sm90_ws_splitk_kernel<BM, BN, false>;
     }
 }
 
@@ -1651,18 +1667,17 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
                          !c_tma_direct && cuops_aligned(d->c, 2) && d->m >= 8 && d->n >= 8;
 
     /* Operands: K-major [rows, k] arrays TMA can read in place; MN-major ones
-     * in place too (sm90_ws_cta's MN): B with trans_b = N in every form but
-     * the multicast study entries, A with trans_a = T in the plain kernel and
-     * auto's multicast forms (the 64 x 128 tile in clusters along M), not in
-     * the split kernels (a split call's A is a few tile rows: its pack is
-     * small) nor the shifted-rows form (its A maps are K-major); anything
-     * else packed into K-major workspace. */
+     * in place too (sm90_ws_cta's MN): B with trans_b = N and A with trans_a
+     * = T in every form but the multicast study entries, except A in the
+     * shifted-rows form (its A maps are K-major); anything else packed into
+     * K-major workspace. */
     const void *a = d->a, *b = d->b;
     int64_t lda = d->lda, ldb = d->ldb;
     constexpr bool mn_forms = !mcast || (BM == 64 && BN == 128 && MCN == 1);
     const bool a_tma = cuops_sm90_tma_ok(d->a, d->lda), b_tma = cuops_sm90_tma_ok(d->b, d->ldb);
-    const bool a_mn = mn_forms && !shift_c && splits == 0 && d->trans_a == CUOPS_OP_T && a_tma;
+    const bool a_mn = mn_forms && !shift_c && d->trans_a == CUOPS_OP_T && a_tma;
     const bool b_mn = mn_forms && d->trans_b == CUOPS_OP_N && b_tma;
+    const int mn = (a_mn ? 1 : 0) | (b_mn ? 2 : 0); /* sm90_ws_cta's MN */
     const bool pack_a = !a_mn && (d->trans_a != CUOPS_OP_N || !a_tma);
     const bool pack_b = !b_mn && (d->trans_b != CUOPS_OP_T || !b_tma);
     const int64_t ldp = cuops_sm90_packed_ld(d->k);
@@ -1886,8 +1901,7 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     if (splits == 0) {
         sm90_kernel_fn fn = NULL;
         if constexpr (mn_forms)
-            fn = sm90_pick_mn_kernel<BM, BN, MCM, MCN>(d->ab_type, d->c_type,
-                                                       (a_mn ? 1 : 0) | (b_mn ? 2 : 0));
+            fn = sm90_pick_mn_kernel<BM, BN, MCM, MCN>(d->ab_type, d->c_type, mn);
         else
             fn = sm90_pick_kernel<BM, BN, MCM, MCN>(d->ab_type, d->c_type);
         if (!fn)
@@ -1930,8 +1944,10 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     } else {
         if (dsmem) {
             sm90_dsmem_kernel_fn fn =
-                b_mn ? sm90_pick_dsmem_kernel<BM, BN, 2>(d->ab_type, d->c_type)
-                     : sm90_pick_dsmem_kernel<BM, BN>(d->ab_type, d->c_type);
+                mn == 1   ? sm90_pick_dsmem_kernel<BM, BN, 1>(d->ab_type, d->c_type)
+                : mn == 2 ? sm90_pick_dsmem_kernel<BM, BN, 2>(d->ab_type, d->c_type)
+                : mn == 3 ? sm90_pick_dsmem_kernel<BM, BN, 3>(d->ab_type, d->c_type)
+                          : sm90_pick_dsmem_kernel<BM, BN>(d->ab_type, d->c_type);
             if (!fn)
                 return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no kernel for c_type", name);
             CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
@@ -1950,10 +1966,7 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
         sp.partials = (float4 *)((uint8_t *)ws + a_bytes + b_bytes);
         sp.splits = splits;
         const bool bf = d->ab_type == CUOPS_DTYPE_BF16;
-        sm90_splitk_kernel_fn fn = b_mn ? (bf ? sm90_ws_splitk_kernel<BM, BN, true, 2>
-                                              : sm90_ws_splitk_kernel<BM, BN, false, 2>)
-                                        : (bf ? sm90_ws_splitk_kernel<BM, BN, true>
-                                              : sm90_ws_splitk_kernel<BM, BN, false>);
+        sm90_splitk_kernel_fn fn = sm90_pick_splitk_kernel<BM, BN>(bf, mn);
         sm90_fixup_kernel_fn fixup = sm90_pick_fixup_kernel<BM, BN>(d->c_type);
         if (!fixup)
             return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no fixup for c_type", name);
@@ -2180,8 +2193,7 @@ extern "C" const cuops_gemm_kernel_t *cuops_gemm_sm90_auto_tile128(const struct 
      * cuops_sm90_packed_ld, in workspace aligned to 256 bytes), or in place
      * with rows on the lines. The forms picked here read either major order
      * in place where TMA can (a K-major row and an MN-major box row alike
-     * are 128 bytes at stride ld); the split form packs an M-major A, which
-     * this counts as in place. */
+     * are 128 bytes at stride ld). */
     const bool a_lines = !cuops_sm90_tma_ok(d->a, d->lda) ||
                          (cuops_aligned(d->a, 128) && (d->lda * 2) % 128 == 0);
     const bool b_lines = !cuops_sm90_tma_ok(d->b, d->ldb) ||
