@@ -41,7 +41,8 @@
  * ends and in the middle. Unsupported requests (m = 65, trans_b = N,
  * misaligned or badly strided operands, k not a multiple of 8, lda > 2^24,
  * f32 inputs) answer NOT_SUPPORTED when forced. On sm_90 the Hopper cluster
- * form also takes the weight stored [k, n] (trans_b = N; test_nn_weight).
+ * form also takes the weight stored [k, n] (trans_b = N) and x stored [k, m]
+ * (trans_a = T; test_transposed).
  *
  * Without a CUDA device the test says SKIP and passes. CUOPS_TEST_QUICK=1
  * (the compute-sanitizer runs) keeps small shapes. CUOPS_TEST_SEED
@@ -50,6 +51,8 @@
 #include <cuda_runtime.h>
 
 #include "test_util.h"
+
+#include "cuda/gemm/gemm_tuning.h"
 
 #define NUM_VARIANTS 4
 #define AUTO_SLOT NUM_VARIANTS /* index of auto in the per-variant counters */
@@ -765,7 +768,11 @@ static void test_narrow_rows(void)
  * with n and k off 64 (partial weight boxes and k-blocks), m from 1 to 64,
  * padded ldb and ldc, beta != 0 with C random; checked against the CPU
  * reference with the bound of the header, and C's row padding unchanged. */
-static void test_nn_weight(void)
+/* Transposed operands in the cluster form: the weight stored [k, n]
+ * (trans_b = N, an M-major wgmma A) and / or x stored [k, m] (trans_a = T,
+ * an N-major wgmma B in 64-column tiles whatever m), every forced block
+ * height and auto; the narrow form declines them. */
+static void test_transposed(cuops_op_t ta, cuops_op_t tb)
 {
     if (g_device_dead || g_sm_major != 9) return;
     const int64_t shapes[][3] = {{1, 64, 8},    {7, 136, 72},   {16, 520, 1032},
@@ -777,36 +784,47 @@ static void test_nn_weight(void)
         const int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
         const cuops_dtype_t ab = k_ab[s % 2], ct = k_ct[s % 3];
         const float alpha = k_alpha[s % 3], beta = k_beta[(s + 1) % 3];
-        const int64_t lda = k, ldb = n + (s % 2 ? 8 : 0), ldc = n + 3;
+        const int tna = ta == CUOPS_OP_T, tnb = tb == CUOPS_OP_N;
+        /* leading dimensions TMA can read: multiples of 8 elements */
+        const int64_t pad = s % 2 ? 8 : 0;
+        const int64_t lda = tna ? (m + 7) / 8 * 8 + pad : k;
+        const int64_t ldb = tnb ? n + pad : k + pad, ldc = n + 3;
         size_t na = 0, nb = 0;
-        void *ha = make_operand(ab, m, k, lda, 0, &na);
-        void *hb = make_operand(ab, k, n, ldb, 0, &nb);
+        void *ha = tna ? make_operand(ab, k, m, lda, 0, &na) : make_operand(ab, m, k, lda, 0, &na);
+        void *hb = tnb ? make_operand(ab, k, n, ldb, 0, &nb) : make_operand(ab, n, k, ldb, 0, &nb);
         const size_t nc = (size_t)(m * ldc), es = esize(ct);
         void *hc0 = malloc(nc * es), *href = malloc(nc * es), *hout = malloc(nc * es);
-        double *a2 = row_norms2(ha, ab, m, k, lda);
-        double *b2 = (double *)calloc((size_t)n, sizeof(double));
+        /* squared norms of op(A)'s rows and op(B)'s columns */
+        double *a2 = tna ? (double *)calloc((size_t)m, sizeof(double)) : row_norms2(ha, ab, m, k, lda);
+        double *b2 = tnb ? (double *)calloc((size_t)n, sizeof(double)) : row_norms2(hb, ab, n, k, ldb);
         void *da = NULL, *db = NULL, *dc = NULL;
         char what[160];
-        snprintf(what, sizeof what, "NN m=%lld n=%lld k=%lld ldb=%lld %s->%s", (long long)m,
-                 (long long)n, (long long)k, (long long)ldb, dname(ab), dname(ct));
+        snprintf(what, sizeof what, "%c%c m=%lld n=%lld k=%lld lda=%lld ldb=%lld %s->%s",
+                 tna ? 'T' : 'N', tnb ? 'N' : 'T', (long long)m, (long long)n, (long long)k,
+                 (long long)lda, (long long)ldb, dname(ab), dname(ct));
         if (!ha || !hb || !hc0 || !href || !hout || !a2 || !b2 ||
             cudaMalloc(&da, na * 2) != cudaSuccess || cudaMalloc(&db, nb * 2) != cudaSuccess ||
             cudaMalloc(&dc, nc * es) != cudaSuccess) {
             CHECK(0, "allocation failed (%s)", what);
             goto next;
         }
-        for (int64_t kk = 0; kk < k; kk++)
+        for (int64_t kk = 0; kk < k && tnb; kk++)
             for (int64_t j = 0; j < n; j++) {
                 const double v = tu_get(hb, ab, (size_t)(kk * ldb + j));
                 b2[j] += v * v;
+            }
+        for (int64_t kk = 0; kk < k && tna; kk++)
+            for (int64_t i = 0; i < m; i++) {
+                const double v = tu_get(ha, ab, (size_t)(kk * lda + i));
+                a2[i] += v * v;
             }
         tu_poison(hc0, ct, nc); /* the row padding, and C itself where beta == 0 */
         if (beta != 0.0f)
             for (int64_t r = 0; r < m; r++)
                 tu_fill_float((char *)hc0 + (size_t)(r * ldc) * es, ct, (size_t)n, -1.0, 1.0);
         memcpy(href, hc0, nc * es);
-        CHECK_STATUS(cuops_gemm(g_cpu, CUOPS_OP_N, CUOPS_OP_N, m, n, k, alpha, ha, lda, hb, ldb,
-                                beta, href, ldc, ab, ct),
+        CHECK_STATUS(cuops_gemm(g_cpu, ta, tb, m, n, k, alpha, ha, lda, hb, ldb, beta, href, ldc,
+                                ab, ct),
                      CUOPS_STATUS_SUCCESS);
         cudaMemcpy(da, ha, na * 2, cudaMemcpyHostToDevice);
         cudaMemcpy(db, hb, nb * 2, cudaMemcpyHostToDevice);
@@ -816,13 +834,21 @@ static void test_nn_weight(void)
             memset(&opt, 0, sizeof opt);
             opt.variant = forced[v];
             const char *who = forced[v] ? forced[v] : "auto";
-            const cuops_status_t st = cuops_gemm_ex(g_gpu, CUOPS_OP_N, CUOPS_OP_N, m, n, k, alpha,
-                                                    da, lda, db, ldb, beta, dc, ldc, ab, ct, &opt);
+            const cuops_status_t st = cuops_gemm_ex(g_gpu, ta, tb, m, n, k, alpha, da, lda, db,
+                                                    ldb, beta, dc, ldc, ab, ct, &opt);
             CHECK(st == CUOPS_STATUS_SUCCESS, "%s: %s for %s (%s)", who, cuops_status_string(st),
                   what, cuops_last_error(g_gpu));
             if (st != CUOPS_STATUS_SUCCESS) continue;
-            CHECK(strcmp(cuops_last_kernel(g_gpu), forced[v] ? forced[v] : k_wgmma) == 0,
-                  "%s ran %s for %s", who, cuops_last_kernel(g_gpu), what);
+            /* auto: the cluster form, but for x stored [k, m] with m <= 8
+             * (gemm_tuning.h: the split GEMM then) */
+            const int auto_wgmma = cuops_decode_wgmma_auto_takes(ta, m);
+            if (forced[v] || auto_wgmma)
+                CHECK(strcmp(cuops_last_kernel(g_gpu), forced[v] ? forced[v] : k_wgmma) == 0,
+                      "%s ran %s for %s", who, cuops_last_kernel(g_gpu), what);
+            else
+                CHECK(strcmp(cuops_last_kernel(g_gpu), k_wgmma) != 0,
+                      "auto ran %s for %s (m <= 8 with x stored [k, m])",
+                      cuops_last_kernel(g_gpu), what);
             if (!device_ok(what)) goto next;
             cudaMemcpy(hout, dc, nc * es, cudaMemcpyDeviceToHost);
             int64_t pad_changed = 0;
@@ -841,15 +867,16 @@ static void test_nn_weight(void)
             cuops_options_t opt;
             memset(&opt, 0, sizeof opt);
             opt.variant = k_narrow;
-            CHECK_STATUS(cuops_gemm_ex(g_gpu, CUOPS_OP_N, CUOPS_OP_N, m, n, k, alpha, da, lda, db,
-                                       ldb, beta, dc, ldc, ab, ct, &opt),
+            CHECK_STATUS(cuops_gemm_ex(g_gpu, ta, tb, m, n, k, alpha, da, lda, db, ldb, beta, dc,
+                                       ldc, ab, ct, &opt),
                          CUOPS_STATUS_NOT_SUPPORTED);
         }
     next:
         cudaFree(da); cudaFree(db); cudaFree(dc);
         free(ha); free(hb); free(hc0); free(href); free(hout); free(a2); free(b2);
     }
-    CHECK(served > 0, "no NN call was served");
+    CHECK(served > 0, "no %c%c call was served", ta == CUOPS_OP_T ? 'T' : 'N',
+          tb == CUOPS_OP_N ? 'N' : 'T');
 }
 
 static void test_k_zero(void)
@@ -1203,7 +1230,9 @@ int main(void)
     test_narrow_rows();
     test_wgmma_rows128();
     test_aligned_c();
-    test_nn_weight();
+    test_transposed(CUOPS_OP_N, CUOPS_OP_N);
+    test_transposed(CUOPS_OP_T, CUOPS_OP_N);
+    test_transposed(CUOPS_OP_T, CUOPS_OP_T);
     test_big();
 
     if (!g_device_dead) {

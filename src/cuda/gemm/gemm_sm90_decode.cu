@@ -55,8 +55,11 @@
  * element, k and n < 2^31. The cluster form also takes trans_b = N (the
  * weight stored [k, n], as `x @ W` keeps it): the weight tile then arrives
  * as ROWS / 64 boxes of 64 K-rows x 64 weight rows, and wgmma reads it as an
- * M-major A (transpose immediate 1, cuops_wgmma_desc_mn_sw128). The narrow
- * form, whose tiles of 8-256 rows are the wgmma B, takes NT only.
+ * M-major A (transpose immediate 1, cuops_wgmma_desc_mn_sw128); and
+ * trans_a = T (x stored [k, m]): x's tile is then one box of 64 K-rows x 64
+ * columns (zero past m) read as an N-major B, so such calls take the
+ * 64-column instances whatever m. The narrow form, whose tiles of 8-256 rows
+ * are the wgmma B, takes NT only.
  */
 #include <string.h>
 
@@ -337,10 +340,13 @@ static __device__ __forceinline__ void sdw_store4_fast(int c_type, char *dst, fl
                         cuops_pack2<__nv_bfloat16>(alpha * v.z, alpha * v.w));
 }
 
-template <typename T, int XN, int CONS, bool WMN>
+template <typename T, int XN, int CONS, bool WMN, bool XMN>
 static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const CUtensorMap &tmap_x,
                                                const sdw_params_t &p)
 {
+    /* XMN: x stored [k, m] (trans_a = T), one 64 x 64 box per stage read as
+     * an N-major B; narrower x tiles would need the 32- and 64-byte swizzles */
+    static_assert(!XMN || XN == 64, "x M-major: 64-column x tiles only");
     constexpr int ACC = XN / 2;
     constexpr int F4 = ACC / 4;
     constexpr int STAGES = SDW_STAGES(XN, CONS);
@@ -398,7 +404,10 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
                     cuops_tma_load_2d(w_smem + stage * WBYTES, &tmap_w, SDW_FULL_BAR(stage),
                                       kb * SDW_BK, wb * ROWS);
                 }
-                if (load_x)
+                if (load_x && XMN)
+                    cuops_tma_load_2d(x_smem + stage * XBYTES, &tmap_x, SDW_FULL_BAR(stage), 0,
+                                      kb * SDW_BK);
+                else if (load_x)
                     cuops_tma_load_2d(x_smem + stage * XBYTES, &tmap_x, SDW_FULL_BAR(stage),
                                       kb * SDW_BK, 0);
                 cuops_ring_advance<STAGES>(stage, phase);
@@ -430,15 +439,18 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
             const uint64_t desc_w =
                 WMN ? cuops_wgmma_desc_mn_sw128(w_addr) : cuops_wgmma_desc_k_sw128(w_addr);
             constexpr uint64_t W_KSTEP = cuops_wgmma_k16_step<WMN>();
-            const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + stage * XBYTES);
+            const uint32_t x_addr = x_smem + stage * XBYTES;
+            const uint64_t desc_x =
+                XMN ? cuops_wgmma_desc_mn_sw128(x_addr) : cuops_wgmma_desc_k_sw128(x_addr);
+            constexpr uint64_t X_KSTEP = cuops_wgmma_k16_step<XMN>();
 #pragma unroll
             for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
             cuops_wgmma_fence();
 #ifndef CUOPS_STUDY_NO_MMA /* study build only: the stream without its products (wrong results) */
 #pragma unroll
             for (int j = 0; j < 4; j++)
-                cuops_wgmma_m64nk16<XN, sdw_is_f16<T>::value, WMN ? 1 : 0, 0>(
-                    acc, desc_w + W_KSTEP * j, desc_x + 2 * j, 1);
+                cuops_wgmma_m64nk16<XN, sdw_is_f16<T>::value, WMN ? 1 : 0, XMN ? 1 : 0>(
+                    acc, desc_w + W_KSTEP * j, desc_x + X_KSTEP * j, 1);
 #endif
             cuops_wgmma_commit();
             cuops_wgmma_wait<1>();
@@ -764,13 +776,13 @@ static __device__ __forceinline__ void sdn_cta(const CUtensorMap &tmap_w, const 
 
 #endif /* CUOPS_SM90A_DEVICE */
 
-template <typename T, int XN, int CONS, bool WMN = false>
+template <typename T, int XN, int CONS, bool WMN = false, bool XMN = false>
 __global__ void __launch_bounds__(SDW_THREADS(CONS), 1)
 sm90_decode_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_w,
                          const __grid_constant__ CUtensorMap tmap_x, const sdw_params_t p)
 {
 #if CUOPS_SM90A_DEVICE
-    sdw_cta<T, XN, CONS, WMN>(tmap_w, tmap_x, p);
+    sdw_cta<T, XN, CONS, WMN, XMN>(tmap_w, tmap_x, p);
 #endif
 }
 
@@ -790,9 +802,22 @@ typedef void (*sdw_kernel_fn)(const CUtensorMap, const CUtensorMap, const sdw_pa
 
 static int sdw_xn(int64_t m) { return m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : 64; }
 
-template <int CONS, bool WMN> static sdw_kernel_fn sdw_pick_cons(cuops_dtype_t ab, int xn)
+/* The x tile's columns for a call: by m, or 64 for x stored [k, m] (the
+ * M-major x tile is one 64 x 64 box) */
+static int sdw_call_xn(const cuops_gemm_desc_t *d)
+{
+    return d->trans_a == CUOPS_OP_T ? 64 : sdw_xn(d->m);
+}
+
+template <int CONS, bool WMN, bool XMN = false>
+static sdw_kernel_fn sdw_pick_cons(cuops_dtype_t ab, int xn)
 {
     const int bf = ab == CUOPS_DTYPE_BF16;
+    if constexpr (XMN) {
+        (void)xn;
+        return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 64, CONS, WMN, true>
+                  : sm90_decode_wgmma_kernel<__half, 64, CONS, WMN, true>;
+    }
     switch (xn) {
     case 8: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 8, CONS, WMN> : sm90_decode_wgmma_kernel<__half, 8, CONS, WMN>;
     case 16: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 16, CONS, WMN> : sm90_decode_wgmma_kernel<__half, 16, CONS, WMN>;
@@ -801,9 +826,18 @@ template <int CONS, bool WMN> static sdw_kernel_fn sdw_pick_cons(cuops_dtype_t a
     }
 }
 
-/* wmn: the weight stored [k, n] (trans_b = N) */
-static sdw_kernel_fn sdw_pick(cuops_dtype_t ab, int xn, int cons, int wmn = 0)
+/* wmn: the weight stored [k, n] (trans_b = N); xmn: x stored [k, m]
+ * (trans_a = T; xn is then 64) */
+static sdw_kernel_fn sdw_pick(cuops_dtype_t ab, int xn, int cons, int wmn = 0, int xmn = 0)
 {
+    if (xmn && wmn)
+        return cons == 1 ? sdw_pick_cons<1, true, true>(ab, xn)
+               : cons == 2 ? sdw_pick_cons<2, true, true>(ab, xn)
+                           : sdw_pick_cons<4, true, true>(ab, xn);
+    if (xmn)
+        return cons == 1 ? sdw_pick_cons<1, false, true>(ab, xn)
+               : cons == 2 ? sdw_pick_cons<2, false, true>(ab, xn)
+                           : sdw_pick_cons<4, false, true>(ab, xn);
     if (wmn)
         return cons == 1 ? sdw_pick_cons<1, true>(ab, xn)
                : cons == 2 ? sdw_pick_cons<2, true>(ab, xn)
@@ -859,9 +893,9 @@ static int sdw_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d
     if (d->c_type != CUOPS_DTYPE_F16 && d->c_type != CUOPS_DTYPE_BF16 &&
         d->c_type != CUOPS_DTYPE_F32)
         return 0;
-    /* the weight stored [n, k] (trans_b = T) or [k, n] (trans_b = N, the
-     * cluster form only: sdn_supports) */
-    if (d->trans_a != CUOPS_OP_N) return 0;
+    /* the weight stored [n, k] (trans_b = T) or [k, n] (trans_b = N), x
+     * stored [m, k] (trans_a = N) or [k, m] (trans_a = T); the transposed
+     * layouts in the cluster form only (sdn_supports) */
     if (d->m < 1 || d->m > 64 || d->n < 1 || d->k < 1) return 0;
     if (d->k > 0x7fffff00 || d->n > 0x7fffff00) return 0;
     if (!cuops_sm90_tma_ok(d->a, d->lda) || !cuops_sm90_tma_ok(d->b, d->ldb)) return 0;
@@ -882,7 +916,12 @@ static cuops_status_t sdw_prepare(struct cuops_handle *h, const cuops_gemm_desc_
             ? cuops_sm90_encode_mnmajor(h, tmap_w, d->b, d->ab_type, d->n, d->k, d->ldb, 64, 1)
             : cuops_sm90_encode_kmajor(h, tmap_w, d->b, d->ab_type, d->n, d->k, d->ldb, w_rows);
     if (st != CUOPS_STATUS_SUCCESS) return st;
-    st = cuops_sm90_encode_kmajor(h, tmap_x, d->a, d->ab_type, d->m, d->k, d->lda, (uint32_t)xn);
+    /* x stored [k, m] (the cluster form, xn = 64): one box of 64 K-rows x
+     * 64 columns, the columns past m zero-filled */
+    st = d->trans_a == CUOPS_OP_T
+             ? cuops_sm90_encode_mnmajor(h, tmap_x, d->a, d->ab_type, d->m, d->k, d->lda, 64, 1)
+             : cuops_sm90_encode_kmajor(h, tmap_x, d->a, d->ab_type, d->m, d->k, d->lda,
+                                        (uint32_t)xn);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     memset(p, 0, sizeof *p);
     p->c = d->c;
@@ -904,7 +943,7 @@ static cuops_status_t sdw_launch_rows(struct cuops_handle *h, const cuops_gemm_d
                                       const cuops_options_t *opt, int rows_forced,
                                       const char *name)
 {
-    const int xn = sdw_xn(d->m);
+    const int xn = sdw_call_xn(d);
     const int sms = h->num_sms > 0 ? h->num_sms : 132;
     const int64_t forced = opt && opt->split_k > 0 ? opt->split_k : 0;
     /* block rows by n and k (gemm_tuning.h); a forced split keeps 256 */
@@ -935,7 +974,8 @@ static cuops_status_t sdw_launch_rows(struct cuops_handle *h, const cuops_gemm_d
     p.stamps = dstamp_buffer((int)(blocks * s));
 #endif
 
-    sdw_kernel_fn fn = sdw_pick(d->ab_type, xn, cons, d->trans_b == CUOPS_OP_N);
+    sdw_kernel_fn fn =
+        sdw_pick(d->ab_type, xn, cons, d->trans_b == CUOPS_OP_N, d->trans_a == CUOPS_OP_T);
     CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     if (s == 1) {
@@ -1009,7 +1049,7 @@ static int sdn_rows(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 
 static int sdn_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 {
-    return sdw_supports(h, d) && d->trans_b == CUOPS_OP_T &&
+    return sdw_supports(h, d) && d->trans_a == CUOPS_OP_N && d->trans_b == CUOPS_OP_T &&
            h->smem_optin_bytes >= SDN_SMEM_BYTES(sdn_rows(h, d));
 }
 
