@@ -1401,6 +1401,19 @@ static sm90_dsmem_kernel_fn sm90_pick_dsmem_kernel(cuops_dtype_t ab, cuops_dtype
     }
 }
 
+/* The cluster split-K kernel for A M-major (mn bit 0) and / or B N-major
+ * (bit 1) read in place. */
+template <int BM, int BN>
+static sm90_dsmem_kernel_fn sm90_pick_dsmem_mn_kernel(cuops_dtype_t ab, cuops_dtype_t c, int mn)
+{
+    switch (mn) {
+    case 1: return sm90_pick_dsmem_kernel<BM, BN, 1>(ab, c);
+    case 2: return sm90_pick_dsmem_kernel<BM, BN, 2>(ab, c);
+    case 3: return sm90_pick_dsmem_kernel<BM, BN, 3>(ab, c);
+    default: return sm90_pick_dsmem_kernel<BM, BN>(ab, c);
+    }
+}
+
 /* The split-K main loop (fp32 partials) for A M-major (mn bit 0) and / or
  * B N-major (bit 1) read in place. */
 template <int BM, int BN> static sm90_splitk_kernel_fn sm90_pick_splitk_kernel(bool bf, int mn)
@@ -1943,11 +1956,7 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
         return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no split-K form", name);
     } else {
         if (dsmem) {
-            sm90_dsmem_kernel_fn fn =
-                mn == 1   ? sm90_pick_dsmem_kernel<BM, BN, 1>(d->ab_type, d->c_type)
-                : mn == 2 ? sm90_pick_dsmem_kernel<BM, BN, 2>(d->ab_type, d->c_type)
-                : mn == 3 ? sm90_pick_dsmem_kernel<BM, BN, 3>(d->ab_type, d->c_type)
-                          : sm90_pick_dsmem_kernel<BM, BN>(d->ab_type, d->c_type);
+            sm90_dsmem_kernel_fn fn = sm90_pick_dsmem_mn_kernel<BM, BN>(d->ab_type, d->c_type, mn);
             if (!fn)
                 return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no kernel for c_type", name);
             CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
