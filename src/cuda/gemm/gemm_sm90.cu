@@ -888,8 +888,9 @@ __device__ __forceinline__ void sm90_release_stage(uint32_t empty_bar, int rm, i
  * elements, BM / 64 (BN / 64) per stage, and wgmma reads them with its
  * transpose immediate, where the operand would otherwise be transposed into
  * K-major workspace first. In a cluster each CTA loads 64 / MCM K-rows of
- * every B box (64 / MCN of every A box) and multicasts them, where the
- * K-major form shares out the tile's rows. */
+ * every B box and multicasts them, where the K-major form shares out the
+ * tile's rows; an M-major A only in clusters along M (MCN = 1), where each
+ * CTA loads its own. */
 template <int BM, int BN, bool AB_BF16, typename OutT, bool SPLIT, bool DSMEM = false,
           int MCM = 1, int MCN = 1, bool SHIFT = false, int MN = 0>
 __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUtensorMap &tmap_b,
@@ -909,6 +910,7 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
     constexpr bool A_MN = (MN & 1) != 0, B_MN = (MN & 2) != 0;
     static_assert(!SHIFT || MN == 0 || MN == 2,
                   "MN-major operands: B in every form, A in every form but the shifted rows");
+    static_assert((MN & 1) == 0 || MCN == 1, "M-major A: not shared along N (no A pieces)");
     extern __shared__ uint8_t smem_raw[];
     const uint32_t smem_base = cuops_smem_align1024(smem_raw);
     const uint32_t a_smem = smem_base;
@@ -993,12 +995,6 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                                                   (uint32_t)(j * (BM / 8) * 128),
                                               &smaps->a[j], SM90_FULL_BAR(stage), kb * SM90_BK,
                                               tm * (BM / 8));
-                    } else if (A_MN && a_live && MCN > 1) {
-                        /* M-major A in a cluster row: this CTA's K-rows of
-                         * every box, to the whole row */
-                        cuops_tma_load_mn_piece_multicast<BM / 64, SM90_BK / MCN>(
-                            a_smem + stage * tile::A_STAGE_BYTES, &tmap_a, SM90_FULL_BAR(stage),
-                            tm * BM, kb * SM90_BK, rn, sm90_cluster_row_mask<MCM, MCN>(rm));
                     } else if (A_MN && a_live) {
                         /* M-major A: the tile's BM rows as BM / 64 boxes of
                          * 64 K-rows x 64 M elements, box after box */
@@ -1805,7 +1801,7 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
      * the multicast kernel's CTAs each load BM / MCN rows of the A tile and
      * BN / MCM of the B tile */
     if (a_mn)
-        st = cuops_sm90_encode_mnmajor(h, &tmap_a, a, d->ab_type, d->m, d->k, lda, SM90_BK / MCN,
+        st = cuops_sm90_encode_mnmajor(h, &tmap_a, a, d->ab_type, d->m, d->k, lda, SM90_BK,
                                        promote);
     else if (!shift_c)
         st = cuops_sm90_encode_kmajor_l2(h, &tmap_a, a, d->ab_type, d->m, d->k, lda, BM / MCN,
