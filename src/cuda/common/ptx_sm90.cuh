@@ -317,6 +317,35 @@ template <bool MN> __host__ __device__ constexpr uint64_t cuops_wgmma_k16_step()
     return MN ? 2048u / 16u : 32u / 16u;
 }
 
+/* An MN-major operand held as one TMA box of 64 K-rows x COLS M/N elements
+ * (rows of 2 COLS bytes, one after the other), swizzled as wide as its rows:
+ * COLS = 64 is cuops_wgmma_desc_mn_sw128; 32 -> 64B swizzle, 16 -> 32B, with
+ * an 8-row K group (the swizzle atom) every 16 COLS bytes (SBO) and no
+ * second atom along M/N (LBO unused); 8 -> no swizzle, where the core matrix
+ * is 8 K-rows of 16 bytes and the leading offset is the step between 8-row K
+ * groups (128 bytes). */
+template <int COLS> __device__ __forceinline__ uint64_t cuops_wgmma_desc_mn_box(uint32_t smem_addr)
+{
+    static_assert(COLS == 8 || COLS == 16 || COLS == 32 || COLS == 64, "COLS: 8, 16, 32 or 64");
+    if constexpr (COLS == 64) {
+        return cuops_wgmma_desc_mn_sw128(smem_addr);
+    } else {
+        constexpr uint32_t ROW = 2u * COLS; /* bytes */
+        constexpr uint64_t SWIZZLE = COLS == 32 ? 2u : COLS == 16 ? 3u : 0u;
+        uint64_t desc = (uint64_t)((smem_addr & 0x3FFFFu) >> 4);
+        desc |= (uint64_t)((COLS == 8 ? 8u * ROW : 16u) >> 4) << 16;
+        desc |= (uint64_t)((8u * ROW) >> 4) << 32;
+        desc |= SWIZZLE << 62;
+        return desc;
+    }
+}
+
+/* What one k16 step adds to that descriptor: 16 K-rows of 2 COLS bytes. */
+template <int COLS> __host__ __device__ constexpr uint64_t cuops_wgmma_k16_step_mn_box()
+{
+    return 16u * 2u * COLS / 16u;
+}
+
 /* Order register accesses before the wgmma that follows (needed before the
  * first wgmma of a batch and whenever the accumulators were touched by other
  * instructions). */

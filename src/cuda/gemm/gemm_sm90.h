@@ -39,6 +39,14 @@ cuops_status_t cuops_sm90_encode_mnmajor(struct cuops_handle *h, CUtensorMap *ma
                                          const void *base, cuops_dtype_t type, int64_t mn,
                                          int64_t k, int64_t ld, uint32_t box_k, int promote_256b);
 
+/* The same for a narrow MN-major operand (the decode kernel's x stored
+ * [k, m]): boxes of 64 K-rows x box_mn elements, box_mn 8, 16, 32 or 64,
+ * swizzled as wide as a box row (none, 32B, 64B, 128B), as
+ * cuops_wgmma_desc_mn_box<box_mn> reads them. */
+cuops_status_t cuops_sm90_encode_mnmajor_box(struct cuops_handle *h, CUtensorMap *map,
+                                             const void *base, cuops_dtype_t type, int64_t mn,
+                                             int64_t k, int64_t ld, uint32_t box_mn);
+
 /* A 2D map over `rows` rows of `cols` 16-bit elements, row stride `ld`
  * elements, boxes of box_cols x box_rows without swizzle (rows of box_cols
  * elements, dense, in shared memory); the C maps of the shifted-rows

@@ -56,10 +56,10 @@
  * weight stored [k, n], as `x @ W` keeps it): the weight tile then arrives
  * as ROWS / 64 boxes of 64 K-rows x 64 weight rows, and wgmma reads it as an
  * M-major A (transpose immediate 1, cuops_wgmma_desc_mn_sw128); and
- * trans_a = T (x stored [k, m]): x's tile is then one box of 64 K-rows x 64
- * columns (zero past m) read as an N-major B, so such calls take the
- * 64-column instances whatever m. The narrow form, whose tiles of 8-256 rows
- * are the wgmma B, takes NT only.
+ * trans_a = T (x stored [k, m]): x's tile is then one box of 64 K-rows x XN
+ * columns (zero past m) read as an N-major B, with the swizzle as wide as
+ * its rows (128B at XN = 64, 64B at 32, 32B at 16, none at 8). The narrow
+ * form, whose tiles of 8-256 rows are the wgmma B, takes NT only.
  */
 #include <string.h>
 
@@ -344,9 +344,9 @@ template <typename T, int XN, int CONS, bool WMN, bool XMN>
 static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const CUtensorMap &tmap_x,
                                                const sdw_params_t &p)
 {
-    /* XMN: x stored [k, m] (trans_a = T), one 64 x 64 box per stage read as
-     * an N-major B; narrower x tiles would need the 32- and 64-byte swizzles */
-    static_assert(!XMN || XN == 64, "x M-major: 64-column x tiles only");
+    /* XMN: x stored [k, m] (trans_a = T), one box of 64 K-rows x XN columns
+     * per stage read as an N-major B (swizzled as wide as its rows:
+     * cuops_wgmma_desc_mn_box) */
     constexpr int ACC = XN / 2;
     constexpr int F4 = ACC / 4;
     constexpr int STAGES = SDW_STAGES(XN, CONS);
@@ -441,8 +441,9 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
             constexpr uint64_t W_KSTEP = cuops_wgmma_k16_step<WMN>();
             const uint32_t x_addr = x_smem + stage * XBYTES;
             const uint64_t desc_x =
-                XMN ? cuops_wgmma_desc_mn_sw128(x_addr) : cuops_wgmma_desc_k_sw128(x_addr);
-            constexpr uint64_t X_KSTEP = cuops_wgmma_k16_step<XMN>();
+                XMN ? cuops_wgmma_desc_mn_box<XN>(x_addr) : cuops_wgmma_desc_k_sw128(x_addr);
+            constexpr uint64_t X_KSTEP =
+                XMN ? cuops_wgmma_k16_step_mn_box<XN>() : cuops_wgmma_k16_step<false>();
 #pragma unroll
             for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
             cuops_wgmma_fence();
@@ -802,32 +803,24 @@ typedef void (*sdw_kernel_fn)(const CUtensorMap, const CUtensorMap, const sdw_pa
 
 static int sdw_xn(int64_t m) { return m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : 64; }
 
-/* The x tile's columns for a call: by m, or 64 for x stored [k, m] (the
- * M-major x tile is one 64 x 64 box) */
-static int sdw_call_xn(const cuops_gemm_desc_t *d)
-{
-    return d->trans_a == CUOPS_OP_T ? 64 : sdw_xn(d->m);
-}
+/* The x tile's columns for a call, by m (x stored [k, m] alike: its tile is
+ * then one box of 64 K-rows x xn columns) */
+static int sdw_call_xn(const cuops_gemm_desc_t *d) { return sdw_xn(d->m); }
 
 template <int CONS, bool WMN, bool XMN = false>
 static sdw_kernel_fn sdw_pick_cons(cuops_dtype_t ab, int xn)
 {
     const int bf = ab == CUOPS_DTYPE_BF16;
-    if constexpr (XMN) {
-        (void)xn;
-        return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 64, CONS, WMN, true>
-                  : sm90_decode_wgmma_kernel<__half, 64, CONS, WMN, true>;
-    }
     switch (xn) {
-    case 8: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 8, CONS, WMN> : sm90_decode_wgmma_kernel<__half, 8, CONS, WMN>;
-    case 16: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 16, CONS, WMN> : sm90_decode_wgmma_kernel<__half, 16, CONS, WMN>;
-    case 32: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 32, CONS, WMN> : sm90_decode_wgmma_kernel<__half, 32, CONS, WMN>;
-    default: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 64, CONS, WMN> : sm90_decode_wgmma_kernel<__half, 64, CONS, WMN>;
+    case 8: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 8, CONS, WMN, XMN> : sm90_decode_wgmma_kernel<__half, 8, CONS, WMN, XMN>;
+    case 16: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 16, CONS, WMN, XMN> : sm90_decode_wgmma_kernel<__half, 16, CONS, WMN, XMN>;
+    case 32: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 32, CONS, WMN, XMN> : sm90_decode_wgmma_kernel<__half, 32, CONS, WMN, XMN>;
+    default: return bf ? sm90_decode_wgmma_kernel<__nv_bfloat16, 64, CONS, WMN, XMN> : sm90_decode_wgmma_kernel<__half, 64, CONS, WMN, XMN>;
     }
 }
 
 /* wmn: the weight stored [k, n] (trans_b = N); xmn: x stored [k, m]
- * (trans_a = T; xn is then 64) */
+ * (trans_a = T) */
 static sdw_kernel_fn sdw_pick(cuops_dtype_t ab, int xn, int cons, int wmn = 0, int xmn = 0)
 {
     if (xmn && wmn)
@@ -916,10 +909,11 @@ static cuops_status_t sdw_prepare(struct cuops_handle *h, const cuops_gemm_desc_
             ? cuops_sm90_encode_mnmajor(h, tmap_w, d->b, d->ab_type, d->n, d->k, d->ldb, 64, 1)
             : cuops_sm90_encode_kmajor(h, tmap_w, d->b, d->ab_type, d->n, d->k, d->ldb, w_rows);
     if (st != CUOPS_STATUS_SUCCESS) return st;
-    /* x stored [k, m] (the cluster form, xn = 64): one box of 64 K-rows x
-     * 64 columns, the columns past m zero-filled */
+    /* x stored [k, m] (the cluster form): one box of 64 K-rows x xn
+     * columns, the columns past m zero-filled */
     st = d->trans_a == CUOPS_OP_T
-             ? cuops_sm90_encode_mnmajor(h, tmap_x, d->a, d->ab_type, d->m, d->k, d->lda, 64, 1)
+             ? cuops_sm90_encode_mnmajor_box(h, tmap_x, d->a, d->ab_type, d->m, d->k, d->lda,
+                                             (uint32_t)xn)
              : cuops_sm90_encode_kmajor(h, tmap_x, d->a, d->ab_type, d->m, d->k, d->lda,
                                         (uint32_t)xn);
     if (st != CUOPS_STATUS_SUCCESS) return st;

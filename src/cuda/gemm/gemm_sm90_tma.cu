@@ -110,6 +110,18 @@ cuops_status_t cuops_sm90_encode_mnmajor(struct cuops_handle *h, CUtensorMap *ma
                                        : CU_TENSOR_MAP_L2_PROMOTION_NONE);
 }
 
+cuops_status_t cuops_sm90_encode_mnmajor_box(struct cuops_handle *h, CUtensorMap *map,
+                                             const void *base, cuops_dtype_t type, int64_t mn,
+                                             int64_t k, int64_t ld, uint32_t box_mn)
+{
+    const CUtensorMapSwizzle swizzle = box_mn >= 64   ? CU_TENSOR_MAP_SWIZZLE_128B
+                                       : box_mn >= 32 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                       : box_mn >= 16 ? CU_TENSOR_MAP_SWIZZLE_32B
+                                                      : CU_TENSOR_MAP_SWIZZLE_NONE;
+    return sm90_encode_2d(h, map, base, type, k, mn, ld, box_mn, 64u, swizzle,
+                          CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
+}
+
 cuops_status_t cuops_sm90_encode_rows_plain(struct cuops_handle *h, CUtensorMap *map,
                                             const void *base, cuops_dtype_t type, int64_t rows,
                                             int64_t cols, int64_t ld, uint32_t box_cols,
