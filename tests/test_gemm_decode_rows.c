@@ -6,9 +6,7 @@
  * (cuops_decode_wgmma_block_rows: 64 or 128 where K is split), and where
  * auto takes the narrow form (cuops_decode_narrow_fits) instead, at the
  * shapes measured on the H200 (docs/gemm.md, decode steps 3-8), their
- * edges, and a sweep of n, k and SM counts; and for which m auto gives the
- * cluster form an x stored [k, m] (cuops_decode_wgmma_auto_takes: from m = 9,
- * P200).
+ * edges, and a sweep of n, k and SM counts.
  */
 #include "test_util.h"
 
@@ -106,24 +104,9 @@ static void test_sweep(void)
           (long long)r128, (long long)narrow, (long long)b64, (long long)b128);
 }
 
-/* x stored [k, m] (trans_a = T): the cluster form measured slower than the
- * split GEMM at m = 8 and faster from m = 16 (H200, P200); x stored [m, k]
- * takes it at every m. */
-static void test_x_major_rule(void)
-{
-    for (int64_t m = 1; m <= 64; m++) {
-        CHECK(cuops_decode_wgmma_auto_takes(CUOPS_OP_T, m) == (m > 8),
-              "x stored [k, m], m = %lld: auto %s the cluster form", (long long)m,
-              cuops_decode_wgmma_auto_takes(CUOPS_OP_T, m) ? "takes" : "skips");
-        CHECK(cuops_decode_wgmma_auto_takes(CUOPS_OP_N, m),
-              "x stored [m, k], m = %lld: auto skips the cluster form", (long long)m);
-    }
-}
-
 int main(void)
 {
     test_named_shapes();
     test_sweep();
-    test_x_major_rule();
     return tu_finish("test_gemm_decode_rows");
 }

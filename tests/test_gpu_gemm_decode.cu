@@ -52,8 +52,6 @@
 
 #include "test_util.h"
 
-#include "cuda/gemm/gemm_tuning.h"
-
 #define NUM_VARIANTS 4
 #define AUTO_SLOT NUM_VARIANTS /* index of auto in the per-variant counters */
 
@@ -788,9 +786,11 @@ static void test_transposed(cuops_op_t ta, cuops_op_t tb)
         const cuops_dtype_t ab = k_ab[s % 2], ct = k_ct[s % 3];
         const float alpha = k_alpha[s % 3], beta = k_beta[(s + 1) % 3];
         const int tna = ta == CUOPS_OP_T, tnb = tb == CUOPS_OP_N;
-        /* leading dimensions TMA can read: multiples of 8 elements */
+        /* leading dimensions TMA can read: multiples of 8 elements; but the
+         * first shape's x stored [k, 1] with lda = 1, the same memory as x
+         * [1, k], which the API hands to the kernels as such */
         const int64_t pad = s % 2 ? 8 : 0;
-        const int64_t lda = tna ? (m + 7) / 8 * 8 + pad : k;
+        const int64_t lda = tna ? (s == 0 ? 1 : (m + 7) / 8 * 8 + pad) : k;
         const int64_t ldb = tnb ? n + pad : k + pad, ldc = n + 3;
         size_t na = 0, nb = 0;
         void *ha = tna ? make_operand(ab, k, m, lda, 0, &na) : make_operand(ab, m, k, lda, 0, &na);
@@ -842,16 +842,9 @@ static void test_transposed(cuops_op_t ta, cuops_op_t tb)
             CHECK(st == CUOPS_STATUS_SUCCESS, "%s: %s for %s (%s)", who, cuops_status_string(st),
                   what, cuops_last_error(g_gpu));
             if (st != CUOPS_STATUS_SUCCESS) continue;
-            /* auto: the cluster form, but for x stored [k, m] with m <= 8
-             * (gemm_tuning.h: the split GEMM then) */
-            const int auto_wgmma = cuops_decode_wgmma_auto_takes(ta, m);
-            if (forced[v] || auto_wgmma)
-                CHECK(strcmp(cuops_last_kernel(g_gpu), forced[v] ? forced[v] : k_wgmma) == 0,
-                      "%s ran %s for %s", who, cuops_last_kernel(g_gpu), what);
-            else
-                CHECK(strcmp(cuops_last_kernel(g_gpu), k_wgmma) != 0,
-                      "auto ran %s for %s (m <= 8 with x stored [k, m])",
-                      cuops_last_kernel(g_gpu), what);
+            /* auto: the cluster form at every m (the narrow form takes NT only) */
+            CHECK(strcmp(cuops_last_kernel(g_gpu), forced[v] ? forced[v] : k_wgmma) == 0,
+                  "%s ran %s for %s", who, cuops_last_kernel(g_gpu), what);
             if (!device_ok(what)) goto next;
             cudaMemcpy(hout, dc, nc * es, cudaMemcpyDeviceToHost);
             int64_t pad_changed = 0;
@@ -866,13 +859,15 @@ static void test_transposed(cuops_op_t ta, cuops_op_t tb)
             served++;
         }
         {
-            /* the narrow form takes NT only */
+            /* the narrow form takes NT only (TT with x stored [k, 1], lda = 1,
+             * is NT to the kernels) */
             cuops_options_t opt;
             memset(&opt, 0, sizeof opt);
             opt.variant = k_narrow;
+            const int as_nt = tna && !tnb && m == 1 && lda == 1;
             CHECK_STATUS(cuops_gemm_ex(g_gpu, ta, tb, m, n, k, alpha, da, lda, db, ldb, beta, dc,
                                        ldc, ab, ct, &opt),
-                         CUOPS_STATUS_NOT_SUPPORTED);
+                         as_nt ? CUOPS_STATUS_SUCCESS : CUOPS_STATUS_NOT_SUPPORTED);
         }
     next:
         cudaFree(da); cudaFree(db); cudaFree(dc);

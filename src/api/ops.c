@@ -249,6 +249,19 @@ static cuops_status_t gemm_call(struct cuops_handle *h, cuops_op_t trans_a, cuop
         if (st == CUOPS_STATUS_SUCCESS) h->last_kernel = CPU_KERNEL_NAME;
         return st;
     }
+    /* One row of A stored [k, 1] with lda = 1 is the same k contiguous
+     * elements as A [1, k]; likewise one column of B stored [k, 1] with
+     * ldb = 1 and B [1, k]. The kernels see the K-major form, which every
+     * one of them reads in place (x stored [k, m] with m = 1 otherwise has
+     * rows of 2 bytes that TMA cannot address, and is packed). */
+    if (d.trans_a == CUOPS_OP_T && m == 1 && lda == 1) {
+        d.trans_a = CUOPS_OP_N;
+        d.lda = max1(k);
+    }
+    if (d.trans_b == CUOPS_OP_N && n == 1 && ldb == 1) {
+        d.trans_b = CUOPS_OP_T;
+        d.ldb = max1(k);
+    }
     int prev = cuops_cuda_enter(h);
     st = cuops_cuda_gemm(h, &d, opt);
     cuops_cuda_leave(h, prev);

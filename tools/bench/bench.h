@@ -66,6 +66,8 @@ typedef struct bench_options {
     int reps;                           /* 0: ~200 ms worth, at least 20 */
     int interleave;                     /* gemm, w4a16: a row and its baseline alternate */
     cuops_op_t trans_a, trans_b;        /* GEMM operand layouts (default N, T) */
+    int64_t lda;                        /* --lda: GEMM A's leading dimension at least this
+                                           (0: the tight one, k or m) */
     uint64_t seed;
     int time_invalid;                   /* CUOPS_BENCH_TIME_INVALID: time failed gemm rows too */
     int scan_shift;                     /* CUOPS_BENCH_SCAN_SHIFT: scan/reduce buffers start this
@@ -101,6 +103,7 @@ typedef struct bench_row {
     char kernel[96];
     const char *dtype;
     char trans[3];           /* GEMM rows: op(A), op(B) as "NT", "NN", ... ("" otherwise) */
+    int64_t lda;             /* GEMM rows run with --lda: A's leading dimension (0 otherwise) */
     int shape_kind;          /* 0: m,n,k   1: n,k,group   2: n   3: m,n,k,group */
     int64_t m, n, k, group;
     unsigned suite;          /* the BENCH_SUITE_* tags of the shape */

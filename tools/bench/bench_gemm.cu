@@ -139,7 +139,8 @@ static bv_result_t check_gemm_output(gemm_ctx_t *g, gemm_host_t *host, double to
     bv_result_t r;
     bv_result_init(&r);
     size_t es = bv_dtype_size(g->ab);
-    if (!host->a) host->a = bench_to_host(g->a, (size_t)(g->m * g->k) * es);
+    const int64_t a_rows = g->ta == CUOPS_OP_N ? g->m : g->k; /* rows of A as stored */
+    if (!host->a) host->a = bench_to_host(g->a, (size_t)(a_rows * g->lda) * es);
     if (!host->b) host->b = bench_to_host(g->b, (size_t)(g->n * g->k) * es);
     void *c = bench_to_host(g->c, (size_t)(g->m * g->n) * bv_dtype_size(g->ct));
     if (!host->a || !host->b || !c) {
@@ -199,12 +200,14 @@ static void run_gemm_shape(bench_env_t *env, cuops_dtype_t dtype, int64_t m, int
     g.tb = env->opt.trans_b;
     g.m = m; g.n = n; g.k = k;
     g.lda = g.ta == CUOPS_OP_N ? k : m;
+    if (env->opt.lda > g.lda) g.lda = env->opt.lda;
+    const int64_t a_rows = g.ta == CUOPS_OP_N ? m : k; /* rows of A as stored */
     g.ldb = g.tb == CUOPS_OP_N ? n : k;
     g.ldc = n;
     g.ab = g.ct = dtype;
     g.cublas = dtype == CUOPS_DTYPE_F32 ? env->cublas_pedantic : env->cublas;
     const size_t es = bv_dtype_size(dtype);
-    g.a_stride = round_up((size_t)(m * k) * es, 256);
+    g.a_stride = round_up((size_t)(a_rows * g.lda) * es, 256);
     g.b_stride = round_up((size_t)(n * k) * es, 256);
     g.c_stride = round_up((size_t)(m * n) * es, 256);
     const int memory_bound = m <= 64;
@@ -230,6 +233,7 @@ static void run_gemm_shape(bench_env_t *env, cuops_dtype_t dtype, int64_t m, int
         for (int v = 0; v < num_variants; v++) {
             bench_row_t *row = bench_row_new(env, "gemm", variants[v], dtype);
             row->m = m; row->n = n; row->k = k; row->suite = tags;
+            row->lda = env->opt.lda > 0 ? g.lda : 0;
             bench_row_fail(row, BENCH_ROW_SKIPPED, "%s (%zu MiB in %d set(s))", skip,
                            ((size_t)sets * set_bytes) >> 20, sets);
             bench_row_done(env, row);
@@ -283,6 +287,7 @@ static void run_gemm_shape(bench_env_t *env, cuops_dtype_t dtype, int64_t m, int
         row->shape_kind = 0;
         row->m = m; row->n = n; row->k = k;
         row->suite = tags;
+        row->lda = env->opt.lda > 0 ? g.lda : 0;
         row->baseline = baseline;
         row->baseline_us = baseline_us;
         row->baseline_power = baseline_power;

@@ -53,6 +53,7 @@ static inline void bj_row(FILE *f, const bench_row_t *r)
     bj_key(f, "dtype"); bv_json_write_string(f, r->dtype); fputs(", ", f);
     bj_key(f, "shape"); bj_row_shape(f, r); fputs(", ", f);
     if (r->trans[0]) { bj_key(f, "trans"); bv_json_write_string(f, r->trans); fputs(", ", f); }
+    if (r->lda > 0) fprintf(f, "\"lda\": %lld, ", (long long)r->lda);
     bj_key(f, "us"); bj_number(f, r->us); fputs(", ", f);
     bj_key(f, "tflops"); bj_number(f, r->tflops); fputs(", ", f);
     bj_key(f, "gbps"); bj_number(f, r->gbps); fputs(", ", f);

@@ -50,6 +50,8 @@ static void usage(FILE *f)
         "                   NAME:split_k=N times the variant with options.split_k = N.\n"
         "  --suite S        square odd decode llm big (repeatable): default shapes tagged so.\n"
         "  --trans AB       GEMM operand layouts, e.g. NT (default: A [m,k], B [n,k]).\n"
+        "  --lda N          GEMM: A's leading dimension at least N elements (default the\n"
+        "                   tight one: k for A [m,k], m for A stored [k,m]).\n"
         "  --reps N         timed repetitions (default: ~200 ms worth, at least 20).\n"
         "  --quick          a few small shapes per op, 10 repetitions (smoke test).\n"
         "  --interleave     gemm, w4a16: time each row's repetitions alternating with its\n"
@@ -250,6 +252,13 @@ static int parse_args(int argc, char **argv, bench_options_t *o)
             }
             o->trans_a = (val[0] == 'T' || val[0] == 't') ? CUOPS_OP_T : CUOPS_OP_N;
             o->trans_b = (val[1] == 'T' || val[1] == 't') ? CUOPS_OP_T : CUOPS_OP_N;
+        } else if (strcmp(a, "--lda") == 0) {
+            NEED_VALUE();
+            o->lda = atoll(val);
+            if (o->lda < 1 || o->lda > (1ll << 31)) {
+                fprintf(stderr, "cuops-bench: --lda must be 1..2^31\n");
+                return -1;
+            }
         } else if (strcmp(a, "--reps") == 0) {
             NEED_VALUE();
             o->reps = atoi(val);

@@ -126,18 +126,6 @@ static inline int cuops_decode_wgmma_block_rows(int64_t n, int64_t k, int64_t sm
     return k > 8192 && 4 * ((n + 63) / 64) <= sms ? 128 : 64;
 }
 
-/* Whether auto takes the cluster decode form (sm90_decode_wgmma) for a call
- * it supports: always but for x stored [k, m] (trans_a = T) with m <= 8.
- * Such an x is read as one 64-column box per stage whatever m; with rows of
- * 16 bytes or less most of the box is zero fill, and at m = 8 the form
- * measured slower than the split GEMM the call otherwise takes (H200, P200,
- * 8 x 4096 x 4096 TN / TT 24.7-24.9 us against 23.6-23.8), from m = 16 faster
- * (16.9-17.1 against 21.1; 64 x 4096 x 4096 14.9-15.1 against 19.9-20.1). */
-static inline int cuops_decode_wgmma_auto_takes(cuops_op_t trans_a, int64_t m)
-{
-    return trans_a != CUOPS_OP_T || m > 8;
-}
-
 /* Whether auto takes the narrow decode form (H200, 8b98b4b, measured against
  * the cluster form in the same run):
  *  - its tiles keep 3/4 of the SMs busy (n against rounds x SMs x rows);
@@ -297,8 +285,7 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
  * The candidates for the automatic choice, best first. The fallback is always
  * last, so the list is never empty.
  *
- *  F16/BF16, small M on sm_90 (m <= 64, operands TMA can read, k >= 1; x
- *    stored [k, m] only from m = 9: cuops_decode_wgmma_auto_takes):
+ *  F16/BF16, small M on sm_90 (m <= 64, operands TMA can read, k >= 1):
  *    sm90_decode_narrow where its tiles (8-256 rows by n) keep 3/4 of the
  *    SMs busy, hold 32 rows or more, and the cluster form would split K
  *    (cuops_decode_narrow_fits: n ~ 3170-12550 and 16900-25100 on 132 SMs;
@@ -358,9 +345,10 @@ static inline int cuops_gemm_auto_candidates(const struct cuops_handle *h,
          * with 64- and 128-row blocks where K is split, also ahead of them on
          * small weights at m <= 8 (P155: 1 x 2048 x 8192 15.4 us against
          * 20.5, 1 x 1024 x 4096 8.5 against 14.2, 1 x 3072 x 4096 12.6
-         * against 13.9): first for every m */
-        if (h->sm_major == 9 && &cuops_gemm_sm90_decode_wgmma &&
-            cuops_decode_wgmma_auto_takes(d->trans_a, d->m))
+         * against 13.9): first for every m. x stored [k, m] alike since its
+         * x tiles are as narrow as m (P201: 8 x 4096 x 4096 TN 16.0-16.3 us
+         * against 23.8-24.0 on the split GEMM) */
+        if (h->sm_major == 9 && &cuops_gemm_sm90_decode_wgmma)
             out[n++] = &cuops_gemm_sm90_decode_wgmma;
         if (h->sm_major >= 8) {
             const cuops_gemm_kernel_t *t =
