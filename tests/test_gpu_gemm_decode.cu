@@ -243,6 +243,20 @@ static double *row_norms2(const void *p, cuops_dtype_t t, int64_t rows, int64_t 
     return out;
 }
 
+/* Squared 2-norms of the first `cols` columns over `rows` rows (an operand
+ * stored K-row by K-row: x [k, m], the weight [k, n]). */
+static double *col_norms2(const void *p, cuops_dtype_t t, int64_t rows, int64_t cols, int64_t ld)
+{
+    double *out = (double *)calloc((size_t)(cols > 0 ? cols : 1), sizeof(double));
+    if (!out) return NULL;
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++) {
+            const double v = tu_get(p, t, (size_t)(r * ld + c));
+            out[c] += v * v;
+        }
+    return out;
+}
+
 /* Per-element bound of the header comment. */
 static double element_tolerance(double ref, double c0, double a2, double b2, int64_t k,
                                 float alpha, float beta, cuops_dtype_t ct)
@@ -759,17 +773,14 @@ static void test_narrow_rows(void)
     }
 }
 
-/* k == 0: C = beta * C (beta == 0: the poison becomes 0). */
-/* The weight stored [k, n] (trans_b = N, as `x @ W` keeps it) on sm_90: the
- * Hopper cluster form reads it in place as an M-major wgmma A, forced at
- * every block height and as auto's pick; the narrow form declines it. Shapes
- * with n and k off 64 (partial weight boxes and k-blocks), m from 1 to 64,
- * padded ldb and ldc, beta != 0 with C random; checked against the CPU
- * reference with the bound of the header, and C's row padding unchanged. */
-/* Transposed operands in the cluster form: the weight stored [k, n]
- * (trans_b = N, an M-major wgmma A) and / or x stored [k, m] (trans_a = T,
- * an N-major wgmma B in 64-column tiles whatever m), every forced block
- * height and auto; the narrow form declines them. */
+/* Transposed operands on sm_90: the weight stored [k, n] (trans_b = N, as
+ * `x @ W` keeps it; an M-major wgmma A) and / or x stored [k, m] (trans_a =
+ * T; an N-major wgmma B in tiles as wide as m), read in place by the Hopper
+ * cluster form, forced at every block height and as auto's pick; the narrow
+ * form declines them. Shapes with n and k off 64 (partial weight boxes and
+ * k-blocks), m from 1 to 64, padded lda, ldb and ldc, beta != 0 with C
+ * random; checked against the CPU reference with the bound of the header,
+ * and C's row padding unchanged. */
 static void test_transposed(cuops_op_t ta, cuops_op_t tb)
 {
     if (g_device_dead || g_sm_major != 9) return;
@@ -798,8 +809,8 @@ static void test_transposed(cuops_op_t ta, cuops_op_t tb)
         const size_t nc = (size_t)(m * ldc), es = esize(ct);
         void *hc0 = malloc(nc * es), *href = malloc(nc * es), *hout = malloc(nc * es);
         /* squared norms of op(A)'s rows and op(B)'s columns */
-        double *a2 = tna ? (double *)calloc((size_t)m, sizeof(double)) : row_norms2(ha, ab, m, k, lda);
-        double *b2 = tnb ? (double *)calloc((size_t)n, sizeof(double)) : row_norms2(hb, ab, n, k, ldb);
+        double *a2 = tna ? col_norms2(ha, ab, k, m, lda) : row_norms2(ha, ab, m, k, lda);
+        double *b2 = tnb ? col_norms2(hb, ab, k, n, ldb) : row_norms2(hb, ab, n, k, ldb);
         void *da = NULL, *db = NULL, *dc = NULL;
         char what[160];
         snprintf(what, sizeof what, "%c%c m=%lld n=%lld k=%lld lda=%lld ldb=%lld %s->%s",
@@ -811,16 +822,6 @@ static void test_transposed(cuops_op_t ta, cuops_op_t tb)
             CHECK(0, "allocation failed (%s)", what);
             goto next;
         }
-        for (int64_t kk = 0; kk < k && tnb; kk++)
-            for (int64_t j = 0; j < n; j++) {
-                const double v = tu_get(hb, ab, (size_t)(kk * ldb + j));
-                b2[j] += v * v;
-            }
-        for (int64_t kk = 0; kk < k && tna; kk++)
-            for (int64_t i = 0; i < m; i++) {
-                const double v = tu_get(ha, ab, (size_t)(kk * lda + i));
-                a2[i] += v * v;
-            }
         tu_poison(hc0, ct, nc); /* the row padding, and C itself where beta == 0 */
         if (beta != 0.0f)
             for (int64_t r = 0; r < m; r++)

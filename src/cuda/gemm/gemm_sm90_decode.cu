@@ -803,10 +803,6 @@ typedef void (*sdw_kernel_fn)(const CUtensorMap, const CUtensorMap, const sdw_pa
 
 static int sdw_xn(int64_t m) { return m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : 64; }
 
-/* The x tile's columns for a call, by m (x stored [k, m] alike: its tile is
- * then one box of 64 K-rows x xn columns) */
-static int sdw_call_xn(const cuops_gemm_desc_t *d) { return sdw_xn(d->m); }
-
 template <int CONS, bool WMN, bool XMN = false>
 static sdw_kernel_fn sdw_pick_cons(cuops_dtype_t ab, int xn)
 {
@@ -819,25 +815,24 @@ static sdw_kernel_fn sdw_pick_cons(cuops_dtype_t ab, int xn)
     }
 }
 
+/* One layout's instance by consumer warpgroups */
+template <bool WMN, bool XMN>
+static sdw_kernel_fn sdw_pick_layout(cuops_dtype_t ab, int xn, int cons)
+{
+    return cons == 1   ? sdw_pick_cons<1, WMN, XMN>(ab, xn)
+           : cons == 2 ? sdw_pick_cons<2, WMN, XMN>(ab, xn)
+                       : sdw_pick_cons<4, WMN, XMN>(ab, xn);
+}
+
 /* wmn: the weight stored [k, n] (trans_b = N); xmn: x stored [k, m]
  * (trans_a = T) */
 static sdw_kernel_fn sdw_pick(cuops_dtype_t ab, int xn, int cons, int wmn = 0, int xmn = 0)
 {
-    if (xmn && wmn)
-        return cons == 1 ? sdw_pick_cons<1, true, true>(ab, xn)
-               : cons == 2 ? sdw_pick_cons<2, true, true>(ab, xn)
-                           : sdw_pick_cons<4, true, true>(ab, xn);
     if (xmn)
-        return cons == 1 ? sdw_pick_cons<1, false, true>(ab, xn)
-               : cons == 2 ? sdw_pick_cons<2, false, true>(ab, xn)
-                           : sdw_pick_cons<4, false, true>(ab, xn);
-    if (wmn)
-        return cons == 1 ? sdw_pick_cons<1, true>(ab, xn)
-               : cons == 2 ? sdw_pick_cons<2, true>(ab, xn)
-                           : sdw_pick_cons<4, true>(ab, xn);
-    return cons == 1 ? sdw_pick_cons<1, false>(ab, xn)
-           : cons == 2 ? sdw_pick_cons<2, false>(ab, xn)
-                       : sdw_pick_cons<4, false>(ab, xn);
+        return wmn ? sdw_pick_layout<true, true>(ab, xn, cons)
+                   : sdw_pick_layout<false, true>(ab, xn, cons);
+    return wmn ? sdw_pick_layout<true, false>(ab, xn, cons)
+               : sdw_pick_layout<false, false>(ab, xn, cons);
 }
 
 template <int CONS> static int sdw_smem_bytes_cons(int xn)
@@ -937,7 +932,7 @@ static cuops_status_t sdw_launch_rows(struct cuops_handle *h, const cuops_gemm_d
                                       const cuops_options_t *opt, int rows_forced,
                                       const char *name)
 {
-    const int xn = sdw_call_xn(d);
+    const int xn = sdw_xn(d->m); /* x stored [k, m] alike: boxes of 64 K-rows x xn */
     const int sms = h->num_sms > 0 ? h->num_sms : 132;
     const int64_t forced = opt && opt->split_k > 0 ? opt->split_k : 0;
     /* block rows by n and k (gemm_tuning.h); a forced split keeps 256 */
