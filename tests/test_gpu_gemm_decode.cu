@@ -878,6 +878,7 @@ static void test_transposed(cuops_op_t ta, cuops_op_t tb)
           tb == CUOPS_OP_N ? 'N' : 'T');
 }
 
+/* k == 0: C = beta * C (beta == 0: the poison becomes 0). */
 static void test_k_zero(void)
 {
     for (int bi = 0; bi < 2; bi++) {
