@@ -785,13 +785,18 @@ static void test_transposed(cuops_op_t ta, cuops_op_t tb)
 {
     if (g_device_dead || g_sm_major != 9) return;
     /* every x tile width (m 1-8, 9-16, 17-32, 33-64: 8, 16, 32, 64 columns;
-     * x stored [k, m] then has its own swizzle per width) in the quick set */
-    const int64_t shapes[][3] = {{1, 64, 8},      {7, 136, 72},   {16, 520, 1032},
+     * x stored [k, m] then has its own swizzle per width) in the quick set.
+     * x stored [k, m] is read as wide as its box but in the last k-block
+     * (gemm_sm90_decode.cu, sdw_prepare): the row padding holds NaN, which
+     * must stay in the tile's rows past m; m = 33 with lda 40, m = 24 with
+     * lda 24 and m = 40 with lda 48 read rows that overlap the next K-row */
+    const int64_t shapes[][3] = {{1, 64, 8},      {7, 136, 72},    {16, 520, 1032},
                                  {24, 392, 136},  {33, 4096, 520}, {64, 200, 4096},
-                                 {1, 4096, 4096}, {9, 1000, 3000}};
+                                 {1, 4096, 4096}, {9, 1000, 3000}, {24, 136, 4104},
+                                 {40, 264, 200}};
     const char *const forced[4] = {k_wgmma, k_fixed_rows[0], k_fixed_rows[1], NULL};
     int served = 0;
-    for (int s = 0; s < 8; s++) {
+    for (int s = 0; s < 10; s++) {
         if (g_quick && s >= 5) break;
         const int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
         const cuops_dtype_t ab = k_ab[s % 2], ct = k_ct[s % 3];

@@ -47,6 +47,14 @@ cuops_status_t cuops_sm90_encode_mnmajor_box(struct cuops_handle *h, CUtensorMap
                                              const void *base, cuops_dtype_t type, int64_t mn,
                                              int64_t k, int64_t ld, uint32_t box_mn);
 
+/* The same map where the driver may refuse it (`mn` wider than the row
+ * stride ld: rows that overlap): CUOPS_STATUS_NOT_SUPPORTED without a
+ * message then, so that the caller can fall back to a map it can have. */
+cuops_status_t cuops_sm90_encode_mnmajor_box_try(struct cuops_handle *h, CUtensorMap *map,
+                                                 const void *base, cuops_dtype_t type,
+                                                 int64_t mn, int64_t k, int64_t ld,
+                                                 uint32_t box_mn);
+
 /* A 2D map over `rows` rows of `cols` 16-bit elements, row stride `ld`
  * elements, boxes of box_cols x box_rows without swizzle (rows of box_cols
  * elements, dense, in shared memory); the C maps of the shifted-rows

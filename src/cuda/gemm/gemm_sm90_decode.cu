@@ -342,11 +342,13 @@ static __device__ __forceinline__ void sdw_store4_fast(int c_type, char *dst, fl
 
 template <typename T, int XN, int CONS, bool WMN, bool XMN>
 static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const CUtensorMap &tmap_x,
+                                               const CUtensorMap &tmap_x_last,
                                                const sdw_params_t &p)
 {
     /* XMN: x stored [k, m] (trans_a = T), one box of 64 K-rows x XN columns
      * per stage read as an N-major B (swizzled as wide as its rows:
-     * cuops_wgmma_desc_mn_box) */
+     * cuops_wgmma_desc_mn_box); the last k-block's box through tmap_x_last
+     * (sdw_prepare says why) */
     constexpr int ACC = XN / 2;
     constexpr int F4 = ACC / 4;
     constexpr int STAGES = SDW_STAGES(XN, CONS);
@@ -372,6 +374,7 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
         /* the first TMA's descriptor fetch overlaps the barrier set-up */
         cuops_tma_prefetch_map(&tmap_w);
         cuops_tma_prefetch_map(&tmap_x);
+        if (XMN) cuops_tma_prefetch_map(&tmap_x_last);
         for (int s = 0; s < STAGES; s++) {
             cuops_mbar_init(SDW_FULL_BAR(s), 1);
             cuops_mbar_init(SDW_EMPTY_BAR(s), 128 * CONS);
@@ -405,8 +408,9 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
                                       kb * SDW_BK, wb * ROWS);
                 }
                 if (load_x && XMN)
-                    cuops_tma_load_2d(x_smem + stage * XBYTES, &tmap_x, SDW_FULL_BAR(stage), 0,
-                                      kb * SDW_BK);
+                    cuops_tma_load_2d(x_smem + stage * XBYTES,
+                                      kb == p.kblocks - 1 ? &tmap_x_last : &tmap_x,
+                                      SDW_FULL_BAR(stage), 0, kb * SDW_BK);
                 else if (load_x)
                     cuops_tma_load_2d(x_smem + stage * XBYTES, &tmap_x, SDW_FULL_BAR(stage),
                                       kb * SDW_BK, 0);
@@ -780,10 +784,11 @@ static __device__ __forceinline__ void sdn_cta(const CUtensorMap &tmap_w, const 
 template <typename T, int XN, int CONS, bool WMN = false, bool XMN = false>
 __global__ void __launch_bounds__(SDW_THREADS(CONS), 1)
 sm90_decode_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_w,
-                         const __grid_constant__ CUtensorMap tmap_x, const sdw_params_t p)
+                         const __grid_constant__ CUtensorMap tmap_x,
+                         const __grid_constant__ CUtensorMap tmap_x_last, const sdw_params_t p)
 {
 #if CUOPS_SM90A_DEVICE
-    sdw_cta<T, XN, CONS, WMN, XMN>(tmap_w, tmap_x, p);
+    sdw_cta<T, XN, CONS, WMN, XMN>(tmap_w, tmap_x, tmap_x_last, p);
 #endif
 }
 
@@ -799,7 +804,8 @@ sm90_decode_narrow_kernel(const __grid_constant__ CUtensorMap tmap_w,
 
 /* ---- host ------------------------------------------------------------------- */
 
-typedef void (*sdw_kernel_fn)(const CUtensorMap, const CUtensorMap, const sdw_params_t);
+typedef void (*sdw_kernel_fn)(const CUtensorMap, const CUtensorMap, const CUtensorMap,
+                              const sdw_params_t);
 
 static int sdw_xn(int64_t m) { return m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : 64; }
 
@@ -891,11 +897,12 @@ static int sdw_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d
 }
 
 /* What both forms set up alike: the weight's tensor map in boxes of
- * `w_rows` rows, x's in boxes of XN rows, and the parameters but the
- * form's own (splits, tiles). */
+ * `w_rows` rows, x's in boxes of XN rows (x stored [k, m]: tmap_x for every
+ * k-block but the last, tmap_x_last for the last; the narrow form, NT only,
+ * passes NULL), and the parameters but the form's own (splits, tiles). */
 static cuops_status_t sdw_prepare(struct cuops_handle *h, const cuops_gemm_desc_t *d, int xn,
                                   uint32_t w_rows, CUtensorMap *tmap_w, CUtensorMap *tmap_x,
-                                  sdw_params_t *p)
+                                  CUtensorMap *tmap_x_last, sdw_params_t *p)
 {
     /* a weight stored [k, n] (trans_b = N; the cluster form, the narrow form
      * takes NT only): boxes of 64 K-rows x 64 rows */
@@ -904,14 +911,35 @@ static cuops_status_t sdw_prepare(struct cuops_handle *h, const cuops_gemm_desc_
             ? cuops_sm90_encode_mnmajor(h, tmap_w, d->b, d->ab_type, d->n, d->k, d->ldb, 64, 1)
             : cuops_sm90_encode_kmajor(h, tmap_w, d->b, d->ab_type, d->n, d->k, d->ldb, w_rows);
     if (st != CUOPS_STATUS_SUCCESS) return st;
-    /* x stored [k, m] (the cluster form): one box of 64 K-rows x xn
-     * columns, the columns past m zero-filled */
-    st = d->trans_a == CUOPS_OP_T
-             ? cuops_sm90_encode_mnmajor_box(h, tmap_x, d->a, d->ab_type, d->m, d->k, d->lda,
-                                             (uint32_t)xn)
-             : cuops_sm90_encode_kmajor(h, tmap_x, d->a, d->ab_type, d->m, d->k, d->lda,
-                                        (uint32_t)xn);
-    if (st != CUOPS_STATUS_SUCCESS) return st;
+    if (d->trans_a == CUOPS_OP_T) {
+        /* x stored [k, m] (the cluster form): boxes of 64 K-rows x xn
+         * columns. A map m columns wide has TMA zero-fill the columns past m,
+         * which cost the call up to 30 % (40 x 4096 x 4096 TN with lda 64:
+         * 21.3 us, 15.0 with the box read whole; docs/gemm.md, P202). So every k-block but
+         * the last reads xn columns: past m, K-row r's box row holds the
+         * caller's memory up to row r + 1 (rows overlap where lda < xn),
+         * products that land in rows >= m of the tile, never stored. The
+         * last k-block, whose last K-row may end the caller's allocation at
+         * column m, reads through a map m columns wide. */
+        const int64_t wide = cuops_ceil_div(d->m, xn) * xn;
+        CUtensorMap *exact = tmap_x_last ? tmap_x_last : tmap_x;
+        st = cuops_sm90_encode_mnmajor_box(h, exact, d->a, d->ab_type, d->m, d->k, d->lda,
+                                           (uint32_t)xn);
+        if (st != CUOPS_STATUS_SUCCESS || !tmap_x_last) return st;
+        /* rows r <= k - 2 read up to element r * lda + wide - 1, inside the
+         * last row when wide - m <= lda; a map the driver refuses (rows
+         * that overlap) falls back to the exact one */
+        if (wide == d->m || wide - d->m > d->lda ||
+            cuops_sm90_encode_mnmajor_box_try(h, tmap_x, d->a, d->ab_type, wide, d->k, d->lda,
+                                              (uint32_t)xn) != CUOPS_STATUS_SUCCESS)
+            *tmap_x = *tmap_x_last;
+    } else {
+        /* x stored [m, k]: boxes of xn rows x 64 k, the rows past m zero-filled */
+        st = cuops_sm90_encode_kmajor(h, tmap_x, d->a, d->ab_type, d->m, d->k, d->lda,
+                                      (uint32_t)xn);
+        if (st != CUOPS_STATUS_SUCCESS) return st;
+        if (tmap_x_last) *tmap_x_last = *tmap_x;
+    }
     memset(p, 0, sizeof *p);
     p->c = d->c;
     p->ldc = d->ldc;
@@ -941,9 +969,9 @@ static cuops_status_t sdw_launch_rows(struct cuops_handle *h, const cuops_gemm_d
                                       : cuops_decode_wgmma_block_rows(d->n, d->k, sms);
     const int cons = rows / 64;
     const int smem = sdw_smem_bytes(xn, cons);
-    CUtensorMap tmap_w, tmap_x;
+    CUtensorMap tmap_w, tmap_x, tmap_x_last;
     sdw_params_t p;
-    cuops_status_t st = sdw_prepare(h, d, xn, (uint32_t)rows, &tmap_w, &tmap_x, &p);
+    cuops_status_t st = sdw_prepare(h, d, xn, (uint32_t)rows, &tmap_w, &tmap_x, &tmap_x_last, &p);
     if (st != CUOPS_STATUS_SUCCESS) return st;
 
     /* splits: fill the SMs once (one CTA each), at most 8 and one per 64-k
@@ -969,13 +997,14 @@ static cuops_status_t sdw_launch_rows(struct cuops_handle *h, const cuops_gemm_d
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     if (s == 1) {
         /* no split: a plain launch (the kernel takes no cluster step then) */
-        fn<<<(unsigned)blocks, SDW_THREADS(cons), smem, cuops_stream(h)>>>(tmap_w, tmap_x, p);
+        fn<<<(unsigned)blocks, SDW_THREADS(cons), smem, cuops_stream(h)>>>(tmap_w, tmap_x,
+                                                                            tmap_x_last, p);
     } else {
         cudaLaunchConfig_t cfg;
         cudaLaunchAttribute attr;
         cuops_cluster_launch_config(&cfg, &attr, (int)(blocks * s), SDW_THREADS(cons), (int)s,
                                     smem, cuops_stream(h));
-        CUOPS_CUDA_TRY(h, cudaLaunchKernelEx(&cfg, fn, tmap_w, tmap_x, p));
+        CUOPS_CUDA_TRY(h, cudaLaunchKernelEx(&cfg, fn, tmap_w, tmap_x, tmap_x_last, p));
     }
     st = cuops_cuda_check_launch(h, name);
     if (st != CUOPS_STATUS_SUCCESS) return st;
@@ -1052,7 +1081,7 @@ static cuops_status_t sdn_launch(struct cuops_handle *h, const cuops_gemm_desc_t
     const int smem = SDN_SMEM_BYTES(nw);
     CUtensorMap tmap_w, tmap_x;
     sdw_params_t p;
-    cuops_status_t st = sdw_prepare(h, d, xn, (uint32_t)nw, &tmap_w, &tmap_x, &p);
+    cuops_status_t st = sdw_prepare(h, d, xn, (uint32_t)nw, &tmap_w, &tmap_x, NULL, &p);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     p.tiles = (int)cuops_ceil_div(d->n, nw);
     const int sms = h->num_sms > 0 ? h->num_sms : 132;

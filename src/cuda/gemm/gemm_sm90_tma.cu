@@ -54,20 +54,31 @@ static cuops_status_t sm90_encode(struct cuops_handle *h, CUtensorMap *map, cuop
 }
 
 /* A 2D map over `rows` rows of `cols` 16-bit elements, row stride `ld`
- * elements, boxes of box_cols x box_rows; the driver's refusal becomes
- * CUDA_ERROR with the shape in the message. */
-static cuops_status_t sm90_encode_2d(struct cuops_handle *h, CUtensorMap *map, const void *base,
-                                     cuops_dtype_t type, int64_t rows, int64_t cols, int64_t ld,
-                                     uint32_t box_cols, uint32_t box_rows,
-                                     CUtensorMapSwizzle swizzle, CUtensorMapL2promotion promotion)
+ * elements, boxes of box_cols x box_rows: as sm90_encode, *r the driver's
+ * answer. */
+static cuops_status_t sm90_encode_2d_r(struct cuops_handle *h, CUtensorMap *map,
+                                       const void *base, cuops_dtype_t type, int64_t rows,
+                                       int64_t cols, int64_t ld, uint32_t box_cols,
+                                       uint32_t box_rows, CUtensorMapSwizzle swizzle,
+                                       CUtensorMapL2promotion promotion, CUresult *r)
 {
     /* Innermost dimension first: (cols, rows). */
     const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
     const cuuint64_t strides[1] = {(cuuint64_t)ld * 2u};
     const cuuint32_t box[2] = {box_cols, box_rows};
+    return sm90_encode(h, map, type, 2, base, ld, dims, strides, box, swizzle, promotion, r);
+}
+
+/* The same; the driver's refusal becomes CUDA_ERROR with the shape in the
+ * message. */
+static cuops_status_t sm90_encode_2d(struct cuops_handle *h, CUtensorMap *map, const void *base,
+                                     cuops_dtype_t type, int64_t rows, int64_t cols, int64_t ld,
+                                     uint32_t box_cols, uint32_t box_rows,
+                                     CUtensorMapSwizzle swizzle, CUtensorMapL2promotion promotion)
+{
     CUresult r = CUDA_SUCCESS;
-    cuops_status_t st =
-        sm90_encode(h, map, type, 2, base, ld, dims, strides, box, swizzle, promotion, &r);
+    cuops_status_t st = sm90_encode_2d_r(h, map, base, type, rows, cols, ld, box_cols, box_rows,
+                                         swizzle, promotion, &r);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     if (r != CUDA_SUCCESS)
         return cuops_fail(h, CUOPS_STATUS_CUDA_ERROR,
@@ -110,16 +121,35 @@ cuops_status_t cuops_sm90_encode_mnmajor(struct cuops_handle *h, CUtensorMap *ma
                                        : CU_TENSOR_MAP_L2_PROMOTION_NONE);
 }
 
+/* boxes of box_mn columns are swizzled as wide as their rows */
+static CUtensorMapSwizzle sm90_box_swizzle(uint32_t box_mn)
+{
+    return box_mn >= 64   ? CU_TENSOR_MAP_SWIZZLE_128B
+           : box_mn >= 32 ? CU_TENSOR_MAP_SWIZZLE_64B
+           : box_mn >= 16 ? CU_TENSOR_MAP_SWIZZLE_32B
+                          : CU_TENSOR_MAP_SWIZZLE_NONE;
+}
+
 cuops_status_t cuops_sm90_encode_mnmajor_box(struct cuops_handle *h, CUtensorMap *map,
                                              const void *base, cuops_dtype_t type, int64_t mn,
                                              int64_t k, int64_t ld, uint32_t box_mn)
 {
-    const CUtensorMapSwizzle swizzle = box_mn >= 64   ? CU_TENSOR_MAP_SWIZZLE_128B
-                                       : box_mn >= 32 ? CU_TENSOR_MAP_SWIZZLE_64B
-                                       : box_mn >= 16 ? CU_TENSOR_MAP_SWIZZLE_32B
-                                                      : CU_TENSOR_MAP_SWIZZLE_NONE;
-    return sm90_encode_2d(h, map, base, type, k, mn, ld, box_mn, 64u, swizzle,
+    return sm90_encode_2d(h, map, base, type, k, mn, ld, box_mn, 64u, sm90_box_swizzle(box_mn),
                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
+}
+
+cuops_status_t cuops_sm90_encode_mnmajor_box_try(struct cuops_handle *h, CUtensorMap *map,
+                                                 const void *base, cuops_dtype_t type,
+                                                 int64_t mn, int64_t k, int64_t ld,
+                                                 uint32_t box_mn)
+{
+    CUresult r = CUDA_SUCCESS;
+    cuops_status_t st = sm90_encode_2d_r(h, map, base, type, k, mn, ld, box_mn, 64u,
+                                         sm90_box_swizzle(box_mn),
+                                         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, &r);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
+    /* no message where the driver refuses: the caller has a map without this one */
+    return r == CUDA_SUCCESS ? CUOPS_STATUS_SUCCESS : CUOPS_STATUS_NOT_SUPPORTED;
 }
 
 cuops_status_t cuops_sm90_encode_rows_plain(struct cuops_handle *h, CUtensorMap *map,
