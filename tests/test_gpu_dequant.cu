@@ -297,6 +297,40 @@ static void variant_cases(void)
                     }
     }
 
+    /* The warp-transposed variants (hoisted_b16_wt*): store i of lane l
+     * writes the 8 outputs of piece 32 i + l of its warp's 1 KB, converted
+     * from a packed word and a zero and scale that another lane loaded, so a
+     * wrong source lane or word shows in every row. k a multiple of 512 (a
+     * warp's chunks in one row): 37 x 512 (one warp per row), 5 x 2048
+     * group 32 with padded packed rows and output rows 8 elements longer,
+     * 3 x 1536 group 64 with the output 16 bytes in; every scale type x
+     * f16 / bf16 out x zeros or symmetric; each must be served. f32 out and
+     * k = 528 (a warp's chunks across two rows) must be declined. */
+    for (int v = 1; v < variant_count; v++) {
+        const char *name = variant_names[v];
+        if (strstr(name, "_wt") == NULL) continue;
+        const int64_t shapes[3][5] = {/* n, k, group, ldq_pad, ldo_pad */
+                                      {37, 512, 128, 0, 0}, {5, 2048, 32, 8, 8}, {3, 1536, 64, 0, 24}};
+        for (int sh = 0; sh < 3; sh++)
+            for (int s = 0; s < 3; s++)
+                for (int o = 0; o < 2; o++)
+                    for (int z = 0; z < 2; z++) {
+                        dq_case_t c = mk(shapes[sh][0], shapes[sh][1], shapes[sh][2], types[s], types[o], z);
+                        c.ldq_pad = shapes[sh][3];
+                        c.ldo_pad = shapes[sh][4];
+                        if (sh == 2) c.o_off = 8;
+                        c.variant = name;
+                        CHECK(run_case(&c), "%s declined %lldx%lld (shape %d)", name, (long long)c.n,
+                              (long long)c.k, sh);
+                    }
+        dq_case_t f = mk(9, 1024, 128, CUOPS_DTYPE_F16, CUOPS_DTYPE_F32, 1);
+        f.variant = name;
+        CHECK(!run_case(&f), "%s served f32 out", name);
+        dq_case_t r = mk(9, 528, 16, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F16, 0);
+        r.variant = name;
+        CHECK(!run_case(&r), "%s served k = 528", name);
+    }
+
     /* The persistent variants loop: a warp takes units w, w + W, ... and
      * alternates two register buffers (two shared buffers for the bulk
      * stores), and the grid is sized to what is resident, so only a call
@@ -353,7 +387,7 @@ static void variant_cases(void)
     }
 }
 
-/* 32768 x 4096 (2^27 outputs: auto's hoisted_b16_occ8 path) on the GPU; 48 random rows
+/* 32768 x 4096 (2^27 outputs: auto's hoisted_b16_wt_occ8 path) on the GPU; 48 random rows
  * (plus the first and last) checked by the CPU. */
 static void large_case(void)
 {
@@ -373,8 +407,8 @@ static void large_case(void)
         CHECK_STATUS(cuops_dequant_int4(gpu, n, k, group, dq, ldq, ds, CUOPS_DTYPE_BF16, dz, dout, ldo, CUOPS_DTYPE_BF16),
                      CUOPS_STATUS_SUCCESS);
         fprintf(stderr, "large: kernel %s\n", cuops_last_kernel(gpu));
-        CHECK(strcmp(cuops_last_kernel(gpu), "dequant_hoisted_b16_occ8") == 0,
-              "large: auto ran %s, not dequant_hoisted_b16_occ8 (2^27 outputs)", cuops_last_kernel(gpu));
+        CHECK(strcmp(cuops_last_kernel(gpu), "dequant_hoisted_b16_wt_occ8") == 0,
+              "large: auto ran %s, not dequant_hoisted_b16_wt_occ8 (2^27 outputs)", cuops_last_kernel(gpu));
         CHECK(cudaDeviceSynchronize() == cudaSuccess, "large: CUDA error");
         cudaMemcpy(got, dout, ob, cudaMemcpyDeviceToHost);
         int64_t bad = 0;
@@ -393,6 +427,28 @@ static void large_case(void)
     }
     cudaFree(dq); cudaFree(ds); cudaFree(dz); cudaFree(dout);
     free(hq); free(hs); free(hz); free(got); free(ref);
+}
+
+/* Auto from 2^24 outputs: the warp-transposed stores where they serve
+ * (16-bit out, k a multiple of 512), hoisted_b16 where they do not (k = 4112:
+ * packed rows of 2056 bytes, a multiple of its 8-byte loads); each call
+ * compared with the CPU over the whole output. */
+static void auto_choice_cases(void)
+{
+    const struct {
+        int64_t n, k;
+        cuops_dtype_t ot;
+        const char *kernel;
+    } cases[3] = {{4096, 4096, CUOPS_DTYPE_F16, "dequant_hoisted_b16_wt_occ8"},
+                  {4096, 4112, CUOPS_DTYPE_BF16, "dequant_hoisted_b16"},
+                  {4096, 4096, CUOPS_DTYPE_F32, "dequant_hoisted_b16"}};
+    for (int i = 0; i < 3; i++) {
+        dq_case_t c = mk(cases[i].n, cases[i].k, 128, CUOPS_DTYPE_F16, cases[i].ot, 1);
+        CHECK(run_case(&c), "auto declined %lldx%lld", (long long)c.n, (long long)c.k);
+        CHECK(strcmp(cuops_last_kernel(gpu), cases[i].kernel) == 0, "auto ran %s for %lldx%lld %s, not %s",
+              cuops_last_kernel(gpu), (long long)c.n, (long long)c.k,
+              cases[i].ot == CUOPS_DTYPE_F32 ? "f32" : "16-bit", cases[i].kernel);
+    }
 }
 
 /* ---- importers: GPU against CPU ------------------------------------------ */
@@ -486,7 +542,10 @@ int main(void)
 
     dequant_cases();
     variant_cases();
-    if (!quick) large_case();
+    if (!quick) {
+        large_case();
+        auto_choice_cases();
+    }
     import_cases();
 
     cuops_destroy(gpu);

@@ -152,6 +152,8 @@ cuops_status_t dequant_launch_vector(struct cuops_handle *h, const cuops_dequant
 /* Whether the vector kernel can serve d with that chunk width; when not, a
  * reason is written to why (256 bytes). */
 int dequant_vector_supported(const cuops_dequant_desc_t *d, int vec, char *why);
+/* The warp-transposed store form (VEC 16, store 4 / 5) can serve d. */
+int dequant_vector_transposed_supported(const cuops_dequant_desc_t *d, char *why);
 
 /* Persistent double-buffered kernel (dequant_persistent.cu): 16-byte chunks,
  * `unroll` (1, 2, 4) chunks per lane and unit, a grid that gives every warp

@@ -39,6 +39,12 @@
  *  hoisted_b16_occ8            hoisted_b16 held to 32 registers, so 8 CTAs
  *                              (every warp slot) fit an SM instead of 6: a
  *                              third more loads in flight per SM.
+ *  hoisted_b16_wt / _wt_occ8   hoisted_b16 (and its 32-register form) with
+ *                              warp-transposed stores: the packed words go
+ *                              through the warp before conversion, so that
+ *                              each 16-byte store instruction writes 512
+ *                              contiguous bytes (see vector_store_transposed).
+ *                              16-bit out, k a multiple of 512.
  *  warp_coalesced_x1/x2_occ8   the same hold on warp_coalesced_x1/x2, whose
  *                              store instructions write whole 32-byte sectors
  *                              (the write traffic into L2 was the busiest unit
@@ -197,14 +203,50 @@ __device__ __forceinline__ void vector_store_pair(uint8_t *out, uint64_t offset,
     }
 }
 
+/* Warp-transposed stores of a warp's 32 chunks of 16 16-bit outputs (1 KB,
+ * one row: 64 pieces of 8 outputs, lane l's chunk is pieces 2l and 2l+1).
+ *
+ * Why: a stream shaped like this kernel (8 bytes read, 32 written per
+ * thread, no math; cuops-probe writes) ran at 77 % of the copy ceiling with
+ * each lane storing its own 32 bytes and at 94 % with each store instruction
+ * writing 512 contiguous bytes (H200, 32768x8192; docs/dequant.md, P202).
+ * Store i (0, 1) of lane l writes piece 32 i + l, whose packed word is word
+ * (l & 1) of lane 16 i + l / 2's chunk: two shuffles of the packed words and
+ * two of that chunk's zero and scale per store, then the 8 outputs are
+ * converted by the storing lane. base is the byte address of the warp's
+ * first output. All 32 lanes must call this (the caller's chunks are all
+ * valid and full: supports() asks for whole warps per row). */
+template <typename O>
+__device__ __forceinline__ void vector_store_transposed(uint8_t *base, const uint32_t (&packed)[2], float zm,
+                                                        float s, uint32_t lane)
+{
+    static_assert(sizeof(O) == 2, "16-bit outputs: a piece of 8 is one packed word and 16 bytes");
+    constexpr unsigned ALL = 0xffffffffu;
+    const bool odd = (lane & 1u) != 0;
+#pragma unroll
+    for (int i = 0; i < 2; i++) {
+        const int src = 16 * i + (int)(lane >> 1);
+        const uint32_t w0 = __shfl_sync(ALL, packed[0], src);
+        const uint32_t w1 = __shfl_sync(ALL, packed[1], src);
+        const float zm_src = __shfl_sync(ALL, zm, src);
+        const float s_src = __shfl_sync(ALL, s, src);
+        const uint32_t piece[1] = {odd ? w1 : w0};
+        uint32_t res[4];
+        vector_convert<O, 8>(piece, zm_src, s_src, res);
+        *(uint4 *)(base + (32u * (uint32_t)i + lane) * 16u) = make_uint4(res[0], res[1], res[2], res[3]);
+    }
+}
+
 /* PAIR: sector-complete stores through the lane-pair exchange
  * (vector_store_pair); needs chunks of a whole number of 32-byte sectors.
  * MIN_CTAS: CTAs per SM the registers must allow (1: ptxas's choice, 40
  * registers and 6 CTAs of 256 threads for hoisted_b16; 8: every warp slot
- * of the SM, 32 registers). */
-template <typename S, typename O, int VEC, int UNROLL, bool STREAM, bool PAIR, int MIN_CTAS = 1>
+ * of the SM, 32 registers). WT: warp-transposed stores
+ * (vector_store_transposed; VEC 16, 16-bit out, whole warps per row). */
+template <typename S, typename O, int VEC, int UNROLL, bool STREAM, bool PAIR, int MIN_CTAS = 1, bool WT = false>
 __global__ void __launch_bounds__(VECTOR_THREADS, MIN_CTAS) dequant_vector_kernel(dequant_params_t p)
 {
+    static_assert(!WT || (VEC == 16 && sizeof(O) == 2 && !PAIR), "warp-transposed stores: 16 16-bit outputs");
     constexpr int WORDS_IN = vec_traits<VEC>::WORDS_IN;
     constexpr int WORDS_OUT = VEC * (int)sizeof(O) / 4;
     static_assert(!PAIR || WORDS_OUT % 8 == 0, "pair stores need chunks of whole 32-byte sectors");
@@ -258,7 +300,14 @@ __global__ void __launch_bounds__(VECTOR_THREADS, MIN_CTAS) dequant_vector_kerne
         /* Phase 2: convert and store. */
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) {
-            if constexpr (PAIR) {
+            if constexpr (WT) {
+                /* valid for the whole warp or for none of it (whole warps per
+                 * row), and every chunk full (k a multiple of 512) */
+                if (!valid[u]) continue;
+                uint8_t *base = (uint8_t *)p.out +
+                                (uint64_t)(row[u] * p.ldo + col0[u] - (int64_t)lane * VEC) * sizeof(O);
+                vector_store_transposed<O>(base, packed[u], dequant_magic(zero[u]), scale[u], lane);
+            } else if constexpr (PAIR) {
                 const float zm = dequant_magic(zero[u]);
                 const float s = scale[u];
                 const uint64_t offset = (uint64_t)(row[u] * p.ldo + col0[u]) * sizeof(O);
@@ -296,6 +345,21 @@ __global__ void __launch_bounds__(VECTOR_THREADS, MIN_CTAS) dequant_vector_kerne
 
 /* ---- host side ----------------------------------------------------------- */
 
+int dequant_vector_transposed_supported(const cuops_dequant_desc_t *d, char *why)
+{
+    if (cuops_dtype_size(d->out_type) != 2) {
+        snprintf(why, 256, "warp-transposed stores take 16-bit output, not %s",
+                 cuops_dtype_name(d->out_type));
+        return 0;
+    }
+    if (d->k % 512 != 0) {
+        snprintf(why, 256, "warp-transposed stores need k a multiple of 512 (a warp's 32 chunks in one row), not %lld",
+                 (long long)d->k);
+        return 0;
+    }
+    return dequant_vector_supported(d, 16, why);
+}
+
 int dequant_vector_supported(const cuops_dequant_desc_t *d, int vec, char *why)
 {
     const int64_t os = (int64_t)cuops_dtype_size(d->out_type);
@@ -327,21 +391,31 @@ int dequant_vector_supported(const cuops_dequant_desc_t *d, int vec, char *why)
     return 1;
 }
 
-template <typename S, typename O, int VEC, int UNROLL, bool STREAM, bool PAIR, int MIN_CTAS = 1>
+template <typename S, typename O, int VEC, int UNROLL, bool STREAM, bool PAIR, int MIN_CTAS = 1, bool WT = false>
 static void launch_vector_one(const dequant_params_t &p, int64_t blocks, cudaStream_t st)
 {
-    dequant_vector_kernel<S, O, VEC, UNROLL, STREAM, PAIR, MIN_CTAS>
+    dequant_vector_kernel<S, O, VEC, UNROLL, STREAM, PAIR, MIN_CTAS, WT>
         <<<(unsigned)blocks, VECTOR_THREADS, 0, st>>>(p);
 }
 
 /* The (VEC, UNROLL, store) combinations the dispatch table names; store: 0
  * st.global, 1 st.global.cs, 2 st.global after the lane-pair exchange, 3
- * st.global from a kernel held to 32 registers (8 CTAs per SM). */
+ * st.global from a kernel held to 32 registers (8 CTAs per SM), 4 / 5
+ * warp-transposed stores (16-bit out, VEC 16), without / with that hold. */
 template <typename S, typename O>
 static int launch_vector_typed(const dequant_params_t &p, int vec, int unroll, int store,
                                int64_t blocks, cudaStream_t st)
 {
     constexpr int C16 = 16 / (int)sizeof(O); /* outputs in 16 bytes */
+    if (store == 4 || store == 5) {
+        if constexpr (sizeof(O) == 2) {
+            if (vec != 16 || unroll != 1) return 0;
+            if (store == 4) launch_vector_one<S, O, 16, 1, false, false, 1, true>(p, blocks, st);
+            else launch_vector_one<S, O, 16, 1, false, false, 8, true>(p, blocks, st);
+            return 1;
+        }
+        return 0;
+    }
     if (store == 2) {
         /* 16 outputs: 32 bytes (one sector) of f16/bf16, 64 bytes (two) of f32 */
         if (vec != 16) return 0;
