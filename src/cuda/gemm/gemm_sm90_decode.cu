@@ -904,12 +904,19 @@ static cuops_status_t sdw_prepare(struct cuops_handle *h, const cuops_gemm_desc_
                                   uint32_t w_rows, CUtensorMap *tmap_w, CUtensorMap *tmap_x,
                                   CUtensorMap *tmap_x_last, sdw_params_t *p)
 {
-    /* a weight stored [k, n] (trans_b = N; the cluster form, the narrow form
-     * takes NT only): boxes of 64 K-rows x 64 rows */
+    /* the weight stored [k, n] (trans_b = N; the cluster form, the narrow
+     * form takes NT only): boxes of 64 K-rows x 64 rows; stored [n, k]: boxes
+     * of 64 k x w_rows rows. Both without the 256-byte L2 promotion that the
+     * GEMM tiles use: each weight line is read once here, and with it the
+     * stream ran slower on the H200 (P202, docs/gemm.md): NN 6-7 % (1 x 28672
+     * x 8192 118.1-118.7 against 111.2-111.4 us; P201's profile: the same
+     * DRAM work spread over more time), NT 2-4 % (113.1-113.2 against
+     * 110.7-110.8 us) */
     cuops_status_t st =
         d->trans_b == CUOPS_OP_N
-            ? cuops_sm90_encode_mnmajor(h, tmap_w, d->b, d->ab_type, d->n, d->k, d->ldb, 64, 1)
-            : cuops_sm90_encode_kmajor(h, tmap_w, d->b, d->ab_type, d->n, d->k, d->ldb, w_rows);
+            ? cuops_sm90_encode_mnmajor(h, tmap_w, d->b, d->ab_type, d->n, d->k, d->ldb, 64, 0)
+            : cuops_sm90_encode_kmajor_l2(h, tmap_w, d->b, d->ab_type, d->n, d->k, d->ldb, w_rows,
+                                          0);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     if (d->trans_a == CUOPS_OP_T) {
         /* x stored [k, m] (the cluster form): boxes of 64 K-rows x xn
