@@ -1795,22 +1795,27 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
      * multicast: operand rows off the 128-byte lines run faster without it
      * (1000^3 14.1 -> 12.6 us plain, 11.9 -> 11.3 in clusters of two),
      * rows on the lines level (docs/gemm.md, "Rows off the lines,
-     * continued") */
-    const int promote = BM != 64;
+     * continued"); and none on an N-major B that one tile row reads alone
+     * (m <= BM): NN at 128 x 14336 x 4096, 128 x 4096 x 14336 and 128 x 28672
+     * x 8192 ran 2-4 % faster without it, as the decode kernels' weight did,
+     * while a K-major B there ran level or 2-3 % slower (H200, P202 call 7;
+     * docs/gemm.md, "The weight maps without the 256-byte L2 promotion") */
+    const int promote_a = BM != 64;
+    const int promote_b = BM != 64 && !(b_mn && d->m <= BM);
     /* the shifted-rows kernel reads A through its own maps (sm90_shift_maps_t);
      * the multicast kernel's CTAs each load BM / MCN rows of the A tile and
      * BN / MCM of the B tile */
     if (a_mn)
         st = cuops_sm90_encode_mnmajor(h, &tmap_a, a, d->ab_type, d->m, d->k, lda, SM90_BK,
-                                       promote);
+                                       promote_a);
     else if (!shift_c)
         st = cuops_sm90_encode_kmajor_l2(h, &tmap_a, a, d->ab_type, d->m, d->k, lda, BM / MCN,
-                                         promote);
+                                         promote_a);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     st = b_mn ? cuops_sm90_encode_mnmajor(h, &tmap_b, b, d->ab_type, d->n, d->k, ldb,
-                                          SM90_BK / MCM, promote)
+                                          SM90_BK / MCM, promote_b)
               : cuops_sm90_encode_kmajor_l2(h, &tmap_b, b, d->ab_type, d->n, d->k, ldb, BN / MCM,
-                                            promote);
+                                            promote_b);
     if (st != CUOPS_STATUS_SUCCESS) return st;
 
     sm90_gemm_params_t p;
