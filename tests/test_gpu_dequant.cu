@@ -243,6 +243,26 @@ static void dequant_cases(void)
         }
 }
 
+/* Every (n, k, group, ldq_pad, ldo_pad) of `shapes` x every scale type x
+ * the first `outs` output types (f16, bf16, f32) x zeros or symmetric, forced
+ * on `name`, which must serve each; shape `off_shape` with the output 16
+ * bytes into its buffer. */
+static void must_serve_sweep(const char *name, const int64_t (*shapes)[5], int nshapes, int outs, int off_shape)
+{
+    for (int sh = 0; sh < nshapes; sh++)
+        for (int s = 0; s < 3; s++)
+            for (int o = 0; o < outs; o++)
+                for (int z = 0; z < 2; z++) {
+                    dq_case_t c = mk(shapes[sh][0], shapes[sh][1], shapes[sh][2], types[s], types[o], z);
+                    c.ldq_pad = shapes[sh][3];
+                    c.ldo_pad = shapes[sh][4];
+                    if (sh == off_shape) c.o_off = 16 / (int64_t)esz(types[o]);
+                    c.variant = name;
+                    CHECK(run_case(&c), "%s declined %lldx%lld (shape %d)", name, (long long)c.n,
+                          (long long)c.k, sh);
+                }
+}
+
 static void variant_cases(void)
 {
     for (int v = 1; v < variant_count; v++) {
@@ -280,21 +300,10 @@ static void variant_cases(void)
     for (int v = 1; v < variant_count; v++) {
         const char *name = variant_names[v];
         if (strstr(name, "_pair") == NULL) continue;
-        const int64_t shapes[5][5] = {/* n, k, group, ldq_pad, ldo_pad */
-                                      {37, 4095, 128, 0, 1}, {37, 200, 48, 4, 0}, {37, 208, 16, 0, 0},
-                                      {3, 24, 16, 4, 8}, {9, 4096, 128, 0, 8}};
-        for (int sh = 0; sh < 5; sh++)
-            for (int s = 0; s < 3; s++)
-                for (int o = 0; o < 3; o++)
-                    for (int z = 0; z < 2; z++) {
-                        dq_case_t c = mk(shapes[sh][0], shapes[sh][1], shapes[sh][2], types[s], types[o], z);
-                        c.ldq_pad = shapes[sh][3];
-                        c.ldo_pad = shapes[sh][4];
-                        if (sh == 4) c.o_off = 16 / (int64_t)esz(types[o]);
-                        c.variant = name;
-                        CHECK(run_case(&c), "%s declined %lldx%lld (shape %d)", name, (long long)c.n,
-                              (long long)c.k, sh);
-                    }
+        static const int64_t shapes[5][5] = {/* n, k, group, ldq_pad, ldo_pad */
+                                             {37, 4095, 128, 0, 1}, {37, 200, 48, 4, 0}, {37, 208, 16, 0, 0},
+                                             {3, 24, 16, 4, 8}, {9, 4096, 128, 0, 8}};
+        must_serve_sweep(name, shapes, 5, 3, 4);
     }
 
     /* The warp-transposed variants (hoisted_b16_wt*): store i of lane l
@@ -309,20 +318,9 @@ static void variant_cases(void)
     for (int v = 1; v < variant_count; v++) {
         const char *name = variant_names[v];
         if (strstr(name, "_wt") == NULL) continue;
-        const int64_t shapes[3][5] = {/* n, k, group, ldq_pad, ldo_pad */
-                                      {37, 512, 128, 0, 0}, {5, 2048, 32, 8, 8}, {3, 1536, 64, 0, 24}};
-        for (int sh = 0; sh < 3; sh++)
-            for (int s = 0; s < 3; s++)
-                for (int o = 0; o < 2; o++)
-                    for (int z = 0; z < 2; z++) {
-                        dq_case_t c = mk(shapes[sh][0], shapes[sh][1], shapes[sh][2], types[s], types[o], z);
-                        c.ldq_pad = shapes[sh][3];
-                        c.ldo_pad = shapes[sh][4];
-                        if (sh == 2) c.o_off = 8;
-                        c.variant = name;
-                        CHECK(run_case(&c), "%s declined %lldx%lld (shape %d)", name, (long long)c.n,
-                              (long long)c.k, sh);
-                    }
+        static const int64_t shapes[3][5] = {/* n, k, group, ldq_pad, ldo_pad */
+                                             {37, 512, 128, 0, 0}, {5, 2048, 32, 8, 8}, {3, 1536, 64, 0, 24}};
+        must_serve_sweep(name, shapes, 3, 2, 2);
         dq_case_t f = mk(9, 1024, 128, CUOPS_DTYPE_F16, CUOPS_DTYPE_F32, 1);
         f.variant = name;
         CHECK(!run_case(&f), "%s served f32 out", name);
