@@ -807,7 +807,7 @@ sm90_decode_narrow_kernel(const __grid_constant__ CUtensorMap tmap_w,
 typedef void (*sdw_kernel_fn)(const CUtensorMap, const CUtensorMap, const CUtensorMap,
                               const sdw_params_t);
 
-static int sdw_xn(int64_t m) { return m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : 64; }
+static int sdw_xn(int64_t m) { return cuops_decode_x_box_cols(m); }
 
 template <int CONS, bool WMN, bool XMN = false>
 static sdw_kernel_fn sdw_pick_cons(cuops_dtype_t ab, int xn)
@@ -922,22 +922,20 @@ static cuops_status_t sdw_prepare(struct cuops_handle *h, const cuops_gemm_desc_
         /* x stored [k, m] (the cluster form): boxes of 64 K-rows x xn
          * columns. A map m columns wide has TMA zero-fill the columns past m,
          * which cost the call up to 30 % (40 x 4096 x 4096 TN with lda 64:
-         * 21.3 us, 15.0 with the box read whole; docs/gemm.md, P202). So every k-block but
-         * the last reads xn columns: past m, K-row r's box row holds the
-         * caller's memory up to row r + 1 (rows overlap where lda < xn),
-         * products that land in rows >= m of the tile, never stored. The
-         * last k-block, whose last K-row may end the caller's allocation at
-         * column m, reads through a map m columns wide. */
-        const int64_t wide = cuops_ceil_div(d->m, xn) * xn;
+         * 21.3 us, 15.0 with the box read whole; docs/gemm.md, P202). So every
+         * k-block but the last reads the columns cuops_decode_x_read_cols
+         * allows (the whole box, gemm_tuning.h says when and why it stays in
+         * the caller's x): the products of the columns past m land in rows
+         * >= m of the tile, never stored. The last k-block reads through a map
+         * m columns wide; so does every k-block where a driver refuses the
+         * wide map (rows that overlap, where lda < xn). */
+        const int64_t cols = cuops_decode_x_read_cols(d->m, d->lda);
         CUtensorMap *exact = tmap_x_last ? tmap_x_last : tmap_x;
         st = cuops_sm90_encode_mnmajor_box(h, exact, d->a, d->ab_type, d->m, d->k, d->lda,
                                            (uint32_t)xn);
         if (st != CUOPS_STATUS_SUCCESS || !tmap_x_last) return st;
-        /* rows r <= k - 2 read up to element r * lda + wide - 1, inside the
-         * last row when wide - m <= lda; a map the driver refuses (rows
-         * that overlap) falls back to the exact one */
-        if (wide == d->m || wide - d->m > d->lda ||
-            cuops_sm90_encode_mnmajor_box_try(h, tmap_x, d->a, d->ab_type, wide, d->k, d->lda,
+        if (cols == d->m ||
+            cuops_sm90_encode_mnmajor_box_try(h, tmap_x, d->a, d->ab_type, cols, d->k, d->lda,
                                               (uint32_t)xn) != CUOPS_STATUS_SUCCESS)
             *tmap_x = *tmap_x_last;
     } else {

@@ -153,6 +153,29 @@ static inline int cuops_decode_narrow_fits(int64_t n, int64_t k, int64_t sms)
            !(k > 8192 && cuops_decode_rows64_split(n, sms));
 }
 
+/* The decode kernel's x box for x stored [k, m] (trans_a = T; the wgmma N):
+ * 8, 16, 32 or 64 columns by m. */
+static inline int cuops_decode_x_box_cols(int64_t m)
+{
+    return m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : 64;
+}
+
+/* The columns its tensor map reads per K-row in every k-block but the last
+ * (sdw_prepare in gemm_sm90_decode.cu): the whole box where that stays in
+ * the caller's x, else m (TMA zero-fills the rest of the box). Past column
+ * m, K-row r's box row holds the caller's memory up to row r + 1; the
+ * last K-row, which may end the allocation at column m, is only read in the
+ * last k-block, through a map m columns wide. Rows r <= k - 2 then read up
+ * to element r * lda + cols - 1 <= (k - 1) * lda + m - 1, the allocation's
+ * last element, exactly when cols - m <= lda. H200 (P202, docs/gemm.md, "x
+ * read as wide as its box"): 24 / 40 / 48 x 4096^2 TN with lda 64 15.7-21.3
+ * -> 15.0 us, with tight lda 17.4-21.7 -> 16.8-19.0. */
+static inline int64_t cuops_decode_x_read_cols(int64_t m, int64_t lda)
+{
+    const int64_t box = cuops_decode_x_box_cols(m);
+    return box > m && box - m <= lda ? box : m;
+}
+
 /*
  * Split-tail plan of the sm90 plain kernels (gemm_sm90.cu; grid = min(#SMs,
  * tiles), units dealt round-robin): how many pieces S to split each tile of a
