@@ -807,8 +807,6 @@ sm90_decode_narrow_kernel(const __grid_constant__ CUtensorMap tmap_w,
 typedef void (*sdw_kernel_fn)(const CUtensorMap, const CUtensorMap, const CUtensorMap,
                               const sdw_params_t);
 
-static int sdw_xn(int64_t m) { return cuops_decode_x_box_cols(m); }
-
 template <int CONS, bool WMN, bool XMN = false>
 static sdw_kernel_fn sdw_pick_cons(cuops_dtype_t ab, int xn)
 {
@@ -965,7 +963,7 @@ static cuops_status_t sdw_launch_rows(struct cuops_handle *h, const cuops_gemm_d
                                       const cuops_options_t *opt, int rows_forced,
                                       const char *name)
 {
-    const int xn = sdw_xn(d->m); /* x stored [k, m] alike: boxes of 64 K-rows x xn */
+    const int xn = cuops_decode_x_box_cols(d->m); /* x stored [k, m] alike: boxes of 64 K-rows x xn */
     const int sms = h->num_sms > 0 ? h->num_sms : 132;
     const int64_t forced = opt && opt->split_k > 0 ? opt->split_k : 0;
     /* block rows by n and k (gemm_tuning.h); a forced split keeps 256 */
@@ -1081,7 +1079,7 @@ static cuops_status_t sdn_launch(struct cuops_handle *h, const cuops_gemm_desc_t
 {
     (void)opt;
     static const char *const name = "sm90_decode_narrow";
-    const int xn = sdw_xn(d->m);
+    const int xn = cuops_decode_x_box_cols(d->m);
     const int nw = sdn_rows(h, d);
     const int smem = SDN_SMEM_BYTES(nw);
     CUtensorMap tmap_w, tmap_x;

@@ -233,7 +233,8 @@ __device__ __forceinline__ void vector_store_transposed(uint8_t *base, const uin
         const uint32_t piece[1] = {odd ? w1 : w0};
         uint32_t res[4];
         vector_convert<O, 8>(piece, zm_src, s_src, res);
-        *(uint4 *)(base + (32u * (uint32_t)i + lane) * 16u) = make_uint4(res[0], res[1], res[2], res[3]);
+        vector_store16<false>(base + (32u * (uint32_t)i + lane) * 16u,
+                              make_uint4(res[0], res[1], res[2], res[3]));
     }
 }
 
