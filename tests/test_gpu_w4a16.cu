@@ -234,32 +234,36 @@ static int group_by_shift(int64_t k, int64_t gs)
 }
 
 /* w4a16_decode_bulk_ring's shared memory beside its ring (w4b_fixed_smem):
- * x and the partial slots, plus the 512 bytes kept out of the budget */
-static int64_t bulk_ring_fixed_smem(int64_t m, int64_t k)
+ * x, the partial slots and, in the _xsum form, the x sums (64 bytes per 64-k
+ * tile), plus the 512 bytes kept out of the budget */
+static int64_t bulk_ring_fixed_smem(int64_t m, int64_t k, int xsum)
 {
-    return m * ((k + 63) / 64) * 128 + 4 * 16 * m * 64 + 512;
+    return m * ((k + 63) / 64) * 128 + 4 * 16 * m * 64 + (xsum ? ((k + 63) / 64) * 64 : 0) + 512;
 }
 
-/* What w4a16_decode_bulk_ring (and _w8) serves (w4a16_decode_bulk_ring.cu):
+/* What w4a16_decode_bulk_ring (and _w8, _xsum) serves (w4a16_decode_bulk_ring.cu):
  * sm_90, m <= 8, group_size 64 * 2^p or one group per row, x 16-byte
  * aligned, ldx % 8 == 0, and x (m * ceil(k/64) * 128 bytes) with the 16-warp
  * form's four partial slots, 3 ring stages of 35456 bytes and 512 bytes of
  * slack in the per-block shared memory. */
-static int bulk_ring_serves(int64_t m, int64_t k, int64_t gs, int64_t ldx, int x_offset)
+static int bulk_ring_serves(int64_t m, int64_t k, int64_t gs, int64_t ldx, int x_offset, int xsum)
 {
     if (g_sm_major != 9 || m > 8 || x_offset != 0 || ldx % 8 != 0) return 0;
     if (!group_by_shift(k, gs)) return 0;
-    return bulk_ring_fixed_smem(m, k) + 3 * 35456 <= g_smem_optin;
+    return bulk_ring_fixed_smem(m, k, xsum) + 3 * 35456 <= g_smem_optin;
 }
 
 /* Where auto takes it (w4a16_decode_bulk_ring_auto): it serves the call, the
- * strips are at least 10 per SM and the ring gets 4 stages or more. */
+ * strips are at least 10 per SM and the ring gets 4 stages or more. 0: not
+ * taken, 1: the plain form, 2: the _xsum form (m <= 2 where it keeps 4
+ * stages). */
 static int bulk_ring_auto(int64_t m, int64_t n, int64_t k, int64_t gs, int64_t ldx, int x_offset,
                           int split_k)
 {
-    if (split_k > 0 || !bulk_ring_serves(m, k, gs, ldx, x_offset)) return 0;
+    if (split_k > 0 || !bulk_ring_serves(m, k, gs, ldx, x_offset, 0)) return 0;
     if ((n + 15) / 16 < 10 * (int64_t)g_num_sms) return 0;
-    return (g_smem_optin - bulk_ring_fixed_smem(m, k)) / 35456 >= 4;
+    if ((g_smem_optin - bulk_ring_fixed_smem(m, k, 0)) / 35456 < 4) return 0;
+    return m <= 2 && (g_smem_optin - bulk_ring_fixed_smem(m, k, 1)) / 35456 >= 4 ? 2 : 1;
 }
 /* What w4a16_decode_phase_ring (and _w8) serves: sm_90, m <= 16, group_size
  * 64 * 2^p or one group per row (any x alignment: x that TMA cannot read in
@@ -341,7 +345,9 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
     if (is_dwgmma)
         refused = !(g_sm_major == 9 && m <= 64 && (w->group_size % 64 == 0 || w->group_size >= k));
     const int is_bulk = c.variant && strncmp(c.variant, "w4a16_decode_bulk_ring", 22) == 0;
-    if (is_bulk) refused = !bulk_ring_serves(m, k, w->group_size, ldx, c.x_offset);
+    if (is_bulk)
+        refused = !bulk_ring_serves(m, k, w->group_size, ldx, c.x_offset,
+                                    strcmp(c.variant, "w4a16_decode_bulk_ring_xsum") == 0);
     const int is_phase = c.variant && strncmp(c.variant, "w4a16_decode_phase_ring", 23) == 0;
     if (is_phase) refused = !phase_ring_serves(m, k, w->group_size);
     if (refused) {
@@ -360,7 +366,7 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
      * the streaming kernel wherever that one serves it */
     const int is_auto = !c.variant || strcmp(c.variant, "auto") == 0;
     const int auto_bulk =
-        is_auto && bulk_ring_auto(m, n, k, w->group_size, ldx, c.x_offset, c.split_k);
+        is_auto ? bulk_ring_auto(m, n, k, w->group_size, ldx, c.x_offset, c.split_k) : 0;
     const int auto_phase = is_auto && !auto_bulk && phase_ring_auto(m, n, k, w->group_size, c.split_k);
     const int auto_warp = is_auto && !auto_bulk && !auto_phase && warp_serves(m, ldx, c.x_offset);
     if (st == CUOPS_STATUS_SUCCESS && auto_phase)
@@ -368,11 +374,12 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
               "%s m=%lld n=%lld k=%lld g=%lld ran %s, expected w4a16_decode_phase_ring", vname,
               (long long)m, (long long)n, (long long)k, (long long)w->group_size,
               cuops_last_kernel(h));
-    if (st == CUOPS_STATUS_SUCCESS && auto_bulk)
-        CHECK(strcmp(cuops_last_kernel(h), "w4a16_decode_bulk_ring") == 0,
-              "%s m=%lld n=%lld k=%lld g=%lld ran %s, expected w4a16_decode_bulk_ring", vname,
-              (long long)m, (long long)n, (long long)k, (long long)w->group_size,
-              cuops_last_kernel(h));
+    if (st == CUOPS_STATUS_SUCCESS && auto_bulk) {
+        const char *want = auto_bulk == 2 ? "w4a16_decode_bulk_ring_xsum" : "w4a16_decode_bulk_ring";
+        CHECK(strcmp(cuops_last_kernel(h), want) == 0,
+              "%s m=%lld n=%lld k=%lld g=%lld ran %s, expected %s", vname, (long long)m,
+              (long long)n, (long long)k, (long long)w->group_size, cuops_last_kernel(h), want);
+    }
     if (st == CUOPS_STATUS_SUCCESS && auto_warp)
         CHECK(strncmp(cuops_last_kernel(h), "w4a16_decode_warp_", 18) == 0,
               "%s m=%lld k=%lld g=%lld ldx=%lld ran %s, expected w4a16_decode_warp_*", vname,
@@ -724,7 +731,8 @@ static void run_bulk_ring_tests(cuops_handle_t h, int quick)
     };
     static const int64_t m_full[] = {1, 3, 8};
     static const int64_t m_quick[] = {1, 8};
-    static const char *const forms[] = {"w4a16_decode_bulk_ring", "w4a16_decode_bulk_ring_w8"};
+    static const char *const forms[] = {"w4a16_decode_bulk_ring", "w4a16_decode_bulk_ring_w8",
+                                        "w4a16_decode_bulk_ring_xsum"};
     for (int a = 0; a < 2; a++) {
         cuops_dtype_t act = a ? CUOPS_DTYPE_BF16 : CUOPS_DTYPE_F16;
         for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
@@ -737,7 +745,7 @@ static void run_bulk_ring_tests(cuops_handle_t h, int quick)
                 float *wd = dequant_reference(&w, act);
                 const int64_t *ms = quick ? m_quick : m_full;
                 const int nm = quick ? 2 : 3;
-                for (int f = 0; f < 2; f++) {
+                for (int f = 0; f < 3; f++) {
                     for (int mi = 0; mi < nm; mi++) {
                         gemm_case_t c = {ms[mi], 0, 0, 0, forms[f], 0, 1};
                         gpu_gemm_check(h, &w, wd, &gw, act, c);
@@ -753,6 +761,8 @@ static void run_bulk_ring_tests(cuops_handle_t h, int quick)
                     gpu_gemm_check(h, &w, wd, &gw, act, d2);
                     gemm_case_t d3 = {4, 3, 0, 0, forms[1], 0, 0};
                     gpu_gemm_check(h, &w, wd, &gw, act, d3);
+                    gemm_case_t d4 = {9, 0, 0, 0, forms[2], 0, 0};
+                    gpu_gemm_check(h, &w, wd, &gw, act, d4);
                 }
                 free(wd);
             }

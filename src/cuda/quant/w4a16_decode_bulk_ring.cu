@@ -5,8 +5,21 @@
  * warps with the tile math of w4a16_decode_warp (w4a16_warp_tile.cuh).
  *
  * Variants "w4a16_decode_bulk_ring" (CW = 16 math warps; auto for m <= 8
- * on sm_90 where each CTA gets >= 10 strips, w4a16_decode_bulk_ring_auto)
- * and "w4a16_decode_bulk_ring_w8" (CW = 8, a study form); docs/w4a16.md.
+ * on sm_90 where each CTA gets >= 10 strips, w4a16_decode_bulk_ring_auto),
+ * "w4a16_decode_bulk_ring_w8" (CW = 8, a study form) and
+ * "w4a16_decode_bulk_ring_xsum" (CW = 16, XSUM: auto's form for m <= 2);
+ * docs/w4a16.md.
+ *
+ * XSUM: the zero point comes off through sums of x instead of from every
+ * weight pair. The mma takes the nibble pairs as the LOP3 biases them, M + q
+ * (M = 1024 in f16, rows g+8 as M + 16 q; 128 in bf16), and
+ *     sum_k (q - z) x = sum_k (M + q) x - (M + z) X,   X = sum_k x
+ * over a run of tiles sharing one group, so each run's first chain takes
+ * one FFMA per output with s (M + z) X (w4b_stage) where the plain form
+ * spends one HSUB2 per weight pair (16 per 512-byte tile). X comes from x
+ * in shared memory once per CTA (w4b_x_sums). The (M + q) x products are
+ * exact in fp32; the subtraction cancels ~7 bits of the fp32 partial in f16
+ * (~4 in bf16), far below y's 16-bit rounding.
  *
  * Why this shape. w4a16_decode_warp's time at 1 x 28672 x 8192 follows its
  * busiest SM (224 CTAs of 8 strips on 132 SMs: 92 SMs hold two), and every
@@ -110,13 +123,14 @@ static __device__ __forceinline__ unsigned char *w4b_smem_base(void)
  * while this warp computes, so the ring keeps one more stage in flight
  * than if the slot were held until the math is done.
  */
-template <typename T, int TPW, int GS, bool FULL>
+template <typename T, int TPW, int GS, bool FULL, bool XSUM>
 static __device__ __forceinline__ void w4b_stage(float (&acc)[TPW][1][4], const unsigned char *slot,
                                                  const unsigned char *xt, int first_tile, int nt,
                                                  uint32_t w_lane, const uint32_t (&sc_off)[TPW / GS],
                                                  const uint32_t (&zw_off)[TPW / GS], uint32_t zoff,
                                                  uint32_t zshift, const uint32_t (&xoff_a)[1],
-                                                 const uint32_t (&xoff_b)[1], uint32_t empty_bar)
+                                                 const uint32_t (&xoff_b)[1], uint32_t empty_bar,
+                                                 const float *xsum)
 {
     uint4 wq[TPW];
     uint32_t sc[TPW / GS], zw[TPW / GS];
@@ -138,8 +152,8 @@ static __device__ __forceinline__ void w4b_stage(float (&acc)[TPW][1][4], const 
     for (int r = 0; r < TPW / GS; r++) {
         if (FULL || first_tile + r * GS < nt) {
             /* a run of GS tiles in one group: its operands once */
-            uint32_t z_lo, z_hi;
-            w4w_zero_pairs_f32<T>(zw[r] >> zshift, z_lo, z_hi);
+            uint32_t z_lo = 0, z_hi = 0;
+            if (!XSUM) w4w_zero_pairs_f32<T>(zw[r] >> zshift, z_lo, z_hi);
             const float2 sf = w4w_scale_f32<T>(sc[r]);
 #pragma unroll
             for (int v = 0; v < GS; v++) {
@@ -148,9 +162,21 @@ static __device__ __forceinline__ void w4b_stage(float (&acc)[TPW][1][4], const 
                     uint32_t xr[1][8];
                     w4w_load_x<1>(xr, xt + u * 128, xoff_a, xoff_b);
                     float part[1][4];
-                    w4w_partial_f32<T, 1>(part, wq[u], z_lo, z_hi, xr, acc[u], 0u);
+                    w4w_partial_f32<T, 1, !XSUM>(part, wq[u], z_lo, z_hi, xr, acc[u], 0u);
                     w4w_add_scaled<1>(acc[u], part, sf);
                 }
+            }
+            if (XSUM) {
+                /* the run's partials carried (M + q) x: take off s (M + z) times
+                 * the run's x sums (x rows 2t, 2t+1; w4b_x_sums) */
+                const float2 zf = w4w_zero_f32<T>(zw[r] >> zshift);
+                const float2 xs2 = *(const float2 *)(xsum + r * 8);
+                const float sz_lo = sf.x * zf.x, sz_hi = sf.y * zf.y;
+                float(&a0)[4] = acc[r * GS][0];
+                a0[0] = fmaf(-sz_lo, xs2.x, a0[0]);
+                a0[1] = fmaf(-sz_lo, xs2.y, a0[1]);
+                a0[2] = fmaf(-sz_hi, xs2.x, a0[2]);
+                a0[3] = fmaf(-sz_hi, xs2.y, a0[3]);
             }
         }
     }
@@ -162,12 +188,13 @@ static __device__ __forceinline__ void w4b_stage(float (&acc)[TPW][1][4], const 
  * share their quantization group (GS = min(tiles per group, TPW)), so the
  * zero pairs and the fp32 scale are built once per GS tiles.
  */
-template <typename T, int CW, int GS>
+template <typename T, int CW, int GS, bool XSUM>
 static __device__ __forceinline__ void w4b_math(const w4b_args_t &a, int warp, int lane,
                                                 int strip0, int strip_end, int chunks,
                                                 uint32_t full0, uint32_t empty0,
                                                 uint32_t red_full0, uint32_t red_empty0,
-                                                const unsigned char *xs, float *red)
+                                                const unsigned char *xs, float *red,
+                                                const float *xsum)
 {
     constexpr int TPW = W4B_STAGE_TILES / CW;
     static_assert(TPW % GS == 0, "group runs divide a warp's tiles");
@@ -185,6 +212,10 @@ static __device__ __forceinline__ void w4b_math(const w4b_args_t &a, int warp, i
         xoff_b[0] = w4w_keep(base + ((c0 ^ 1u) << 4) + (uint32_t)(warp * TPW) * 128u);
     }
     const uint32_t zshift = w4w_keep(4u * (uint32_t)(g & 3));
+    /* XSUM: this lane's x sums (rows 2t, 2t+1) of the warp's first run of a
+     * stage, at run granularity (w4b_x_sums) */
+    constexpr int GS_LOG2 = GS == 4 ? 2 : GS == 2 ? 1 : 0;
+    const float *xsum_lane = XSUM ? xsum + (warp * TPW / GS) * 8 + 2 * t : xsum;
     /* Offsets fixed per lane and tile slot u: the weight chunk, and the
      * metadata of the slot's group. A stage starts at a multiple of 64
      * tiles, so its tile i lies in its group i >> tpg_log2 (0 for any group
@@ -218,12 +249,15 @@ static __device__ __forceinline__ void w4b_math(const w4b_args_t &a, int warp, i
             const unsigned char *slot = w4b_smem_base() + (uint32_t)stage * (uint32_t)W4B_STAGE_BYTES;
             const unsigned char *xt = xs + (uint32_t)j0 * 128u;
             const uint32_t empty_bar = empty0 + 8 * stage;
+            const float *xsum_stage = xsum_lane + (XSUM ? (j0 >> GS_LOG2) * 8 : 0);
             if (nt == W4B_STAGE_TILES)
-                w4b_stage<T, TPW, GS, true>(acc, slot, xt, warp * TPW, nt, w_lane, sc_off, zw_off,
-                                            zoff, zshift, xoff_a, xoff_b, empty_bar);
+                w4b_stage<T, TPW, GS, true, XSUM>(acc, slot, xt, warp * TPW, nt, w_lane, sc_off,
+                                                  zw_off, zoff, zshift, xoff_a, xoff_b, empty_bar,
+                                                  xsum_stage);
             else /* a strip's last, partial stage */
-                w4b_stage<T, TPW, GS, false>(acc, slot, xt, warp * TPW, nt, w_lane, sc_off, zw_off,
-                                             zoff, zshift, xoff_a, xoff_b, empty_bar);
+                w4b_stage<T, TPW, GS, false, XSUM>(acc, slot, xt, warp * TPW, nt, w_lane, sc_off,
+                                                   zw_off, zoff, zshift, xoff_a, xoff_b, empty_bar,
+                                                   xsum_stage);
             cuops_ring_advance(stage, phase, S);
         }
 
@@ -247,6 +281,51 @@ static __device__ __forceinline__ void w4b_math(const w4b_args_t &a, int warp, i
             if (xrow < m) mine[xrow * 16 + g + 8 * (cc >> 1)] = sum[cc];
         }
         cuops_mbar_arrive(red_full0 + 8 * rs);
+    }
+}
+
+/*
+ * XSUM: the sums of x over each run of 2^gs_log2 tiles (the tiles that share
+ * a quantization group's scale and zero in w4b_stage), fp32, at
+ * xsum[run * 8 + row] for x rows < m and 0 for the rows past m (their
+ * products land in columns never stored). Two steps, every math thread busy
+ * in each: a thread sums one tile of one x row (its 8 chunks loaded at once,
+ * then a fixed tree) into tsum[tile * 8 + row]; after a barrier of the math
+ * warps, a thread adds the tiles of one run in order. Fixed orders, so the
+ * sums (and y) are the same bits on every call. Runs in the math warps once
+ * x is in shared memory, before the first stage.
+ */
+template <typename T, int CW>
+static __device__ __forceinline__ void w4b_x_sums(const unsigned char *xs, float *tsum, float *xsum,
+                                                  int m, int ktiles, int gs_log2, int tid)
+{
+    for (int item = tid; item < m * ktiles; item += 32 * CW) {
+        const int r = item / ktiles, j = item - r * ktiles;
+        const unsigned char *tile = xs + ((size_t)r * ktiles + j) * 128;
+        uint4 q[8];
+#pragma unroll
+        for (int c = 0; c < 8; c++) q[c] = *(const uint4 *)(tile + ((c ^ (r & 7)) << 4));
+        float part[8];
+#pragma unroll
+        for (int c = 0; c < 8; c++) {
+            const float2 f0 = w4w_pair_to_float2(T(), q[c].x), f1 = w4w_pair_to_float2(T(), q[c].y);
+            const float2 f2 = w4w_pair_to_float2(T(), q[c].z), f3 = w4w_pair_to_float2(T(), q[c].w);
+            part[c] = ((f0.x + f0.y) + (f1.x + f1.y)) + ((f2.x + f2.y) + (f3.x + f3.y));
+        }
+        tsum[j * 8 + r] = ((part[0] + part[1]) + (part[2] + part[3])) +
+                          ((part[4] + part[5]) + (part[6] + part[7]));
+    }
+    cuops_named_bar_sync(1, 32 * CW);
+    const int gs = 1 << gs_log2, runs = (ktiles + gs - 1) >> gs_log2;
+    for (int i = tid; i < runs * 8; i += 32 * CW) {
+        const int q = i >> 3, r = i & 7;
+        float v = 0.0f;
+        if (r < m) {
+            const int j0 = q << gs_log2, j1 = min(j0 + gs, ktiles);
+            v = tsum[j0 * 8 + r];
+            for (int j = j0 + 1; j < j1; j++) v += tsum[j * 8 + r];
+        }
+        xsum[i] = v;
     }
 }
 
@@ -292,7 +371,7 @@ static __device__ __forceinline__ void w4b_issue_stage(const w4b_args_t &a, w4b_
 }
 #endif
 
-template <typename T, int CW>
+template <typename T, int CW, bool XSUM>
 __global__ void __launch_bounds__(32 * CW + 64, 1) w4a16_decode_bulk_ring_kernel(w4b_args_t a)
 {
 #if CUOPS_SM90A_DEVICE
@@ -358,6 +437,10 @@ __global__ void __launch_bounds__(32 * CW + 64, 1) w4a16_decode_bulk_ring_kernel
     __syncthreads();
 
     float *red = (float *)(xs + a.x_bytes); /* [slots][CW][m][16] strip partials */
+    /* XSUM: the x sums of each tile, then of each run, [ktiles][8] each,
+     * after the partials (w4b_x_sums) */
+    float *tsum = red + (size_t)W4B_RED_SLOTS * CW * (size_t)m * 16;
+    float *xsum = tsum + (size_t)a.ktiles * 8;
 
     if (warp == CW) {
         /* ---- producer: one thread walks the CTA's strips front to back ---- */
@@ -388,35 +471,45 @@ __global__ void __launch_bounds__(32 * CW + 64, 1) w4a16_decode_bulk_ring_kernel
     cuops_named_bar_sync(1, 32 * CW);
     /* consecutive tiles of a warp's that share a group: 1, 2 or 4 */
     const int run_log2 = min(a.tpg_log2, 2);
+    if (XSUM) {
+        w4b_x_sums<T, CW>(xs, tsum, xsum, m, a.ktiles, run_log2, tid);
+        cuops_named_bar_sync(1, 32 * CW);
+    }
     if (run_log2 == 0)
-        w4b_math<T, CW, 1>(a, warp, lane, strip0, strip_end, chunks, full0, empty0, red_full0,
-                           red_empty0, xs, red);
+        w4b_math<T, CW, 1, XSUM>(a, warp, lane, strip0, strip_end, chunks, full0, empty0,
+                                 red_full0, red_empty0, xs, red, xsum);
     else if (run_log2 == 1)
-        w4b_math<T, CW, 2>(a, warp, lane, strip0, strip_end, chunks, full0, empty0, red_full0,
-                           red_empty0, xs, red);
+        w4b_math<T, CW, 2, XSUM>(a, warp, lane, strip0, strip_end, chunks, full0, empty0,
+                                 red_full0, red_empty0, xs, red, xsum);
     else
-        w4b_math<T, CW, 4>(a, warp, lane, strip0, strip_end, chunks, full0, empty0, red_full0,
-                           red_empty0, xs, red);
+        w4b_math<T, CW, 4, XSUM>(a, warp, lane, strip0, strip_end, chunks, full0, empty0,
+                                 red_full0, red_empty0, xs, red, xsum);
 #endif
 }
 
 /* ---- host side ------------------------------------------------------------------ */
 
-/* Shared memory besides the ring: x and the partial slots. */
-static int64_t w4b_fixed_smem(int64_t m, int64_t ktiles, int cw)
+/* Shared memory besides the ring: x, the partial slots, and for the XSUM
+ * form the x sums (8 floats per tile and 8 per run of tiles, at most one run
+ * per tile). */
+static int64_t w4b_fixed_smem(int64_t m, int64_t ktiles, int cw, int xsum)
 {
-    return m * ktiles * 128 + W4B_RED_SLOTS * (int64_t)cw * m * W4_STRIP_ROWS * 4;
+    return m * ktiles * 128 + W4B_RED_SLOTS * (int64_t)cw * m * W4_STRIP_ROWS * 4 +
+           (xsum ? ktiles * 64 : 0);
 }
 
-static int64_t w4b_stages(const struct cuops_handle *h, int64_t m, int64_t ktiles, int cw)
+static int64_t w4b_stages(const struct cuops_handle *h, int64_t m, int64_t ktiles, int cw, int xsum)
 {
-    const int64_t room = h->smem_optin_bytes - W4B_RESERVED_SMEM - w4b_fixed_smem(m, ktiles, cw);
+    const int64_t room =
+        h->smem_optin_bytes - W4B_RESERVED_SMEM - w4b_fixed_smem(m, ktiles, cw, xsum);
     const int64_t s = room / W4B_STAGE_BYTES;
     return s > W4B_MAX_STAGES ? W4B_MAX_STAGES : s;
 }
 
-int w4a16_decode_bulk_ring_serves(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
-                                  const w4_geometry_t *geo)
+/* The plain forms (xsum = 0) or the XSUM form: the same calls but for the
+ * shared memory the x sums take. */
+static int w4b_serves(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
+                      const w4_geometry_t *geo, int xsum)
 {
     if (h->sm_major != 9) return 0;
     if (d->m < 1 || d->m > 8) return 0;
@@ -425,26 +518,43 @@ int w4a16_decode_bulk_ring_serves(const struct cuops_handle *h, const cuops_w4a1
     /* 32-bit tile, strip and x-offset arithmetic in the kernel */
     if (geo->k >= ((int64_t)1 << 29) || geo->strips >= ((int64_t)1 << 30)) return 0;
     /* the fewer math warps need the less shared memory; both must fit */
-    return w4b_stages(h, d->m, geo->ktiles, 16) >= W4B_MIN_STAGES;
+    return w4b_stages(h, d->m, geo->ktiles, 16, xsum) >= W4B_MIN_STAGES;
+}
+
+int w4a16_decode_bulk_ring_serves(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
+                                  const w4_geometry_t *geo)
+{
+    return w4b_serves(h, d, geo, 0);
 }
 
 /* Auto's choice for m <= 8 on sm_90 (w4a16_dispatch.cu): where the CTAs get
  * at least W4B_AUTO_STRIPS_PER_SM strips each and the ring at least
  * W4B_AUTO_MIN_STAGES stages. Measured (H200, docs/w4a16.md): 14 strips per
  * CTA (28672 x 8192) 7-10 % faster than w4a16_decode_warp at m = 1, 2 and 4
- * (5, 5 and 4 stages), 7 (14336 x 4096) 2-3 % slower, 2 (4096 rows) level. */
+ * (5, 5 and 4 stages), 7 (14336 x 4096) 2-3 % slower, 2 (4096 rows) level.
+ * The XSUM form for m <= W4B_AUTO_XSUM_MAX_M, where it keeps those stages:
+ * at 28672 x 8192 2-4 % faster than the plain form at m = 1 and 2 (f16 and
+ * bf16), level (f16) or 1.5 % slower (bf16) at m = 4, 2-4.5 % slower at
+ * m = 8 (28672 x 4096): the x sums cost each CTA ~0.5 us before its first
+ * stage, which the per-tile saving pays back only where the math warps, not
+ * the start, hold the kernel (P203). */
 #define W4B_AUTO_STRIPS_PER_SM 10
 #define W4B_AUTO_MIN_STAGES 4
+#define W4B_AUTO_XSUM_MAX_M 2
 int w4a16_decode_bulk_ring_auto(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                 const w4_geometry_t *geo)
 {
-    if (!w4a16_decode_bulk_ring_serves(h, d, geo)) return 0;
+    if (!w4a16_decode_bulk_ring_serves(h, d, geo)) return W4B_AUTO_NONE;
     const int64_t sms = h->num_sms > 0 ? h->num_sms : 132;
-    if (cuops_ceil_div(d->n, W4_STRIP_ROWS) < W4B_AUTO_STRIPS_PER_SM * sms) return 0;
-    return w4b_stages(h, d->m, geo->ktiles, 16) >= W4B_AUTO_MIN_STAGES;
+    if (cuops_ceil_div(d->n, W4_STRIP_ROWS) < W4B_AUTO_STRIPS_PER_SM * sms) return W4B_AUTO_NONE;
+    if (w4b_stages(h, d->m, geo->ktiles, 16, 0) < W4B_AUTO_MIN_STAGES) return W4B_AUTO_NONE;
+    if (d->m <= W4B_AUTO_XSUM_MAX_M &&
+        w4b_stages(h, d->m, geo->ktiles, 16, 1) >= W4B_AUTO_MIN_STAGES)
+        return W4B_AUTO_XSUM;
+    return W4B_AUTO_PLAIN;
 }
 
-template <typename T, int CW>
+template <typename T, int CW, bool XSUM>
 static cuops_status_t w4b_launch(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                  const w4_geometry_t *geo, const char *name)
 {
@@ -452,7 +562,7 @@ static cuops_status_t w4b_launch(struct cuops_handle *h, const cuops_w4a16_desc_
     const int64_t strips = cuops_ceil_div(d->n, W4_STRIP_ROWS);
     const int64_t per_cta = cuops_ceil_div(strips, sms);
     const int64_t ctas = cuops_ceil_div(strips, per_cta);
-    const int64_t stages = w4b_stages(h, d->m, geo->ktiles, CW);
+    const int64_t stages = w4b_stages(h, d->m, geo->ktiles, CW, XSUM);
 
     w4b_args_t a;
     memset(&a, 0, sizeof a);
@@ -462,11 +572,12 @@ static cuops_status_t w4b_launch(struct cuops_handle *h, const cuops_w4a16_desc_
     a.k = (int)geo->k;
     a.x_bytes = (uint32_t)(d->m * geo->ktiles * 128);
 
-    const size_t smem = (size_t)(stages * W4B_STAGE_BYTES + w4b_fixed_smem(d->m, geo->ktiles, CW));
-    const void *fn = (const void *)w4a16_decode_bulk_ring_kernel<T, CW>;
+    const size_t smem =
+        (size_t)(stages * W4B_STAGE_BYTES + w4b_fixed_smem(d->m, geo->ktiles, CW, XSUM));
+    const void *fn = (const void *)w4a16_decode_bulk_ring_kernel<T, CW, XSUM>;
     cudaError_t err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (err != cudaSuccess) return cuops_cuda_fail(h, err, name);
-    w4a16_decode_bulk_ring_kernel<T, CW><<<(unsigned)ctas, 32 * CW + 64, smem, cuops_stream(h)>>>(a);
+    w4a16_decode_bulk_ring_kernel<T, CW, XSUM><<<(unsigned)ctas, 32 * CW + 64, smem, cuops_stream(h)>>>(a);
     cuops_status_t st = cuops_cuda_check_launch(h, name);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     h->last_kernel = name;
@@ -474,22 +585,30 @@ static cuops_status_t w4b_launch(struct cuops_handle *h, const cuops_w4a16_desc_
 }
 
 cuops_status_t w4a16_launch_decode_bulk_ring(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
-                                             const w4_geometry_t *geo, int math_warps,
+                                             const w4_geometry_t *geo, int math_warps, int xsum,
                                              const char **kernel_name)
 {
-    const char *const name = math_warps == 8 ? "w4a16_decode_bulk_ring_w8" : "w4a16_decode_bulk_ring";
+    const char *const name = math_warps == 8 ? "w4a16_decode_bulk_ring_w8"
+                             : xsum          ? "w4a16_decode_bulk_ring_xsum"
+                                             : "w4a16_decode_bulk_ring";
     *kernel_name = name;
-    if (!w4a16_decode_bulk_ring_serves(h, d, geo))
+    if (!w4b_serves(h, d, geo, xsum))
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
                           "%s: serves sm_90 with m <= 8, group_size 64 * 2^p or one group per "
                           "row, x 16-byte aligned and ldx %% 8 == 0, k < 2^29, and x (m * "
-                          "ceil(k / 64) * 128 bytes) beside %d ring stages of %d bytes in shared "
-                          "memory (sm_%d%d, m %lld, group_size %lld, k %lld, ldx %lld)",
-                          name, W4B_MIN_STAGES, W4B_STAGE_BYTES, h->sm_major, h->sm_minor,
+                          "ceil(k / 64) * 128 bytes%s) beside %d ring stages of %d bytes in "
+                          "shared memory (sm_%d%d, m %lld, group_size %lld, k %lld, ldx %lld)",
+                          name, xsum ? ", and its sums, 64 bytes per 64 k" : "", W4B_MIN_STAGES,
+                          W4B_STAGE_BYTES, h->sm_major, h->sm_minor,
                           (long long)d->m, (long long)d->group_size, (long long)d->k,
                           (long long)d->ldx);
     const int bf = d->act_type == CUOPS_DTYPE_BF16;
     if (math_warps == 8)
-        return bf ? w4b_launch<__nv_bfloat16, 8>(h, d, geo, name) : w4b_launch<__half, 8>(h, d, geo, name);
-    return bf ? w4b_launch<__nv_bfloat16, 16>(h, d, geo, name) : w4b_launch<__half, 16>(h, d, geo, name);
+        return bf ? w4b_launch<__nv_bfloat16, 8, false>(h, d, geo, name)
+                  : w4b_launch<__half, 8, false>(h, d, geo, name);
+    if (xsum)
+        return bf ? w4b_launch<__nv_bfloat16, 16, true>(h, d, geo, name)
+                  : w4b_launch<__half, 16, true>(h, d, geo, name);
+    return bf ? w4b_launch<__nv_bfloat16, 16, false>(h, d, geo, name)
+              : w4b_launch<__half, 16, false>(h, d, geo, name);
 }

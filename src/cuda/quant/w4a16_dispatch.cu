@@ -5,7 +5,8 @@
  * Variants (cuops_options_t.variant, cuops_variant_names("w4a16")):
  *   auto                 m <= 8 on sm_90: w4a16_decode_bulk_ring where each
  *                        CTA gets >= 10 strips (n >= ~21000 on 132 SMs) and
- *                        its ring >= 4 stages, unless options.split_k is set;
+ *                        its ring >= 4 stages, unless options.split_k is set
+ *                        (m <= 2: its form w4a16_decode_bulk_ring_xsum);
  *                        else 5 <= m <= 16: w4a16_decode_phase_ring where
  *                        each CTA gets >= 3 strips or k <= 4096, or (m > 8)
  *                        with K split over clusters of 2 CTAs where that
@@ -52,6 +53,9 @@
  *                        math (w4a16_decode_bulk_ring.cu); no split-K, so
  *                        options.split_k is ignored
  *   w4a16_decode_bulk_ring_w8  the same with 8 math warps
+ *   w4a16_decode_bulk_ring_xsum  the same with 16 math warps, the zero point
+ *                        taken off through sums of x instead of from every
+ *                        weight pair (one FFMA per output and group run)
  *   w4a16_decode_phase_ring  sm_90, m <= 16, group_size 64 * 2^p or one group
  *                        per row: the bulk ring's stream of whole strips, with
  *                        x streamed beside it by TMA in phases of 1024 k
@@ -85,7 +89,8 @@ static const char *const w4a16_variants[] = {"auto", "w4a16_decode_splitk", "w4a
                                              "w4a16_decode_bulk_ring_w8",
                                              "w4a16_prefill_wgmma_ahead",
                                              "w4a16_decode_phase_ring",
-                                             "w4a16_decode_phase_ring_w8"};
+                                             "w4a16_decode_phase_ring_w8",
+                                             "w4a16_decode_bulk_ring_xsum"};
 enum {
     W4A16_AUTO = 0,
     W4A16_DECODE_SPLITK = 1,
@@ -101,7 +106,8 @@ enum {
     W4A16_PREFILL_WGMMA_AHEAD = 11,
     W4A16_DECODE_PHASE_RING = 12,
     W4A16_DECODE_PHASE_RING_W8 = 13,
-    W4A16_NUM_VARIANTS = 14
+    W4A16_DECODE_BULK_RING_XSUM = 14,
+    W4A16_NUM_VARIANTS = 15
 };
 
 /* ---- prefill (m >= 256): w4a16_prefill_dequant_gemm.cu --------------------
@@ -176,15 +182,20 @@ extern "C" cuops_status_t cuops_cuda_gemm_w4a16(struct cuops_handle *h,
     }
     if (variant == W4A16_AUTO) {
         /* m <= 8 on many strips: the producer-fed ring, 7-10 % faster than
-         * the per-warp kernel at m = 1, 2, 4 x 28672 x 8192 (H200, docs/w4a16.md).
+         * the per-warp kernel at m = 1, 2, 4 x 28672 x 8192 (H200, docs/w4a16.md);
+         * for m <= 2 its form with the zero point through x sums, 2-4 % faster
+         * again there.
          * 5 <= m <= 16: the same stream with x in phases, 17-23 % faster than
          * the per-warp kernel at m = 16 and 0-16 % at m = 5..8 where each CTA
          * gets >= 3 strips or k <= 4096 (H200, docs/w4a16.md).
          * m <= 16: the per-warp kernel measured 1.58x cuBLAS geomean against
          * 1.36x for the stream kernel on the decode suite (H200, bff2c38),
          * faster on 15 of 16 rows (docs/w4a16.md) */
-        if (d->m <= 8 && !(opt && opt->split_k > 0) && w4a16_decode_bulk_ring_auto(h, d, &geo))
-            variant = W4A16_DECODE_BULK_RING;
+        const int bulk = d->m <= 8 && !(opt && opt->split_k > 0)
+                             ? w4a16_decode_bulk_ring_auto(h, d, &geo)
+                             : W4B_AUTO_NONE;
+        if (bulk != W4B_AUTO_NONE)
+            variant = bulk == W4B_AUTO_XSUM ? W4A16_DECODE_BULK_RING_XSUM : W4A16_DECODE_BULK_RING;
         else if (!(opt && opt->split_k > 0) && w4a16_decode_phase_ring_auto(h, d, &geo))
             variant = W4A16_DECODE_PHASE_RING;
         else if (d->m <= 16 && w4a16_decode_warp_serves(d, &geo))
@@ -213,10 +224,12 @@ extern "C" cuops_status_t cuops_cuda_gemm_w4a16(struct cuops_handle *h,
         return w4a16_launch_decode_wgmma(h, d, &geo, variant == W4A16_DECODE_WGMMA_KT1 ? 1 : 0,
                                          opt && opt->split_k > 0 ? opt->split_k : 0, &kernel);
     }
-    if (variant == W4A16_DECODE_BULK_RING || variant == W4A16_DECODE_BULK_RING_W8) {
+    if (variant == W4A16_DECODE_BULK_RING || variant == W4A16_DECODE_BULK_RING_W8 ||
+        variant == W4A16_DECODE_BULK_RING_XSUM) {
         const char *kernel = NULL;
         return w4a16_launch_decode_bulk_ring(h, d, &geo,
-                                             variant == W4A16_DECODE_BULK_RING_W8 ? 8 : 16, &kernel);
+                                             variant == W4A16_DECODE_BULK_RING_W8 ? 8 : 16,
+                                             variant == W4A16_DECODE_BULK_RING_XSUM, &kernel);
     }
     if (variant == W4A16_DECODE_PHASE_RING || variant == W4A16_DECODE_PHASE_RING_W8) {
         const char *kernel = NULL;

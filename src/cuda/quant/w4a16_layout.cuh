@@ -199,15 +199,19 @@ cuops_status_t w4a16_launch_decode_wgmma(struct cuops_handle *h, const cuops_w4a
  * of bulk copies (w4a16_decode_bulk_ring.cu, sm_90): m <= 8, group_size
  * 64 * 2^p or one group per row, x 16-byte aligned with ldx % 8 == 0, x
  * resident in shared memory beside the ring. math_warps: 16 (the variant
- * w4a16_decode_bulk_ring) or 8 (w4a16_decode_bulk_ring_w8). */
+ * w4a16_decode_bulk_ring) or 8 (w4a16_decode_bulk_ring_w8); xsum (16 warps
+ * only: w4a16_decode_bulk_ring_xsum): the tensor core takes the biased
+ * nibbles and the zero point comes off afterwards through sums of x. */
 int w4a16_decode_bulk_ring_serves(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                   const w4_geometry_t *geo);
 /* Whether auto takes it (m <= 8): it serves the call, every CTA gets >= 10
- * strips (n >= ~21000 rows on 132 SMs) and the ring >= 4 stages. */
+ * strips (n >= ~21000 rows on 132 SMs) and the ring >= 4 stages; and which
+ * form: W4B_AUTO_XSUM for m <= 2 where that form keeps >= 4 stages. */
+enum { W4B_AUTO_NONE = 0, W4B_AUTO_PLAIN = 1, W4B_AUTO_XSUM = 2 };
 int w4a16_decode_bulk_ring_auto(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                 const w4_geometry_t *geo);
 cuops_status_t w4a16_launch_decode_bulk_ring(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
-                                             const w4_geometry_t *geo, int math_warps,
+                                             const w4_geometry_t *geo, int math_warps, int xsum,
                                              const char **kernel_name);
 /* The m <= 16 decode kernel with the bulk ring's stream and x streamed by
  * TMA in phases of 1024 k beside it (w4a16_decode_phase_ring.cu, sm_90):

@@ -135,7 +135,18 @@ static __device__ __forceinline__ void w4w_zero_pairs_f32(uint32_t zs, uint32_t 
  * are the ones w4a16_decode_warp's weight pipeline needs (it spilled at
  * U = 8). The warps hide the chain's latency: at 80 % of HBM a warp needs a
  * tile only every ~500 clocks. */
-template <typename T, int M8>
+/* a biased pair less its zero's pair, or as it is (SUB_ZERO = false) */
+template <typename T, bool SUB_ZERO>
+static __device__ __forceinline__ uint32_t w4w_less_zero(uint32_t biased, uint32_t zero_pair)
+{
+    if constexpr (SUB_ZERO) return w4_sub2(T(), biased, zero_pair);
+    else return biased;
+}
+
+/* SUB_ZERO = false: the mma takes the biased pairs as the LOP3 builds them
+ * (M + q; f16 rows g+8 M + 16 q) and the caller subtracts (M + z) times the
+ * sum of x afterwards (w4w_zero_f32); z_lo, z_hi are then unused. */
+template <typename T, int M8, bool SUB_ZERO = true>
 static __device__ __forceinline__ void w4w_partial_f32(float (&part)[M8][4], uint4 wq,
                                                        uint32_t z_lo, uint32_t z_hi,
                                                        const uint32_t (&xr)[M8][8],
@@ -151,15 +162,15 @@ static __device__ __forceinline__ void w4w_partial_f32(float (&part)[M8][4], uin
         /* nibbles i, i+4 = mma register i: rows g, g+8, g, g+8 */
         if constexpr (ROWS8_X16) {
             const uint32_t w8 = w >> 8;
-            A[0] = w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w), z_lo);
-            A[1] = w4_sub2(T(), w4_nibbles<T, 0x00F000F0u>(w), z_hi);
-            A[2] = w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w8), z_lo);
-            A[3] = w4_sub2(T(), w4_nibbles<T, 0x00F000F0u>(w8), z_hi);
+            A[0] = w4w_less_zero<T, SUB_ZERO>(w4_nibbles<T, 0x000F000Fu>(w), z_lo);
+            A[1] = w4w_less_zero<T, SUB_ZERO>(w4_nibbles<T, 0x00F000F0u>(w), z_hi);
+            A[2] = w4w_less_zero<T, SUB_ZERO>(w4_nibbles<T, 0x000F000Fu>(w8), z_lo);
+            A[3] = w4w_less_zero<T, SUB_ZERO>(w4_nibbles<T, 0x00F000F0u>(w8), z_hi);
         } else {
-            A[0] = w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w), z_lo);
-            A[1] = w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w >> 4), z_hi);
-            A[2] = w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w >> 8), z_lo);
-            A[3] = w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w >> 12), z_hi);
+            A[0] = w4w_less_zero<T, SUB_ZERO>(w4_nibbles<T, 0x000F000Fu>(w), z_lo);
+            A[1] = w4w_less_zero<T, SUB_ZERO>(w4_nibbles<T, 0x000F000Fu>(w >> 4), z_hi);
+            A[2] = w4w_less_zero<T, SUB_ZERO>(w4_nibbles<T, 0x000F000Fu>(w >> 8), z_lo);
+            A[3] = w4w_less_zero<T, SUB_ZERO>(w4_nibbles<T, 0x000F000Fu>(w >> 12), z_hi);
         }
 #pragma unroll
         for (int i = 0; i < M8; i++) {
@@ -170,6 +181,24 @@ static __device__ __forceinline__ void w4w_partial_f32(float (&part)[M8][4], uin
                 w4w_mma<T>::acc(part[i], A, xr[i][2 * j], xr[i][2 * j + 1]);
         }
     }
+}
+
+/* The biases the SUB_ZERO = false partial carries, in fp32: M + z for rows g
+ * and, for rows g+8, M + z (bf16) or M + 16 z (f16), where M is the magic's
+ * 1024 (f16) or 128 (bf16). Built from the bits: 1024 is 0x44800000 with a
+ * mantissa step of 2^-13, 128 is 0x43000000 with a step of 2^-16. zs: the
+ * lane's zero word shifted to its rows' nibbles (row g bits 0-3, row g+8
+ * bits 16-19). */
+template <typename T>
+static __device__ __forceinline__ float2 w4w_zero_f32(uint32_t zs)
+{
+    /* one shift and one LOP3 each (w4_nibbles_into: the magic in a register) */
+    if constexpr (w4_type<T>::is_f16)
+        return make_float2(__uint_as_float(w4_nibbles_into<0x0001E000u, 0x44800000u>(zs << 13)),
+                           __uint_as_float(w4_nibbles_into<0x001E0000u, 0x44800000u>(zs << 1)));
+    else
+        return make_float2(__uint_as_float(w4_nibbles_into<0x000F0000u, 0x43000000u>(zs << 16)),
+                           __uint_as_float(w4_nibbles_into<0x000F0000u, 0x43000000u>(zs)));
 }
 
 /* The scale pair (row g, row g+8) in fp32, rows g+8 divided by 16 in f16
