@@ -253,17 +253,22 @@ static int bulk_ring_serves(int64_t m, int64_t k, int64_t gs, int64_t ldx, int x
     return bulk_ring_fixed_smem(m, k, xsum) + 3 * 35456 <= g_smem_optin;
 }
 
-/* Where auto takes it (w4a16_decode_bulk_ring_auto): it serves the call, the
- * strips are at least 10 per SM and the ring gets 4 stages or more. 0: not
- * taken, 1: the plain form, 2: the _xsum form (m <= 2 where it keeps 4
- * stages). */
+/* Where auto takes it (w4a16_decode_bulk_ring_auto). 0: not taken; 1: the
+ * plain form, where it serves the call, the strips are at least 10 per SM
+ * and the ring gets 4 stages or more; 2: the _xsum form where it keeps 4
+ * stages, on those strips for m <= 3, and for m <= 2 also where k >= 4096,
+ * each CTA gets >= 2 strips and the CTAs fill >= 31/32 of the SMs. */
 static int bulk_ring_auto(int64_t m, int64_t n, int64_t k, int64_t gs, int64_t ldx, int x_offset,
                           int split_k)
 {
     if (split_k > 0 || !bulk_ring_serves(m, k, gs, ldx, x_offset, 0)) return 0;
-    if ((n + 15) / 16 < 10 * (int64_t)g_num_sms) return 0;
-    if ((g_smem_optin - bulk_ring_fixed_smem(m, k, 0)) / 35456 < 4) return 0;
-    return m <= 2 && (g_smem_optin - bulk_ring_fixed_smem(m, k, 1)) / 35456 >= 4 ? 2 : 1;
+    const int64_t strips = (n + 15) / 16, sms = g_num_sms;
+    const int many = strips >= 10 * sms;
+    const int64_t per_cta = (strips + sms - 1) / sms, ctas = (strips + per_cta - 1) / per_cta;
+    const int few_ok = m <= 2 && k >= 4096 && per_cta >= 2 && ctas * 32 >= sms * 31;
+    if (((many && m <= 3) || few_ok) && (g_smem_optin - bulk_ring_fixed_smem(m, k, 1)) / 35456 >= 4)
+        return 2;
+    return many && (g_smem_optin - bulk_ring_fixed_smem(m, k, 0)) / 35456 >= 4 ? 1 : 0;
 }
 /* What w4a16_decode_phase_ring (and _w8) serves: sm_90, m <= 16, group_size
  * 64 * 2^p or one group per row (any x alignment: x that TMA cannot read in
@@ -770,18 +775,18 @@ static void run_bulk_ring_tests(cuops_handle_t h, int quick)
             free_weight(&w);
         }
     }
-    /* auto: many strips (>= 10 per SM on the H200's 132 SMs) at m = 1 and 3
-     * takes this kernel on sm_90 (gpu_gemm_check checks which kernel ran:
-     * bulk_ring_auto), with split_k set it does not; a short k keeps the
-     * host reference cheap */
+    /* auto: many strips (>= 10 per SM on the H200's 132 SMs) at m = 1, 3
+     * and 4 takes this kernel on sm_90, its _xsum form at m <= 3
+     * (gpu_gemm_check checks which kernel ran: bulk_ring_auto), with split_k
+     * set it does not; a short k keeps the host reference cheap */
     {
         host_weight_t w;
         make_weight(&w, 21200, 320, 64, CUOPS_DTYPE_BF16, 1);
         gpu_weight_t gw;
         if (gpu_prepack(h, &w, CUOPS_DTYPE_F16, &gw)) {
             float *wd = dequant_reference(&w, CUOPS_DTYPE_F16);
-            static const int64_t ms[] = {1, 3};
-            for (int mi = 0; mi < (quick ? 1 : 2); mi++) {
+            static const int64_t ms[] = {1, 3, 4};
+            for (int mi = 0; mi < (quick ? 1 : 3); mi++) {
                 gemm_case_t c = {ms[mi], 0, 0, 0, NULL, 0, 1};
                 gpu_gemm_check(h, &w, wd, &gw, CUOPS_DTYPE_F16, c);
                 gemm_case_t c2 = {ms[mi], 0, 0, 0, "auto", 2, 0};
@@ -791,6 +796,28 @@ static void run_bulk_ring_tests(cuops_handle_t h, int quick)
         }
         cudaFree(gw.packed);
         free_weight(&w);
+    }
+    /* auto on fewer strips (n = 4096: 2 per CTA on 128 of 132 SMs): the _xsum
+     * form at m <= 2 where k >= 4096, the per-warp kernel at m = 4 and at
+     * k = 2048 (bulk_ring_auto) */
+    {
+        static const int64_t ks[] = {4096, 2048};
+        for (int ki = 0; ki < (quick ? 1 : 2); ki++) {
+            host_weight_t w;
+            make_weight(&w, 4096, ks[ki], 128, CUOPS_DTYPE_F16, 1);
+            gpu_weight_t gw;
+            if (gpu_prepack(h, &w, CUOPS_DTYPE_BF16, &gw)) {
+                float *wd = dequant_reference(&w, CUOPS_DTYPE_BF16);
+                static const int64_t ms[] = {1, 2, 4};
+                for (int mi = 0; mi < (quick ? 1 : 3); mi++) {
+                    gemm_case_t c = {ms[mi], 0, 0, 0, NULL, 0, 1};
+                    gpu_gemm_check(h, &w, wd, &gw, CUOPS_DTYPE_BF16, c);
+                }
+                free(wd);
+            }
+            cudaFree(gw.packed);
+            free_weight(&w);
+        }
     }
     /* group sizes it does not serve, and an x that does not fit */
     static const bcase_t declines[] = {

@@ -6,7 +6,9 @@
  *   auto                 m <= 8 on sm_90: w4a16_decode_bulk_ring where each
  *                        CTA gets >= 10 strips (n >= ~21000 on 132 SMs) and
  *                        its ring >= 4 stages, unless options.split_k is set
- *                        (m <= 2: its form w4a16_decode_bulk_ring_xsum);
+ *                        (m <= 3: its form w4a16_decode_bulk_ring_xsum,
+ *                        which m <= 2 also takes from n >= ~4096 where
+ *                        k >= 4096: w4a16_decode_bulk_ring_auto);
  *                        else 5 <= m <= 16: w4a16_decode_phase_ring where
  *                        each CTA gets >= 3 strips or k <= 4096, or (m > 8)
  *                        with K split over clusters of 2 CTAs where that
@@ -183,8 +185,9 @@ extern "C" cuops_status_t cuops_cuda_gemm_w4a16(struct cuops_handle *h,
     if (variant == W4A16_AUTO) {
         /* m <= 8 on many strips: the producer-fed ring, 7-10 % faster than
          * the per-warp kernel at m = 1, 2, 4 x 28672 x 8192 (H200, docs/w4a16.md);
-         * for m <= 2 its form with the zero point through x sums, 2-4 % faster
-         * again there.
+         * for m <= 3 its form with the zero point through x sums, 2-4 % faster
+         * again there, which at m <= 2 also beats the per-warp kernel by 4-9 %
+         * from n = 4096 where k >= 4096 (P203).
          * 5 <= m <= 16: the same stream with x in phases, 17-23 % faster than
          * the per-warp kernel at m = 16 and 0-16 % at m = 5..8 where each CTA
          * gets >= 3 strips or k <= 4096 (H200, docs/w4a16.md).

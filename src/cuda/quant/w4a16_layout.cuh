@@ -204,9 +204,11 @@ cuops_status_t w4a16_launch_decode_wgmma(struct cuops_handle *h, const cuops_w4a
  * nibbles and the zero point comes off afterwards through sums of x. */
 int w4a16_decode_bulk_ring_serves(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                   const w4_geometry_t *geo);
-/* Whether auto takes it (m <= 8): it serves the call, every CTA gets >= 10
- * strips (n >= ~21000 rows on 132 SMs) and the ring >= 4 stages; and which
- * form: W4B_AUTO_XSUM for m <= 2 where that form keeps >= 4 stages. */
+/* Whether auto takes it (m <= 8) and in which form: the plain one where
+ * every CTA gets >= 10 strips (n >= ~21000 rows on 132 SMs) and the ring
+ * >= 4 stages; W4B_AUTO_XSUM where that form keeps >= 4 stages, on those
+ * strips for m <= 3, and for m <= 2 also where k >= 4096, every CTA gets >= 2
+ * strips and the grid fills >= 31/32 of the SMs (n >= ~4096). */
 enum { W4B_AUTO_NONE = 0, W4B_AUTO_PLAIN = 1, W4B_AUTO_XSUM = 2 };
 int w4a16_decode_bulk_ring_auto(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                 const w4_geometry_t *geo);
