@@ -67,6 +67,7 @@
 #include <string.h>
 
 #include "cuda/common/ptx_sm90.cuh"
+#include "cuda/quant/w4a16_bulk_ring_form.h"
 #include "cuda/quant/w4a16_layout.cuh"
 #include "cuda/quant/w4a16_warp_tile.cuh"
 
@@ -528,41 +529,14 @@ int w4a16_decode_bulk_ring_serves(const struct cuops_handle *h, const cuops_w4a1
     return w4b_serves(h, d, geo, 0);
 }
 
-/* Auto's choice for m <= 8 on sm_90 (w4a16_dispatch.cu): where the CTAs get
- * at least W4B_AUTO_STRIPS_PER_SM strips each and the ring at least
- * W4B_AUTO_MIN_STAGES stages. Measured (H200, docs/w4a16.md): 14 strips per
- * CTA (28672 x 8192) 7-10 % faster than w4a16_decode_warp at m = 1, 2 and 4
- * (5, 5 and 4 stages), 7 (14336 x 4096) 2-3 % slower, 2 (4096 rows) level.
- * The XSUM form, where it keeps those stages (P203, docs/w4a16.md Change 11):
- *  - on those many strips for m <= 3: at 28672 x 8192 2-4 % faster than the
- *    plain form at m = 1 and 2, f16 2 % and bf16 level at m = 3, slower at
- *    m >= 4 (the x sums cost each CTA ~0.5 us before its first stage, paid
- *    back only where the math warps, not the start, hold the kernel);
- *  - and for m <= 2 on fewer strips, where k >= 4096, each CTA gets >= 2
- *    strips and the grid fills >= 31/32 of the SMs: 4-9 % faster than
- *    w4a16_decode_warp at 4096 x 4096, 14336 x 4096 and 4096 x 14336 (2, 7
- *    and 2 strips per CTA on 128 CTAs), 4 % slower at m = 4. */
-#define W4B_AUTO_STRIPS_PER_SM 10
-#define W4B_AUTO_MIN_STAGES 4
-#define W4B_AUTO_XSUM_MAX_M 3
-#define W4B_AUTO_XSUM_FEW_STRIPS_MAX_M 2
-#define W4B_AUTO_XSUM_FEW_STRIPS_MIN_K 4096
+/* Auto's choice for m <= 8 on sm_90 (w4a16_dispatch.cu): the rule and what
+ * it rests on are in w4a16_bulk_ring_form.h. */
 int w4a16_decode_bulk_ring_auto(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                 const w4_geometry_t *geo)
 {
     if (!w4a16_decode_bulk_ring_serves(h, d, geo)) return W4B_AUTO_NONE;
-    const int64_t sms = h->num_sms > 0 ? h->num_sms : 132;
-    const int64_t strips = cuops_ceil_div(d->n, W4_STRIP_ROWS);
-    const int many = strips >= W4B_AUTO_STRIPS_PER_SM * sms;
-    const int64_t per_cta = cuops_ceil_div(strips, sms), ctas = cuops_ceil_div(strips, per_cta);
-    const int few_ok = d->m <= W4B_AUTO_XSUM_FEW_STRIPS_MAX_M &&
-                       d->k >= W4B_AUTO_XSUM_FEW_STRIPS_MIN_K && per_cta >= 2 &&
-                       ctas * 32 >= sms * 31;
-    if (((many && d->m <= W4B_AUTO_XSUM_MAX_M) || few_ok) &&
-        w4b_stages(h, d->m, geo->ktiles, 16, 1) >= W4B_AUTO_MIN_STAGES)
-        return W4B_AUTO_XSUM;
-    if (many && w4b_stages(h, d->m, geo->ktiles, 16, 0) >= W4B_AUTO_MIN_STAGES) return W4B_AUTO_PLAIN;
-    return W4B_AUTO_NONE;
+    return w4b_auto_form(d->m, d->n, d->k, h->num_sms, w4b_stages(h, d->m, geo->ktiles, 16, 0),
+                         w4b_stages(h, d->m, geo->ktiles, 16, 1));
 }
 
 template <typename T, int CW, bool XSUM>

@@ -32,6 +32,7 @@
 #define CUOPS_W4A16_LAYOUT_CUH
 
 #include "cuda/common/cuda_common.cuh"
+#include "cuda/quant/w4a16_bulk_ring_form.h"
 
 #define W4_STRIP_ROWS 16
 #define W4_TILE_K 64
@@ -204,12 +205,8 @@ cuops_status_t w4a16_launch_decode_wgmma(struct cuops_handle *h, const cuops_w4a
  * nibbles and the zero point comes off afterwards through sums of x. */
 int w4a16_decode_bulk_ring_serves(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                   const w4_geometry_t *geo);
-/* Whether auto takes it (m <= 8) and in which form: the plain one where
- * every CTA gets >= 10 strips (n >= ~21000 rows on 132 SMs) and the ring
- * >= 4 stages; W4B_AUTO_XSUM where that form keeps >= 4 stages, on those
- * strips for m <= 3, and for m <= 2 also where k >= 4096, every CTA gets >= 2
- * strips and the grid fills >= 31/32 of the SMs (n >= ~4096). */
-enum { W4B_AUTO_NONE = 0, W4B_AUTO_PLAIN = 1, W4B_AUTO_XSUM = 2 };
+/* Whether auto takes it (m <= 8) and in which form (W4B_AUTO_NONE / _PLAIN /
+ * _XSUM): w4b_auto_form (w4a16_bulk_ring_form.h) for a call it serves. */
 int w4a16_decode_bulk_ring_auto(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                 const w4_geometry_t *geo);
 cuops_status_t w4a16_launch_decode_bulk_ring(struct cuops_handle *h, const cuops_w4a16_desc_t *d,

@@ -1,0 +1,57 @@
+/*
+ * w4a16_bulk_ring_form.h - whether auto takes w4a16_decode_bulk_ring for an
+ * m <= 8 call, and in which form (w4a16_decode_bulk_ring.cu): plain C, so
+ * that the choice is tested on any machine (tests/test_w4a16_bulk_ring_form.c).
+ */
+#ifndef CUOPS_W4A16_BULK_RING_FORM_H
+#define CUOPS_W4A16_BULK_RING_FORM_H
+
+#include <stdint.h>
+
+enum { W4B_AUTO_NONE = 0, W4B_AUTO_PLAIN = 1, W4B_AUTO_XSUM = 2 };
+
+#define W4B_AUTO_STRIPS_PER_SM 10
+#define W4B_AUTO_MIN_STAGES 4
+#define W4B_AUTO_XSUM_MAX_M 3
+#define W4B_AUTO_XSUM_FEW_STRIPS_MAX_M 2
+#define W4B_AUTO_XSUM_FEW_STRIPS_MIN_K 4096
+
+/*
+ * For a call the kernel serves: m rows of x, n weight rows (strips of 16),
+ * k, `sms` SMs, and the ring stages each form gets beside x in shared memory
+ * (stages_plain, stages_xsum: the XSUM form also holds its x sums).
+ * Measured (H200, docs/w4a16.md):
+ *  - the plain form where each CTA gets >= W4B_AUTO_STRIPS_PER_SM strips and
+ *    the ring >= W4B_AUTO_MIN_STAGES stages: 14 strips per CTA (28672 x 8192)
+ *    7-10 % faster than w4a16_decode_warp at m = 1, 2 and 4 (5, 5 and 4
+ *    stages), 7 (14336 x 4096) 2-3 % slower, 2 (4096 rows) level (Change 6);
+ *  - the XSUM form, where it keeps those stages (P203, Change 11), on those
+ *    many strips for m <= 3: at 28672 x 8192 2-4 % faster than the plain form
+ *    at m = 1 and 2, f16 2 % and bf16 level at m = 3, slower at m >= 4 (the x
+ *    sums cost each CTA ~0.5 us before its first stage, paid back only where
+ *    the math warps, not the start, hold the kernel);
+ *  - and for m <= 2 on fewer strips, where k >= 4096, each CTA gets >= 2
+ *    strips and the grid fills >= 31/32 of the SMs: 4-9 % faster than
+ *    w4a16_decode_warp at 4096 x 4096, 14336 x 4096 and 4096 x 14336 (2, 7
+ *    and 2 strips per CTA on 128 CTAs), 4 % slower at m = 4. Fewer strips, a
+ *    shorter k and m = 3 there were not measured and stay with the per-warp
+ *    kernel.
+ * sms <= 0 counts as 132 (the H200's).
+ */
+static inline int w4b_auto_form(int64_t m, int64_t n, int64_t k, int64_t sms,
+                                int64_t stages_plain, int64_t stages_xsum)
+{
+    if (sms <= 0) sms = 132;
+    const int64_t strips = (n + 15) / 16;
+    const int many = strips >= W4B_AUTO_STRIPS_PER_SM * sms;
+    const int64_t per_cta = (strips + sms - 1) / sms;
+    const int64_t ctas = (strips + per_cta - 1) / per_cta;
+    const int few_ok = m <= W4B_AUTO_XSUM_FEW_STRIPS_MAX_M && k >= W4B_AUTO_XSUM_FEW_STRIPS_MIN_K &&
+                       per_cta >= 2 && ctas * 32 >= sms * 31;
+    if (((many && m <= W4B_AUTO_XSUM_MAX_M) || few_ok) && stages_xsum >= W4B_AUTO_MIN_STAGES)
+        return W4B_AUTO_XSUM;
+    if (many && stages_plain >= W4B_AUTO_MIN_STAGES) return W4B_AUTO_PLAIN;
+    return W4B_AUTO_NONE;
+}
+
+#endif
