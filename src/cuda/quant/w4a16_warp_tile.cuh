@@ -127,14 +127,6 @@ static __device__ __forceinline__ void w4w_zero_pairs_f32(uint32_t zs, uint32_t 
                      : w4w_splat_hi(zn);
 }
 
-/* The fp32-scale form's mma partial of one tile: exact q - z through the
- * tensor core (f16 rows g+8 as 16 (q - z)). The partial starts from +0
- * computed as acc & chain_zero (0 at run time): the mma chain of the next
- * tile then waits for this one's FFMAs. Without that dependency ptxas
- * overlaps the chains of several tiles, and the registers it takes for that
- * are the ones w4a16_decode_warp's weight pipeline needs (it spilled at
- * U = 8). The warps hide the chain's latency: at 80 % of HBM a warp needs a
- * tile only every ~500 clocks. */
 /* a biased pair less its zero's pair, or as it is (SUB_ZERO = false) */
 template <typename T, bool SUB_ZERO>
 static __device__ __forceinline__ uint32_t w4w_less_zero(uint32_t biased, uint32_t zero_pair)
@@ -143,7 +135,15 @@ static __device__ __forceinline__ uint32_t w4w_less_zero(uint32_t biased, uint32
     else return biased;
 }
 
-/* SUB_ZERO = false: the mma takes the biased pairs as the LOP3 builds them
+/* The fp32-scale form's mma partial of one tile: exact q - z through the
+ * tensor core (f16 rows g+8 as 16 (q - z)). The partial starts from +0
+ * computed as acc & chain_zero (0 at run time): the mma chain of the next
+ * tile then waits for this one's FFMAs. Without that dependency ptxas
+ * overlaps the chains of several tiles, and the registers it takes for that
+ * are the ones w4a16_decode_warp's weight pipeline needs (it spilled at
+ * U = 8). The warps hide the chain's latency: at 80 % of HBM a warp needs a
+ * tile only every ~500 clocks.
+ * SUB_ZERO = false: the mma takes the biased pairs as the LOP3 builds them
  * (M + q; f16 rows g+8 M + 16 q) and the caller subtracts (M + z) times the
  * sum of x afterwards (w4w_zero_f32); z_lo, z_hi are then unused. */
 template <typename T, int M8, bool SUB_ZERO = true>
