@@ -203,6 +203,7 @@ typedef struct gemm_case {
     const char *variant;  /* NULL = plain call */
     int split_k;
     int repeat;           /* run twice, y must be bitwise identical */
+    const char *same_as;  /* also run this variant: y must be bitwise identical */
 } gemm_case_t;
 
 /* What w4a16_decode_stream serves (w4a16_dispatch.cu): m <= 64, group_size a
@@ -452,6 +453,27 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
         CHECK(differ == 0, "%s m=%lld n=%lld k=%lld kernel=%s: %lld elements differ between two runs",
               vname, (long long)m, (long long)n, (long long)k, kernel_name, (long long)differ);
         free(y2);
+    }
+    /* a form that must give the same bits as this one (the same sums in the
+     * same order, another instance or schedule) */
+    if (c.same_as && st == CUOPS_STATUS_SUCCESS && ce == cudaSuccess) {
+        uint16_t *y3 = (uint16_t *)malloc(yelems * 2);
+        tu_poison(y3, act, yelems);
+        cudaMemcpy(dy_base, y3, yelems * 2, cudaMemcpyHostToDevice);
+        cuops_options_t opt3 = opt;
+        opt3.variant = c.same_as;
+        cuops_status_t st3 = cuops_gemm_w4a16_ex(h, m, n, k, w->group_size, dx, ldx, gw->packed,
+                                                 dy, ldy, act, &opt3);
+        cudaError_t ce3 = cudaDeviceSynchronize();
+        CHECK(st3 == CUOPS_STATUS_SUCCESS && ce3 == cudaSuccess, "%s run: %s / %s (%s)", c.same_as,
+              cuops_status_string(st3), cudaGetErrorString(ce3), cuops_last_error(h));
+        cudaMemcpy(y3, dy_base, yelems * 2, cudaMemcpyDeviceToHost);
+        int64_t differ = 0;
+        for (size_t i = 0; i < yelems; i++) differ += y3[i] != y[i];
+        CHECK(differ == 0, "%s m=%lld n=%lld k=%lld split=%d: %lld elements differ from %s",
+              c.same_as, (long long)m, (long long)n, (long long)k, c.split_k, (long long)differ,
+              kernel_name);
+        free(y3);
     }
     /* nothing outside y[0..m)[0..n) may change: guard bands and ldy padding */
     int64_t bad = 0;
@@ -896,8 +918,9 @@ static void run_decode_wgmma_rows_tests(cuops_handle_t h, int quick)
 /* ---- w4a16_decode_phase_ring ------------------------------------------------ */
 
 /*
- * The phase ring (both math-warp counts) on its own shapes: m in {1, 5, 8}
- * (one x fragment) and {9, 13, 16} (two); strips per CTA 1 (n = 16, 300),
+ * The phase ring (both math-warp counts, and the one-quad form) on its own
+ * shapes: m in {1, 5, 8} (one x fragment) and {9, 13, 16} (two); strips per
+ * CTA 1 (n = 16, 300),
  * 2 (4096), 5 (8512), 15 (30000: two passes with 16 math warps at m > 8,
  * whose pass is 8 strips) and 18 (36000: two passes for every form, the
  * last quad partial); k of one partial phase (320: 5 tiles), a full phase
@@ -906,8 +929,9 @@ static void run_decode_wgmma_rows_tests(cuops_handle_t h, int quick)
  * 64 (16 groups per phase), 128, 256, 1024 (one group per phase), 2048,
  * 8192 and per-channel; zeros and symmetric; padded ldx / ldy and an x only
  * 2-byte aligned (packed for TMA first). Every call runs twice and must give
- * the same bits (gpu_gemm_check). K split over a cluster (options.split_k
- * 2 and 3; 5 and 8 at m = 1 and 16): two ranks of one phase each (2048), a
+ * the same bits (gpu_gemm_check), and the default form's calls run again as
+ * the one-quad form, which must give them too. K split over a cluster
+ * (options.split_k 2 and 3; 5 and 8 at m = 1 and 16): two ranks of one phase each (2048), a
  * last rank of one tile (1088), 16 phases cut 6 / 6 / 4 or 2 each (16384,
  * groups spanning ranks), more ranks asked than phases (1000, 320, 448:
  * fewer run), strips per CTA cut to one pass (8512, 30000, 36000: more
@@ -929,7 +953,9 @@ static void run_phase_ring_tests(cuops_handle_t h, int quick)
     };
     static const int64_t m_full[] = {1, 5, 8, 9, 13, 16};
     static const int64_t m_quick[] = {1, 16};
-    static const char *const forms[] = {"w4a16_decode_phase_ring", "w4a16_decode_phase_ring_w8"};
+    static const char *const forms[] = {"w4a16_decode_phase_ring", "w4a16_decode_phase_ring_w8",
+                                        "w4a16_decode_phase_ring_q1"};
+    const int nforms = (int)(sizeof forms / sizeof forms[0]);
     for (int a = 0; a < 2; a++) {
         cuops_dtype_t act = a ? CUOPS_DTYPE_BF16 : CUOPS_DTYPE_F16;
         for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
@@ -942,15 +968,20 @@ static void run_phase_ring_tests(cuops_handle_t h, int quick)
                 float *wd = dequant_reference(&w, act);
                 const int64_t *ms = quick ? m_quick : m_full;
                 const int nm = quick ? 2 : 6;
-                for (int f = 0; f < 2; f++) {
+                for (int f = 0; f < nforms; f++) {
+                    /* the default form (its one-quad instance where every
+                     * CTA's strips fit one quad) against the one-quad form,
+                     * which makes more passes elsewhere: the same sums in
+                     * the same order, so the same bits */
+                    const char *same = f == 0 ? forms[2] : NULL;
                     for (int mi = 0; mi < nm; mi++) {
-                        gemm_case_t c = {ms[mi], 0, 0, 0, forms[f], 0, 1};
+                        gemm_case_t c = {ms[mi], 0, 0, 0, forms[f], 0, 1, same};
                         gpu_gemm_check(h, &w, wd, &gw, act, c);
                         /* K split over a cluster */
                         static const int splits[] = {2, 3, 5, 8};
                         const int nsplit = quick ? 1 : (ms[mi] == 1 || ms[mi] == 16) ? 4 : 2;
                         for (int si = 0; si < nsplit; si++) {
-                            gemm_case_t cs = {ms[mi], 0, 0, 0, forms[f], splits[si], 1};
+                            gemm_case_t cs = {ms[mi], 0, 0, 0, forms[f], splits[si], 1, same};
                             gpu_gemm_check(h, &w, wd, &gw, act, cs);
                         }
                         if (quick) continue;
@@ -975,6 +1006,8 @@ static void run_phase_ring_tests(cuops_handle_t h, int quick)
                     gpu_gemm_check(h, &w, wd, &gw, act, d1);
                     gemm_case_t d2 = {17, 0, 0, 0, forms[1], 0, 0};
                     gpu_gemm_check(h, &w, wd, &gw, act, d2);
+                    gemm_case_t d3 = {17, 0, 0, 0, forms[2], 0, 0};
+                    gpu_gemm_check(h, &w, wd, &gw, act, d3);
                 }
                 free(wd);
             }

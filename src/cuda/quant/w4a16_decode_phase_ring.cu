@@ -5,8 +5,10 @@
  * that x need not be resident in shared memory (docs/w4a16.md, "Change 7").
  *
  * Variants "w4a16_decode_phase_ring" (CW = 16 math warps; auto on sm_90 for
- * 5 <= m <= 16 where w4a16_decode_phase_ring_auto holds) and
- * "w4a16_decode_phase_ring_w8" (CW = 8, a study form).
+ * 5 <= m <= 16 where w4a16_decode_phase_ring_auto holds; where every CTA's
+ * strips fit one quad it runs the one-quad instance), "..._w8" (CW = 8, a
+ * study form) and "..._q1" (one quad per pass whatever the strips, a study
+ * form: slower where a CTA has more than 4 strips, P204).
  *
  * Why. w4a16_decode_bulk_ring keeps all of x (m x k x 2 bytes) in shared
  * memory beside its ring, which caps it at m <= 8 (at m = 16, k = 8192, x
@@ -226,7 +228,7 @@ static __device__ __forceinline__ void w4p_cluster_store(const w4p_args_t &a, co
  * The math warps' walk: passes of up to W4P_QUADS x 4 strips, each over
  * every phase of K; per phase the pass's quads in order, one stage each.
  */
-template <typename T, int CW, int M8, int GS, bool SPLIT>
+template <typename T, int CW, int M8, int QD, int GS, bool SPLIT>
 static __device__ __forceinline__ void w4p_math(const w4p_args_t &a, const w4p_split_t &sp,
                                                 int warp, int lane,
                                                 int strip0, int strip_end, uint32_t full0,
@@ -238,7 +240,6 @@ static __device__ __forceinline__ void w4p_math(const w4p_args_t &a, const w4p_s
     constexpr int TPW = W4P_PHASE_TILES / WPS;    /* tiles per warp per stage */
     constexpr int XTILE = M8 * 8 * 128;
     constexpr int XSLOT = W4P_PHASE_TILES * XTILE;
-    constexpr int QD = W4P_QUADS(CW, M8);
     static_assert(TPW % GS == 0, "group runs divide a warp's tiles");
     const int S = a.stages, m = a.m;
     const int g = lane >> 2, t = lane & 3;
@@ -350,7 +351,7 @@ static __device__ __forceinline__ void w4p_math(const w4p_args_t &a, const w4p_s
 
 #endif
 
-template <typename T, int CW, int M8, bool SPLIT>
+template <typename T, int CW, int M8, int QD, bool SPLIT>
 __global__ void __launch_bounds__(32 * CW + 64, 1)
     w4a16_decode_phase_ring_kernel(const __grid_constant__ CUtensorMap tmap_x, const w4p_args_t a,
                                    const w4p_split_t sp)
@@ -358,7 +359,6 @@ __global__ void __launch_bounds__(32 * CW + 64, 1)
 #if CUOPS_SM90A_DEVICE
     constexpr int XTILE = M8 * 8 * 128;
     constexpr int XSLOT = W4P_PHASE_TILES * XTILE;
-    constexpr int QD = W4P_QUADS(CW, M8);
     __shared__ __align__(8) uint64_t full_bar[W4P_MAX_STAGES], empty_bar[W4P_MAX_STAGES];
     __shared__ __align__(8) uint64_t xfull_bar[W4P_MAX_XSLOTS], xempty_bar[W4P_MAX_XSLOTS];
 
@@ -494,16 +494,16 @@ __global__ void __launch_bounds__(32 * CW + 64, 1)
     constexpr int TPW = W4P_PHASE_TILES / (CW / W4P_STRIPS);
     const int run_log2 = min(a.tpg_log2, TPW == 8 ? 3 : 2);
     if (run_log2 == 0)
-        w4p_math<T, CW, M8, 1, SPLIT>(a, sp, warp, lane, strip0, strip_end, full0, empty0, xfull0, xempty0,
+        w4p_math<T, CW, M8, QD, 1, SPLIT>(a, sp, warp, lane, strip0, strip_end, full0, empty0, xfull0, xempty0,
                                ring, xslots, red);
     else if (run_log2 == 1)
-        w4p_math<T, CW, M8, 2, SPLIT>(a, sp, warp, lane, strip0, strip_end, full0, empty0, xfull0, xempty0,
+        w4p_math<T, CW, M8, QD, 2, SPLIT>(a, sp, warp, lane, strip0, strip_end, full0, empty0, xfull0, xempty0,
                                ring, xslots, red);
     else if (run_log2 == 2)
-        w4p_math<T, CW, M8, 4, SPLIT>(a, sp, warp, lane, strip0, strip_end, full0, empty0, xfull0, xempty0,
+        w4p_math<T, CW, M8, QD, 4, SPLIT>(a, sp, warp, lane, strip0, strip_end, full0, empty0, xfull0, xempty0,
                                ring, xslots, red);
     else
-        w4p_math<T, CW, M8, (TPW == 8 ? 8 : 4), SPLIT>(a, sp, warp, lane, strip0, strip_end, full0, empty0,
+        w4p_math<T, CW, M8, QD, (TPW == 8 ? 8 : 4), SPLIT>(a, sp, warp, lane, strip0, strip_end, full0, empty0,
                                                 xfull0, xempty0, ring, xslots, red);
 #endif
 }
@@ -512,18 +512,21 @@ __global__ void __launch_bounds__(32 * CW + 64, 1)
 
 static int w4p_m8(int64_t m) { return m <= 8 ? 1 : 2; }
 
-static int w4p_xslots(int64_t m) { return m <= 8 ? 3 : 2; }
+/* x phase slots: one quad per pass (the _q1 form) loads a phase's x for
+ * every stage, so its x slots are as many as its weight stages can be (3
+ * at m > 8, where x phases are 32 KB) */
+static int w4p_xslots(int64_t m, int qd) { return m <= 8 || qd == 1 ? 3 : 2; }
 
 /* Shared memory besides the ring: the x slots and the k-part sums. */
-static int64_t w4p_fixed_smem(int64_t m, int cw)
+static int64_t w4p_fixed_smem(int64_t m, int cw, int qd)
 {
     const int64_t xslot = (int64_t)W4P_PHASE_TILES * w4p_m8(m) * 8 * 128;
-    return w4p_xslots(m) * xslot + (int64_t)cw * m * W4_STRIP_ROWS * 4;
+    return w4p_xslots(m, qd) * xslot + (int64_t)cw * m * W4_STRIP_ROWS * 4;
 }
 
-static int64_t w4p_stages(const struct cuops_handle *h, int64_t m, int cw)
+static int64_t w4p_stages(const struct cuops_handle *h, int64_t m, int cw, int qd)
 {
-    const int64_t room = h->smem_optin_bytes - W4P_RESERVED_SMEM - w4p_fixed_smem(m, cw);
+    const int64_t room = h->smem_optin_bytes - W4P_RESERVED_SMEM - w4p_fixed_smem(m, cw, qd);
     const int64_t s = room / W4P_STAGE_BYTES;
     return s > W4P_MAX_STAGES ? W4P_MAX_STAGES : s;
 }
@@ -537,7 +540,7 @@ int w4a16_decode_phase_ring_serves(const struct cuops_handle *h, const cuops_w4a
     if (!cuops_aligned(d->x, 2) || !cuops_aligned(d->y, 2)) return 0;
     /* 32-bit tile and strip arithmetic in the kernel; TMA coordinates */
     if (geo->k >= ((int64_t)1 << 29) || geo->strips >= ((int64_t)1 << 30)) return 0;
-    return w4p_stages(h, d->m, 16) >= W4P_MIN_STAGES;
+    return w4p_stages(h, d->m, 16, W4P_QUADS(16, w4p_m8(d->m))) >= W4P_MIN_STAGES;
 }
 
 /* The pass of the form auto runs at m > 8 (16 math warps, two x fragments):
@@ -562,7 +565,7 @@ int w4a16_decode_phase_ring_auto(const struct cuops_handle *h, const cuops_w4a16
                                        h->num_sms > 0 ? h->num_sms : 132, W4P_AUTO_PASS_STRIPS);
 }
 
-template <typename T, int CW, int M8>
+template <typename T, int CW, int M8, int QD>
 static cuops_status_t w4p_launch(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                  const w4_geometry_t *geo, int64_t forced_splits, const char *name)
 {
@@ -575,8 +578,21 @@ static cuops_status_t w4p_launch(struct cuops_handle *h, const cuops_w4a16_desc_
     const int64_t phases = cuops_ceil_div(geo->ktiles, W4P_PHASE_TILES);
     const int64_t splits = forced_splits > 0 ? forced_splits : w4p_auto_splits(h, d, geo);
     const w4a16_phase_ring_plan_t pl = w4a16_phase_ring_make_plan(
-        strips, phases, sms, splits, (int64_t)W4P_QUADS(CW, M8) * W4P_STRIPS);
-    const int64_t stages = w4p_stages(h, d->m, CW);
+        strips, phases, sms, splits, (int64_t)QD * W4P_STRIPS);
+    /* Every CTA's strips fit one quad (a single pass of one stage per
+     * phase): the instance with one quad does the same work in the same
+     * order (the same bits) with half (m > 8) or a quarter (m <= 8) of the
+     * unrolled quad loop's code and accumulators, and a third x slot at
+     * m > 8. H200 (P204): 16 x 4096^2 11.4 -> 10.8 us, 16 x 4096 x 14336
+     * (split 2, 4 strips per CTA) 19.7 -> 18.4, 8 x 4096^2 9.9 -> 9.7. */
+    if constexpr (QD > 1 && CW == 16)
+        if (pl.strips_per_cta <= W4P_STRIPS && w4p_stages(h, d->m, CW, 1) >= W4P_MIN_STAGES)
+            return w4p_launch<T, CW, M8, 1>(h, d, geo, pl.splits, name);
+    const int64_t stages = w4p_stages(h, d->m, CW, QD);
+    if (stages < W4P_MIN_STAGES)
+        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
+                          "%s: m %lld leaves %lld ring stages beside its x slots (needs %d)", name,
+                          (long long)d->m, (long long)stages, W4P_MIN_STAGES);
     if (pl.ctas > 0x7fffffff)
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "%s: n %lld too large", name,
                           (long long)d->n);
@@ -585,26 +601,26 @@ static cuops_status_t w4p_launch(struct cuops_handle *h, const cuops_w4a16_desc_
     memset(&a, 0, sizeof a);
     w4_ring_common_args(&a, d, geo, strips, pl.strips_per_cta, stages);
     a.phases = (int)phases;
-    a.xslots = w4p_xslots(d->m);
+    a.xslots = w4p_xslots(d->m, QD);
     w4p_split_t sp;
     sp.splits = (int)pl.splits;
     sp.phases_per_split = (int)pl.phases_per_split;
 
     const size_t smem =
-        (size_t)(stages * W4P_STAGE_BYTES + w4p_fixed_smem(d->m, CW) + 1024 /* alignment */);
-    const void *fn = pl.splits > 1 ? (const void *)w4a16_decode_phase_ring_kernel<T, CW, M8, true>
-                                   : (const void *)w4a16_decode_phase_ring_kernel<T, CW, M8, false>;
+        (size_t)(stages * W4P_STAGE_BYTES + w4p_fixed_smem(d->m, CW, QD) + 1024 /* alignment */);
+    const void *fn = pl.splits > 1 ? (const void *)w4a16_decode_phase_ring_kernel<T, CW, M8, QD, true>
+                                   : (const void *)w4a16_decode_phase_ring_kernel<T, CW, M8, QD, false>;
     cudaError_t err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (err != cudaSuccess) return cuops_cuda_fail(h, err, name);
     if (pl.splits == 1) {
-        w4a16_decode_phase_ring_kernel<T, CW, M8, false>
+        w4a16_decode_phase_ring_kernel<T, CW, M8, QD, false>
             <<<(unsigned)pl.ctas, 32 * CW + 64, smem, cuops_stream(h)>>>(tmap_x, a, sp);
     } else {
         cudaLaunchConfig_t cfg;
         cudaLaunchAttribute attr;
         cuops_cluster_launch_config(&cfg, &attr, (int)pl.ctas, 32 * CW + 64, (int)pl.splits,
                                     (int)smem, cuops_stream(h));
-        CUOPS_CUDA_TRY(h, cudaLaunchKernelEx(&cfg, w4a16_decode_phase_ring_kernel<T, CW, M8, true>,
+        CUOPS_CUDA_TRY(h, cudaLaunchKernelEx(&cfg, w4a16_decode_phase_ring_kernel<T, CW, M8, QD, true>,
                                              tmap_x, a, sp));
     }
     st = cuops_cuda_check_launch(h, name);
@@ -613,12 +629,15 @@ static cuops_status_t w4p_launch(struct cuops_handle *h, const cuops_w4a16_desc_
     return CUOPS_STATUS_SUCCESS;
 }
 
+/* math_warps 16 or 8; quads 0: the form's own (W4P_QUADS), 1: one strip
+ * quad per pass (the _q1 study form, 16 math warps) */
 cuops_status_t w4a16_launch_decode_phase_ring(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
-                                              const w4_geometry_t *geo, int math_warps,
+                                              const w4_geometry_t *geo, int math_warps, int quads,
                                               int64_t forced_splits, const char **kernel_name)
 {
-    const char *const name =
-        math_warps == 8 ? "w4a16_decode_phase_ring_w8" : "w4a16_decode_phase_ring";
+    const char *const name = math_warps == 8 ? "w4a16_decode_phase_ring_w8"
+                             : quads == 1    ? "w4a16_decode_phase_ring_q1"
+                                             : "w4a16_decode_phase_ring";
     *kernel_name = name;
     if (!w4a16_decode_phase_ring_serves(h, d, geo))
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
@@ -630,9 +649,13 @@ cuops_status_t w4a16_launch_decode_phase_ring(struct cuops_handle *h, const cuop
     const int bf = d->act_type == CUOPS_DTYPE_BF16;
     const int m16 = w4p_m8(d->m) == 2;
     if (math_warps == 8) {
-        if (m16) return bf ? w4p_launch<__nv_bfloat16, 8, 2>(h, d, geo, forced_splits, name) : w4p_launch<__half, 8, 2>(h, d, geo, forced_splits, name);
-        return bf ? w4p_launch<__nv_bfloat16, 8, 1>(h, d, geo, forced_splits, name) : w4p_launch<__half, 8, 1>(h, d, geo, forced_splits, name);
+        if (m16) return bf ? w4p_launch<__nv_bfloat16, 8, 2, W4P_QUADS(8, 2)>(h, d, geo, forced_splits, name) : w4p_launch<__half, 8, 2, W4P_QUADS(8, 2)>(h, d, geo, forced_splits, name);
+        return bf ? w4p_launch<__nv_bfloat16, 8, 1, W4P_QUADS(8, 1)>(h, d, geo, forced_splits, name) : w4p_launch<__half, 8, 1, W4P_QUADS(8, 1)>(h, d, geo, forced_splits, name);
     }
-    if (m16) return bf ? w4p_launch<__nv_bfloat16, 16, 2>(h, d, geo, forced_splits, name) : w4p_launch<__half, 16, 2>(h, d, geo, forced_splits, name);
-    return bf ? w4p_launch<__nv_bfloat16, 16, 1>(h, d, geo, forced_splits, name) : w4p_launch<__half, 16, 1>(h, d, geo, forced_splits, name);
+    if (quads == 1) {
+        if (m16) return bf ? w4p_launch<__nv_bfloat16, 16, 2, 1>(h, d, geo, forced_splits, name) : w4p_launch<__half, 16, 2, 1>(h, d, geo, forced_splits, name);
+        return bf ? w4p_launch<__nv_bfloat16, 16, 1, 1>(h, d, geo, forced_splits, name) : w4p_launch<__half, 16, 1, 1>(h, d, geo, forced_splits, name);
+    }
+    if (m16) return bf ? w4p_launch<__nv_bfloat16, 16, 2, W4P_QUADS(16, 2)>(h, d, geo, forced_splits, name) : w4p_launch<__half, 16, 2, W4P_QUADS(16, 2)>(h, d, geo, forced_splits, name);
+    return bf ? w4p_launch<__nv_bfloat16, 16, 1, W4P_QUADS(16, 1)>(h, d, geo, forced_splits, name) : w4p_launch<__half, 16, 1, W4P_QUADS(16, 1)>(h, d, geo, forced_splits, name);
 }

@@ -65,6 +65,8 @@
  *                        options.split_k > 0 splits K over clusters of that
  *                        many CTAs (at most 8 and one per 1024-k phase)
  *   w4a16_decode_phase_ring_w8  the same with 8 math warps
+ *   w4a16_decode_phase_ring_q1  the same with one quad of 4 strips per pass
+ *                        (x read again for every 4 strips; a study form)
  *   w4a16_prefill_wgmma_ahead  w4a16_prefill_wgmma with the int4 words loaded
  *                        from global memory into registers, not through
  *                        shared memory, and each block dequantized while the
@@ -92,7 +94,8 @@ static const char *const w4a16_variants[] = {"auto", "w4a16_decode_splitk", "w4a
                                              "w4a16_prefill_wgmma_ahead",
                                              "w4a16_decode_phase_ring",
                                              "w4a16_decode_phase_ring_w8",
-                                             "w4a16_decode_bulk_ring_xsum"};
+                                             "w4a16_decode_bulk_ring_xsum",
+                                             "w4a16_decode_phase_ring_q1"};
 enum {
     W4A16_AUTO = 0,
     W4A16_DECODE_SPLITK = 1,
@@ -109,7 +112,8 @@ enum {
     W4A16_DECODE_PHASE_RING = 12,
     W4A16_DECODE_PHASE_RING_W8 = 13,
     W4A16_DECODE_BULK_RING_XSUM = 14,
-    W4A16_NUM_VARIANTS = 15
+    W4A16_DECODE_PHASE_RING_Q1 = 15,
+    W4A16_NUM_VARIANTS = 16
 };
 
 /* ---- prefill (m >= 256): w4a16_prefill_dequant_gemm.cu --------------------
@@ -234,10 +238,12 @@ extern "C" cuops_status_t cuops_cuda_gemm_w4a16(struct cuops_handle *h,
                                              variant == W4A16_DECODE_BULK_RING_W8 ? 8 : 16,
                                              variant == W4A16_DECODE_BULK_RING_XSUM, &kernel);
     }
-    if (variant == W4A16_DECODE_PHASE_RING || variant == W4A16_DECODE_PHASE_RING_W8) {
+    if (variant == W4A16_DECODE_PHASE_RING || variant == W4A16_DECODE_PHASE_RING_W8 ||
+        variant == W4A16_DECODE_PHASE_RING_Q1) {
         const char *kernel = NULL;
         return w4a16_launch_decode_phase_ring(h, d, &geo,
                                               variant == W4A16_DECODE_PHASE_RING_W8 ? 8 : 16,
+                                              variant == W4A16_DECODE_PHASE_RING_Q1 ? 1 : 0,
                                               opt && opt->split_k > 0 ? opt->split_k : 0, &kernel);
     }
     if (variant == W4A16_DEQUANT_GEMM) {

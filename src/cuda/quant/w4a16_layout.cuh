@@ -222,8 +222,9 @@ int w4a16_decode_phase_ring_serves(const struct cuops_handle *h, const cuops_w4a
  * >= 3 strips or k <= 4096 (after w4a16_decode_bulk_ring_auto for m <= 8). */
 int w4a16_decode_phase_ring_auto(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                  const w4_geometry_t *geo);
+/* quads: 0 the form's own strip quads per pass, 1 one quad (_q1) */
 cuops_status_t w4a16_launch_decode_phase_ring(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
-                                              const w4_geometry_t *geo, int math_warps,
+                                              const w4_geometry_t *geo, int math_warps, int quads,
                                               int64_t forced_splits, const char **kernel_name);
 
 #endif /* CUOPS_W4A16_LAYOUT_CUH */
