@@ -588,6 +588,11 @@ static cuops_status_t w4p_launch(struct cuops_handle *h, const cuops_w4a16_desc_
     if constexpr (QD > 1 && CW == 16)
         if (pl.strips_per_cta <= W4P_STRIPS && w4p_stages(h, d->m, CW, 1) >= W4P_MIN_STAGES)
             return w4p_launch<T, CW, M8, 1>(h, d, geo, pl.splits, name);
+    /* likewise two quads at m <= 8 (5 to 8 strips per CTA: one pass of two
+     * stages per phase), half of the four-quad loop */
+    if constexpr (QD > 2 && CW == 16)
+        if (pl.strips_per_cta <= 2 * W4P_STRIPS)
+            return w4p_launch<T, CW, M8, 2>(h, d, geo, pl.splits, name);
     const int64_t stages = w4p_stages(h, d->m, CW, QD);
     if (stages < W4P_MIN_STAGES)
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
