@@ -6,7 +6,8 @@
  *
  * Variants "w4a16_decode_phase_ring" (CW = 16 math warps; auto on sm_90 for
  * 5 <= m <= 16 where w4a16_decode_phase_ring_auto holds; where every CTA's
- * strips fit one quad it runs the one-quad instance), "..._w8" (CW = 8, a
+ * strips fit one quad it runs the one-quad instance, at m <= 8 where they
+ * fit two the two-quad one), "..._w8" (CW = 8, a
  * study form) and "..._q1" (one quad per pass whatever the strips, a study
  * form: slower where a CTA has more than 4 strips, P204).
  *
