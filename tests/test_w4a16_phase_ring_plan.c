@@ -5,7 +5,8 @@
  * names, and over a sweep of strips, phases, SMs and splits every CTA of a
  * cluster gets at least one phase, every strip a CTA, a split CTA at most
  * one pass, and auto splits only where its rule says and the clusters fill
- * the SMs at most once.
+ * the SMs at most once; and which kernel instance (quads per pass) runs a
+ * plan.
  */
 #include "test_util.h"
 
@@ -139,10 +140,75 @@ static void test_sweep(void)
           (long long)plans, (long long)split_auto);
 }
 
+/* The kernel instance's quads per pass (w4a16_phase_ring_instance_quads):
+ * the measured shapes of docs/w4a16.md Change 12 on 132 SMs, the edges at 4
+ * and 8 strips per CTA, and a sweep: the instance never has more quads than
+ * its form, makes one pass wherever the form does, with the fewest quads
+ * (of 1, 2, 4) that do, and is the form's own where the form makes several
+ * passes. */
+static void test_instance_quads(void)
+{
+    typedef struct {
+        int64_t m, n, k;
+        int quads;
+        const char *why;
+    } icase_t;
+    static const icase_t cases[] = {
+        {16, 4096, 4096, 1, "16 x 4096^2: 2 strips per CTA, one quad (P204 11.4 -> 10.9 us)"},
+        {16, 4096, 14336, 1, "16 x 4096 x 14336: split 2, 4 strips per CTA, one quad (19.7 -> 18.4)"},
+        {16, 14336, 4096, 2, "16 x 14336 x 4096: 7 strips, the form's two quads"},
+        {16, 28672, 8192, 2, "16 x 28672 x 8192: 14 strips, two passes of the form's two quads"},
+        {8, 4096, 4096, 1, "8 x 4096^2: 2 strips, one quad (9.9 -> 9.7)"},
+        {5, 14336, 4096, 2, "5 x 14336 x 4096: 7 strips, two quads (-0.7..-1 %)"},
+        {6, 12288, 4096, 2, "6 x 12288 x 4096: 6 strips, two quads"},
+        {8, 11008, 4096, 2, "8 x 11008 x 4096: 6 strips, two quads"},
+        {8, 28672, 8192, 4, "8 x 28672 x 8192: 14 strips, the form's four quads"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const icase_t *c = &cases[i];
+        const int64_t strips = strips_of(c->n), kt = ktiles_of(c->k);
+        const int form = c->m > 8 ? 2 : 4;
+        const int64_t s = w4a16_phase_ring_auto_splits(c->m, strips, kt, 132, PASS_M16);
+        const w4a16_phase_ring_plan_t pl = w4a16_phase_ring_make_plan(
+            strips, (kt + W4A16_PHASE_RING_PHASE_TILES - 1) / W4A16_PHASE_RING_PHASE_TILES, 132, s,
+            4 * form);
+        const int q = w4a16_phase_ring_instance_quads(form, pl.strips_per_cta);
+        CHECK(q == c->quads, "%s: %d quads (%lld strips per CTA), expected %d", c->why, q,
+              (long long)pl.strips_per_cta, c->quads);
+    }
+    static const int edges[][3] = {/* form, strips per CTA, quads */
+                                   {2, 4, 1}, {2, 5, 2}, {4, 4, 1}, {4, 5, 2},
+                                   {4, 8, 2}, {4, 9, 4}, {1, 1, 1}, {1, 40, 1}};
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
+        const int q = w4a16_phase_ring_instance_quads(edges[i][0], edges[i][1]);
+        CHECK(q == edges[i][2], "form of %d quads, %d strips per CTA: %d quads, expected %d",
+              edges[i][0], edges[i][1], q, edges[i][2]);
+    }
+    static const int forms[] = {1, 2, 4};
+    int64_t bad = 0, checked = 0;
+    for (int fi = 0; fi < 3; fi++)
+        for (int64_t st = 1; st <= 64; st++) {
+            const int f = forms[fi];
+            const int q = w4a16_phase_ring_instance_quads(f, st);
+            const int64_t qs = W4A16_PHASE_RING_QUAD_STRIPS;
+            int fewest = f;
+            for (int c = 2; c >= 0; c--)
+                if (forms[c] <= f && forms[c] * qs >= st) fewest = forms[c];
+            const int ok = (q == 1 || q == 2 || q == 4) && q <= f &&
+                           (st <= f * qs ? q == fewest && q * qs >= st : q == f);
+            if (!ok && bad++ < 10)
+                CHECK(0, "form of %d quads, %lld strips per CTA: %d quads", f, (long long)st, q);
+            checked++;
+        }
+    CHECK(bad == 0 && checked == 192, "%lld of %lld instance picks broke a rule", (long long)bad,
+          (long long)checked);
+}
+
 int main(void)
 {
     test_named_shapes();
     test_forced();
     test_sweep();
+    test_instance_quads();
     return tu_finish("test_w4a16_phase_ring_plan");
 }

@@ -58,6 +58,7 @@
 #define W4P_STRIPS 4        /* strips per stage */
 #define W4P_PHASE_TILES 16  /* 64-k tiles of each strip per phase */
 static_assert(W4P_PHASE_TILES == W4A16_PHASE_RING_PHASE_TILES, "the plan's phase");
+static_assert(W4P_STRIPS == W4A16_PHASE_RING_QUAD_STRIPS, "the plan's quad");
 static_assert(W4A16_PHASE_RING_MAX_SPLITS == CUOPS_CLUSTER_MAX_SPLITS, "the plan's cluster size");
 #define W4P_PHASE_TILES_LOG2 4
 /* strip quads whose sums a math thread holds in registers: 16 strips per
@@ -580,21 +581,20 @@ static cuops_status_t w4p_launch(struct cuops_handle *h, const cuops_w4a16_desc_
     const int64_t splits = forced_splits > 0 ? forced_splits : w4p_auto_splits(h, d, geo);
     const w4a16_phase_ring_plan_t pl = w4a16_phase_ring_make_plan(
         strips, phases, sms, splits, (int64_t)QD * W4P_STRIPS);
-    /* Every CTA's strips fit one quad (a single pass of one stage per
-     * phase): the instance with one quad does the same work in the same
-     * order (the same bits) with half (m > 8) or a quarter (m <= 8) of the
-     * unrolled quad loop's code and accumulators, and a third x slot at
-     * m > 8. H200 (P204): 16 x 4096^2 11.4 -> 10.8 us, 16 x 4096 x 14336
-     * (split 2, 4 strips per CTA) 19.7 -> 18.4, 8 x 4096^2 9.9 -> 9.7. */
-    if constexpr (QD > 1 && CW == 16)
-        if (pl.strips_per_cta <= W4P_STRIPS && w4p_stages(h, d->m, CW, 1) >= W4P_MIN_STAGES)
+    /* Every CTA's strips fit fewer quads than the form's pass: the instance
+     * with the fewest that hold them (w4a16_phase_ring_instance_quads) does
+     * the same work in the same order (the same bits) with less of the quad
+     * loop unrolled (one quad: half at m > 8, a quarter at m <= 8, and a
+     * third x slot at m > 8). H200 (P204): 16 x 4096^2 11.4 -> 10.8 us,
+     * 16 x 4096 x 14336 (split 2, 4 strips per CTA) 19.7 -> 18.4, 8 x 4096^2
+     * 9.9 -> 9.7; two quads at m <= 8 on 5-8 strips 0.5-1.5 % faster. */
+    if constexpr (QD > 1 && CW == 16) {
+        const int iq = w4a16_phase_ring_instance_quads(QD, pl.strips_per_cta);
+        if (iq == 1 && w4p_stages(h, d->m, CW, 1) >= W4P_MIN_STAGES)
             return w4p_launch<T, CW, M8, 1>(h, d, geo, pl.splits, name);
-    /* likewise two quads at m <= 8 (5 to 8 strips per CTA: one pass of two
-     * stages per phase), half of the four-quad loop: 0.5-1.5 % faster at
-     * 5-8 x 14336 x 4096 and 11008-12288 x 4096 (P204) */
-    if constexpr (QD > 2 && CW == 16)
-        if (pl.strips_per_cta <= 2 * W4P_STRIPS)
-            return w4p_launch<T, CW, M8, 2>(h, d, geo, pl.splits, name);
+        if constexpr (QD > 2)
+            if (iq == 2) return w4p_launch<T, CW, M8, 2>(h, d, geo, pl.splits, name);
+    }
     const int64_t stages = w4p_stages(h, d->m, CW, QD);
     if (stages < W4P_MIN_STAGES)
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,

@@ -13,6 +13,7 @@
 
 #define W4A16_PHASE_RING_MAX_SPLITS CUOPS_CLUSTER_PORTABLE_SIZE
 #define W4A16_PHASE_RING_PHASE_TILES 16 /* 64-k tiles per phase */
+#define W4A16_PHASE_RING_QUAD_STRIPS 4  /* strips per stage (a quad) */
 /* auto: m from which the ring serves (below, the bulk ring or the per-warp
  * kernel), strips per CTA that make an unsplit CTA worth it, and the k
  * (in 64-k tiles) up to which it serves whatever the strips */
@@ -86,6 +87,22 @@ static inline int w4a16_phase_ring_auto_takes(int64_t m, int64_t strips, int64_t
     return w4a16_phase_ring_ceil_div(strips, sms) >= W4A16_PHASE_RING_AUTO_MIN_STRIPS_PER_CTA ||
            ktiles <= W4A16_PHASE_RING_AUTO_SHORT_KTILES ||
            w4a16_phase_ring_auto_splits(m, strips, ktiles, sms, pass_strips) > 1;
+}
+
+/* The quads per pass of the kernel instance that runs a plan of a form
+ * whose pass is `form_quads` quads (16 math warps: 4 at m <= 8, 2 at m > 8;
+ * 1 for the _q1 study form). Where every CTA's strips fit fewer quads, the
+ * instance with the fewest that hold them in one pass (1, or 2 below a form
+ * of 4): it makes the same single pass, the same sums in the same order, with
+ * less of the quad loop unrolled. Measured (H200, docs/w4a16.md Change 12):
+ * one quad 4-7 % faster at m = 9..16 on 2-4 strips per CTA (16 x 4096^2,
+ * 16 x 4096 x 14336 split 2) and 2-3.5 % at m = 5..8 on 2; two quads
+ * 0.5-1.5 % faster at m = 5..8 on 6-7 strips. */
+static inline int w4a16_phase_ring_instance_quads(int form_quads, int64_t strips_per_cta)
+{
+    if (form_quads > 1 && strips_per_cta <= W4A16_PHASE_RING_QUAD_STRIPS) return 1;
+    if (form_quads > 2 && strips_per_cta <= 2 * W4A16_PHASE_RING_QUAD_STRIPS) return 2;
+    return form_quads;
 }
 
 #endif /* CUOPS_W4A16_DECODE_PHASE_RING_PLAN_H */
