@@ -6,10 +6,10 @@
  *
  * Variants "w4a16_decode_phase_ring" (CW = 16 math warps; auto on sm_90 for
  * 5 <= m <= 16 where w4a16_decode_phase_ring_auto holds; where every CTA's
- * strips fit one quad it runs the one-quad instance, at m <= 8 where they
- * fit two the two-quad one), "..._w8" (CW = 8, a
- * study form) and "..._q1" (one quad per pass whatever the strips, a study
- * form: slower where a CTA has more than 4 strips, P204).
+ * strips fit fewer quads than its pass, the instance with the fewest that
+ * hold them: w4a16_phase_ring_instance_quads), "..._w8" (CW = 8, a study
+ * form) and "..._q1" (one quad per pass whatever the strips, a study form:
+ * slower where a CTA has more than 4 strips, P204).
  *
  * Why. w4a16_decode_bulk_ring keeps all of x (m x k x 2 bytes) in shared
  * memory beside its ring, which caps it at m <= 8 (at m = 16, k = 8192, x
@@ -514,9 +514,9 @@ __global__ void __launch_bounds__(32 * CW + 64, 1)
 
 static int w4p_m8(int64_t m) { return m <= 8 ? 1 : 2; }
 
-/* x phase slots: one quad per pass (the _q1 form) loads a phase's x for
- * every stage, so its x slots are as many as its weight stages can be (3
- * at m > 8, where x phases are 32 KB) */
+/* x phase slots: one quad per pass (the one-quad instance, the _q1 form)
+ * loads a phase's x for every stage, so its x slots are as many as its
+ * weight stages can be (3 at m > 8, where x phases are 32 KB) */
 static int w4p_xslots(int64_t m, int qd) { return m <= 8 || qd == 1 ? 3 : 2; }
 
 /* Shared memory besides the ring: the x slots and the k-part sums. */
@@ -636,6 +636,17 @@ static cuops_status_t w4p_launch(struct cuops_handle *h, const cuops_w4a16_desc_
     return CUOPS_STATUS_SUCCESS;
 }
 
+/* w4p_launch for the call's activation type */
+template <int CW, int M8, int QD>
+static cuops_status_t w4p_launch_act(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
+                                     const w4_geometry_t *geo, int64_t forced_splits,
+                                     const char *name)
+{
+    return d->act_type == CUOPS_DTYPE_BF16
+               ? w4p_launch<__nv_bfloat16, CW, M8, QD>(h, d, geo, forced_splits, name)
+               : w4p_launch<__half, CW, M8, QD>(h, d, geo, forced_splits, name);
+}
+
 /* math_warps 16 or 8; quads 0: the form's own (W4P_QUADS), 1: one strip
  * quad per pass (the _q1 study form, 16 math warps) */
 cuops_status_t w4a16_launch_decode_phase_ring(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
@@ -653,16 +664,13 @@ cuops_status_t w4a16_launch_decode_phase_ring(struct cuops_handle *h, const cuop
                           "%lld, k %lld)",
                           name, h->sm_major, h->sm_minor, (long long)d->m,
                           (long long)d->group_size, (long long)d->k);
-    const int bf = d->act_type == CUOPS_DTYPE_BF16;
     const int m16 = w4p_m8(d->m) == 2;
-    if (math_warps == 8) {
-        if (m16) return bf ? w4p_launch<__nv_bfloat16, 8, 2, W4P_QUADS(8, 2)>(h, d, geo, forced_splits, name) : w4p_launch<__half, 8, 2, W4P_QUADS(8, 2)>(h, d, geo, forced_splits, name);
-        return bf ? w4p_launch<__nv_bfloat16, 8, 1, W4P_QUADS(8, 1)>(h, d, geo, forced_splits, name) : w4p_launch<__half, 8, 1, W4P_QUADS(8, 1)>(h, d, geo, forced_splits, name);
-    }
-    if (quads == 1) {
-        if (m16) return bf ? w4p_launch<__nv_bfloat16, 16, 2, 1>(h, d, geo, forced_splits, name) : w4p_launch<__half, 16, 2, 1>(h, d, geo, forced_splits, name);
-        return bf ? w4p_launch<__nv_bfloat16, 16, 1, 1>(h, d, geo, forced_splits, name) : w4p_launch<__half, 16, 1, 1>(h, d, geo, forced_splits, name);
-    }
-    if (m16) return bf ? w4p_launch<__nv_bfloat16, 16, 2, W4P_QUADS(16, 2)>(h, d, geo, forced_splits, name) : w4p_launch<__half, 16, 2, W4P_QUADS(16, 2)>(h, d, geo, forced_splits, name);
-    return bf ? w4p_launch<__nv_bfloat16, 16, 1, W4P_QUADS(16, 1)>(h, d, geo, forced_splits, name) : w4p_launch<__half, 16, 1, W4P_QUADS(16, 1)>(h, d, geo, forced_splits, name);
+    if (math_warps == 8)
+        return m16 ? w4p_launch_act<8, 2, W4P_QUADS(8, 2)>(h, d, geo, forced_splits, name)
+                   : w4p_launch_act<8, 1, W4P_QUADS(8, 1)>(h, d, geo, forced_splits, name);
+    if (quads == 1)
+        return m16 ? w4p_launch_act<16, 2, 1>(h, d, geo, forced_splits, name)
+                   : w4p_launch_act<16, 1, 1>(h, d, geo, forced_splits, name);
+    return m16 ? w4p_launch_act<16, 2, W4P_QUADS(16, 2)>(h, d, geo, forced_splits, name)
+               : w4p_launch_act<16, 1, W4P_QUADS(16, 1)>(h, d, geo, forced_splits, name);
 }
