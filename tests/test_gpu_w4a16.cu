@@ -299,6 +299,35 @@ static int phase_ring_auto(int64_t m, int64_t n, int64_t k, int64_t gs, int spli
  * sanitizer run of one kernel) */
 static const char *g_only_variant;
 
+/* Run the call again into a poisoned y (with options opt, or the plain call
+ * when opt is NULL; `what` names the run in a failure) and count the elements
+ * of y, guard bands included, whose bits differ from want; -1 when the call
+ * or its sync failed (checked here). */
+static int64_t rerun_differ(cuops_handle_t h, const host_weight_t *w, const gpu_weight_t *gw,
+                            cuops_dtype_t act, int64_t m, const uint16_t *dx, int64_t ldx,
+                            void *dy_base, uint16_t *dy, int64_t ldy, size_t yelems,
+                            const cuops_options_t *opt, const uint16_t *want, const char *what)
+{
+    uint16_t *y2 = (uint16_t *)malloc(yelems * 2);
+    tu_poison(y2, act, yelems);
+    cudaMemcpy(dy_base, y2, yelems * 2, cudaMemcpyHostToDevice);
+    const cuops_status_t st =
+        opt ? cuops_gemm_w4a16_ex(h, m, w->n, w->k, w->group_size, dx, ldx, gw->packed, dy, ldy,
+                                  act, opt)
+            : cuops_gemm_w4a16(h, m, w->n, w->k, w->group_size, dx, ldx, gw->packed, dy, ldy, act);
+    const cudaError_t ce = cudaDeviceSynchronize();
+    CHECK(st == CUOPS_STATUS_SUCCESS && ce == cudaSuccess, "%s run: %s / %s (%s)", what,
+          cuops_status_string(st), cudaGetErrorString(ce), cuops_last_error(h));
+    int64_t differ = -1;
+    if (st == CUOPS_STATUS_SUCCESS && ce == cudaSuccess) {
+        cudaMemcpy(y2, dy_base, yelems * 2, cudaMemcpyDeviceToHost);
+        differ = 0;
+        for (size_t i = 0; i < yelems; i++) differ += y2[i] != want[i];
+    }
+    free(y2);
+    return differ;
+}
+
 static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float *wd,
                            const gpu_weight_t *gw, cuops_dtype_t act, gemm_case_t c)
 {
@@ -436,44 +465,21 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
     }
     /* split-K reduction order is fixed: a second run gives the same bits */
     if (c.repeat && st == CUOPS_STATUS_SUCCESS && ce == cudaSuccess) {
-        uint16_t *y2 = (uint16_t *)malloc(yelems * 2);
-        tu_poison(y2, act, yelems);
-        cudaMemcpy(dy_base, y2, yelems * 2, cudaMemcpyHostToDevice);
-        cuops_status_t st2 =
-            (c.variant || c.split_k)
-                ? cuops_gemm_w4a16_ex(h, m, n, k, w->group_size, dx, ldx, gw->packed, dy, ldy,
-                                      act, &opt)
-                : cuops_gemm_w4a16(h, m, n, k, w->group_size, dx, ldx, gw->packed, dy, ldy, act);
-        cudaError_t ce2 = cudaDeviceSynchronize();
-        CHECK(st2 == CUOPS_STATUS_SUCCESS && ce2 == cudaSuccess, "repeat run: %s / %s",
-              cuops_status_string(st2), cudaGetErrorString(ce2));
-        cudaMemcpy(y2, dy_base, yelems * 2, cudaMemcpyDeviceToHost);
-        int64_t differ = 0;
-        for (size_t i = 0; i < yelems; i++) differ += y2[i] != y[i];
+        const int64_t differ = rerun_differ(h, w, gw, act, m, dx, ldx, dy_base, dy, ldy, yelems,
+                                            (c.variant || c.split_k) ? &opt : NULL, y, "repeat");
         CHECK(differ == 0, "%s m=%lld n=%lld k=%lld kernel=%s: %lld elements differ between two runs",
               vname, (long long)m, (long long)n, (long long)k, kernel_name, (long long)differ);
-        free(y2);
     }
     /* a form that must give the same bits as this one (the same sums in the
      * same order, another instance or schedule) */
     if (c.same_as && st == CUOPS_STATUS_SUCCESS && ce == cudaSuccess) {
-        uint16_t *y3 = (uint16_t *)malloc(yelems * 2);
-        tu_poison(y3, act, yelems);
-        cudaMemcpy(dy_base, y3, yelems * 2, cudaMemcpyHostToDevice);
         cuops_options_t opt3 = opt;
         opt3.variant = c.same_as;
-        cuops_status_t st3 = cuops_gemm_w4a16_ex(h, m, n, k, w->group_size, dx, ldx, gw->packed,
-                                                 dy, ldy, act, &opt3);
-        cudaError_t ce3 = cudaDeviceSynchronize();
-        CHECK(st3 == CUOPS_STATUS_SUCCESS && ce3 == cudaSuccess, "%s run: %s / %s (%s)", c.same_as,
-              cuops_status_string(st3), cudaGetErrorString(ce3), cuops_last_error(h));
-        cudaMemcpy(y3, dy_base, yelems * 2, cudaMemcpyDeviceToHost);
-        int64_t differ = 0;
-        for (size_t i = 0; i < yelems; i++) differ += y3[i] != y[i];
+        const int64_t differ = rerun_differ(h, w, gw, act, m, dx, ldx, dy_base, dy, ldy, yelems,
+                                            &opt3, y, c.same_as);
         CHECK(differ == 0, "%s m=%lld n=%lld k=%lld split=%d: %lld elements differ from %s",
               c.same_as, (long long)m, (long long)n, (long long)k, c.split_k, (long long)differ,
               kernel_name);
-        free(y3);
     }
     /* nothing outside y[0..m)[0..n) may change: guard bands and ldy padding */
     int64_t bad = 0;
