@@ -114,8 +114,9 @@ typedef struct bench_row {
     double max_rel_err;
     bench_row_status_t status;
     double triton_seed_us, triton_hoisted_us; /* dequant rows only (NAN otherwise) */
-    double copy_same_us;     /* a D2D copy moving the row's bytes (read + write), same rotation
-                                and timing: dequant, scan and w4a16 decode rows (NAN otherwise) */
+    double copy_same_us;     /* a D2D copy moving the row's bytes (read + write; the copy rounded
+                                up to whole 4 KB), same rotation and timing: dequant, scan and
+                                w4a16 decode rows (NAN otherwise) */
     bench_power_t power;     /* while the row's own series ran */
     bench_power_t baseline_power; /* while the baseline's series ran */
     char note[160];          /* why a row is not ok (table and stderr) */
