@@ -229,6 +229,8 @@ double bench_copy_same_bytes(bench_env_t *env, double bytes_moved);
 int bench_rotation_sets(const bench_env_t *env, size_t set_bytes, int max_sets);
 /* Whether `bytes` more device memory is available (keeps 10% spare). */
 int bench_fits(size_t bytes);
+/* v rounded up to a multiple of `to` (buffer strides, copy sizes) */
+static inline size_t bench_round_up(size_t v, size_t to) { return (v + to - 1) / to * to; }
 double bench_host_seconds(void);
 
 /* Clock and power sampling (bench_power.cu). init loads NVML with dlopen

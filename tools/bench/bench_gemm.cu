@@ -124,8 +124,6 @@ static int enqueue_cublas_gemm(void *p, int set, char *err, size_t len)
     return 0;
 }
 
-static size_t round_up(size_t v, size_t to) { return (v + to - 1) / to * to; }
-
 /* Host copies of set 0's A and B and the fp64 projections made from them:
  * once per shape, shared by the baseline check and every variant. */
 typedef struct gemm_host {
@@ -207,9 +205,9 @@ static void run_gemm_shape(bench_env_t *env, cuops_dtype_t dtype, int64_t m, int
     g.ab = g.ct = dtype;
     g.cublas = dtype == CUOPS_DTYPE_F32 ? env->cublas_pedantic : env->cublas;
     const size_t es = bv_dtype_size(dtype);
-    g.a_stride = round_up((size_t)(a_rows * g.lda) * es, 256);
-    g.b_stride = round_up((size_t)(n * k) * es, 256);
-    g.c_stride = round_up((size_t)(m * n) * es, 256);
+    g.a_stride = bench_round_up((size_t)(a_rows * g.lda) * es, 256);
+    g.b_stride = bench_round_up((size_t)(n * k) * es, 256);
+    g.c_stride = bench_round_up((size_t)(m * n) * es, 256);
     const int memory_bound = m <= 64;
     const size_t set_bytes = g.a_stride + g.b_stride + g.c_stride;
     const int sets = memory_bound ? bench_rotation_sets(env, set_bytes, 512) : 1;

@@ -616,7 +616,7 @@ double bench_copy_same_bytes(bench_env_t *env, double bytes_moved)
      * rounded size took 11.7-11.8 (run P205; placing the sets at a 4 KB
      * stride alone changed nothing), which read the rows' "% of the copy of
      * the same bytes" ~20 % high. */
-    c.bytes = ((size_t)(bytes_moved / 2.0) + 4095) & ~(size_t)4095;
+    c.bytes = bench_round_up((size_t)(bytes_moved / 2.0), 4096);
     c.stride = c.bytes;
     c.stream = env->stream;
     const int sets = bench_rotation_sets(env, 2 * c.stride, 512);

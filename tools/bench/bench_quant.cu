@@ -23,8 +23,6 @@
 #define DEQUANT_SAMPLE_BLOCKS 16
 #define DEQUANT_BLOCK_ROWS 64
 
-static size_t round_up(size_t v, size_t to) { return (v + to - 1) / to * to; }
-
 /* Host copies of one int4 weight (set 0). */
 typedef struct host_weight {
     uint8_t *q, *z;
@@ -257,10 +255,10 @@ static void run_dequant_shape(bench_env_t *env, cuops_dtype_t type, int64_t n, i
     const size_t es = bv_dtype_size(type);
     const size_t q_bytes = (size_t)(n * d.ldq), s_bytes = (size_t)(n * d.groups) * es;
     const size_t z_bytes = (size_t)(n * d.groups), out_bytes = (size_t)(n * k) * es;
-    d.q_stride = round_up(q_bytes, 256);
-    d.s_stride = round_up(s_bytes, 256);
-    d.z_stride = round_up(z_bytes, 256);
-    d.out_stride = round_up(out_bytes, 256);
+    d.q_stride = bench_round_up(q_bytes, 256);
+    d.s_stride = bench_round_up(s_bytes, 256);
+    d.z_stride = bench_round_up(z_bytes, 256);
+    d.out_stride = bench_round_up(out_bytes, 256);
     const size_t set_bytes = d.q_stride + d.s_stride + d.z_stride + d.out_stride;
     const int sets = bench_rotation_sets(env, set_bytes, 512);
     const double bytes_moved = (double)(q_bytes + s_bytes + z_bytes + out_bytes);
@@ -501,13 +499,13 @@ static void run_w4a16_shape(bench_env_t *env, cuops_dtype_t act, int64_t m, int6
                  cuops_status_string(pst), cuops_last_error(env->h));
     const size_t q_bytes = (size_t)(n * c.ldq), s_bytes = (size_t)(n * c.groups) * es;
     const size_t z_bytes = (size_t)(n * c.groups);
-    c.q_stride = round_up(q_bytes, 256);
-    c.s_stride = round_up(s_bytes, 256);
-    c.z_stride = round_up(z_bytes, 256);
-    c.packed_stride = round_up(packed_bytes ? packed_bytes : 1, 256);
-    c.dense_stride = round_up((size_t)(n * k) * es, 256);
-    c.x_stride = round_up((size_t)(m * k) * es, 256);
-    c.y_stride = round_up((size_t)(m * n) * es, 256);
+    c.q_stride = bench_round_up(q_bytes, 256);
+    c.s_stride = bench_round_up(s_bytes, 256);
+    c.z_stride = bench_round_up(z_bytes, 256);
+    c.packed_stride = bench_round_up(packed_bytes ? packed_bytes : 1, 256);
+    c.dense_stride = bench_round_up((size_t)(n * k) * es, 256);
+    c.x_stride = bench_round_up((size_t)(m * k) * es, 256);
+    c.y_stride = bench_round_up((size_t)(m * n) * es, 256);
     /* what one fused repetition touches decides the rotation: the packed
      * weight is the smallest footprint of the three timed paths */
     const size_t touched = (packed_bytes ? c.packed_stride : c.q_stride + c.s_stride + c.z_stride) +
