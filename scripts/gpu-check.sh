@@ -34,7 +34,9 @@ fi
 
 if [ $status -eq 0 ] && want test; then
     echo "== tests"
-    CUOPS_TEST_TIMEOUT=${CUOPS_TEST_TIMEOUT:-300} bash scripts/run-tests.sh build/tests > "$LOG/tests.log" 2>&1 || status=1
+    # test_gpu_scan's full sweep as 8 processes side by side (one outlasted 330 s)
+    CUOPS_TEST_SHARDS=${CUOPS_TEST_SHARDS:-8} CUOPS_TEST_TIMEOUT=${CUOPS_TEST_TIMEOUT:-300} \
+        bash scripts/run-tests.sh build/tests > "$LOG/tests.log" 2>&1 || status=1
     grep -E "^(FAIL|!!)|passed, [0-9]+ failed" "$LOG/tests.log" | head -n 80
     # the README's Python path: pip install ./python (no index), then the example
     site=$(mktemp -d)

@@ -1,27 +1,60 @@
 #!/usr/bin/env bash
 # Run every test binary; each prints "name: P passed, F failed, S skipped" as
 # its last line. Sum them and print the total as the closing line.
+#
+# CUOPS_TEST_SHARDS=N (N > 1): the tests that take CUOPS_TEST_SHARD=i/N
+# (test_gpu_scan, whose full sweep outlasted a 330 s limit in one process)
+# run as N processes side by side on the one GPU; each shard is counted as a
+# test run of its own.
 set -u
 dir=${1:-build/tests}
+shards=${CUOPS_TEST_SHARDS:-1}
+sharded=" test_gpu_scan "
 total_p=0; total_f=0; total_s=0; crashed=0
-for t in "$dir"/test_*; do
-    [ -x "$t" ] || continue
-    echo "== $(basename "$t")"
-    # a hung kernel (e.g. a barrier that never completes) must not stall the suite
-    out=$(timeout "${CUOPS_TEST_TIMEOUT:-900}" "$t" 2>&1); rc=$?
-    [ $rc -eq 124 ] && out="$out
-!! $(basename "$t") timed out after ${CUOPS_TEST_TIMEOUT:-900} s"
-    printf '%s\n' "$out"
+
+# add one run's output (its text in $1, its exit status in $2, its name in $3)
+count_run() {
+    local out=$1 rc=$2 name=$3 line p f s
     line=$(printf '%s\n' "$out" | grep -E '[0-9]+ passed, [0-9]+ failed' | tail -n 1)
     p=$(printf '%s' "$line" | sed -nE 's/(^|.*[^0-9])([0-9]+) passed.*/\2/p')
     f=$(printf '%s' "$line" | sed -nE 's/.* ([0-9]+) failed.*/\1/p')
     s=$(printf '%s' "$line" | sed -nE 's/.* ([0-9]+) skipped.*/\1/p')
     p=${p:-0}; f=${f:-0}; s=${s:-0}
-    if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
-        echo "!! $(basename "$t") exited with $rc"; f=1; crashed=$((crashed+1))
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+        echo "!! $name exited with $rc"; f=1; crashed=$((crashed+1))
     fi
-    if [ -z "$line" ]; then echo "!! $(basename "$t") printed no summary"; f=$((f+1)); fi
+    if [ -z "$line" ]; then echo "!! $name printed no summary"; f=$((f+1)); fi
     total_p=$((total_p+p)); total_f=$((total_f+f)); total_s=$((total_s+s))
+}
+
+for t in "$dir"/test_*; do
+    [ -x "$t" ] || continue
+    name=$(basename "$t")
+    if [ "$shards" -gt 1 ] && [ "${sharded#* $name }" != "$sharded" ]; then
+        tmp=$(mktemp -d)
+        for i in $(seq 0 $((shards - 1))); do
+            ( CUOPS_TEST_SHARD="$i/$shards" timeout "${CUOPS_TEST_TIMEOUT:-900}" "$t" \
+                  > "$tmp/$i.out" 2>&1; echo $? > "$tmp/$i.rc" ) &
+        done
+        wait
+        for i in $(seq 0 $((shards - 1))); do
+            echo "== $name (shard $i of $shards)"
+            out=$(cat "$tmp/$i.out"); rc=$(cat "$tmp/$i.rc")
+            [ "$rc" -eq 124 ] && out="$out
+!! $name shard $i timed out after ${CUOPS_TEST_TIMEOUT:-900} s"
+            printf '%s\n' "$out"
+            count_run "$out" "$rc" "$name shard $i"
+        done
+        rm -rf "$tmp"
+        continue
+    fi
+    echo "== $name"
+    # a hung kernel (e.g. a barrier that never completes) must not stall the suite
+    out=$(timeout "${CUOPS_TEST_TIMEOUT:-900}" "$t" 2>&1); rc=$?
+    [ $rc -eq 124 ] && out="$out
+!! $name timed out after ${CUOPS_TEST_TIMEOUT:-900} s"
+    printf '%s\n' "$out"
+    count_run "$out" "$rc" "$name"
 done
 echo
 echo "$total_p passed, $total_f failed, $total_s skipped"

@@ -40,6 +40,27 @@ static int variant_skipped(const char *name)
 {
     return g_only_variant != NULL && strncmp(name, g_only_variant, strlen(g_only_variant)) != 0;
 }
+/* CUOPS_TEST_SHARD=i/N (scripts/run-tests.sh with CUOPS_TEST_SHARDS=N): the
+ * full sweep (every variant at sizes up to 2^26) runs as N processes side by
+ * side. Shard i takes the variants of index v with v % N == i of each sweep
+ * (auto, v = 0, in shard 0); the cases that compare variants with one
+ * another or with auto (reproducibility, auto's forms, the scan state, the
+ * 2^31 + 7 case) run in shard 0 only. */
+static int g_shard = 0, g_shards = 1;
+static int shard_skipped(int v)
+{
+    return g_shards > 1 && v % g_shards != g_shard;
+}
+static int shard_parse(const char *s)
+{
+    int i = 0, n = 0;
+    char end = 0;
+    if (s == NULL) return 1;
+    if (sscanf(s, "%d/%d%c", &i, &n, &end) != 2 || n < 1 || i < 0 || i >= n) return 0;
+    g_shard = i;
+    g_shards = n;
+    return 1;
+}
 static const char *const *g_scan_variants;
 static int g_scan_variant_count;
 static const char *const *g_reduce_variants;
@@ -227,7 +248,7 @@ static void scan_case(cuops_dtype_t t, cuops_reduce_op_t op, int exclusive, size
     }
     for (int v = 0; v < g_scan_variant_count; v++) {
         const char *variant = g_scan_variants[v];
-        if (variant_skipped(variant)) continue;
+        if (variant_skipped(variant) || shard_skipped(v)) continue;
         cuops_options_t opt = {0};
         opt.variant = variant;
         for (int mode = 0; mode < MODE_COUNT; mode++) {
@@ -309,7 +330,7 @@ static void reduce_case(cuops_dtype_t t, cuops_reduce_op_t op, size_t n)
         for (size_t i = 0; i < n; i++) abs_sum += fabs(tu_get(in, t, i));
         for (int v = 0; v < g_reduce_variant_count; v++) {
             const char *variant = g_reduce_variants[v];
-            if (variant_skipped(variant)) continue;
+            if (variant_skipped(variant) || shard_skipped(v)) continue;
             cuops_options_t opt = {0};
             opt.variant = variant;
             for (int shift = 0; shift < offsets; shift++) {
@@ -1017,6 +1038,11 @@ int main(void)
      * no 2^31 + 7 case; every variant, type, op and mode still runs. */
     const int quick = getenv("CUOPS_TEST_QUICK") != NULL;
     g_only_variant = getenv("CUOPS_TEST_VARIANT");
+    if (!shard_parse(getenv("CUOPS_TEST_SHARD"))) {
+        CHECK(0, "CUOPS_TEST_SHARD='%s': expected i/N with 0 <= i < N", getenv("CUOPS_TEST_SHARD"));
+        return tu_finish("test_gpu_scan");
+    }
+    if (g_shards > 1) printf("shard %d of %d\n", g_shard, g_shards);
     g_apart_only = getenv("CUOPS_TEST_SCAN_APART") != NULL;
     if (g_apart_only) {
         /* a head only, one partial tile past the head, several ring tiles
@@ -1052,14 +1078,16 @@ int main(void)
         for (int ti = 0; ti < 4; ti++)
             for (int oi = 0; oi < 3; oi++) reduce_case(k_types[ti], k_ops[oi], reduce_sizes[s]);
 
-    reproducibility();
-    auto_dispatch();
-    if (!quick) auto_large_forms();
-    back_to_back();
-    planted_stamps(0);
-    planted_stamps(1);
-    user_workspace();
-    if (!quick) huge_case();
+    if (g_shard == 0) {
+        reproducibility();
+        auto_dispatch();
+        if (!quick) auto_large_forms();
+        back_to_back();
+        planted_stamps(0);
+        planted_stamps(1);
+        user_workspace();
+        if (!quick) huge_case();
+    }
 
     cuops_destroy(g_gpu);
     cuops_destroy(g_cpu);
