@@ -145,8 +145,11 @@ static __device__ __forceinline__ uint32_t w4w_less_zero(uint32_t biased, uint32
  * tile only every ~500 clocks.
  * SUB_ZERO = false: the mma takes the biased pairs as the LOP3 builds them
  * (M + q; f16 rows g+8 M + 16 q) and the caller subtracts (M + z) times the
- * sum of x afterwards (w4w_zero_f32); z_lo, z_hi are then unused. */
-template <typename T, int M8, bool SUB_ZERO = true>
+ * sum of x afterwards (w4w_zero_f32); z_lo, z_hi are then unused.
+ * GO_ON = true: the chain goes on from part as it is (the next tile of a
+ * run that shares one scale: the run's partial is scaled once); acc and
+ * chain_zero are then unused. */
+template <typename T, int M8, bool SUB_ZERO = true, bool GO_ON = false>
 static __device__ __forceinline__ void w4w_partial_f32(float (&part)[M8][4], uint4 wq,
                                                        uint32_t z_lo, uint32_t z_hi,
                                                        const uint32_t (&xr)[M8][8],
@@ -174,7 +177,7 @@ static __device__ __forceinline__ void w4w_partial_f32(float (&part)[M8][4], uin
         }
 #pragma unroll
         for (int i = 0; i < M8; i++) {
-            if (j == 0)
+            if (j == 0 && !GO_ON)
                 w4w_mma<T>::first(part[i], A, xr[i][0], xr[i][1],
                                   __uint_as_float(__float_as_uint(acc[i][0]) & chain_zero));
             else
