@@ -23,7 +23,10 @@ count_run() {
     if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
         echo "!! $name exited with $rc"; f=1; crashed=$((crashed+1))
     fi
-    if [ -z "$line" ]; then echo "!! $name printed no summary"; f=$((f+1)); fi
+    # no summary: one failure (already counted above when it also exited nonzero)
+    if [ -z "$line" ]; then
+        echo "!! $name printed no summary"; [ "$rc" -ne 0 ] || f=$((f+1))
+    fi
     total_p=$((total_p+p)); total_f=$((total_f+f)); total_s=$((total_s+s))
 }
 
