@@ -12,9 +12,13 @@ shards=${CUOPS_TEST_SHARDS:-1}
 sharded=" test_gpu_scan "
 total_p=0; total_f=0; total_s=0; crashed=0
 
-# add one run's output (its text in $1, its exit status in $2, its name in $3)
-count_run() {
+# print one run's output (its text in $1, its exit status in $2, its name in
+# $3; 124 is timeout's) and add its counts to the totals
+report_run() {
     local out=$1 rc=$2 name=$3 line p f s
+    [ "$rc" -eq 124 ] && out="$out
+!! $name timed out after ${CUOPS_TEST_TIMEOUT:-900} s"
+    printf '%s\n' "$out"
     line=$(printf '%s\n' "$out" | grep -E '[0-9]+ passed, [0-9]+ failed' | tail -n 1)
     p=$(printf '%s' "$line" | sed -nE 's/(^|.*[^0-9])([0-9]+) passed.*/\2/p')
     f=$(printf '%s' "$line" | sed -nE 's/.* ([0-9]+) failed.*/\1/p')
@@ -42,11 +46,7 @@ for t in "$dir"/test_*; do
         wait
         for i in $(seq 0 $((shards - 1))); do
             echo "== $name (shard $i of $shards)"
-            out=$(cat "$tmp/$i.out"); rc=$(cat "$tmp/$i.rc")
-            [ "$rc" -eq 124 ] && out="$out
-!! $name shard $i timed out after ${CUOPS_TEST_TIMEOUT:-900} s"
-            printf '%s\n' "$out"
-            count_run "$out" "$rc" "$name shard $i"
+            report_run "$(cat "$tmp/$i.out")" "$(cat "$tmp/$i.rc")" "$name shard $i"
         done
         rm -rf "$tmp"
         continue
@@ -54,10 +54,7 @@ for t in "$dir"/test_*; do
     echo "== $name"
     # a hung kernel (e.g. a barrier that never completes) must not stall the suite
     out=$(timeout "${CUOPS_TEST_TIMEOUT:-900}" "$t" 2>&1); rc=$?
-    [ $rc -eq 124 ] && out="$out
-!! $name timed out after ${CUOPS_TEST_TIMEOUT:-900} s"
-    printf '%s\n' "$out"
-    count_run "$out" "$rc" "$name"
+    report_run "$out" "$rc" "$name"
 done
 echo
 echo "$total_p passed, $total_f failed, $total_s skipped"
