@@ -385,7 +385,7 @@ static void variant_cases(void)
     }
 }
 
-/* 32768 x 4096 (2^27 outputs: auto's hoisted_b16_wt_occ8 path) on the GPU; 48 random rows
+/* 32768 x 4096 (2^27 outputs: auto's hoisted_b16_wt_t128 path) on the GPU; 48 random rows
  * (plus the first and last) checked by the CPU. */
 static void large_case(void)
 {
@@ -405,8 +405,8 @@ static void large_case(void)
         CHECK_STATUS(cuops_dequant_int4(gpu, n, k, group, dq, ldq, ds, CUOPS_DTYPE_BF16, dz, dout, ldo, CUOPS_DTYPE_BF16),
                      CUOPS_STATUS_SUCCESS);
         fprintf(stderr, "large: kernel %s\n", cuops_last_kernel(gpu));
-        CHECK(strcmp(cuops_last_kernel(gpu), "dequant_hoisted_b16_wt_occ8") == 0,
-              "large: auto ran %s, not dequant_hoisted_b16_wt_occ8 (2^27 outputs)", cuops_last_kernel(gpu));
+        CHECK(strcmp(cuops_last_kernel(gpu), "dequant_hoisted_b16_wt_t128") == 0,
+              "large: auto ran %s, not dequant_hoisted_b16_wt_t128 (2^27 outputs)", cuops_last_kernel(gpu));
         CHECK(cudaDeviceSynchronize() == cudaSuccess, "large: CUDA error");
         cudaMemcpy(got, dout, ob, cudaMemcpyDeviceToHost);
         int64_t bad = 0;
@@ -437,7 +437,7 @@ static void auto_choice_cases(void)
         int64_t n, k;
         cuops_dtype_t ot;
         const char *kernel;
-    } cases[3] = {{4096, 4096, CUOPS_DTYPE_F16, "dequant_hoisted_b16_wt_occ8"},
+    } cases[3] = {{4096, 4096, CUOPS_DTYPE_F16, "dequant_hoisted_b16_wt_t128"},
                   {4096, 4112, CUOPS_DTYPE_BF16, "dequant_hoisted_b16"},
                   {4096, 4096, CUOPS_DTYPE_F32, "dequant_hoisted_b16"}};
     for (int i = 0; i < 3; i++) {

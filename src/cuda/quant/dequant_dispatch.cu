@@ -14,8 +14,8 @@
  * out: a 64-byte f32 chunk is two sectors, exchanged the same way) and are
  * named variants only until the H200 has measured them.
  *
- * Auto, by what the H200 measured (see choose_auto): hoisted_b16_wt_occ8
- * (warp-transposed stores, 8 CTAs per SM) for weights of 2^24 elements and
+ * Auto, by what the H200 measured (see choose_auto): hoisted_b16_wt_t128
+ * (warp-transposed stores, 32 registers, CTAs of 128 threads) for weights of 2^24 elements and
  * more where it serves (16-bit out, k a multiple of 512), else hoisted_b16
  * there (hoisted_b16_occ8, the same kernel at 8 CTAs per SM, from 2^27),
  * warp_coalesced (16-byte, warp-contiguous
@@ -43,6 +43,7 @@ typedef struct dequant_variant {
                                 the lane-pair exchange (sector-complete stores), 3
                                 st.global, 32 registers (8 CTAs per SM); 4 / 5
                                 warp-transposed stores, without / with that hold;
+                                6 the held one in CTAs of 128 threads;
                                 persistent: 0 st.global, 1 st.global.cs, 2 shared
                                 memory + bulk copy (sm_90) */
 } dequant_variant_t;
@@ -58,6 +59,7 @@ static const dequant_variant_t dequant_table[] = {
     {"hoisted_b16_occ8", "dequant_hoisted_b16_occ8", KIND_VECTOR, 16, 1, 3},
     {"hoisted_b16_wt", "dequant_hoisted_b16_wt", KIND_VECTOR, 16, 1, 4},
     {"hoisted_b16_wt_occ8", "dequant_hoisted_b16_wt_occ8", KIND_VECTOR, 16, 1, 5},
+    {"hoisted_b16_wt_t128", "dequant_hoisted_b16_wt_t128", KIND_VECTOR, 16, 1, 6},
     {"hoisted_b32", "dequant_hoisted_b32", KIND_VECTOR, 32, 1, 0},
     {"warp_coalesced_x1", "dequant_warp_coalesced_x1", KIND_VECTOR, 0, 1, 0},
     {"warp_coalesced_x2", "dequant_warp_coalesced_x2", KIND_VECTOR, 0, 2, 0},
@@ -85,6 +87,7 @@ static const char *const dequant_names[] = {
     "hoisted_b16_occ8",
     "hoisted_b16_wt",
     "hoisted_b16_wt_occ8",
+    "hoisted_b16_wt_t128",
     "hoisted_b32",
     "warp_coalesced_x1",
     "warp_coalesced_x2",
@@ -115,7 +118,7 @@ static int variant_supported(const struct cuops_handle *h, const dequant_variant
 {
     if (v->kind == KIND_PERSISTENT) return dequant_persistent_supported(h, d, v->store == 2, why);
     if (v->kind != KIND_VECTOR) return 1;
-    if (v->store == 4 || v->store == 5) return dequant_vector_transposed_supported(d, why);
+    if (v->store >= 4 && v->store <= 6) return dequant_vector_transposed_supported(d, why);
     return dequant_vector_supported(d, variant_vec(v, d), why);
 }
 
@@ -155,9 +158,11 @@ static const dequant_variant_t *choose_auto(const struct cuops_handle *h, const 
      * Ahead of both where it serves, the same loads with warp-transposed
      * stores held to 8 CTAs per SM: 15.17 / 45.9 / 169.2 us at the three
      * sizes against 16.1 / 48.5 / 177.2 for auto before (f16 and bf16
-     * alike; docs/dequant.md, P202). */
+     * alike; docs/dequant.md, P202). The same kernel in CTAs of 128 threads
+     * (16 per SM): 0.1-0.5 % faster than in CTAs of 256 at 4096x4096 to
+     * 32768x8192, 27 of 28 pairs, one tie (P207). */
     if (d->n * d->k >= ((int64_t)1 << 24)) {
-        const dequant_variant_t *v = find_variant("hoisted_b16_wt_occ8");
+        const dequant_variant_t *v = find_variant("hoisted_b16_wt_t128");
         if (variant_supported(h, v, d, why)) return v;
     }
     if (d->n * d->k >= ((int64_t)1 << 27)) {

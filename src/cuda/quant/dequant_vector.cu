@@ -45,6 +45,7 @@
  *                              each 16-byte store instruction writes 512
  *                              contiguous bytes (see vector_store_transposed).
  *                              16-bit out, k a multiple of 512.
+ *  hoisted_b16_wt_t128         _wt_occ8 in CTAs of 128 threads (16 per SM).
  *  warp_coalesced_x1/x2_occ8   the same hold on warp_coalesced_x1/x2, whose
  *                              store instructions write whole 32-byte sectors
  *                              (the write traffic into L2 was the busiest unit
@@ -244,8 +245,9 @@ __device__ __forceinline__ void vector_store_transposed(uint8_t *base, const uin
  * registers and 6 CTAs of 256 threads for hoisted_b16; 8: every warp slot
  * of the SM, 32 registers). WT: warp-transposed stores
  * (vector_store_transposed; VEC 16, 16-bit out, whole warps per row). */
-template <typename S, typename O, int VEC, int UNROLL, bool STREAM, bool PAIR, int MIN_CTAS = 1, bool WT = false>
-__global__ void __launch_bounds__(VECTOR_THREADS, MIN_CTAS) dequant_vector_kernel(dequant_params_t p)
+template <typename S, typename O, int VEC, int UNROLL, bool STREAM, bool PAIR, int MIN_CTAS = 1, bool WT = false,
+          int THREADS = VECTOR_THREADS>
+__global__ void __launch_bounds__(THREADS, MIN_CTAS) dequant_vector_kernel(dequant_params_t p)
 {
     static_assert(!WT || (VEC == 16 && sizeof(O) == 2 && !PAIR), "warp-transposed stores: 16 16-bit outputs");
     constexpr int WORDS_IN = vec_traits<VEC>::WORDS_IN;
@@ -254,11 +256,11 @@ __global__ void __launch_bounds__(VECTOR_THREADS, MIN_CTAS) dequant_vector_kerne
     constexpr uint64_t SPAN = 32u * UNROLL; /* chunks per warp per iteration */
     const uint32_t lane = threadIdx.x & 31u;
     const uint64_t total = (uint64_t)p.total_chunks;
-    const uint64_t warp_stride = ((uint64_t)gridDim.x * VECTOR_THREADS) >> 5;
+    const uint64_t warp_stride = ((uint64_t)gridDim.x * THREADS) >> 5;
     const S *scales = (const S *)p.scales;
 
     /* one pass in practice: the host launches a warp per 32*UNROLL chunks */
-    for (uint64_t w = ((uint64_t)blockIdx.x * VECTOR_THREADS + threadIdx.x) >> 5; w * SPAN < total;
+    for (uint64_t w = ((uint64_t)blockIdx.x * THREADS + threadIdx.x) >> 5; w * SPAN < total;
          w += warp_stride) {
         uint32_t packed[UNROLL][WORDS_IN];
         float scale[UNROLL];
@@ -392,27 +394,41 @@ int dequant_vector_supported(const cuops_dequant_desc_t *d, int vec, char *why)
     return 1;
 }
 
-template <typename S, typename O, int VEC, int UNROLL, bool STREAM, bool PAIR, int MIN_CTAS = 1, bool WT = false>
+template <typename S, typename O, int VEC, int UNROLL, bool STREAM, bool PAIR, int MIN_CTAS = 1, bool WT = false,
+          int THREADS = VECTOR_THREADS>
 static void launch_vector_one(const dequant_params_t &p, int64_t blocks, cudaStream_t st)
 {
-    dequant_vector_kernel<S, O, VEC, UNROLL, STREAM, PAIR, MIN_CTAS, WT>
-        <<<(unsigned)blocks, VECTOR_THREADS, 0, st>>>(p);
+    dequant_vector_kernel<S, O, VEC, UNROLL, STREAM, PAIR, MIN_CTAS, WT, THREADS>
+        <<<(unsigned)blocks, THREADS, 0, st>>>(p);
+}
+
+/* Threads per CTA of a store form: 128 for the warp-transposed stores held
+ * to 32 registers in CTAs of 128 (6: 16 CTAs per SM, every warp slot, as 8
+ * of 256), 256 for every other form. From 4096x4096 to 32768x8192, CTAs of
+ * 128 measured 0.1-0.5 % faster than 256 (27 of 28 pairs, one tie), 64
+ * within 0.5 % of 128 either way, 512 and 1024 1-5 % slower (H200,
+ * docs/dequant.md, P207). */
+static int vector_threads(int store)
+{
+    return store == 6 ? 128 : VECTOR_THREADS;
 }
 
 /* The (VEC, UNROLL, store) combinations the dispatch table names; store: 0
  * st.global, 1 st.global.cs, 2 st.global after the lane-pair exchange, 3
  * st.global from a kernel held to 32 registers (8 CTAs per SM), 4 / 5
- * warp-transposed stores (16-bit out, VEC 16), without / with that hold. */
+ * warp-transposed stores (16-bit out, VEC 16), without / with that hold;
+ * 6 the held one in CTAs of 128 threads. */
 template <typename S, typename O>
 static int launch_vector_typed(const dequant_params_t &p, int vec, int unroll, int store,
                                int64_t blocks, cudaStream_t st)
 {
     constexpr int C16 = 16 / (int)sizeof(O); /* outputs in 16 bytes */
-    if (store == 4 || store == 5) {
+    if (store >= 4 && store <= 6) {
         if constexpr (sizeof(O) == 2) {
             if (vec != 16 || unroll != 1) return 0;
             if (store == 4) launch_vector_one<S, O, 16, 1, false, false, 1, true>(p, blocks, st);
-            else launch_vector_one<S, O, 16, 1, false, false, 8, true>(p, blocks, st);
+            else if (store == 5) launch_vector_one<S, O, 16, 1, false, false, 8, true>(p, blocks, st);
+            else launch_vector_one<S, O, 16, 1, false, false, 16, true, 128>(p, blocks, st);
             return 1;
         }
         return 0;
@@ -481,7 +497,7 @@ cuops_status_t dequant_launch_vector(struct cuops_handle *h, const cuops_dequant
         q.n = rows;
         q.total_chunks = rows * p.chunks_per_row;
         const int64_t warps = cuops_ceil_div(q.total_chunks, 32 * (int64_t)unroll);
-        const int64_t blocks = cuops_ceil_div(warps, VECTOR_THREADS / 32);
+        const int64_t blocks = cuops_ceil_div(warps, vector_threads(store) / 32);
         switch (d->scale_type) {
         case CUOPS_DTYPE_F16: ok = launch_vector_out<__half>(d->out_type, q, vec, unroll, store, blocks, st); break;
         case CUOPS_DTYPE_BF16: ok = launch_vector_out<__nv_bfloat16>(d->out_type, q, vec, unroll, store, blocks, st); break;
