@@ -145,8 +145,11 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
 
     const int split = (int)cuops_cluster_ctarank();
     const int wb = (int)blockIdx.x / p.splits;
-    const int kt0 = (int)((int64_t)split * p.ktiles / p.splits);
-    const int kt1 = (int)((int64_t)(split + 1) * p.ktiles / p.splits);
+    /* 32-bit: ktiles < 2^25 (k < 2^31) and splits <= 8, so the products
+     * stay below 2^28 (a 64-bit division would be the ~70-instruction
+     * routine, in every thread) */
+    const int kt0 = (int)((uint32_t)(split * p.ktiles) / (uint32_t)p.splits);
+    const int kt1 = (int)((uint32_t)((split + 1) * p.ktiles) / (uint32_t)p.splits);
 
     const int warpgroup = threadIdx.x / 128;
     if (threadIdx.x == 0) {
@@ -359,8 +362,14 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
                               __byte_perm(svc, 0, 0x3232));
                 issue_block(stage, t, a, other);
             };
+            /* kn = grp * tpg + pos, 0 <= pos < tpg; a stage moves kn by KT
+             * = step_groups * tpg + step_pos, so grp and pos follow with one
+             * carry at most, and the loop has no division */
+            const int tpg = p.tiles_per_group;
             int kn = kt0 + t;
-            int grp = kn / p.tiles_per_group;
+            int grp = kn / tpg;
+            int pos = kn - grp * tpg;
+            const int step_groups = KT / tpg, step_pos = KT - step_groups * tpg;
             uint32_t sv = kn < kt1 ? __ldg(sc + grp * 8) : 0u;
             uint32_t zv = kn < kt1 ? __ldg(zr + grp * 2) : 0u;
             bool even = true;
@@ -371,8 +380,13 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
                     cuops_mbar_wait(W4D_FULL_BAR(stage), phase);
                     uint32_t sv_next = sv, zv_next = zv;
                     kn += KT;
+                    grp += step_groups;
+                    pos += step_pos;
+                    if (pos >= tpg) {
+                        pos -= tpg;
+                        ++grp;
+                    }
                     if (kn < kt1) {
-                        grp = kn / p.tiles_per_group;
                         sv_next = __ldg(sc + grp * 8);
                         zv_next = __ldg(zr + grp * 2);
                     }
