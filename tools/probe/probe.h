@@ -42,6 +42,14 @@ typedef struct probe_device {
 
 extern probe_device_t g_dev;
 
+/* The median of t[0..n) (sorts t; insertion sort: n is small). */
+static inline float probe_median(float *t, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && t[j] < t[j - 1]; j--) { float s = t[j]; t[j] = t[j - 1]; t[j - 1] = s; }
+    return t[n / 2];
+}
+
 /* Run a kernel launch `launch` (a lambda) `reps` times between events; median ms. */
 template <typename F> static float probe_time_ms(F launch, int reps)
 {
@@ -59,9 +67,7 @@ template <typename F> static float probe_time_ms(F launch, int reps)
         PROBE_CHECK(cudaEventElapsedTime(&t[i], a, b));
     }
     PROBE_CHECK(cudaGetLastError());
-    for (int i = 1; i < reps; i++) /* insertion sort: reps is small */
-        for (int j = i; j > 0 && t[j] < t[j - 1]; j--) { float s = t[j]; t[j] = t[j - 1]; t[j - 1] = s; }
-    float med = t[reps / 2];
+    const float med = probe_median(t, reps);
     free(t);
     cudaEventDestroy(a);
     cudaEventDestroy(b);

@@ -66,9 +66,7 @@ template <typename F> static float probe_time_queued_ms(F launch, int reps, vola
         PROBE_CHECK(cudaDeviceSynchronize());
         for (int i = 0; i < batch; i++) PROBE_CHECK(cudaEventElapsedTime(&t[done + i], a[i], b[i]));
     }
-    for (int i = 1; i < reps; i++) /* insertion sort: reps is small */
-        for (int j = i; j > 0 && t[j] < t[j - 1]; j--) { float s = t[j]; t[j] = t[j - 1]; t[j - 1] = s; }
-    const float med = t[reps / 2];
+    const float med = probe_median(t, reps);
     free(t);
     for (int i = 0; i < QUEUED_BATCH; i++) {
         cudaEventDestroy(a[i]);

@@ -242,9 +242,10 @@ __device__ __forceinline__ void vector_store_transposed(uint8_t *base, const uin
 /* PAIR: sector-complete stores through the lane-pair exchange
  * (vector_store_pair); needs chunks of a whole number of 32-byte sectors.
  * MIN_CTAS: CTAs per SM the registers must allow (1: ptxas's choice, 40
- * registers and 6 CTAs of 256 threads for hoisted_b16; 8: every warp slot
- * of the SM, 32 registers). WT: warp-transposed stores
- * (vector_store_transposed; VEC 16, 16-bit out, whole warps per row). */
+ * registers and 6 CTAs of 256 threads for hoisted_b16; 8 of 256 or 16 of
+ * 128: every warp slot of the SM, 32 registers). WT: warp-transposed stores
+ * (vector_store_transposed; VEC 16, 16-bit out, whole warps per row).
+ * THREADS: threads per CTA (256 but for hoisted_b16_wt_t128). */
 template <typename S, typename O, int VEC, int UNROLL, bool STREAM, bool PAIR, int MIN_CTAS = 1, bool WT = false,
           int THREADS = VECTOR_THREADS>
 __global__ void __launch_bounds__(THREADS, MIN_CTAS) dequant_vector_kernel(dequant_params_t p)
