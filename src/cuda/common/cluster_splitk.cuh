@@ -20,6 +20,18 @@
 
 #if CUOPS_SM90A_DEVICE
 
+/* Rank `rank`'s share [*lo, *hi) of n blocks along K split over `splits`
+ * ranks (the shares differ by at most one). In 32 bits: both kernels take
+ * k < 2^31, so n (64-k blocks) < 2^25 and rank * n < 2^28; the 64-bit
+ * division it replaced is the ~70-instruction routine, run by every thread
+ * before the first copy (H200, P207: 0.5-5 % at 4096^2, docs/w4a16.md
+ * Change 15 and docs/gemm.md). */
+__device__ __forceinline__ void cuops_cluster_k_share(int rank, int n, int splits, int *lo, int *hi)
+{
+    *lo = (int)((uint32_t)(rank * n) / (uint32_t)splits);
+    *hi = (int)((uint32_t)((rank + 1) * n) / (uint32_t)splits);
+}
+
 /* The sum over ranks 0..splits-1, in that order, of the float4 at this CTA's
  * shared address `addr` as laid out in each rank (all loads first: they
  * cross the cluster network). */

@@ -365,11 +365,8 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
 
     const int split = (int)cuops_cluster_ctarank();
     const int wb = (int)blockIdx.x / p.splits;
-    /* 32-bit: kblocks < 2^25 (k <= 0x7fffff00) and splits <= 8, so the
-     * products stay below 2^28 (a 64-bit division is the ~70-instruction
-     * routine, in every thread before the producer's first copy) */
-    const int kb0 = (int)((uint32_t)(split * p.kblocks) / (uint32_t)p.splits);
-    const int kb1 = (int)((uint32_t)((split + 1) * p.kblocks) / (uint32_t)p.splits);
+    int kb0, kb1;
+    cuops_cluster_k_share(split, p.kblocks, p.splits, &kb0, &kb1);
 
     const int warpgroup = threadIdx.x / 128;
     if (threadIdx.x == 0) DSTAMP(p, DSTAMP_ENTRY);

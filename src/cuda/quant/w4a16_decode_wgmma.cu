@@ -145,11 +145,8 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
 
     const int split = (int)cuops_cluster_ctarank();
     const int wb = (int)blockIdx.x / p.splits;
-    /* 32-bit: ktiles < 2^25 (k < 2^31) and splits <= 8, so the products
-     * stay below 2^28 (a 64-bit division would be the ~70-instruction
-     * routine, in every thread) */
-    const int kt0 = (int)((uint32_t)(split * p.ktiles) / (uint32_t)p.splits);
-    const int kt1 = (int)((uint32_t)((split + 1) * p.ktiles) / (uint32_t)p.splits);
+    int kt0, kt1;
+    cuops_cluster_k_share(split, p.ktiles, p.splits, &kt0, &kt1);
 
     const int warpgroup = threadIdx.x / 128;
     if (threadIdx.x == 0) {
