@@ -11,15 +11,15 @@
 #include "../src/cuda/quant/w4a16_bulk_ring_form.h"
 
 /* The H200's per-block shared memory and the ring's stage size: the stages
- * each form gets beside x (w4b_stages in w4a16_decode_bulk_ring.cu). */
+ * each form has room for beside x (w4b_room_stages in
+ * w4a16_decode_bulk_ring.cu; the ring itself runs at most 3 of them). */
 #define OPTIN 232448
 #define STAGE 35456
 static int64_t stages(int64_t m, int64_t k, int xsum)
 {
     const int64_t ktiles = (k + 63) / 64;
     const int64_t fixed = m * ktiles * 128 + 4 * 16 * m * 64 + (xsum ? ktiles * 64 : 0) + 512;
-    const int64_t s = (OPTIN - fixed) / STAGE;
-    return s > 6 ? 6 : s;
+    return (OPTIN - fixed) / STAGE;
 }
 
 typedef struct form_case {

@@ -18,11 +18,15 @@ enum { W4B_AUTO_NONE = 0, W4B_AUTO_PLAIN = 1, W4B_AUTO_XSUM = 2 };
 
 /*
  * For a call the kernel serves: m rows of x, n weight rows (strips of 16),
- * k, `sms` SMs, and the ring stages each form gets beside x in shared memory
- * (stages_plain, stages_xsum: the XSUM form also holds its x sums).
+ * k, `sms` SMs, and the ring stages each form has room for beside x in
+ * shared memory (stages_plain, stages_xsum: the XSUM form also holds its x
+ * sums). The rule was measured with rings of 4-6 stages, as many as fit;
+ * since P208 the ring runs 3 of them (faster where the stream is short,
+ * level elsewhere), and the rule still asks for the room it was measured
+ * with.
  * Measured (H200, docs/w4a16.md):
  *  - the plain form where each CTA gets >= W4B_AUTO_STRIPS_PER_SM strips and
- *    the ring >= W4B_AUTO_MIN_STAGES stages: 14 strips per CTA (28672 x 8192)
+ *    room for >= W4B_AUTO_MIN_STAGES stages: 14 strips per CTA (28672 x 8192)
  *    7-10 % faster than w4a16_decode_warp at m = 1, 2 and 4 (5, 5 and 4
  *    stages), 7 (14336 x 4096) 2-3 % slower, 2 (4096 rows) level (Change 6);
  *  - the XSUM form, where it keeps those stages (P203, Change 11), on those
