@@ -12,7 +12,7 @@
 
 /* The H200's per-block shared memory and the ring's stage size: the stages
  * each form has room for beside x (w4b_room_stages in
- * w4a16_decode_bulk_ring.cu; the ring itself runs at most 3 of them). */
+ * w4a16_decode_bulk_ring.cu; the ring takes w4b_ring_stages of them). */
 #define OPTIN 232448
 #define STAGE 35456
 static int64_t stages(int64_t m, int64_t k, int xsum)
@@ -70,6 +70,30 @@ static void test_stages(void)
     CHECK(w4b_auto_form(1, 28672, 8192, 0, 5, 5) == W4B_AUTO_XSUM, "no SM count: 132");
 }
 
+/* The ring's depth: 3 stages at m = 1 and on short streams (the shapes
+ * P208 measured faster so), the deeper ring where m = 2, 3 stream 14
+ * strips per CTA (measured slower at 3), never more than fit. */
+static void test_ring_stages(void)
+{
+    /* strips per CTA on 132 SMs */
+    const int64_t s28672 = (28672 / 16 + 131) / 132, s14336 = (14336 / 16 + 131) / 132;
+    CHECK(s28672 == 14 && s14336 == 7, "strips per CTA %lld / %lld", (long long)s28672,
+          (long long)s14336);
+    CHECK(w4b_ring_stages(1, s28672, stages(1, 8192, 1)) == 3, "1 x 28672 x 8192: 3");
+    CHECK(w4b_ring_stages(1, s14336, stages(1, 4096, 1)) == 3, "1 x 14336 x 4096: 3");
+    CHECK(w4b_ring_stages(2, s14336, stages(2, 4096, 1)) == 3, "2 x 14336 x 4096: 3");
+    CHECK(w4b_ring_stages(1, 2, stages(1, 14336, 1)) == 3, "1 x 4096 x 14336: 3");
+    CHECK(w4b_ring_stages(2, s28672, stages(2, 8192, 1)) == stages(2, 8192, 1) &&
+              stages(2, 8192, 1) >= 4,
+          "2 x 28672 x 8192: every stage that fits (%lld)", (long long)stages(2, 8192, 1));
+    CHECK(w4b_ring_stages(3, s28672, stages(3, 8192, 1)) == stages(3, 8192, 1),
+          "3 x 28672 x 8192: every stage that fits");
+    CHECK(w4b_ring_stages(4, s28672, stages(4, 8192, 0)) == stages(4, 8192, 0),
+          "4 x 28672 x 8192: every stage that fits");
+    CHECK(w4b_ring_stages(2, 20, 9) == W4B_RING_MAX_STAGES, "at most W4B_RING_MAX_STAGES");
+    CHECK(w4b_ring_stages(1, 20, 2) == 2 && w4b_ring_stages(2, 20, 3) == 3, "never more than fit");
+}
+
 /* A sweep of m, n, k and SM counts: every choice on the measured side. */
 static void test_sweep(void)
 {
@@ -115,6 +139,7 @@ int main(void)
 {
     test_named_shapes();
     test_stages();
+    test_ring_stages();
     test_sweep();
     return tu_finish("test_w4a16_bulk_ring_form");
 }

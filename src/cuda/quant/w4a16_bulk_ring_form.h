@@ -20,10 +20,9 @@ enum { W4B_AUTO_NONE = 0, W4B_AUTO_PLAIN = 1, W4B_AUTO_XSUM = 2 };
  * For a call the kernel serves: m rows of x, n weight rows (strips of 16),
  * k, `sms` SMs, and the ring stages each form has room for beside x in
  * shared memory (stages_plain, stages_xsum: the XSUM form also holds its x
- * sums). The rule was measured with rings of 4-6 stages, as many as fit;
- * since P208 the ring runs 3 of them (faster where the stream is short,
- * level elsewhere), and the rule still asks for the room it was measured
- * with.
+ * sums). The rule was measured with rings of 4-6 stages, as many as fit,
+ * and still asks for that room; since P208 the ring is shorter on some
+ * calls (w4b_ring_stages below).
  * Measured (H200, docs/w4a16.md):
  *  - the plain form where each CTA gets >= W4B_AUTO_STRIPS_PER_SM strips and
  *    room for >= W4B_AUTO_MIN_STAGES stages: 14 strips per CTA (28672 x 8192)
@@ -56,6 +55,31 @@ static inline int w4b_auto_form(int64_t m, int64_t n, int64_t k, int64_t sms,
         return W4B_AUTO_XSUM;
     if (many && stages_plain >= W4B_AUTO_MIN_STAGES) return W4B_AUTO_PLAIN;
     return W4B_AUTO_NONE;
+}
+
+/*
+ * The ring's stages for a call: `room` is how many fit beside x, the CTA
+ * holds strips_per_cta strips. Three (104 KB in flight per SM) at m = 1 and
+ * wherever a CTA's stream is short (fewer than W4B_AUTO_STRIPS_PER_SM
+ * strips); as many as fit, up to W4B_RING_MAX_STAGES, otherwise. Measured
+ * (H200, P208, docs/w4a16.md Change 16): the stream runs at the same ~1.0
+ * us per stage and SM either way once it runs, but a first round of 3
+ * stages queues fewer bytes ahead of x and each CTA's first stage (at 1 x
+ * 14336 x 4096 x reached shared memory 0.6 us and the first stage 0.4 us
+ * sooner): 3 stages made m = 1 1.5-4.4 % faster at 14336 x 4096, 4096 x
+ * 14336 and 28672 x 8192 (f16; bf16 0.4-2.6 %) and m = 2 at 14336 x 4096
+ * 1.5-3.8 %, level at 4096^2; but m = 2 and 3 at 28672 x 8192 (14 strips
+ * per CTA, 5 and 4 stages of room) 1.5-2.8 % slower (not explained), so
+ * those keep the deeper ring. Two stages were slower than three at 4096 x
+ * 14336.
+ */
+#define W4B_RING_SHORT_STAGES 3
+#define W4B_RING_MAX_STAGES 6
+static inline int64_t w4b_ring_stages(int64_t m, int64_t strips_per_cta, int64_t room)
+{
+    const int64_t want = m == 1 || strips_per_cta < W4B_AUTO_STRIPS_PER_SM ? W4B_RING_SHORT_STAGES
+                                                                           : W4B_RING_MAX_STAGES;
+    return room < want ? room : want;
 }
 
 #endif

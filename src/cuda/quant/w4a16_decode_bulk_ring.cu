@@ -36,8 +36,8 @@
  *    tiles are never mixed across strips) plus the scale pairs and zero
  *    words of the groups they touch: three cp.async.bulk on the stage's full
  *    barrier, issued by one thread that only waits for free slots, so the
- *    bytes in flight per SM are the ring's (3 x 34.6 KB), whatever the
- *    math warps are doing;
+ *    bytes in flight per SM are the ring's (3 to 6 x 34.6 KB,
+ *    w4b_ring_stages), whatever the math warps are doing;
  *  - math warp w takes tiles w*TPW .. w*TPW + TPW-1 of each stage (TPW =
  *    64 / CW), one mma chain per tile slot, each tile's chain starting from
  *    zero (no dependency on the previous tile: registers are not scarce
@@ -84,15 +84,9 @@
  * stage to a multiple of 128) */
 #define W4B_ZERO_BYTES 640
 #define W4B_STAGE_BYTES (W4B_WEIGHT_BYTES + W4B_SCALE_BYTES + W4B_ZERO_BYTES)
-/* The ring: W4B_RING_STAGES stages where shared memory holds them beside x,
- * and the kernel serves only where it holds W4B_MIN_STAGES. Three stages
- * (104 KB per SM) keep the DRAM stream as fast as six did once it runs
- * (~1.0 us per stage per SM in both), but the ring's first round queues
- * fewer bytes ahead of x and of each CTA's first stage: H200, 1 x 14336 x
- * 4096, x reached shared memory 0.6 us sooner and the first stage 0.4 us
- * sooner, and the rows ran 2-5 % faster where the stream is short (P208,
- * docs/w4a16.md Change 16). Two stages were slower at 4096 x 14336. */
-#define W4B_RING_STAGES 3
+/* ring stages: as w4b_ring_stages (w4a16_bulk_ring_form.h) picks from those
+ * that fit beside x; the kernel serves where W4B_MIN_STAGES fit */
+#define W4B_MAX_STAGES W4B_RING_MAX_STAGES
 #define W4B_MIN_STAGES 3
 /* static shared memory (the barriers) and slack kept out of the budget */
 #define W4B_RESERVED_SMEM 512
@@ -112,7 +106,7 @@ typedef struct w4b_args {
     int strips;          /* strips holding rows < n */
     int strips_per_cta;
     int tpg_log2;        /* 64-k tiles per group, log2; 30 when one group spans k */
-    int stages;          /* ring slots, W4B_MIN_STAGES .. W4B_RING_STAGES */
+    int stages;          /* ring slots, W4B_MIN_STAGES .. W4B_MAX_STAGES */
     uint32_t x_bytes;    /* m * ktiles * 128 */
 } w4b_args_t;
 
@@ -387,7 +381,7 @@ __global__ void __launch_bounds__(32 * CW + 64, 1) w4a16_decode_bulk_ring_kernel
 #if CUOPS_SM90A_DEVICE
     constexpr int TPW = W4B_STAGE_TILES / CW; /* tiles per math warp per stage */
     static_assert(TPW * CW == W4B_STAGE_TILES, "CW divides the stage");
-    __shared__ __align__(8) uint64_t full_bar[W4B_RING_STAGES], empty_bar[W4B_RING_STAGES];
+    __shared__ __align__(8) uint64_t full_bar[W4B_MAX_STAGES], empty_bar[W4B_MAX_STAGES];
     __shared__ __align__(8) uint64_t red_full_bar[W4B_RED_SLOTS], red_empty_bar[W4B_RED_SLOTS];
 
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
@@ -509,7 +503,7 @@ static int64_t w4b_fixed_smem(int64_t m, int64_t ktiles, int cw, int xsum)
 }
 
 /* How many ring stages shared memory holds beside x (what serves and auto
- * judge by); the ring itself takes at most W4B_RING_STAGES of them. */
+ * judge by; the ring takes w4b_ring_stages of them). */
 static int64_t w4b_room_stages(const struct cuops_handle *h, int64_t m, int64_t ktiles, int cw,
                                int xsum)
 {
@@ -557,8 +551,8 @@ static cuops_status_t w4b_launch(struct cuops_handle *h, const cuops_w4a16_desc_
     const int64_t strips = cuops_ceil_div(d->n, W4_STRIP_ROWS);
     const int64_t per_cta = cuops_ceil_div(strips, sms);
     const int64_t ctas = cuops_ceil_div(strips, per_cta);
-    const int64_t room = w4b_room_stages(h, d->m, geo->ktiles, CW, XSUM);
-    const int64_t stages = room < W4B_RING_STAGES ? room : W4B_RING_STAGES;
+    const int64_t stages =
+        w4b_ring_stages(d->m, per_cta, w4b_room_stages(h, d->m, geo->ktiles, CW, XSUM));
 
     w4b_args_t a;
     memset(&a, 0, sizeof a);
