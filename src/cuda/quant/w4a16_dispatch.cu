@@ -5,7 +5,9 @@
  * Variants (cuops_options_t.variant, cuops_variant_names("w4a16")):
  *   auto                 m <= 8 on sm_90: w4a16_decode_bulk_ring where each
  *                        CTA gets >= 10 strips (n >= ~21000 on 132 SMs) and
- *                        its ring >= 4 stages, unless options.split_k is set
+ *                        room for >= 4 ring stages beside x (the ring runs
+ *                        3 of them at m = 1 and on short streams,
+ *                        w4b_ring_stages), unless options.split_k is set
  *                        (m <= 3: its form w4a16_decode_bulk_ring_xsum,
  *                        which m <= 2 also takes from n >= ~4096 where
  *                        k >= 4096: w4a16_decode_bulk_ring_auto);
