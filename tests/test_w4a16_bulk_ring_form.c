@@ -94,6 +94,24 @@ static void test_ring_stages(void)
     CHECK(w4b_ring_stages(1, 20, 2) == 2 && w4b_ring_stages(2, 20, 3) == 3, "never more than fit");
 }
 
+/* The HALVES form (two full barriers per stage) where a CTA streams at most
+ * 7 stages: the shapes P208 measured faster so (4096^2: 2 stages per CTA,
+ * 14336 x 4096: 7) take it; those measured level or slower (4096 x 14336:
+ * 8, 28672 x 8192: 28) do not; the edge counts stages, not strips. */
+static void test_stage_halves(void)
+{
+    const int64_t s28672 = (28672 / 16 + 131) / 132, s14336 = (14336 / 16 + 131) / 132;
+    const int64_t s4096 = (4096 / 16 + 131) / 132;
+    CHECK(w4b_stage_halves(s4096, 4096 / 64), "4096^2: halves");
+    CHECK(w4b_stage_halves(s14336, 4096 / 64), "14336 x 4096: halves");
+    CHECK(!w4b_stage_halves(s4096, 14336 / 64), "4096 x 14336: one barrier");
+    CHECK(!w4b_stage_halves(s28672, 8192 / 64), "28672 x 8192: one barrier");
+    CHECK(w4b_stage_halves(7, 64) && !w4b_stage_halves(8, 64), "7 stages: halves; 8: not");
+    CHECK(w4b_stage_halves(1, 7 * 64) && !w4b_stage_halves(1, 7 * 64 + 1),
+          "a partial stage counts: 7 x 64 tiles in 7 stages, one more tile in 8");
+    CHECK(w4b_stage_halves(1, 1), "one strip of one tile: halves");
+}
+
 /* A sweep of m, n, k and SM counts: every choice on the measured side. */
 static void test_sweep(void)
 {
@@ -140,6 +158,7 @@ int main(void)
     test_named_shapes();
     test_stages();
     test_ring_stages();
+    test_stage_halves();
     test_sweep();
     return tu_finish("test_w4a16_bulk_ring_form");
 }

@@ -82,4 +82,25 @@ static inline int64_t w4b_ring_stages(int64_t m, int64_t strips_per_cta, int64_t
     return room < want ? room : want;
 }
 
+/*
+ * Whether each stage lands in two halves on two full barriers (the HALVES
+ * form of the 16-math-warp kernels): where a CTA streams at most
+ * W4B_HALVES_MAX_CTA_STAGES stages of 64 tiles (strips_per_cta strips of
+ * ktiles tiles each). A math warp then computes the first half of a stage
+ * while the second lands, so less math is left after a CTA's last byte
+ * (calls 1 and 6 of P208 put ~0.7 us of it there, a warp's 4 tiles).
+ * Measured (H200, P208 call 7, every call taking the halves, f16 / bf16):
+ * 4096^2 (2 stages per CTA) 4.3-4.5 % faster at m = 1, 2; 14336 x 4096 (7)
+ * 1.7-2.2 % at m = 1, 2; 4096 x 14336 (8) level / 1.5 % slower at m = 1;
+ * 28672 x 8192 (28) 0.8-1.5 % slower at m = 1-3 (each stage waits twice
+ * and frees its slot later, which costs where the stream, not the tail,
+ * holds the kernel).
+ */
+#define W4B_HALVES_MAX_CTA_STAGES 7
+static inline int w4b_stage_halves(int64_t strips_per_cta, int64_t ktiles)
+{
+    const int64_t stages_per_strip = (ktiles + 63) / 64;
+    return strips_per_cta * stages_per_strip <= W4B_HALVES_MAX_CTA_STAGES;
+}
+
 #endif

@@ -48,6 +48,10 @@
  *    thread, not per warp: racecheck then sees every read of the slot
  *    ordered before the copy that refills it) and only then computes, so
  *    the slot is refilled while the math runs;
+ *  - where a CTA streams few stages (<= 7, w4b_stage_halves), the 16-warp
+ *    forms split each stage over two full barriers, 32 tiles each (HALVES):
+ *    a warp takes 2 tiles of each half and computes the first pair while
+ *    the second half lands, so less math is left after the CTA's last byte;
  *  - at a strip's end each math warp adds its chains in slot order and
  *    writes its [m][16] partial into one of W4B_RED_SLOTS slots, and goes on
  *    to the next strip; a reducer warp adds the CW partials in warp order and
@@ -84,6 +88,8 @@
  * stage to a multiple of 128) */
 #define W4B_ZERO_BYTES 640
 #define W4B_STAGE_BYTES (W4B_WEIGHT_BYTES + W4B_SCALE_BYTES + W4B_ZERO_BYTES)
+/* the HALVES form's halves of a stage, each on its own full barrier */
+#define W4B_HALF_TILES (W4B_STAGE_TILES / 2)
 /* ring stages: as w4b_ring_stages (w4a16_bulk_ring_form.h) picks from those
  * that fit beside x; the kernel serves where W4B_MIN_STAGES fit */
 #define W4B_MAX_STAGES W4B_RING_MAX_STAGES
@@ -119,68 +125,97 @@ static __device__ __forceinline__ unsigned char *w4b_smem_base(void)
     return w4b_smem;
 }
 
+/* A math warp's tile v of half h of a stage (TPW tiles per warp per stage):
+ * with HALVES each half (W4B_HALF_TILES tiles, its own full barrier) gives
+ * each warp TPW / 2 contiguous tiles; without, the warp's TPW tiles are
+ * contiguous in the one half, the stage. */
+template <int TPW, bool HALVES>
+static __device__ __forceinline__ int w4b_half_tile(int h, int warp, int v)
+{
+    return h * W4B_HALF_TILES + warp * (HALVES ? TPW / 2 : TPW) + v;
+}
+
 /*
- * One stage of a math warp: its TPW tiles (first_tile .. +TPW-1 of the
- * stage; FULL: all of them exist) and their groups' metadata are read into
- * registers first, then the slot is released (every thread arrives on its
- * empty barrier), then the math runs: the producer can refill the slot
- * while this warp computes, so the ring keeps one more stage in flight
- * than if the slot were held until the math is done.
+ * One stage of a math warp: its TPW tiles (FULL: all of them exist) and
+ * their groups' metadata are read into registers first, then the slot is
+ * released (every thread arrives on its empty barrier), then the math runs:
+ * the producer can refill the slot while this warp computes, so the ring
+ * keeps one more stage in flight than if the slot were held until the math
+ * is done.
+ *
+ * HALVES: the stage lands in two halves of 32 tiles on two full barriers
+ * (the first with the metadata; w4b_issue_stage), and the warp's tiles are
+ * TPW / 2 contiguous ones of each half (w4b_half_tile): it computes the
+ * first half's while the second lands, and reads the second half's before
+ * it releases the slot. The caller has waited on the first barrier; full1
+ * is the second. Without HALVES there is one half, the whole stage.
  */
-template <typename T, int TPW, int GS, bool FULL, bool XSUM>
+template <typename T, int TPW, int GS, bool FULL, bool XSUM, bool HALVES>
 static __device__ __forceinline__ void w4b_stage(float (&acc)[TPW][1][4], const unsigned char *slot,
-                                                 const unsigned char *xt, int first_tile, int nt,
+                                                 const unsigned char *xt, int warp, int nt,
                                                  uint32_t w_lane, const uint32_t (&sc_off)[TPW / GS],
                                                  const uint32_t (&zw_off)[TPW / GS], uint32_t zoff,
                                                  uint32_t zshift, const uint32_t (&xoff_a)[1],
-                                                 const uint32_t (&xoff_b)[1], uint32_t empty_bar,
+                                                 const uint32_t (&xoff_b)[1], uint32_t full1,
+                                                 uint32_t phase, uint32_t empty_bar,
                                                  const float *xsum)
 {
-    uint4 wq[TPW];
-    uint32_t sc[TPW / GS], zw[TPW / GS];
+    constexpr int NH = HALVES ? 2 : 1;
+    constexpr int TPH = TPW / NH; /* a warp's tiles in each half */
+    constexpr int RPH = TPH / GS; /* its runs of one group in each half */
+    static_assert(TPH % GS == 0, "runs lie inside a half");
 #pragma unroll
-    for (int r = 0; r < TPW / GS; r++) {
-        sc[r] = zw[r] = 0;
-        if (FULL || first_tile + r * GS < nt) {
-            sc[r] = *(const uint32_t *)(slot + sc_off[r]);
-            zw[r] = *(const uint32_t *)(slot + zw_off[r] + zoff);
-        }
-    }
+    for (int h = 0; h < NH; h++) {
+        if (h == 1) cuops_mbar_wait(full1, phase);
+        uint4 wq[TPH];
+        uint32_t sc[RPH], zw[RPH];
 #pragma unroll
-    for (int u = 0; u < TPW; u++) {
-        if (!FULL) wq[u] = make_uint4(0, 0, 0, 0);
-        if (FULL || first_tile + u < nt) wq[u] = *(const uint4 *)(slot + w_lane + u * W4_TILE_BYTES);
-    }
-    cuops_mbar_arrive(empty_bar);
-#pragma unroll
-    for (int r = 0; r < TPW / GS; r++) {
-        if (FULL || first_tile + r * GS < nt) {
-            /* a run of GS tiles in one group: its operands once */
-            uint32_t z_lo = 0, z_hi = 0;
-            if (!XSUM) w4w_zero_pairs_f32<T>(zw[r] >> zshift, z_lo, z_hi);
-            const float2 sf = w4w_scale_f32<T>(sc[r]);
-#pragma unroll
-            for (int v = 0; v < GS; v++) {
-                const int u = r * GS + v;
-                if (FULL || first_tile + u < nt) {
-                    uint32_t xr[1][8];
-                    w4w_load_x<1>(xr, xt + u * 128, xoff_a, xoff_b);
-                    float part[1][4];
-                    w4w_partial_f32<T, 1, !XSUM>(part, wq[u], z_lo, z_hi, xr, acc[u], 0u);
-                    w4w_add_scaled<1>(acc[u], part, sf);
-                }
+        for (int q = 0; q < RPH; q++) {
+            const int r = h * RPH + q;
+            sc[q] = zw[q] = 0;
+            if (FULL || w4b_half_tile<TPW, HALVES>(h, warp, q * GS) < nt) {
+                sc[q] = *(const uint32_t *)(slot + sc_off[r]);
+                zw[q] = *(const uint32_t *)(slot + zw_off[r] + zoff);
             }
-            if (XSUM) {
-                /* the run's partials carried (M + q) x: take off s (M + z) times
-                 * the run's x sums (x rows 2t, 2t+1; w4b_x_sums) */
-                const float2 zf = w4w_zero_f32<T>(zw[r] >> zshift);
-                const float2 xs2 = *(const float2 *)(xsum + r * 8);
-                const float sz_lo = sf.x * zf.x, sz_hi = sf.y * zf.y;
-                float(&a0)[4] = acc[r * GS][0];
-                a0[0] = fmaf(-sz_lo, xs2.x, a0[0]);
-                a0[1] = fmaf(-sz_lo, xs2.y, a0[1]);
-                a0[2] = fmaf(-sz_hi, xs2.x, a0[2]);
-                a0[3] = fmaf(-sz_hi, xs2.y, a0[3]);
+        }
+#pragma unroll
+        for (int v = 0; v < TPH; v++) {
+            if (!FULL) wq[v] = make_uint4(0, 0, 0, 0);
+            if (FULL || w4b_half_tile<TPW, HALVES>(h, warp, v) < nt)
+                wq[v] = *(const uint4 *)(slot + w_lane + (h * W4B_HALF_TILES + v) * W4_TILE_BYTES);
+        }
+        if (h == NH - 1) cuops_mbar_arrive(empty_bar);
+#pragma unroll
+        for (int q = 0; q < RPH; q++) {
+            if (FULL || w4b_half_tile<TPW, HALVES>(h, warp, q * GS) < nt) {
+                /* a run of GS tiles in one group: its operands once */
+                uint32_t z_lo = 0, z_hi = 0;
+                if (!XSUM) w4w_zero_pairs_f32<T>(zw[q] >> zshift, z_lo, z_hi);
+                const float2 sf = w4w_scale_f32<T>(sc[q]);
+#pragma unroll
+                for (int e = 0; e < GS; e++) {
+                    const int v = q * GS + e, u = h * TPH + v;
+                    if (FULL || w4b_half_tile<TPW, HALVES>(h, warp, v) < nt) {
+                        uint32_t xr[1][8];
+                        w4w_load_x<1>(xr, xt + (h * W4B_HALF_TILES + v) * 128, xoff_a, xoff_b);
+                        float part[1][4];
+                        w4w_partial_f32<T, 1, !XSUM>(part, wq[v], z_lo, z_hi, xr, acc[u], 0u);
+                        w4w_add_scaled<1>(acc[u], part, sf);
+                    }
+                }
+                if (XSUM) {
+                    /* the run's partials carried (M + q) x: take off s (M + z) times
+                     * the run's x sums (x rows 2t, 2t+1; w4b_x_sums) */
+                    const float2 zf = w4w_zero_f32<T>(zw[q] >> zshift);
+                    const float2 xs2 =
+                        *(const float2 *)(xsum + ((h * W4B_HALF_TILES + q * GS) / GS) * 8);
+                    const float sz_lo = sf.x * zf.x, sz_hi = sf.y * zf.y;
+                    float(&a0)[4] = acc[h * TPH + q * GS][0];
+                    a0[0] = fmaf(-sz_lo, xs2.x, a0[0]);
+                    a0[1] = fmaf(-sz_lo, xs2.y, a0[1]);
+                    a0[2] = fmaf(-sz_hi, xs2.x, a0[2]);
+                    a0[3] = fmaf(-sz_hi, xs2.y, a0[3]);
+                }
             }
         }
     }
@@ -192,7 +227,7 @@ static __device__ __forceinline__ void w4b_stage(float (&acc)[TPW][1][4], const 
  * share their quantization group (GS = min(tiles per group, TPW)), so the
  * zero pairs and the fp32 scale are built once per GS tiles.
  */
-template <typename T, int CW, int GS, bool XSUM>
+template <typename T, int CW, int GS, bool XSUM, bool HALVES>
 static __device__ __forceinline__ void w4b_math(const w4b_args_t &a, int warp, int lane,
                                                 int strip0, int strip_end, int chunks,
                                                 uint32_t full0, uint32_t empty0,
@@ -201,7 +236,9 @@ static __device__ __forceinline__ void w4b_math(const w4b_args_t &a, int warp, i
                                                 const float *xsum)
 {
     constexpr int TPW = W4B_STAGE_TILES / CW;
-    static_assert(TPW % GS == 0, "group runs divide a warp's tiles");
+    constexpr int TPH = HALVES ? TPW / 2 : TPW; /* a warp's contiguous tiles of a half stage */
+    constexpr int FB = HALVES ? 16 : 8;         /* bytes of full barriers per stage */
+    static_assert(TPH % GS == 0, "group runs divide a warp's tiles of a half");
     const int S = a.stages, m = a.m;
     const int g = lane >> 2, t = lane & 3;
     /* x fragment of this lane: row min(g, m-1), chunks 2t, 2t+1 swizzled;
@@ -211,24 +248,25 @@ static __device__ __forceinline__ void w4b_math(const w4b_args_t &a, int warp, i
         const int row = min(g, m - 1);
         const uint32_t base = (uint32_t)row * (uint32_t)a.ktiles * 128u;
         const uint32_t c0 = (uint32_t)((2 * t) ^ (row & 7));
-        /* + this warp's first tile of a stage */
-        xoff_a[0] = w4w_keep(base + (c0 << 4) + (uint32_t)(warp * TPW) * 128u);
-        xoff_b[0] = w4w_keep(base + ((c0 ^ 1u) << 4) + (uint32_t)(warp * TPW) * 128u);
+        /* + this warp's first tile of a (half) stage */
+        xoff_a[0] = w4w_keep(base + (c0 << 4) + (uint32_t)(warp * TPH) * 128u);
+        xoff_b[0] = w4w_keep(base + ((c0 ^ 1u) << 4) + (uint32_t)(warp * TPH) * 128u);
     }
     const uint32_t zshift = w4w_keep(4u * (uint32_t)(g & 3));
     /* XSUM: this lane's x sums (rows 2t, 2t+1) of the warp's first run of a
      * stage, at run granularity (w4b_x_sums) */
     constexpr int GS_LOG2 = GS == 4 ? 2 : GS == 2 ? 1 : 0;
-    const float *xsum_lane = XSUM ? xsum + (warp * TPW / GS) * 8 + 2 * t : xsum;
+    const float *xsum_lane = XSUM ? xsum + (warp * TPH / GS) * 8 + 2 * t : xsum;
     /* Offsets fixed per lane and tile slot u: the weight chunk, and the
      * metadata of the slot's group. A stage starts at a multiple of 64
      * tiles, so its tile i lies in its group i >> tpg_log2 (0 for any group
      * of >= 64 tiles). */
-    const uint32_t w_lane = w4w_keep((uint32_t)(warp * TPW) * W4_TILE_BYTES + (uint32_t)lane * 16u);
+    const uint32_t w_lane = w4w_keep((uint32_t)(warp * TPH) * W4_TILE_BYTES + (uint32_t)lane * 16u);
     uint32_t sc_off[TPW / GS], zw_off[TPW / GS];
 #pragma unroll
     for (int r = 0; r < TPW / GS; r++) {
-        const uint32_t gl = (uint32_t)(warp * TPW + r * GS) >> min(a.tpg_log2, W4B_STAGE_TILES_LOG2);
+        const int tile = w4b_half_tile<TPW, HALVES>(r / (TPH / GS), warp, (r % (TPH / GS)) * GS);
+        const uint32_t gl = (uint32_t)tile >> min(a.tpg_log2, W4B_STAGE_TILES_LOG2);
         sc_off[r] = w4w_keep(W4B_WEIGHT_BYTES + gl * 32u + 4u * (uint32_t)g);
         zw_off[r] = w4w_keep(W4B_WEIGHT_BYTES + W4B_SCALE_BYTES + gl * 8u + 4u * (uint32_t)(g >> 2));
     }
@@ -249,19 +287,20 @@ static __device__ __forceinline__ void w4b_math(const w4b_args_t &a, int warp, i
              * first one: 8 bytes in when that group's index in the region is
              * odd (the region starts 16-byte aligned) */
             const uint32_t zoff = (uint32_t)((sg0 + (j0 >> a.tpg_log2)) & 1) * 8u;
-            cuops_mbar_wait(full0 + 8 * stage, phase);
+            cuops_mbar_wait(full0 + FB * stage, phase);
             const unsigned char *slot = w4b_smem_base() + (uint32_t)stage * (uint32_t)W4B_STAGE_BYTES;
             const unsigned char *xt = xs + (uint32_t)j0 * 128u;
             const uint32_t empty_bar = empty0 + 8 * stage;
             const float *xsum_stage = xsum_lane + (XSUM ? (j0 >> GS_LOG2) * 8 : 0);
+            const uint32_t full1 = full0 + FB * stage + 8; /* HALVES: the second half's */
             if (nt == W4B_STAGE_TILES)
-                w4b_stage<T, TPW, GS, true, XSUM>(acc, slot, xt, warp * TPW, nt, w_lane, sc_off,
-                                                  zw_off, zoff, zshift, xoff_a, xoff_b, empty_bar,
-                                                  xsum_stage);
+                w4b_stage<T, TPW, GS, true, XSUM, HALVES>(acc, slot, xt, warp, nt, w_lane, sc_off,
+                                                          zw_off, zoff, zshift, xoff_a, xoff_b,
+                                                          full1, phase, empty_bar, xsum_stage);
             else /* a strip's last, partial stage */
-                w4b_stage<T, TPW, GS, false, XSUM>(acc, slot, xt, warp * TPW, nt, w_lane, sc_off,
-                                                   zw_off, zoff, zshift, xoff_a, xoff_b, empty_bar,
-                                                   xsum_stage);
+                w4b_stage<T, TPW, GS, false, XSUM, HALVES>(acc, slot, xt, warp, nt, w_lane, sc_off,
+                                                           zw_off, zoff, zshift, xoff_a, xoff_b,
+                                                           full1, phase, empty_bar, xsum_stage);
             cuops_ring_advance(stage, phase, S);
         }
 
@@ -344,6 +383,7 @@ typedef struct w4b_producer {
 #if CUOPS_SM90A_DEVICE
 /* Issue the next stage's three bulk copies (once its slot is free) and step
  * on to the stage after it. */
+template <bool HALVES>
 static __device__ __forceinline__ void w4b_issue_stage(const w4b_args_t &a, w4b_producer_t &p,
                                                        int chunks, uint32_t ring, uint32_t full0,
                                                        uint32_t empty0, int S)
@@ -358,15 +398,25 @@ static __device__ __forceinline__ void w4b_issue_stage(const w4b_args_t &a, w4b_
     const int64_t zstart = zaddr & ~(int64_t)15;
     const uint32_t zbytes = (uint32_t)((zaddr + 8 * ng - zstart + 15) & ~(int64_t)15);
     const uint32_t wbytes = (uint32_t)nt * W4_TILE_BYTES, sbytes = (uint32_t)ng * 32u;
-    const uint32_t full = full0 + 8 * p.stage;
+    /* HALVES: two full barriers per stage, the first for the first half's
+     * tiles and the metadata, the second for the rest (no bytes where the
+     * stage has <= W4B_HALF_TILES tiles: its phase completes on the
+     * arrival alone) */
+    const uint32_t full = full0 + (HALVES ? 16 : 8) * p.stage, full1 = full + 8;
+    const uint32_t w0 = HALVES ? min(wbytes, (uint32_t)(W4B_HALF_TILES * W4_TILE_BYTES)) : wbytes;
     /* the slot's previous tiles are consumed (a fresh barrier passes the
      * first round's wait on parity 1 at once) */
     cuops_mbar_wait(empty0 + 8 * p.stage, p.phase ^ 1u);
-    cuops_mbar_arrive_expect_tx(full, wbytes + sbytes + zbytes);
+    cuops_mbar_arrive_expect_tx(full, w0 + sbytes + zbytes);
     const uint32_t dst = ring + (uint32_t)p.stage * W4B_STAGE_BYTES;
-    cuops_bulk_load(dst, a.packed + ((int64_t)s * a.ktiles + j0) * W4_TILE_BYTES, wbytes, full);
+    const uint8_t *wsrc = a.packed + ((int64_t)s * a.ktiles + j0) * W4_TILE_BYTES;
+    cuops_bulk_load(dst, wsrc, w0, full);
     cuops_bulk_load(dst + W4B_WEIGHT_BYTES, a.packed + a.scale_offset + sg * 32, sbytes, full);
     cuops_bulk_load(dst + W4B_WEIGHT_BYTES + W4B_SCALE_BYTES, a.packed + zstart, zbytes, full);
+    if (HALVES) {
+        cuops_mbar_arrive_expect_tx(full1, wbytes - w0);
+        if (wbytes > w0) cuops_bulk_load(dst + w0, wsrc + w0, wbytes - w0, full1);
+    }
     cuops_ring_advance(p.stage, p.phase, S);
     if (++p.chunk == chunks) {
         p.chunk = 0;
@@ -375,13 +425,15 @@ static __device__ __forceinline__ void w4b_issue_stage(const w4b_args_t &a, w4b_
 }
 #endif
 
-template <typename T, int CW, bool XSUM>
+template <typename T, int CW, bool XSUM, bool HALVES>
 __global__ void __launch_bounds__(32 * CW + 64, 1) w4a16_decode_bulk_ring_kernel(w4b_args_t a)
 {
 #if CUOPS_SM90A_DEVICE
     constexpr int TPW = W4B_STAGE_TILES / CW; /* tiles per math warp per stage */
     static_assert(TPW * CW == W4B_STAGE_TILES, "CW divides the stage");
-    __shared__ __align__(8) uint64_t full_bar[W4B_MAX_STAGES], empty_bar[W4B_MAX_STAGES];
+    constexpr int NH = HALVES ? 2 : 1;        /* full barriers per stage */
+    constexpr int TPH = TPW / NH;             /* a warp's tiles per (half) stage */
+    __shared__ __align__(8) uint64_t full_bar[NH * W4B_MAX_STAGES], empty_bar[W4B_MAX_STAGES];
     __shared__ __align__(8) uint64_t red_full_bar[W4B_RED_SLOTS], red_empty_bar[W4B_RED_SLOTS];
 
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
@@ -424,7 +476,7 @@ __global__ void __launch_bounds__(32 * CW + 64, 1) w4a16_decode_bulk_ring_kernel
     }
     if (tid == 32 * CW) {
         for (int s = 0; s < S; s++) {
-            cuops_mbar_init(full0 + 8 * s, 1);
+            for (int hf = 0; hf < NH; hf++) cuops_mbar_init(full0 + 8 * (NH * s + hf), 1);
             cuops_mbar_init(empty0 + 8 * s, 32 * CW);
         }
         for (int r = 0; r < W4B_RED_SLOTS; r++) {
@@ -436,7 +488,7 @@ __global__ void __launch_bounds__(32 * CW + 64, 1) w4a16_decode_bulk_ring_kernel
          * barriers only after the CTA barrier below, which orders the
          * initialization before their waits */
         for (int q = 0; q < S && prod.strip < strip_end; q++)
-            w4b_issue_stage(a, prod, chunks, ring, full0, empty0, S);
+            w4b_issue_stage<HALVES>(a, prod, chunks, ring, full0, empty0, S);
     }
     __syncthreads();
 
@@ -449,7 +501,7 @@ __global__ void __launch_bounds__(32 * CW + 64, 1) w4a16_decode_bulk_ring_kernel
     if (warp == CW) {
         /* ---- producer: one thread walks the CTA's strips front to back ---- */
         if (lane != 0) return;
-        while (prod.strip < strip_end) w4b_issue_stage(a, prod, chunks, ring, full0, empty0, S);
+        while (prod.strip < strip_end) w4b_issue_stage<HALVES>(a, prod, chunks, ring, full0, empty0, S);
         return;
     }
 
@@ -473,21 +525,22 @@ __global__ void __launch_bounds__(32 * CW + 64, 1) w4a16_decode_bulk_ring_kernel
     /* ---- math warps: x (requested above) in shared memory for all of them ---- */
     cuops_cp_async_wait<0>();
     cuops_named_bar_sync(1, 32 * CW);
-    /* consecutive tiles of a warp's that share a group: 1, 2 or 4 */
-    const int run_log2 = min(a.tpg_log2, 2);
+    /* consecutive tiles of a warp's (half) stage that share a group: 1, 2
+     * or 4 (at most TPH) */
+    const int run_log2 = min(a.tpg_log2, TPH >= 4 ? 2 : TPH == 2 ? 1 : 0);
     if (XSUM) {
         w4b_x_sums<T, CW>(xs, tsum, xsum, m, a.ktiles, run_log2, tid);
         cuops_named_bar_sync(1, 32 * CW);
     }
     if (run_log2 == 0)
-        w4b_math<T, CW, 1, XSUM>(a, warp, lane, strip0, strip_end, chunks, full0, empty0,
-                                 red_full0, red_empty0, xs, red, xsum);
+        w4b_math<T, CW, 1, XSUM, HALVES>(a, warp, lane, strip0, strip_end, chunks, full0, empty0,
+                                         red_full0, red_empty0, xs, red, xsum);
     else if (run_log2 == 1)
-        w4b_math<T, CW, 2, XSUM>(a, warp, lane, strip0, strip_end, chunks, full0, empty0,
-                                 red_full0, red_empty0, xs, red, xsum);
-    else
-        w4b_math<T, CW, 4, XSUM>(a, warp, lane, strip0, strip_end, chunks, full0, empty0,
-                                 red_full0, red_empty0, xs, red, xsum);
+        w4b_math<T, CW, 2, XSUM, HALVES>(a, warp, lane, strip0, strip_end, chunks, full0, empty0,
+                                         red_full0, red_empty0, xs, red, xsum);
+    else if constexpr (TPH >= 4)
+        w4b_math<T, CW, 4, XSUM, HALVES>(a, warp, lane, strip0, strip_end, chunks, full0, empty0,
+                                         red_full0, red_empty0, xs, red, xsum);
 #endif
 }
 
@@ -543,7 +596,7 @@ int w4a16_decode_bulk_ring_auto(const struct cuops_handle *h, const cuops_w4a16_
                          w4b_room_stages(h, d->m, geo->ktiles, 16, 1));
 }
 
-template <typename T, int CW, bool XSUM>
+template <typename T, int CW, bool XSUM, bool HALVES>
 static cuops_status_t w4b_launch(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                  const w4_geometry_t *geo, const char *name)
 {
@@ -564,10 +617,11 @@ static cuops_status_t w4b_launch(struct cuops_handle *h, const cuops_w4a16_desc_
 
     const size_t smem =
         (size_t)(stages * W4B_STAGE_BYTES + w4b_fixed_smem(d->m, geo->ktiles, CW, XSUM));
-    const void *fn = (const void *)w4a16_decode_bulk_ring_kernel<T, CW, XSUM>;
+    const void *fn = (const void *)w4a16_decode_bulk_ring_kernel<T, CW, XSUM, HALVES>;
     cudaError_t err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (err != cudaSuccess) return cuops_cuda_fail(h, err, name);
-    w4a16_decode_bulk_ring_kernel<T, CW, XSUM><<<(unsigned)ctas, 32 * CW + 64, smem, cuops_stream(h)>>>(a);
+    w4a16_decode_bulk_ring_kernel<T, CW, XSUM, HALVES>
+        <<<(unsigned)ctas, 32 * CW + 64, smem, cuops_stream(h)>>>(a);
     cuops_status_t st = cuops_cuda_check_launch(h, name);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     h->last_kernel = name;
@@ -593,12 +647,21 @@ cuops_status_t w4a16_launch_decode_bulk_ring(struct cuops_handle *h, const cuops
                           (long long)d->m, (long long)d->group_size, (long long)d->k,
                           (long long)d->ldx);
     const int bf = d->act_type == CUOPS_DTYPE_BF16;
-    if (math_warps == 8)
-        return bf ? w4b_launch<__nv_bfloat16, 8, false>(h, d, geo, name)
-                  : w4b_launch<__half, 8, false>(h, d, geo, name);
+    if (math_warps == 8) /* a study form: one barrier per stage */
+        return bf ? w4b_launch<__nv_bfloat16, 8, false, false>(h, d, geo, name)
+                  : w4b_launch<__half, 8, false, false>(h, d, geo, name);
+    const int64_t sms = h->num_sms > 0 ? h->num_sms : 132;
+    const int64_t per_cta = cuops_ceil_div(cuops_ceil_div(d->n, W4_STRIP_ROWS), sms);
+    if (w4b_stage_halves(per_cta, geo->ktiles)) {
+        if (xsum)
+            return bf ? w4b_launch<__nv_bfloat16, 16, true, true>(h, d, geo, name)
+                      : w4b_launch<__half, 16, true, true>(h, d, geo, name);
+        return bf ? w4b_launch<__nv_bfloat16, 16, false, true>(h, d, geo, name)
+                  : w4b_launch<__half, 16, false, true>(h, d, geo, name);
+    }
     if (xsum)
-        return bf ? w4b_launch<__nv_bfloat16, 16, true>(h, d, geo, name)
-                  : w4b_launch<__half, 16, true>(h, d, geo, name);
-    return bf ? w4b_launch<__nv_bfloat16, 16, false>(h, d, geo, name)
-              : w4b_launch<__half, 16, false>(h, d, geo, name);
+        return bf ? w4b_launch<__nv_bfloat16, 16, true, false>(h, d, geo, name)
+                  : w4b_launch<__half, 16, true, false>(h, d, geo, name);
+    return bf ? w4b_launch<__nv_bfloat16, 16, false, false>(h, d, geo, name)
+              : w4b_launch<__half, 16, false, false>(h, d, geo, name);
 }
