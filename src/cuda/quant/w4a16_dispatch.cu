@@ -7,7 +7,9 @@
  *                        CTA gets >= 10 strips (n >= ~21000 on 132 SMs) and
  *                        room for >= 4 ring stages beside x (the ring runs
  *                        3 of them at m = 1 and on short streams,
- *                        w4b_ring_stages), unless options.split_k is set
+ *                        w4b_ring_stages, and each stage on two barriers
+ *                        where a CTA streams <= 7 stages,
+ *                        w4b_stage_halves), unless options.split_k is set
  *                        (m <= 3: its form w4a16_decode_bulk_ring_xsum,
  *                        which m <= 2 also takes from n >= ~4096 where
  *                        k >= 4096: w4a16_decode_bulk_ring_auto);
