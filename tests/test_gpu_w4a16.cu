@@ -744,11 +744,11 @@ static void run_warp_tests(cuops_handle_t h, int quick)
  * 256 (16 groups per stage), 2048 (two per stage), 8192 with k = 16384 (a
  * group spanning two stages; x for m = 8 does not fit and is declined),
  * per-channel; m in {1, 3, 8}; zeros and symmetric. The 16-warp forms take
- * two full barriers per stage where a CTA streams <= 7 stages
- * (w4b_stage_halves): every shape above but n = 14800 (8 strips of one
- * stage per CTA) does; the last stage's second half holds tiles at k = 3072
- * (48 tiles) and none at k = 1088 or 1000, and n = 14800's one stage of 41
- * tiles is a partial stage of the one-barrier form. Every call runs twice
+ * two full barriers per stage where a CTA streams <= 7 stages, <= 8 at
+ * m >= 2 (w4b_stage_halves): every shape above does but n = 16912 (9 strips
+ * of one stage per CTA), whose one stage of 41 tiles is a partial stage of
+ * the one-barrier form; the last stage's second half holds tiles at
+ * k = 3072 (48 tiles) and none at k = 1088 or 1000. Every call runs twice
  * and must give the same bits, with NaN-poisoned y, guard bands and ldy
  * padding (gpu_gemm_check). Then the declines: m = 9, group 192 (not
  * 64 * 2^p), group 32, x only 2-byte aligned, ldx % 8 != 0, and an x too
@@ -767,7 +767,7 @@ static void run_bulk_ring_tests(cuops_handle_t h, int quick)
         {1000, 8512, 128, 1, CUOPS_DTYPE_F32},  {16, 1000, 256, 1, CUOPS_DTYPE_F16},
         {2000, 4096, 2048, 0, CUOPS_DTYPE_F16},  {520, 16384, 8192, 1, CUOPS_DTYPE_BF16},
         {2056, 1536, 1536, 1, CUOPS_DTYPE_F16}, {300, 2048, 4096, 0, CUOPS_DTYPE_F32},
-        {14800, 2600, 128, 1, CUOPS_DTYPE_BF16}, {2000, 3072, 2048, 0, CUOPS_DTYPE_F32},
+        {16912, 2600, 128, 1, CUOPS_DTYPE_BF16}, {2000, 3072, 2048, 0, CUOPS_DTYPE_F32},
     };
     static const int64_t m_full[] = {1, 3, 8};
     static const int64_t m_quick[] = {1, 8};

@@ -95,21 +95,29 @@ static void test_ring_stages(void)
 }
 
 /* The HALVES form (two full barriers per stage) where a CTA streams at most
- * 7 stages: the shapes P208 measured faster so (4096^2: 2 stages per CTA,
- * 14336 x 4096: 7) take it; those measured level or slower (4096 x 14336:
- * 8, 28672 x 8192: 28) do not; the edge counts stages, not strips. */
+ * 7 stages, 8 at m >= 2: the shapes measured faster so (4096^2: 2 stages
+ * per CTA, 14336 x 4096: 7, and at m = 2 4096 x 14336 and 4096 x 16384: 8)
+ * take it; those measured level or slower (m = 1 at 4096 x 14336: 8;
+ * 28672 x 8192: 28 at m = 1-3) do not; the edge counts stages, not strips. */
 static void test_stage_halves(void)
 {
     const int64_t s28672 = (28672 / 16 + 131) / 132, s14336 = (14336 / 16 + 131) / 132;
     const int64_t s4096 = (4096 / 16 + 131) / 132;
-    CHECK(w4b_stage_halves(s4096, 4096 / 64), "4096^2: halves");
-    CHECK(w4b_stage_halves(s14336, 4096 / 64), "14336 x 4096: halves");
-    CHECK(!w4b_stage_halves(s4096, 14336 / 64), "4096 x 14336: one barrier");
-    CHECK(!w4b_stage_halves(s28672, 8192 / 64), "28672 x 8192: one barrier");
-    CHECK(w4b_stage_halves(7, 64) && !w4b_stage_halves(8, 64), "7 stages: halves; 8: not");
-    CHECK(w4b_stage_halves(1, 7 * 64) && !w4b_stage_halves(1, 7 * 64 + 1),
+    CHECK(w4b_stage_halves(1, s4096, 4096 / 64) && w4b_stage_halves(2, s4096, 4096 / 64),
+          "4096^2: halves");
+    CHECK(w4b_stage_halves(1, s14336, 4096 / 64) && w4b_stage_halves(2, s14336, 4096 / 64),
+          "14336 x 4096: halves");
+    CHECK(!w4b_stage_halves(1, s4096, 14336 / 64), "1 x 4096 x 14336: one barrier");
+    CHECK(w4b_stage_halves(2, s4096, 14336 / 64) && w4b_stage_halves(2, s4096, 16384 / 64),
+          "2 x 4096 x 14336 and 2 x 4096 x 16384: halves");
+    for (int64_t m = 1; m <= 3; m++)
+        CHECK(!w4b_stage_halves(m, s28672, 8192 / 64), "%lld x 28672 x 8192: one barrier",
+              (long long)m);
+    CHECK(w4b_stage_halves(1, 7, 64) && !w4b_stage_halves(1, 8, 64), "m = 1: 7 stages halves, 8 not");
+    CHECK(w4b_stage_halves(8, 8, 64) && !w4b_stage_halves(8, 9, 64), "m = 8: 8 stages halves, 9 not");
+    CHECK(w4b_stage_halves(1, 1, 7 * 64) && !w4b_stage_halves(1, 1, 7 * 64 + 1),
           "a partial stage counts: 7 x 64 tiles in 7 stages, one more tile in 8");
-    CHECK(w4b_stage_halves(1, 1), "one strip of one tile: halves");
+    CHECK(w4b_stage_halves(1, 1, 1), "one strip of one tile: halves");
 }
 
 /* A sweep of m, n, k and SM counts: every choice on the measured side. */

@@ -86,21 +86,30 @@ static inline int64_t w4b_ring_stages(int64_t m, int64_t strips_per_cta, int64_t
  * Whether each stage lands in two halves on two full barriers (the HALVES
  * form of the 16-math-warp kernels): where a CTA streams at most
  * W4B_HALVES_MAX_CTA_STAGES stages of 64 tiles (strips_per_cta strips of
- * ktiles tiles each). A math warp then computes the first half of a stage
- * while the second lands, so less math is left after a CTA's last byte
- * (calls 1 and 6 of P208 put ~0.7 us of it there, a warp's 4 tiles).
- * Measured (H200, P208 call 7, every call taking the halves, f16 / bf16):
- * 4096^2 (2 stages per CTA) 4.3-4.5 % faster at m = 1, 2; 14336 x 4096 (7)
- * 1.7-2.2 % at m = 1, 2; 4096 x 14336 (8) level / 1.5 % slower at m = 1;
- * 28672 x 8192 (28) 0.8-1.5 % slower at m = 1-3 (each stage waits twice
- * and frees its slot later, which costs where the stream, not the tail,
- * holds the kernel).
+ * ktiles tiles each), or W4B_HALVES_MAX_CTA_STAGES_M2 at m >= 2. A math
+ * warp then computes the first half of a stage while the second lands, so
+ * less math is left after a CTA's last byte (calls 1 and 6 of P208 put ~0.7
+ * us of it there, a warp's 4 tiles).
+ * Measured (H200, f16 / bf16):
+ *  - P208 call 7, every call taking the halves: 4096^2 (2 stages per CTA)
+ *    4.3-4.5 % faster at m = 1, 2; 14336 x 4096 (7) 1.7-2.2 % at m = 1, 2;
+ *    4096 x 14336 (8) level / 1.5 % slower at m = 1 but 3.0 / 2.8 % faster
+ *    at m = 2; 28672 x 8192 (28) 0.8-1.5 % slower at m = 1-3 (each stage
+ *    waits twice and frees its slot later, which costs where the stream,
+ *    not the tail, holds the kernel);
+ *  - P209 call 3, the halves at m >= 2 on 8 stages: m = 2 at 4096 x 14336
+ *    1.8 / 1.7 % faster, 4096 x 16384 1.4 / 1.6 %, 8192^2 +0.4 / -1.2 %,
+ *    while m = 1 rows on the same path in both libraries read 0.7-0.9 %
+ *    slower (the A/B's drift). m >= 2 past 8 stages was not measured with
+ *    this form and keeps one barrier.
  */
 #define W4B_HALVES_MAX_CTA_STAGES 7
-static inline int w4b_stage_halves(int64_t strips_per_cta, int64_t ktiles)
+#define W4B_HALVES_MAX_CTA_STAGES_M2 8
+static inline int w4b_stage_halves(int64_t m, int64_t strips_per_cta, int64_t ktiles)
 {
     const int64_t stages_per_strip = (ktiles + 63) / 64;
-    return strips_per_cta * stages_per_strip <= W4B_HALVES_MAX_CTA_STAGES;
+    const int64_t most = m >= 2 ? W4B_HALVES_MAX_CTA_STAGES_M2 : W4B_HALVES_MAX_CTA_STAGES;
+    return strips_per_cta * stages_per_strip <= most;
 }
 
 #endif

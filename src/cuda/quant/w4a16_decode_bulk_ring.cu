@@ -48,8 +48,9 @@
  *    thread, not per warp: racecheck then sees every read of the slot
  *    ordered before the copy that refills it) and only then computes, so
  *    the slot is refilled while the math runs;
- *  - where a CTA streams few stages (<= 7, w4b_stage_halves), the 16-warp
- *    forms split each stage over two full barriers, 32 tiles each (HALVES):
+ *  - where a CTA streams few stages (<= 7; <= 8 at m >= 2: w4b_stage_halves),
+ *    the 16-warp forms split each stage over two full barriers, 32 tiles
+ *    each (HALVES):
  *    a warp takes 2 tiles of each half and computes the first pair while
  *    the second half lands, so less math is left after the CTA's last byte;
  *  - at a strip's end each math warp adds its chains in slot order and
@@ -652,7 +653,7 @@ cuops_status_t w4a16_launch_decode_bulk_ring(struct cuops_handle *h, const cuops
                   : w4b_launch<__half, 8, false, false>(h, d, geo, name);
     const int64_t sms = h->num_sms > 0 ? h->num_sms : 132;
     const int64_t per_cta = cuops_ceil_div(cuops_ceil_div(d->n, W4_STRIP_ROWS), sms);
-    if (w4b_stage_halves(per_cta, geo->ktiles)) {
+    if (w4b_stage_halves(d->m, per_cta, geo->ktiles)) {
         if (xsum)
             return bf ? w4b_launch<__nv_bfloat16, 16, true, true>(h, d, geo, name)
                       : w4b_launch<__half, 16, true, true>(h, d, geo, name);
