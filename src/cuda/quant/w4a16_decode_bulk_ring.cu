@@ -224,9 +224,11 @@ static __device__ __forceinline__ void w4b_stage(float (&acc)[TPW][1][4], const 
 
 /*
  * The math warps' walk over the CTA's strips. TPW tiles per warp per stage,
- * contiguous (tiles warp*TPW .. +TPW-1 of each stage); GS consecutive ones
- * share their quantization group (GS = min(tiles per group, TPW)), so the
- * zero pairs and the fp32 scale are built once per GS tiles.
+ * contiguous (tiles warp*TPW .. +TPW-1 of each stage), or with HALVES TPW/2
+ * contiguous ones of each half (w4b_half_tile); GS consecutive ones share
+ * their quantization group (GS = min(tiles per group, those contiguous
+ * tiles, 4)), so the zero pairs and the fp32 scale are built once per GS
+ * tiles.
  */
 template <typename T, int CW, int GS, bool XSUM, bool HALVES>
 static __device__ __forceinline__ void w4b_math(const w4b_args_t &a, int warp, int lane,
@@ -502,7 +504,8 @@ __global__ void __launch_bounds__(32 * CW + 64, 1) w4a16_decode_bulk_ring_kernel
     if (warp == CW) {
         /* ---- producer: one thread walks the CTA's strips front to back ---- */
         if (lane != 0) return;
-        while (prod.strip < strip_end) w4b_issue_stage<HALVES>(a, prod, chunks, ring, full0, empty0, S);
+        while (prod.strip < strip_end)
+            w4b_issue_stage<HALVES>(a, prod, chunks, ring, full0, empty0, S);
         return;
     }
 
