@@ -22,6 +22,9 @@ static int64_t stages(int64_t m, int64_t k, int xsum)
     return (OPTIN - fixed) / STAGE;
 }
 
+/* strips of 16 rows per CTA for n rows on the H200's 132 SMs */
+static int64_t per_cta(int64_t n) { return (n / 16 + 131) / 132; }
+
 typedef struct form_case {
     int64_t m, n, k;
     int form; /* expected */
@@ -75,8 +78,7 @@ static void test_stages(void)
  * strips per CTA (measured slower at 3), never more than fit. */
 static void test_ring_stages(void)
 {
-    /* strips per CTA on 132 SMs */
-    const int64_t s28672 = (28672 / 16 + 131) / 132, s14336 = (14336 / 16 + 131) / 132;
+    const int64_t s28672 = per_cta(28672), s14336 = per_cta(14336);
     CHECK(s28672 == 14 && s14336 == 7, "strips per CTA %lld / %lld", (long long)s28672,
           (long long)s14336);
     CHECK(w4b_ring_stages(1, s28672, stages(1, 8192, 1)) == 3, "1 x 28672 x 8192: 3");
@@ -101,8 +103,7 @@ static void test_ring_stages(void)
  * 28672 x 8192: 28 at m = 1-3) do not; the edge counts stages, not strips. */
 static void test_stage_halves(void)
 {
-    const int64_t s28672 = (28672 / 16 + 131) / 132, s14336 = (14336 / 16 + 131) / 132;
-    const int64_t s4096 = (4096 / 16 + 131) / 132;
+    const int64_t s28672 = per_cta(28672), s14336 = per_cta(14336), s4096 = per_cta(4096);
     CHECK(w4b_stage_halves(1, s4096, 4096 / 64) && w4b_stage_halves(2, s4096, 4096 / 64),
           "4096^2: halves");
     CHECK(w4b_stage_halves(1, s14336, 4096 / 64) && w4b_stage_halves(2, s14336, 4096 / 64),

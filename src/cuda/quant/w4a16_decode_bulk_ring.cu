@@ -600,7 +600,19 @@ int w4a16_decode_bulk_ring_auto(const struct cuops_handle *h, const cuops_w4a16_
                          w4b_room_stages(h, d->m, geo->ktiles, 16, 1));
 }
 
+/* One instance's launch: its shared memory limit, then the grid. */
 template <typename T, int CW, bool XSUM, bool HALVES>
+static cudaError_t w4b_run(const w4b_args_t &a, int64_t ctas, size_t smem, cudaStream_t stream)
+{
+    const void *fn = (const void *)w4a16_decode_bulk_ring_kernel<T, CW, XSUM, HALVES>;
+    cudaError_t err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (err != cudaSuccess) return err;
+    w4a16_decode_bulk_ring_kernel<T, CW, XSUM, HALVES>
+        <<<(unsigned)ctas, 32 * CW + 64, smem, stream>>>(a);
+    return cudaSuccess;
+}
+
+template <typename T, int CW, bool XSUM>
 static cuops_status_t w4b_launch(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                  const w4_geometry_t *geo, const char *name)
 {
@@ -621,11 +633,15 @@ static cuops_status_t w4b_launch(struct cuops_handle *h, const cuops_w4a16_desc_
 
     const size_t smem =
         (size_t)(stages * W4B_STAGE_BYTES + w4b_fixed_smem(d->m, geo->ktiles, CW, XSUM));
-    const void *fn = (const void *)w4a16_decode_bulk_ring_kernel<T, CW, XSUM, HALVES>;
-    cudaError_t err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    /* the 8-warp study form keeps one barrier per stage */
+    cudaError_t err;
+    if constexpr (CW == 16)
+        err = w4b_stage_halves(d->m, per_cta, geo->ktiles)
+                  ? w4b_run<T, CW, XSUM, true>(a, ctas, smem, cuops_stream(h))
+                  : w4b_run<T, CW, XSUM, false>(a, ctas, smem, cuops_stream(h));
+    else
+        err = w4b_run<T, CW, XSUM, false>(a, ctas, smem, cuops_stream(h));
     if (err != cudaSuccess) return cuops_cuda_fail(h, err, name);
-    w4a16_decode_bulk_ring_kernel<T, CW, XSUM, HALVES>
-        <<<(unsigned)ctas, 32 * CW + 64, smem, cuops_stream(h)>>>(a);
     cuops_status_t st = cuops_cuda_check_launch(h, name);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     h->last_kernel = name;
@@ -651,21 +667,12 @@ cuops_status_t w4a16_launch_decode_bulk_ring(struct cuops_handle *h, const cuops
                           (long long)d->m, (long long)d->group_size, (long long)d->k,
                           (long long)d->ldx);
     const int bf = d->act_type == CUOPS_DTYPE_BF16;
-    if (math_warps == 8) /* a study form: one barrier per stage */
-        return bf ? w4b_launch<__nv_bfloat16, 8, false, false>(h, d, geo, name)
-                  : w4b_launch<__half, 8, false, false>(h, d, geo, name);
-    const int64_t sms = h->num_sms > 0 ? h->num_sms : 132;
-    const int64_t per_cta = cuops_ceil_div(cuops_ceil_div(d->n, W4_STRIP_ROWS), sms);
-    if (w4b_stage_halves(d->m, per_cta, geo->ktiles)) {
-        if (xsum)
-            return bf ? w4b_launch<__nv_bfloat16, 16, true, true>(h, d, geo, name)
-                      : w4b_launch<__half, 16, true, true>(h, d, geo, name);
-        return bf ? w4b_launch<__nv_bfloat16, 16, false, true>(h, d, geo, name)
-                  : w4b_launch<__half, 16, false, true>(h, d, geo, name);
-    }
+    if (math_warps == 8)
+        return bf ? w4b_launch<__nv_bfloat16, 8, false>(h, d, geo, name)
+                  : w4b_launch<__half, 8, false>(h, d, geo, name);
     if (xsum)
-        return bf ? w4b_launch<__nv_bfloat16, 16, true, false>(h, d, geo, name)
-                  : w4b_launch<__half, 16, true, false>(h, d, geo, name);
-    return bf ? w4b_launch<__nv_bfloat16, 16, false, false>(h, d, geo, name)
-              : w4b_launch<__half, 16, false, false>(h, d, geo, name);
+        return bf ? w4b_launch<__nv_bfloat16, 16, true>(h, d, geo, name)
+                  : w4b_launch<__half, 16, true>(h, d, geo, name);
+    return bf ? w4b_launch<__nv_bfloat16, 16, false>(h, d, geo, name)
+              : w4b_launch<__half, 16, false>(h, d, geo, name);
 }

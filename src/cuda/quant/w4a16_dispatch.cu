@@ -8,7 +8,7 @@
  *                        room for >= 4 ring stages beside x (the ring runs
  *                        3 of them at m = 1 and on short streams,
  *                        w4b_ring_stages, and each stage on two barriers
- *                        where a CTA streams <= 7 stages,
+ *                        where a CTA streams <= 7 stages, <= 8 at m >= 2,
  *                        w4b_stage_halves), unless options.split_k is set
  *                        (m <= 3: its form w4a16_decode_bulk_ring_xsum,
  *                        which m <= 2 also takes from n >= ~4096 where
