@@ -65,7 +65,7 @@ static void usage(FILE *f)
         "valid; %%ceil is against the copy bandwidth (memory-bound rows) or the cuBLAS bf16\n"
         "8192^3 rate (compute-bound GEMM rows), both measured in the same run.\n"
         "Environment: CUOPS_GIT_SHA, CUOPS_TRITON_SCRIPT, CUOPS_BENCH_SEED;\n"
-        "CUOPS_BENCH_TIME_INVALID=1 times gemm rows that fail validation too (study\n"
+        "CUOPS_BENCH_TIME_INVALID=1 times gemm and w4a16 rows that fail validation too (study\n"
         "builds that skip part of the work); they stay marked INVALID and count as failures.\n"
         "CUOPS_BENCH_SCAN_SHIFT=K (0..63) starts the scan and reduce rows' input and output\n"
         "K elements past a 256-byte boundary (misaligned inputs; cuops and CUB alike);\n"

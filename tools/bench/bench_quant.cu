@@ -661,13 +661,15 @@ static void run_w4a16_shape(bench_env_t *env, cuops_dtype_t act, int64_t m, int6
             fprintf(stderr, "  w4a16 %s %s m=%lld n=%lld k=%lld INVALID: %s\n", variants[v],
                     bv_dtype_name(act), (long long)m, (long long)n, (long long)k, r.msg);
             bench_row_fail(row, BENCH_ROW_INVALID, "%.150s", r.msg);
-            bench_row_done(env, row);
-            continue;
+            if (!env->opt.time_invalid) {
+                bench_row_done(env, row);
+                continue;
+            }
         }
         bench_timing_t t = bench_time_row(env, row, fn, &c, enqueue_w4_cublas, &c, sets);
         if (!t.ok) {
             bench_row_fail(row, BENCH_ROW_ERROR, "timing: %s", t.err);
-            row->valid = 1;
+            row->valid = r.pass;
         } else {
             row->us = t.median_us;
             row->power = t.power;
