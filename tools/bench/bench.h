@@ -69,7 +69,8 @@ typedef struct bench_options {
     int64_t lda;                        /* --lda: GEMM A's leading dimension at least this
                                            (0: the tight one, k or m) */
     uint64_t seed;
-    int time_invalid;                   /* CUOPS_BENCH_TIME_INVALID: time failed gemm and w4a16 rows too */
+    int time_invalid;                   /* CUOPS_BENCH_TIME_INVALID: time failed gemm and w4a16
+                                           rows too */
     int scan_shift;                     /* CUOPS_BENCH_SCAN_SHIFT: scan/reduce buffers start this
                                            many elements past a 256-byte boundary (0..63) */
     int scan_out_shift;                 /* CUOPS_BENCH_SCAN_OUT_SHIFT: the output alone this many
