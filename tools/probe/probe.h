@@ -80,6 +80,7 @@ void probe_latency(void);
 void probe_bandwidth(void);
 void probe_streams(void);
 void probe_writes(void);
+void probe_tma(void);
 void probe_launch(void);
 double probe_measure_clock_mhz(void);
 

@@ -7,9 +7,11 @@
  * all): `streams`, the decode W4A16 weight stream without its math, in the
  * packed layout's strip-major order and as one moving window; `writes`, streams
  * shaped like int4 dequantization (4 bytes written per byte read) without its
- * math, against a copy and a memset of the same bytes.
+ * math, against a copy and a memset of the same bytes; `tma`, a K-major
+ * weight streamed by TMA through a shared-memory ring without its products,
+ * by box shape, ring depth, grid and how the work is dealt.
  *
- *   cuops-probe [mma|smem|latency|bandwidth|launch|streams|writes|all]... [--json FILE]
+ *   cuops-probe [mma|smem|latency|bandwidth|launch|streams|writes|tma|all]... [--json FILE]
  *   python3 scripts/plot_probe.py FILE.json OUTDIR     (PNG plots)
  */
 #include <stdint.h>
@@ -113,7 +115,7 @@ int main(int argc, char **argv)
 {
     const char *json = NULL;
     int want_mma = 0, want_smem = 0, want_lat = 0, want_bw = 0, want_launch = 0, want_streams = 0,
-        want_writes = 0;
+        want_writes = 0, want_tma = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
         else if (!strcmp(argv[i], "mma")) want_mma = 1;
@@ -123,14 +125,15 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "launch")) want_launch = 1;
         else if (!strcmp(argv[i], "streams")) want_streams = 1;
         else if (!strcmp(argv[i], "writes")) want_writes = 1;
+        else if (!strcmp(argv[i], "tma")) want_tma = 1;
         else if (!strcmp(argv[i], "all")) want_mma = want_smem = want_lat = want_bw = want_launch = 1;
         else {
-            fprintf(stderr, "usage: %s [mma|smem|latency|bandwidth|launch|streams|writes|all]... [--json FILE]\n",
+            fprintf(stderr, "usage: %s [mma|smem|latency|bandwidth|launch|streams|writes|tma|all]... [--json FILE]\n",
                     argv[0]);
             return !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h") ? 0 : 2;
         }
     }
-    if (!(want_mma | want_smem | want_lat | want_bw | want_launch | want_streams | want_writes))
+    if (!(want_mma | want_smem | want_lat | want_bw | want_launch | want_streams | want_writes | want_tma))
         want_mma = want_smem = want_lat = want_bw = want_launch = 1;
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
@@ -150,6 +153,7 @@ int main(int argc, char **argv)
     if (want_launch) probe_launch();
     if (want_streams) probe_streams();
     if (want_writes) probe_writes();
+    if (want_tma) probe_tma();
     if (json) write_json(json);
     return 0;
 }
