@@ -182,8 +182,10 @@ CUOPS_API cuops_status_t cuops_variant_names(const char *op, const char *const *
  * Types: ab_type F16 or BF16 (tensor cores) with c_type F16, BF16 or F32; or
  * ab_type F32 with c_type F32 (true fp32 on CUDA cores, no TF32).
  * beta == 0 means C is not read (it may hold NaN). k == 0 gives C = beta*C.
- * m == 0 or n == 0 is a no-op. Any pointer alignment works; aligned data
- * (16 bytes, leading dimensions multiple of 8 elements) takes the fast paths.
+ * m == 0 or n == 0 is a no-op. a, b and c must be aligned to their element
+ * size (CUOPS_STATUS_INVALID_VALUE otherwise); any further alignment is
+ * optional: aligned data (16 bytes, leading dimensions multiple of 8
+ * elements) takes the fast paths.
  */
 CUOPS_API cuops_status_t cuops_gemm(cuops_handle_t handle, cuops_op_t trans_a,
                                     cuops_op_t trans_b, int64_t m, int64_t n, int64_t k,
@@ -217,6 +219,8 @@ CUOPS_API cuops_status_t cuops_gemm_ex(cuops_handle_t handle, cuops_op_t trans_a
  * @param zeros       [n, ceil(k/group_size)] contiguous uint8 holding 0..15, or NULL
  *                    for symmetric weights (zero = 8).
  * @param out         [n, k] with leading dimension ldo >= k; out_type F16, BF16 or F32.
+ * scales and out must be aligned to their element size (CUOPS_STATUS_INVALID_VALUE
+ * otherwise); qweight and zeros are bytes and may start anywhere.
  */
 CUOPS_API cuops_status_t cuops_dequant_int4(cuops_handle_t handle, int64_t n, int64_t k,
                                             int64_t group_size, const void *qweight,
@@ -260,7 +264,9 @@ CUOPS_API cuops_status_t cuops_w4_prepack(cuops_handle_t handle, int64_t n, int6
  * y[m,n] = x[m,k] * W^T with W the int4 weight prepacked by cuops_w4_prepack()
  * (same n, k, group_size, act_type), dequantized inside the GEMM; fp32
  * accumulation. x and y are row-major of act_type (F16 or BF16),
- * ldx >= k, ldy >= n.
+ * ldx >= k, ldy >= n, each aligned to its 2-byte elements
+ * (CUOPS_STATUS_INVALID_VALUE otherwise). On a GPU handle `packed` must be
+ * 16-byte aligned (cudaMalloc gives 256; CUOPS_STATUS_NOT_SUPPORTED otherwise).
  */
 CUOPS_API cuops_status_t cuops_gemm_w4a16(cuops_handle_t handle, int64_t m, int64_t n,
                                           int64_t k, int64_t group_size, const void *x,
@@ -298,6 +304,8 @@ CUOPS_API cuops_status_t cuops_gemm_w4a16_ex(cuops_handle_t handle, int64_t m, i
  * @param zeros_out   [n, ceil(k/group)] uint8 in 0..15.
  * On a GPU handle every pointer is a device pointer; with gptq_version 1 the
  * call waits for its own work (it reads back whether a zero overflowed).
+ * qweight and qzeros must be 4-byte aligned, scales and scales_out aligned to
+ * their element size (CUOPS_STATUS_INVALID_VALUE otherwise).
  */
 CUOPS_API cuops_status_t cuops_import_gptq(cuops_handle_t handle, int64_t n, int64_t k,
                                            int64_t group_size, const int32_t *qweight,

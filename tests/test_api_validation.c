@@ -162,6 +162,17 @@ static void gemm_rows(cuops_handle_t h, int is_cpu)
     ROW(h, INV, cuops_gemm(h, BAD_OP, OPN, 0, 5, 6, 1, NULL, 6, NULL, 5, 0, NULL, 5, F16, F32));
     ROW(h, INV, cuops_gemm(h, OPN, OPN, 0, 5, 6, 1, NULL, 6, NULL, 5, 0, NULL, 4, F16, F32));
     ROW(h, NSUP, cuops_gemm(h, OPN, OPN, 0, 5, 6, 1, NULL, 6, NULL, 5, 0, NULL, 5, F32, F16));
+    /* data pointers between two elements (one element past an aligned base
+     * is fine: the GPU tests run it); k == 0 reads neither A nor B */
+    ROW(h, INV, cuops_gemm(h, OPN, OPN, 4, 5, 6, 1, (char *)A + 1, 6, B, 5, 0, C, 5, F16, F32));
+    ROW(h, INV, cuops_gemm(h, OPN, OPT, 4, 5, 6, 1, A, 6, (char *)B + 1, 6, 0, C, 5, BF16, BF16));
+    ROW(h, INV, cuops_gemm(h, OPN, OPN, 4, 5, 6, 1, A, 6, B, 5, 0, (char *)C + 2, 5, F16, F32));
+    ROW(h, INV, cuops_gemm(h, OPN, OPN, 4, 5, 6, 1, (char *)A + 2, 6, B, 5, 0, C, 5, F32, F32));
+    ROW(h, INV, cuops_gemm(h, OPT, OPN, 4, 5, 6, 1, A, 4, B, 5, 1, (char *)C + 3, 5, F16, F16));
+    ROW(h, INV, cuops_gemm(h, OPN, OPN, 4, 5, 0, 1, NULL, 1, NULL, 5, 0.5f, (char *)C + 1, 5, F16, BF16));
+    ROW(h, OK, cuops_gemm(h, OPN, OPN, 0, 5, 6, 1, (char *)A + 1, 6, (char *)B + 1, 5, 0, (char *)C + 1, 5, F16, F32));
+    /* an unserved dtype outranks a misaligned pointer (the size is the dtype's) */
+    ROW(h, NSUP, cuops_gemm(h, OPN, OPN, 4, 5, 6, 1, (char *)A + 1, 6, B, 5, 0, C, 5, F64, F64));
     if (is_cpu) {
         ROW(h, NSUP, cuops_gemm_ex(h, OPN, OPN, 4, 5, 6, 1, A, 6, B, 5, 0, C, 5, F16, F32,
                                    &bogus_variant));
@@ -197,6 +208,12 @@ static void dequant_rows(cuops_handle_t h, int is_cpu)
     ROW(h, OK, cuops_dequant_int4(h, 3, 0, 4, NULL, 1, NULL, F16, NULL, NULL, 1, F32));
     ROW(h, INV, cuops_dequant_int4(h, 3, 0, 4, NULL, 0, NULL, F16, NULL, NULL, 1, F32));
     ROW(h, INV, cuops_dequant_int4(h, 0, 10, 3, NULL, 5, NULL, F16, NULL, NULL, 10, F32));
+    /* scales and out between two elements; qweight and zeros are bytes */
+    ROW(h, INV, cuops_dequant_int4(h, 3, 10, 4, Q, 5, (char *)S + 1, F16, Z, OUT, 10, F32));
+    ROW(h, INV, cuops_dequant_int4(h, 3, 10, 4, Q, 5, (char *)S + 2, F32, Z, OUT, 10, F16));
+    ROW(h, INV, cuops_dequant_int4(h, 3, 10, 4, Q, 5, S, BF16, Z, (char *)OUT + 1, 10, BF16));
+    ROW(h, INV, cuops_dequant_int4(h, 3, 10, 4, (char *)Q + 1, 5, S, F16, (char *)Z + 1, (char *)OUT + 6, 10, F32));
+    ROW(h, OK, cuops_dequant_int4(h, 0, 10, 4, NULL, 5, (char *)S + 1, F16, NULL, (char *)OUT + 1, 10, F32));
     if (is_cpu)
         ROW(h, NSUP, cuops_dequant_int4_ex(h, 3, 10, 4, Q, 5, S, F16, Z, OUT, 10, F32,
                                            &bogus_variant));
@@ -230,6 +247,8 @@ static void w4_rows(cuops_handle_t h, int is_cpu)
     ROW(h, NSUP, cuops_w4_prepack(h, 3, 10, 4, Q, 5, S, I32, Z, F16, PACKED));
     ROW(h, NSUP, cuops_w4_prepack(h, 3, 10, 4, Q, 5, S, F16, Z, F32, PACKED));
     ROW(h, OK, cuops_w4_prepack(h, 0, 10, 4, NULL, 5, NULL, F16, NULL, F16, NULL));
+    ROW(h, INV, cuops_w4_prepack(h, 3, 10, 4, Q, 5, (char *)S + 1, BF16, Z, F16, PACKED));
+    ROW(h, INV, cuops_w4_prepack(h, 3, 10, 4, Q, 5, (char *)S + 6, F32, Z, BF16, PACKED));
 
     ROW(NULL, INV, cuops_gemm_w4a16(NULL, 2, 3, 10, 4, X, 10, PACKED, Y, 3, F16));
     ROW(h, INV, cuops_gemm_w4a16(h, -1, 3, 10, 4, X, 10, PACKED, Y, 3, F16));
@@ -248,6 +267,9 @@ static void w4_rows(cuops_handle_t h, int is_cpu)
     ROW(h, NSUP, cuops_gemm_w4a16(h, 2, 3, 10, 4, X, 10, PACKED, Y, 3, I32));
     ROW(h, OK, cuops_gemm_w4a16(h, 0, 3, 10, 4, NULL, 10, NULL, NULL, 3, F16));
     ROW(h, OK, cuops_gemm_w4a16(h, 2, 0, 10, 4, NULL, 10, NULL, NULL, 1, BF16));
+    ROW(h, INV, cuops_gemm_w4a16(h, 2, 3, 10, 4, (char *)X + 1, 10, PACKED, Y, 3, F16));
+    ROW(h, INV, cuops_gemm_w4a16(h, 2, 3, 10, 4, X, 10, PACKED, (char *)Y + 3, 3, BF16));
+    ROW(h, OK, cuops_gemm_w4a16(h, 2, 0, 10, 4, (char *)X + 1, 10, NULL, (char *)Y + 1, 1, F16));
     if (is_cpu)
         ROW(h, NSUP, cuops_gemm_w4a16_ex(h, 2, 3, 10, 4, X, 10, PACKED, Y, 3, F16, &bogus_variant));
 }

@@ -217,6 +217,21 @@ static void bad_arguments(cuops_handle_t h)
     CHECK_STATUS(cuops_import_awq(h, 8, 8, 8, qw, qz, sc, (cuops_dtype_t)99, qout, 4, sout, zout),
                  CUOPS_STATUS_INVALID_VALUE);
     CHECK(strlen(cuops_last_error(h)) > 0, "no detail for a bad call");
+    /* pointers between two elements: int32 words, scales of their dtype */
+    CHECK_STATUS(cuops_import_gptq(h, 8, 8, 8, (const int32_t *)((char *)qw + 2), qz, sc,
+                                   CUOPS_DTYPE_F16, 2, qout, 4, sout, zout),
+                 CUOPS_STATUS_INVALID_VALUE);
+    CHECK_STATUS(cuops_import_awq(h, 8, 8, 8, qw, (const int32_t *)((char *)qz + 1), sc,
+                                  CUOPS_DTYPE_F16, qout, 4, sout, zout),
+                 CUOPS_STATUS_INVALID_VALUE);
+    CHECK_STATUS(cuops_import_awq(h, 8, 8, 8, qw, qz, (char *)sc + 1, CUOPS_DTYPE_BF16, qout, 4, sout,
+                                  zout),
+                 CUOPS_STATUS_INVALID_VALUE);
+    CHECK_STATUS(cuops_import_gptq(h, 8, 8, 8, qw, qz, sc, CUOPS_DTYPE_F32, 2, qout, 4,
+                                   (char *)sout + 2, zout),
+                 CUOPS_STATUS_INVALID_VALUE);
+    CHECK(strstr(cuops_last_error(h), "scales_out") != NULL, "detail does not name scales_out: %s",
+          cuops_last_error(h));
     CHECK_STATUS(cuops_import_awq(NULL, 8, 8, 8, qw, qz, sc, CUOPS_DTYPE_F16, qout, 4, sout, zout),
                  CUOPS_STATUS_INVALID_VALUE);
     /* GPTQ v1 with a stored 15 (zero 16): refused before anything is written */

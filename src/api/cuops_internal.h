@@ -60,6 +60,13 @@ size_t cuops_dtype_size(cuops_dtype_t t);
 /* "f16", "bf16", ... for messages; "?" for an unknown dtype. */
 const char *cuops_dtype_name(cuops_dtype_t t);
 
+/* CUOPS_STATUS_SUCCESS when `p` is NULL or a multiple of `elem_size`;
+ * otherwise INVALID_VALUE with a detail naming the op and the argument. Every
+ * kernel loads and stores whole elements, so a pointer between two elements
+ * would fault on the GPU (and is undefined behaviour in C). */
+cuops_status_t cuops_check_elem_pointer(struct cuops_handle *h, const char *op, const char *name,
+                                        const void *p, size_t elem_size);
+
 /* True when the options ask for the dispatch's own choice. */
 int cuops_variant_is_auto(const cuops_options_t *opt);
 

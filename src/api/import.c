@@ -50,6 +50,12 @@ static cuops_status_t import_call(struct cuops_handle *h, const char *fn, cuops_
                           "scales_out %p, zeros_out %p)",
                           fn, (const void *)qweight, (const void *)qzeros, scales, (void *)qweight_out,
                           scales_out, (void *)zeros_out);
+    const size_t ses = cuops_dtype_size(scale_type);
+    cuops_status_t st = cuops_check_elem_pointer(h, fn, "qweight", qweight, sizeof(int32_t));
+    if (st == CUOPS_STATUS_SUCCESS) st = cuops_check_elem_pointer(h, fn, "qzeros", qzeros, sizeof(int32_t));
+    if (st == CUOPS_STATUS_SUCCESS) st = cuops_check_elem_pointer(h, fn, "scales", scales, ses);
+    if (st == CUOPS_STATUS_SUCCESS) st = cuops_check_elem_pointer(h, fn, "scales_out", scales_out, ses);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
     const int64_t row_bytes = k / 2 + (k & 1);
     if (ldq_out < row_bytes)
         return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "%s: ldq_out (%lld) < ceil(k/2) (%lld)", fn,
@@ -79,7 +85,7 @@ static cuops_status_t import_call(struct cuops_handle *h, const char *fn, cuops_
 
     if (h->device == CUOPS_DEVICE_CPU) return cuops_cpu_import(h, &d);
     int prev = cuops_cuda_enter(h);
-    cuops_status_t st = cuops_cuda_import(h, &d);
+    st = cuops_cuda_import(h, &d);
     cuops_cuda_leave(h, prev);
     return st;
 }

@@ -9,7 +9,9 @@
  *      byte extents that overflow int64, NULL data pointers the call would
  *      touch                                    -> CUOPS_STATUS_INVALID_VALUE
  *   2. valid but unserved dtypes, a forced variant the CPU backend does not
- *      have                                     -> CUOPS_STATUS_NOT_SUPPORTED
+ *      have                                     -> CUOPS_STATUS_NOT_SUPPORTED,
+ *      then data pointers that are not a multiple of their element size (the
+ *      element size is known once the dtype is)  -> CUOPS_STATUS_INVALID_VALUE
  *   3. empty problems return CUOPS_STATUS_SUCCESS without calling a backend,
  *      except GEMM with k == 0 (C = beta*C), W4A16 with k == 0 (y = 0) and
  *      reduce with n == 0 (*out = identity), which have an output to write.
@@ -226,6 +228,13 @@ static cuops_status_t gemm_call(struct cuops_handle *h, cuops_op_t trans_a, cuop
     cuops_status_t st = check_cpu_variant(h, "gemm", opt);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     if (empty) return CUOPS_STATUS_SUCCESS;
+    if (k > 0) {
+        st = cuops_check_elem_pointer(h, "gemm", "a", a, ab_size);
+        if (st == CUOPS_STATUS_SUCCESS) st = cuops_check_elem_pointer(h, "gemm", "b", b, ab_size);
+        if (st != CUOPS_STATUS_SUCCESS) return st;
+    }
+    st = cuops_check_elem_pointer(h, "gemm", "c", c, c_size);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
 
     cuops_gemm_desc_t d;
     memset(&d, 0, sizeof d);
@@ -331,6 +340,10 @@ static cuops_status_t dequant_call(struct cuops_handle *h, int64_t n, int64_t k,
     st = check_cpu_variant(h, "dequant", opt);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     if (empty) return CUOPS_STATUS_SUCCESS;
+    st = cuops_check_elem_pointer(h, "dequant", "scales", scales, cuops_dtype_size(scale_type));
+    if (st == CUOPS_STATUS_SUCCESS)
+        st = cuops_check_elem_pointer(h, "dequant", "out", out, cuops_dtype_size(out_type));
+    if (st != CUOPS_STATUS_SUCCESS) return st;
 
     cuops_dequant_desc_t d;
     memset(&d, 0, sizeof d);
@@ -451,6 +464,8 @@ CUOPS_API cuops_status_t cuops_w4_prepack(cuops_handle_t handle, int64_t n, int6
     st = check_act_type(h, "w4_prepack", act_type, 0);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     if (empty) return CUOPS_STATUS_SUCCESS;
+    st = cuops_check_elem_pointer(h, "w4_prepack", "scales", scales, cuops_dtype_size(scale_type));
+    if (st != CUOPS_STATUS_SUCCESS) return st;
 
     cuops_w4_prepack_desc_t d;
     memset(&d, 0, sizeof d);
@@ -530,6 +545,9 @@ static cuops_status_t w4a16_call(struct cuops_handle *h, int64_t m, int64_t n, i
     st = check_cpu_variant(h, "w4a16", opt);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     if (empty) return CUOPS_STATUS_SUCCESS;
+    if (k > 0) st = cuops_check_elem_pointer(h, "w4a16", "x", x, act_size);
+    if (st == CUOPS_STATUS_SUCCESS) st = cuops_check_elem_pointer(h, "w4a16", "y", y, act_size);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
 
     /* k == 0 reaches the backend, which writes y = 0. */
     cuops_w4a16_desc_t d;
@@ -606,18 +624,20 @@ static cuops_status_t check_scan_type(struct cuops_handle *h, const char *op_lab
                       cuops_dtype_name(type));
 }
 
-/* Every scan and reduce kernel loads and stores whole elements: a pointer
- * that is not a multiple of the element size would fault on the GPU (and is
- * undefined behaviour in C), so both backends refuse it with a message. */
+cuops_status_t cuops_check_elem_pointer(struct cuops_handle *h, const char *op, const char *name,
+                                        const void *p, size_t elem_size)
+{
+    if (p != NULL && elem_size > 1 && (uintptr_t)p % elem_size != 0)
+        return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
+                          "%s: %s (%p) is not aligned to its %zu-byte elements", op, name, p,
+                          elem_size);
+    return CUOPS_STATUS_SUCCESS;
+}
+
 static cuops_status_t check_scan_pointer(struct cuops_handle *h, const char *op_label,
                                          const char *name, const void *p, cuops_dtype_t type)
 {
-    const size_t es = cuops_dtype_size(type);
-    if (p != NULL && (uintptr_t)p % es != 0)
-        return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
-                          "%s: %s (%p) is not aligned to its %zu-byte elements", op_label, name, p,
-                          es);
-    return CUOPS_STATUS_SUCCESS;
+    return cuops_check_elem_pointer(h, op_label, name, p, cuops_dtype_size(type));
 }
 
 static cuops_status_t scan_call(struct cuops_handle *h, cuops_reduce_op_t op, int exclusive,
