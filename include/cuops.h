@@ -219,8 +219,8 @@ CUOPS_API cuops_status_t cuops_gemm_ex(cuops_handle_t handle, cuops_op_t trans_a
  * @param zeros       [n, ceil(k/group_size)] contiguous uint8 holding 0..15, or NULL
  *                    for symmetric weights (zero = 8).
  * @param out         [n, k] with leading dimension ldo >= k; out_type F16, BF16 or F32.
- * scales and out must be aligned to their element size (CUOPS_STATUS_INVALID_VALUE
- * otherwise); qweight and zeros are bytes and may start anywhere.
+ * Any pointer alignment works (scales and out off their element size are
+ * read and written byte by byte, on a slow path).
  */
 CUOPS_API cuops_status_t cuops_dequant_int4(cuops_handle_t handle, int64_t n, int64_t k,
                                             int64_t group_size, const void *qweight,
@@ -251,8 +251,10 @@ CUOPS_API cuops_status_t cuops_w4_packed_size(cuops_handle_t handle, int64_t n, 
 
 /**
  * One-time reorder of a seed-format int4 weight (arguments as in
- * cuops_dequant_int4) into the layout cuops_gemm_w4a16() reads. Scales are
- * rounded to act_type. `packed` must hold cuops_w4_packed_size() bytes.
+ * cuops_dequant_int4, but scales aligned to their element size:
+ * CUOPS_STATUS_INVALID_VALUE otherwise) into the layout cuops_gemm_w4a16()
+ * reads. Scales are rounded to act_type. `packed` must hold
+ * cuops_w4_packed_size() bytes.
  */
 CUOPS_API cuops_status_t cuops_w4_prepack(cuops_handle_t handle, int64_t n, int64_t k,
                                           int64_t group_size, const void *qweight,

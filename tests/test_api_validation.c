@@ -208,12 +208,6 @@ static void dequant_rows(cuops_handle_t h, int is_cpu)
     ROW(h, OK, cuops_dequant_int4(h, 3, 0, 4, NULL, 1, NULL, F16, NULL, NULL, 1, F32));
     ROW(h, INV, cuops_dequant_int4(h, 3, 0, 4, NULL, 0, NULL, F16, NULL, NULL, 1, F32));
     ROW(h, INV, cuops_dequant_int4(h, 0, 10, 3, NULL, 5, NULL, F16, NULL, NULL, 10, F32));
-    /* scales and out between two elements; qweight and zeros are bytes */
-    ROW(h, INV, cuops_dequant_int4(h, 3, 10, 4, Q, 5, (char *)S + 1, F16, Z, OUT, 10, F32));
-    ROW(h, INV, cuops_dequant_int4(h, 3, 10, 4, Q, 5, (char *)S + 2, F32, Z, OUT, 10, F16));
-    ROW(h, INV, cuops_dequant_int4(h, 3, 10, 4, Q, 5, S, BF16, Z, (char *)OUT + 1, 10, BF16));
-    ROW(h, INV, cuops_dequant_int4(h, 3, 10, 4, (char *)Q + 1, 5, S, F16, (char *)Z + 1, (char *)OUT + 6, 10, F32));
-    ROW(h, OK, cuops_dequant_int4(h, 0, 10, 4, NULL, 5, (char *)S + 1, F16, NULL, (char *)OUT + 1, 10, F32));
     if (is_cpu)
         ROW(h, NSUP, cuops_dequant_int4_ex(h, 3, 10, 4, Q, 5, S, F16, Z, OUT, 10, F32,
                                            &bogus_variant));

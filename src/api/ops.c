@@ -10,8 +10,9 @@
  *      touch                                    -> CUOPS_STATUS_INVALID_VALUE
  *   2. valid but unserved dtypes, a forced variant the CPU backend does not
  *      have                                     -> CUOPS_STATUS_NOT_SUPPORTED,
- *      then data pointers that are not a multiple of their element size (the
- *      element size is known once the dtype is)  -> CUOPS_STATUS_INVALID_VALUE
+ *      then data pointers that are not a multiple of their element size,
+ *      where the kernels load or store whole elements (gemm, w4a16, prepack,
+ *      scan, reduce, the importers; dequant serves any alignment) -> INVALID_VALUE
  *   3. empty problems return CUOPS_STATUS_SUCCESS without calling a backend,
  *      except GEMM with k == 0 (C = beta*C), W4A16 with k == 0 (y = 0) and
  *      reduce with n == 0 (*out = identity), which have an output to write.
@@ -340,10 +341,6 @@ static cuops_status_t dequant_call(struct cuops_handle *h, int64_t n, int64_t k,
     st = check_cpu_variant(h, "dequant", opt);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     if (empty) return CUOPS_STATUS_SUCCESS;
-    st = cuops_check_elem_pointer(h, "dequant", "scales", scales, cuops_dtype_size(scale_type));
-    if (st == CUOPS_STATUS_SUCCESS)
-        st = cuops_check_elem_pointer(h, "dequant", "out", out, cuops_dtype_size(out_type));
-    if (st != CUOPS_STATUS_SUCCESS) return st;
 
     cuops_dequant_desc_t d;
     memset(&d, 0, sizeof d);
