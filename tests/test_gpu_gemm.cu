@@ -134,8 +134,12 @@ static void run_case(const gemm_case_t *c)
     const int64_t ldc = c->n + c->pad_c;
     const int64_t guard = 37; /* sentinels before and after C */
     const size_t es_ab = esize(c->ab), es_c = esize(c->ct);
-    const size_t count_a = (size_t)(c->misalign + rows_a * lda + 1);
-    const size_t count_b = (size_t)(c->misalign + rows_b * ldb + 1);
+    /* the operand's extent, (rows - 1) * ld + cols, when a huge leading
+     * dimension would make rows * ld more than memory (a one-row operand) */
+    const int64_t span_a = rows_a * lda > ((int64_t)1 << 28) ? (rows_a - 1) * lda + cols_a : rows_a * lda;
+    const int64_t span_b = rows_b * ldb > ((int64_t)1 << 28) ? (rows_b - 1) * ldb + cols_b : rows_b * ldb;
+    const size_t count_a = (size_t)(c->misalign + span_a + 1);
+    const size_t count_b = (size_t)(c->misalign + span_b + 1);
     const int64_t c_off = c->misalign + guard;
     const size_t count_c = (size_t)(c_off + c->m * ldc + guard);
     char what[320];
@@ -490,6 +494,22 @@ static void test_padding_and_misalignment(void)
         }
 }
 
+/* One-row operands with leading dimensions past what a TMA map can hold
+ * (2^40 bytes): the API accepts any ld there, so every variant must either
+ * serve the call or decline it, never fail (before a1f8545+1 the decode and
+ * sm90 kernels let cuTensorMapEncodeTiled refuse it: CUDA_ERROR). */
+static void test_huge_leading_dimension(void)
+{
+    gemm_case_t a = make_case(1, 0, 1, 300, 70, 0); /* NT, x [1, k] */
+    a.ta = CUOPS_OP_N; a.tb = CUOPS_OP_T;
+    a.pad_a = ((int64_t)1 << 40) - a.k;
+    run_case(&a);
+    gemm_case_t b = make_case(1, 1, 100, 1, 72, 1); /* NT, W [1, k] */
+    b.ta = CUOPS_OP_N; b.tb = CUOPS_OP_T;
+    b.pad_b = ((int64_t)1 << 39) + 8 - b.k;
+    run_case(&b);
+}
+
 /* k == 0: C = beta * C, and with beta == 0 the NaN poison must become 0. */
 static void test_k_zero(void)
 {
@@ -719,6 +739,7 @@ int main(void)
     test_transposes_and_dtypes();
     test_shape_sweep();
     test_padding_and_misalignment();
+    test_huge_leading_dimension();
     test_k_zero();
     test_k_zero_null_operands();
     test_aligned_shapes();

@@ -75,10 +75,12 @@ cuops_status_t cuops_sm90_encode_residues(struct cuops_handle *h, CUtensorMap *m
                                           int64_t k, int64_t ld, uint32_t box_groups);
 
 /* Whether a 16-bit operand at `base` with row stride `ld` elements can be
- * read by TMA directly. */
+ * read by TMA directly: base 16-byte aligned, the stride a multiple of 16
+ * bytes and below 2^40 bytes (cuTensorMapEncodeTiled's limit; the API lets a
+ * one-row operand have any ld). */
 static inline int cuops_sm90_tma_ok(const void *base, int64_t ld)
 {
-    return cuops_aligned(base, 16) && ((ld * 2) % 16) == 0;
+    return cuops_aligned(base, 16) && ((ld * 2) % 16) == 0 && ld < ((int64_t)1 << 39);
 }
 
 /* Leading dimension of a packed operand (or of a staged C): k rounded up to
