@@ -636,6 +636,22 @@ static void test_forced_splits(void)
         }
 }
 
+/* A user workspace that starts off 16 bytes (cuops_set_workspace takes any
+ * address): the split-K partials are rounded up inside it (before a1f8545+1
+ * the decode kernels refused it and the W4A16 split-K stored misaligned
+ * floats). Forced splits and a stream-K shape, every variant. */
+static void test_unaligned_workspace(void)
+{
+    static const int64_t shapes[3][3] = {{9, 40, 520}, {33, 100, 264}, {1, 4704, 1032}};
+    CHECK_STATUS(cuops_set_workspace(g_gpu, (char *)g_ws + 2, WS_BYTES - 16), CUOPS_STATUS_SUCCESS);
+    for (int s = 0; s < 3; s++) {
+        decode_case_t c = grid_case(s, shapes[s][0], shapes[s][1], shapes[s][2]);
+        c.split_k = s < 2 ? 5 : 0;
+        run_case(&c);
+    }
+    CHECK_STATUS(cuops_set_workspace(g_gpu, g_ws, WS_BYTES), CUOPS_STATUS_SUCCESS);
+}
+
 /* Tile counts just past a full wave (132 SMs x 2-3 CTAs): the plan takes
  * stream-K there, with tiles split across CTAs and the fix-up pass. */
 static void test_stream_k_shapes(void)
@@ -1229,6 +1245,7 @@ int main(void)
     test_exact_small_k();
     test_dtypes();
     test_forced_splits();
+    test_unaligned_workspace();
     test_shape_grid();
     test_stream_k_shapes();
     test_auto_narrow();

@@ -590,6 +590,39 @@ static void run_gpu_tests(cuops_handle_t h)
         }
     }
 
+    /* A user workspace that starts off 16 bytes (cuops_set_workspace takes
+     * any address): the split-K partials are rounded up inside it (before
+     * a1f8545+1 w4a16_mma's partials were stored misaligned and the decode
+     * kernels refused the call). */
+    {
+        const size_t ws_bytes = (size_t)64 << 20;
+        void *ws = NULL;
+        if (cudaMalloc(&ws, ws_bytes) == cudaSuccess) {
+            CHECK_STATUS(cuops_set_workspace(h, (char *)ws + 2, ws_bytes - 16), CUOPS_STATUS_SUCCESS);
+            host_weight_t w;
+            make_weight(&w, 1024, 4096, 128, CUOPS_DTYPE_F16, 1);
+            gpu_weight_t gw;
+            if (gpu_prepack(h, &w, CUOPS_DTYPE_F16, &gw)) {
+                float *wd = dequant_reference(&w, CUOPS_DTYPE_F16);
+                static const char *const vs[] = {NULL, "w4a16_mma", "w4a16_decode_splitk",
+                                                 "w4a16_decode_warp", "w4a16_decode_stream"};
+                static const int64_t ms[] = {1, 17};
+                for (int mi = 0; mi < 2; mi++)
+                    for (int vi = 0; vi < 5; vi++) {
+                        gemm_case_t c = {ms[mi], 0, 0, 0, vs[vi], 7};
+                        gpu_gemm_check(h, &w, wd, &gw, CUOPS_DTYPE_F16, c);
+                    }
+                free(wd);
+            }
+            cudaFree(gw.packed);
+            free_weight(&w);
+            CHECK_STATUS(cuops_set_workspace(h, NULL, 0), CUOPS_STATUS_SUCCESS);
+            cudaFree(ws);
+        } else {
+            CHECK(0, "cudaMalloc of the workspace failed");
+        }
+    }
+
     /* k == 0: y = 0 exactly, nothing else touched */
     {
         const int64_t m = 3, n = 5, ldy = 7;

@@ -104,6 +104,33 @@ cuops_status_t cuops_cuda_workspace(struct cuops_handle *h, size_t bytes, void *
     return CUOPS_STATUS_SUCCESS;
 }
 
+cuops_status_t cuops_cuda_workspace_aligned(struct cuops_handle *h, size_t bytes, size_t align,
+                                            void **ptr)
+{
+    *ptr = NULL;
+    if (bytes == 0) return CUOPS_STATUS_SUCCESS;
+    if (bytes > SIZE_MAX - align)
+        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "a workspace of %zu bytes overflows", bytes);
+    /* the handle's own block comes from cudaMalloc (256-byte aligned), and
+     * an aligned user workspace needs no slack: only a misaligned one pays
+     * the extra bytes */
+    const int slack = h->user_workspace && (uintptr_t)h->user_workspace % align != 0;
+    void *raw = NULL;
+    cuops_status_t st = cuops_cuda_workspace(h, slack ? bytes + align - 1 : bytes, &raw);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
+    *ptr = (void *)(((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1));
+    return CUOPS_STATUS_SUCCESS;
+}
+
+int cuops_cuda_in_workspace(const struct cuops_handle *h, const void *p)
+{
+    const uintptr_t q = (uintptr_t)p;
+    const uintptr_t u = (uintptr_t)h->user_workspace, o = (uintptr_t)h->own_workspace;
+    if (h->user_workspace && q >= u && q - u < h->user_workspace_bytes) return 1;
+    if (h->own_workspace && q >= o && q - o < h->own_workspace_bytes) return 1;
+    return 0;
+}
+
 /* Calls run on the handle's device; the caller's current device is restored. */
 extern "C" int cuops_cuda_enter(struct cuops_handle *h)
 {

@@ -22,6 +22,19 @@ static inline cudaStream_t cuops_stream(const struct cuops_handle *h)
  * handle's own (grown with cudaMalloc after synchronizing the stream). */
 cuops_status_t cuops_cuda_workspace(struct cuops_handle *h, size_t bytes, void **ptr);
 
+/* The same, `align` (a power of two, at most 256) aligned: a workspace set
+ * with cuops_set_workspace may start at any address; when it is not aligned
+ * the request grows by align - 1 bytes and the pointer is rounded up. */
+cuops_status_t cuops_cuda_workspace_aligned(struct cuops_handle *h, size_t bytes, size_t align,
+                                            void **ptr);
+
+/* Whether p lies inside the handle's current workspace (the user's or its
+ * own). A caller inside cuops may hand an op operands that live there (the
+ * W4A16 dequant-then-GEMM path's dense chunk and packed x): that op must not
+ * take the workspace for scratch of its own, which would overwrite them (and
+ * growing the handle's own block would free them). */
+int cuops_cuda_in_workspace(const struct cuops_handle *h, const void *p);
+
 /* Free a device buffer the handle owns (*p; NULL after), on the handle's
  * device once its stream has drained: calls still queued may use it. */
 void cuops_cuda_release(struct cuops_handle *h, void **p);

@@ -483,6 +483,17 @@ static cuops_status_t decode_launch_typed(struct cuops_handle *h, const cuops_ge
     void (*kernel)(decode_args_t) = decode_splitk_kernel<T, M8, R, U, W, MIN_BLOCKS>;
     const int blocks_per_sm = decode_blocks_per_sm<T, M8, R, U, W, MIN_BLOCKS>(h);
     const int64_t cta_inflight = (int64_t)W * U * R * DECODE_STRIP_ROWS * DECODE_CHUNK_K * 2;
+    /* operands inside the handle's workspace (the W4A16 dequant-then-GEMM
+     * path's dense chunk on parts without the sm90 kernels): the split-K
+     * partials would overwrite them, so the call runs unsplit */
+    cuops_options_t unsplit;
+    if (cuops_cuda_in_workspace(h, d->a) || cuops_cuda_in_workspace(h, d->b) ||
+        cuops_cuda_in_workspace(h, d->c)) {
+        if (opt) unsplit = *opt;
+        else memset(&unsplit, 0, sizeof unsplit);
+        unsplit.split_k = 1;
+        opt = &unsplit;
+    }
     const decode_plan_t pl = decode_make_plan(h, d, opt, TILE_N, W, cta_inflight, blocks_per_sm);
 
     decode_args_t p;
@@ -508,12 +519,8 @@ static cuops_status_t decode_launch_typed(struct cuops_handle *h, const cuops_ge
     if (pl.fixup) {
         const size_t bytes = (size_t)pl.ctas * 2 * TILE_N * TILE_M * sizeof(float);
         void *ws = NULL;
-        cuops_status_t st = cuops_cuda_workspace(h, bytes, &ws);
+        cuops_status_t st = cuops_cuda_workspace_aligned(h, bytes, 16, &ws);
         if (st != CUOPS_STATUS_SUCCESS) return st;
-        if (!cuops_aligned(ws, sizeof(float)))
-            return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
-                              "%s: the workspace must be 4-byte aligned for split-K partials",
-                              name);
         p.ws = (float *)ws;
     }
 

@@ -1571,17 +1571,11 @@ static int sm90_ws_splitk_supports(const struct cuops_handle *h, const cuops_gem
     return sm90_ws_can_run<128, 256>(h, d) && sm90_splitk_splits<128, 256>(h, d) > 0;
 }
 
-/* Whether p lies inside the handle's current workspace. A caller inside cuops
- * may hand the GEMM operands that live there (the W4A16 prefill path's dense
- * chunk and packed x): the partials must not overwrite them, and growing the
- * handle's own workspace would free them. */
+/* Operands inside the handle's workspace (cuops_cuda_in_workspace): the
+ * partials must not overwrite them. */
 static int sm90_in_workspace(const struct cuops_handle *h, const void *p)
 {
-    const uintptr_t q = (uintptr_t)p;
-    const uintptr_t u = (uintptr_t)h->user_workspace, o = (uintptr_t)h->own_workspace;
-    if (h->user_workspace && q >= u && q - u < h->user_workspace_bytes) return 1;
-    if (h->own_workspace && q >= o && q - o < h->own_workspace_bytes) return 1;
-    return 0;
+    return cuops_cuda_in_workspace(h, p);
 }
 
 static size_t sm90_align256(size_t x) { return (x + 255) & ~(size_t)255; }
@@ -2066,7 +2060,9 @@ static cuops_status_t sm90_ws_splitk_launch(struct cuops_handle *h, const cuops_
                           "sm90_ws_128x256_splitk: needs sm_90, f16/bf16 inputs, f16/bf16/f32 "
                           "output, a tile grid of at most half the SMs and k > %d",
                           (SM90_SPLITK_MIN_K_BLOCKS - 1) * SM90_BK);
-    return sm90_ws_run<128, 256>(h, d, opt, sm90_splitk_splits<128, 256>(h, d), 0, 0);
+    /* options.split_k = 1 forbids splitting: the plain kernel on the same tile */
+    const int splits = opt && opt->split_k == 1 ? 0 : sm90_splitk_splits<128, 256>(h, d);
+    return sm90_ws_run<128, 256>(h, d, opt, splits, 0, 0);
 }
 
 template <int BM, int BN>
@@ -2079,7 +2075,9 @@ static cuops_status_t sm90_ws_dsmem_run(struct cuops_handle *h, const cuops_gemm
                           "at most half the SMs, k > %d, and room for every tile's cluster of "
                           "splits at once",
                           name, (SM90_SPLITK_MIN_K_BLOCKS - 1) * SM90_BK);
-    return sm90_ws_run<BM, BN>(h, d, opt, sm90_dsmem_splits<BM, BN>(h, d), 1, 0);
+    /* options.split_k = 1 forbids splitting: the plain kernel on the same tile */
+    const int splits = opt && opt->split_k == 1 ? 0 : sm90_dsmem_splits<BM, BN>(h, d);
+    return sm90_ws_run<BM, BN>(h, d, opt, splits, 1, 0);
 }
 
 static cuops_status_t sm90_ws_dsmem_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,

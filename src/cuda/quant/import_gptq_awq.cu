@@ -114,7 +114,7 @@ extern "C" cuops_status_t cuops_cuda_import(struct cuops_handle *h, const cuops_
 
     if (v1) {
         void *ws = NULL;
-        cuops_status_t s = cuops_cuda_workspace(h, sizeof(unsigned), &ws);
+        cuops_status_t s = cuops_cuda_workspace_aligned(h, sizeof(unsigned), sizeof(unsigned), &ws);
         if (s != CUOPS_STATUS_SUCCESS) return s;
         CUOPS_CUDA_TRY(h, cudaMemsetAsync(ws, 0, sizeof(unsigned), st));
         const int64_t words = d->num_groups * (d->n / 8);

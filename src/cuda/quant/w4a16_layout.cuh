@@ -126,8 +126,8 @@ static __host__ __device__ __forceinline__ int64_t w4_lane_group(int64_t ktile, 
 
 /* The fp32 partials of an in-kernel split-K (the decode kernels): row_tiles
  * x splits tiles of tile_floats floats from the handle's workspace, 16-byte
- * aligned for the float4 reads of the reduction. NOT_SUPPORTED when the size
- * overflows or a user workspace is misaligned. */
+ * aligned for the float4 reads of the reduction (a user workspace at any
+ * address is rounded up). NOT_SUPPORTED when the size overflows. */
 static inline cuops_status_t w4a16_splitk_partials(struct cuops_handle *h, int64_t row_tiles,
                                                    int64_t splits, int64_t tile_floats,
                                                    float **ws)
@@ -135,11 +135,9 @@ static inline cuops_status_t w4a16_splitk_partials(struct cuops_handle *h, int64
     if (tile_floats > INT64_MAX / 4 / splits / row_tiles)
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "w4a16 (cuda): split-K workspace overflows");
     void *p = NULL;
-    cuops_status_t s = cuops_cuda_workspace(h, (size_t)(row_tiles * splits * tile_floats) * 4, &p);
+    cuops_status_t s =
+        cuops_cuda_workspace_aligned(h, (size_t)(row_tiles * splits * tile_floats) * 4, 16, &p);
     if (s != CUOPS_STATUS_SUCCESS) return s;
-    if (!cuops_aligned(p, 16))
-        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
-                          "w4a16 (cuda): the workspace must be 16-byte aligned for split-K");
     *ws = (float *)p;
     return CUOPS_STATUS_SUCCESS;
 }
