@@ -37,6 +37,8 @@ typedef struct dq_case {
     int zeros;
     int64_t ldq_pad, ldo_pad;
     int64_t q_off, s_off, z_off, o_off; /* bytes for q/z, elements for s/out */
+    int s_byte, o_byte;                 /* bytes more on the device's s/out pointers:
+                                         * between two elements (the byte-wise path) */
     const char *variant;                /* NULL: auto */
     double s_lo, s_hi;                  /* scale range; both 0: [-1.5, 1.5] */
 } dq_case_t;
@@ -86,11 +88,11 @@ static int run_case(const dq_case_t *c)
     const size_t oelems = (size_t)(c->o_off + c->n * ldo + GUARD);
     char what[256];
     snprintf(what, sizeof what,
-             "n=%lld k=%lld group=%lld %s->%s zeros=%d ldq+%lld ldo+%lld off(q%lld s%lld z%lld o%lld) %s",
+             "n=%lld k=%lld group=%lld %s->%s zeros=%d ldq+%lld ldo+%lld off(q%lld s%lld+%dB z%lld o%lld+%dB) %s",
              (long long)c->n, (long long)c->k, (long long)c->group, c->st == CUOPS_DTYPE_F16 ? "f16" : c->st == CUOPS_DTYPE_BF16 ? "bf16" : "f32",
              c->ot == CUOPS_DTYPE_F16 ? "f16" : c->ot == CUOPS_DTYPE_BF16 ? "bf16" : "f32", c->zeros,
              (long long)c->ldq_pad, (long long)c->ldo_pad, (long long)c->q_off, (long long)c->s_off,
-             (long long)c->z_off, (long long)c->o_off, c->variant ? c->variant : "auto");
+             c->s_byte, (long long)c->z_off, (long long)c->o_off, c->o_byte, c->variant ? c->variant : "auto");
 
     uint8_t *hq = (uint8_t *)malloc(qbytes), *hs = (uint8_t *)malloc(sbytes), *hz = (uint8_t *)malloc(zbytes);
     uint8_t *ref = (uint8_t *)malloc(oelems * oes), *got = (uint8_t *)malloc(oelems * oes);
@@ -101,8 +103,14 @@ static int run_case(const dq_case_t *c)
     tu_poison(ref, c->ot, oelems);
     tu_poison(got, c->ot, oelems);
 
-    uint8_t *dq = (uint8_t *)dev_copy(hq, qbytes), *ds = (uint8_t *)dev_copy(hs, sbytes);
-    uint8_t *dz = (uint8_t *)dev_copy(hz, zbytes), *dout = (uint8_t *)dev_copy(got, oelems * oes);
+    uint8_t *dq = (uint8_t *)dev_copy(hq, qbytes), *ds = NULL, *dz = (uint8_t *)dev_copy(hz, zbytes),
+            *dout = NULL;
+    /* scales and out land s_byte / o_byte bytes into their device buffers;
+     * the host arrays stay element-aligned */
+    if (cudaMalloc((void **)&ds, sbytes + c->s_byte) == cudaSuccess)
+        cudaMemcpy(ds + c->s_byte, hs, sbytes, cudaMemcpyHostToDevice);
+    if (cudaMalloc((void **)&dout, oelems * oes + c->o_byte) == cudaSuccess)
+        cudaMemcpy(dout + c->o_byte, got, oelems * oes, cudaMemcpyHostToDevice);
     CHECK(dq && ds && dz && dout, "%s: cudaMalloc failed", what);
     int compared = 0;
     if (dq && ds && dz && dout) {
@@ -110,11 +118,12 @@ static int run_case(const dq_case_t *c)
         memset(&opt, 0, sizeof opt);
         opt.variant = c->variant;
         cuops_status_t sg = cuops_dequant_int4_ex(gpu, c->n, c->k, c->group, dq + c->q_off, ldq,
-                                                  ds + c->s_off * ses, c->st, c->zeros ? dz + c->z_off : NULL,
-                                                  dout + c->o_off * oes, ldo, c->ot, &opt);
+                                                  ds + c->s_byte + c->s_off * ses, c->st,
+                                                  c->zeros ? dz + c->z_off : NULL,
+                                                  dout + c->o_byte + c->o_off * oes, ldo, c->ot, &opt);
         cudaError_t ce = cudaDeviceSynchronize();
         CHECK(ce == cudaSuccess, "%s: CUDA error %s", what, cudaGetErrorString(ce));
-        cudaMemcpy(got, dout, oelems * oes, cudaMemcpyDeviceToHost);
+        cudaMemcpy(got, dout + c->o_byte, oelems * oes, cudaMemcpyDeviceToHost);
         /* the one-output-per-thread variants ("..._b1") serve every call; "_b16" is a vector one */
         const size_t vlen = c->variant ? strlen(c->variant) : 0;
         const int scalar_variant = vlen >= 3 && strcmp(c->variant + vlen - 3, "_b1") == 0;
@@ -239,6 +248,21 @@ static void dequant_cases(void)
             dq_case_t c = mk(65, p % 2 ? 129 : 4098, p % 2 ? 64 : 128, types[(o + p) % 3], types[o], (p + o) % 2);
             c.ldq_pad = pads[p][0]; c.ldo_pad = pads[p][1];
             c.q_off = pads[p][2]; c.s_off = pads[p][3]; c.z_off = pads[p][4]; c.o_off = pads[p][5];
+            run_case(&c);
+        }
+    /* scales and out between two elements (the API promises any alignment):
+     * one byte off for 2-byte types, one to three for f32; auto must find
+     * the byte-wise path */
+    for (int s = 0; s < 3; s++)
+        for (int o = 0; o < 3; o++) {
+            dq_case_t c = mk(9, 130, 64, types[s], types[o], (s + o) % 2);
+            c.s_byte = 1 + (s == 2 ? o : 0);
+            c.o_byte = 1 + (o == 2 ? s : 0);
+            run_case(&c);
+            c.s_byte = 0;
+            run_case(&c);
+            c.s_byte = 1;
+            c.o_byte = 0;
             run_case(&c);
         }
 }
