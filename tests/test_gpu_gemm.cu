@@ -496,7 +496,7 @@ static void test_padding_and_misalignment(void)
 
 /* One-row operands with leading dimensions past what a TMA map can hold
  * (2^40 bytes): the API accepts any ld there, so every variant must either
- * serve the call or decline it, never fail (before a1f8545+1 the decode and
+ * serve the call or decline it, never fail (before 5f4feaf the decode and
  * sm90 kernels let cuTensorMapEncodeTiled refuse it: CUDA_ERROR). */
 static void test_huge_leading_dimension(void)
 {

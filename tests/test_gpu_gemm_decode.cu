@@ -637,7 +637,7 @@ static void test_forced_splits(void)
 }
 
 /* A user workspace that starts off 16 bytes (cuops_set_workspace takes any
- * address): the split-K partials are rounded up inside it (before a1f8545+1
+ * address): the split-K partials are rounded up inside it (before 63b92c1
  * the decode kernels refused it and the W4A16 split-K stored misaligned
  * floats). Forced splits and a stream-K shape, every variant. */
 static void test_unaligned_workspace(void)

@@ -592,7 +592,7 @@ static void run_gpu_tests(cuops_handle_t h)
 
     /* A user workspace that starts off 16 bytes (cuops_set_workspace takes
      * any address): the split-K partials are rounded up inside it (before
-     * a1f8545+1 w4a16_mma's partials were stored misaligned and the decode
+     * 63b92c1 w4a16_mma's partials were stored misaligned and the decode
      * kernels refused the call). */
     {
         const size_t ws_bytes = (size_t)64 << 20;
