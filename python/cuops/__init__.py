@@ -10,6 +10,7 @@ detail.
 from . import ops as _ops
 from ._arrays import _is_torch
 from ._lib import CuopsError, DEVICE_CPU, handle  # noqa: F401
+from ._lib import last_handle as _last_handle
 
 try:
     import torch as _torch
@@ -90,4 +91,4 @@ def from_awq(qweight, qzeros, scales, group_size=128):
 
 def last_kernel(device=0):
     """Name of the kernel the calling thread's last cuops call on `device` ran."""
-    return handle(device).last_kernel()
+    return _last_handle(device).last_kernel()

@@ -44,6 +44,15 @@ class View:
         self.dtype, self.device, self.kind = dtype, device, kind
 
 
+def _element_strides(byte_strides, item, name):
+    """Byte strides as element strides; a stride between two elements (a field
+    of a record array) cannot be described by a leading dimension."""
+    if any(s % item for s in byte_strides):
+        raise ValueError(f"cuops: {name} has strides {tuple(byte_strides)} that are not a "
+                         f"multiple of its {item}-byte elements")
+    return [s // item for s in byte_strides]
+
+
 def _is_torch(x):
     torch = _torch()
     return torch is not None and isinstance(x, torch.Tensor)
@@ -74,7 +83,7 @@ def view(x, name="array"):
                 strides.insert(0, acc)
                 acc *= s
         else:
-            strides = [s // item for s in cai["strides"]]
+            strides = _element_strides(cai["strides"], item, name)
         dev = _cuda_device_of_pointer(x)
         kind = "cai"
     elif hasattr(x, "__array_interface__"):
@@ -84,7 +93,7 @@ def view(x, name="array"):
             raise TypeError(f"cuops: unsupported dtype {ai['typestr']} for {name}")
         ptr = ai["data"][0]
         item = _ITEMSIZE[dt]
-        strides = [s // item for s in x.strides]
+        strides = _element_strides(x.strides, item, name)
         dev = _lib.DEVICE_CPU
         kind = "numpy"
     elif hasattr(x, "__dlpack__"):
@@ -109,6 +118,24 @@ def view(x, name="array"):
     else:
         raise ValueError(f"cuops: {name} must be 1-D or 2-D, got shape {shape}")
     return View(x, ptr, shape, ld, dt, dev, kind)
+
+
+def dense_view(x, name="array"):
+    """A View of x whose rows lie back to back (ld == row length), for the
+    arguments a cuops call reads without a leading dimension (scales, zeros,
+    the GPTQ/AWQ int32 tensors, the packed weight). A torch tensor or numpy
+    array that is a slice is copied (the copy lives in the View until the call
+    returns; torch frees it in stream order); other kinds must already be
+    contiguous."""
+    v = view(x, name)
+    if len(v.shape) == 2 and v.shape[0] > 1 and v.ld != v.shape[1]:
+        if v.kind == "torch":
+            return view(x.contiguous(), name)
+        if v.kind == "numpy":
+            import numpy as np
+            return view(np.ascontiguousarray(x), name)
+        raise ValueError(f"cuops: {name} must be contiguous (its rows are read back to back)")
+    return v
 
 
 def _cuda_device_of_pointer(x):

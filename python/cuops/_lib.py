@@ -132,15 +132,30 @@ class Handle:
 _local = threading.local()
 
 
-def handle(device):
-    """The calling thread's handle for `device` (DEVICE_CPU or a CUDA index)."""
+def handle(device, stream=0):
+    """The calling thread's handle for `device` (DEVICE_CPU or a CUDA index)
+    and `stream` (a cudaStream_t as an int; 0 the default stream). A handle
+    keeps scratch (workspace, scan state) that two calls in flight at once
+    must not share, so each stream gets its own."""
     cache = getattr(_local, "handles", None)
     if cache is None:
         cache = _local.handles = {}
-    h = cache.get(device)
+        _local.last = {}
+    key = (device, stream)
+    h = cache.get(key)
     if h is None:
-        h = cache[device] = Handle(device)
+        h = cache[key] = Handle(device)
+        if device >= 0:
+            h.set_stream(stream)
+    _local.last[device] = h
     return h
+
+
+def last_handle(device):
+    """The handle the calling thread's last call on `device` used."""
+    last = getattr(_local, "last", None)
+    h = last.get(device) if last else None
+    return h if h is not None else handle(device)
 
 
 def options(variant=None, split_k=0, flags=0):

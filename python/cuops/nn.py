@@ -21,8 +21,13 @@ def quantize_int4(weight, group_size=128):
     valid = (torch.arange(groups * group_size, device=weight.device) < k).view(1, groups, group_size)
     lo = torch.where(valid, g, torch.full_like(g, float("inf"))).amin(-1)
     hi = torch.where(valid, g, torch.full_like(g, float("-inf"))).amax(-1)
-    scale = ((hi - lo) / 15.0).clamp_min(1e-8)
-    scale = scale.to(weight.dtype).float()  # the kernel sees the rounded scale
+    # the range holds 0, so the zero point lies in 0..15 and a group of one
+    # sign is not clipped at its far end
+    lo, hi = lo.clamp(max=0.0), hi.clamp(min=0.0)
+    scale = ((hi - lo) / 15.0).to(weight.dtype).float()  # the kernel sees the rounded scale
+    # an all-zero group, or a range below the dtype's smallest step: any
+    # scale dequantizes it to zeros (q == zero)
+    scale = torch.where(scale > 0, scale, torch.ones_like(scale))
     zero = torch.round(-lo / scale).clamp(0, 15)
     q = torch.round(g / scale.unsqueeze(-1) + zero.unsqueeze(-1)).clamp(0, 15).to(torch.uint8)
     q = q.view(n, groups * group_size)[:, :k]
@@ -62,12 +67,13 @@ class W4Linear(torch.nn.Module):
         return cls(in_features, qweight.shape[0], group_size, packed, bias, dtype)
 
     def forward(self, x):
+        """In x's dtype (as nn.Linear): the products run in self.dtype."""
         shape = x.shape
         y = gemm_w4a16(x.reshape(-1, self.in_features).to(self.dtype), self.packed,
                        self.out_features, self.in_features, self.group_size)
         if self.bias is not None:
             y = y + self.bias
-        return y.reshape(*shape[:-1], self.out_features)
+        return y.to(x.dtype).reshape(*shape[:-1], self.out_features)
 
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "

@@ -7,17 +7,18 @@ torch tensors through the registered torch.library custom ops (so that
 torch.compile traces them) and everything else straight here.
 """
 from . import _lib
-from ._arrays import empty_like_kind, stream_of, view
+from ._arrays import dense_view, empty_like_kind, stream_of, view
 
 
 def _handle_for(ref, *others):
+    """The calling thread's handle for ref's device and current stream: one
+    handle per stream, so calls in flight on two streams never share a
+    handle's scratch (its workspace, scan state and split-K partials)."""
     for o in others:
         if o is not None and o.device != ref.device:
             raise ValueError(f"cuops: arrays on different devices ({ref.device} and {o.device})")
-    h = _lib.handle(ref.device)
-    if ref.device >= 0:
-        h.set_stream(stream_of(ref))
-    return h
+    stream = stream_of(ref) if ref.device >= 0 else 0
+    return _lib.handle(ref.device, stream)
 
 
 def _need(cond, msg):
@@ -47,19 +48,25 @@ def gemm_impl(a, b, trans_a=False, trans_b=False, alpha=1.0, beta=0.0, c=None,
     return c
 
 
-def dequant_int4_impl(qweight, scales, zeros, k, group_size, out_dtype=None, variant=None):
-    """Dense [n, k] weight from the seed int4 format (see cuops_dequant_int4)."""
-    vq, vs = view(qweight, "qweight"), view(scales, "scales")
-    vz = view(zeros, "zeros") if zeros is not None else None
-    _need(vq.dtype == "u8" and len(vq.shape) == 2, "qweight must be a 2-D uint8 array [n, ceil(k/2)]")
-    n = vq.shape[0]
+def _check_groups(vs, vz, n, k, group_size):
+    """scales [n, groups] (or flat) of a float type, zeros uint8 of the same shape."""
     ngroups = (k + group_size - 1) // group_size if group_size > 0 else 0
     _need(vs.shape in ((n, ngroups),) or (len(vs.shape) == 1 and vs.shape[0] == n * ngroups),
           f"scales must be [{n}, {ngroups}], got {vs.shape}")
+    _need(vs.dtype in ("f16", "bf16", "f32"), f"scales must be float16, bfloat16 or float32, got {vs.dtype}")
     if vz is not None:
-        _need(vz.dtype == "u8", "zeros must be uint8")
+        _need(vz.dtype == "u8", f"zeros must be uint8, got {vz.dtype}")
         _need(vz.shape in ((n, ngroups),) or (len(vz.shape) == 1 and vz.shape[0] == n * ngroups),
               f"zeros must be [{n}, {ngroups}], got {vz.shape}")
+
+
+def dequant_int4_impl(qweight, scales, zeros, k, group_size, out_dtype=None, variant=None):
+    """Dense [n, k] weight from the seed int4 format (see cuops_dequant_int4)."""
+    vq, vs = view(qweight, "qweight"), dense_view(scales, "scales")
+    vz = dense_view(zeros, "zeros") if zeros is not None else None
+    _need(vq.dtype == "u8" and len(vq.shape) == 2, "qweight must be a 2-D uint8 array [n, ceil(k/2)]")
+    n = vq.shape[0]
+    _check_groups(vs, vz, n, k, group_size)
     out = empty_like_kind(vq, (n, k), out_dtype or vs.dtype)
     vo = view(out, "out")
     h = _handle_for(vq, vs, vz, vo)
@@ -80,10 +87,11 @@ def w4_packed_size(device, n, k, group_size, act_dtype):
 
 def w4a16_prepack_impl(qweight, scales, zeros, k, group_size, act_dtype):
     """Prepacked uint8 buffer for gemm_w4a16 (same device as qweight)."""
-    vq, vs = view(qweight, "qweight"), view(scales, "scales")
-    vz = view(zeros, "zeros") if zeros is not None else None
+    vq, vs = view(qweight, "qweight"), dense_view(scales, "scales")
+    vz = dense_view(zeros, "zeros") if zeros is not None else None
     _need(vq.dtype == "u8" and len(vq.shape) == 2, "qweight must be a 2-D uint8 array [n, ceil(k/2)]")
     n = vq.shape[0]
+    _check_groups(vs, vz, n, k, group_size)
     nbytes = w4_packed_size(vq.device, n, k, group_size, act_dtype)
     packed = empty_like_kind(vq, (nbytes,), "u8")
     vp = view(packed, "packed")
@@ -96,9 +104,13 @@ def w4a16_prepack_impl(qweight, scales, zeros, k, group_size, act_dtype):
 
 def gemm_w4a16_impl(x, packed, n, k, group_size, variant=None):
     """y[m, n] = x[m, k] @ W^T with W prepacked by w4a16_prepack."""
-    vx, vp = view(x, "x"), view(packed, "packed")
+    vx, vp = view(x, "x"), dense_view(packed, "packed")
     _need(len(vx.shape) == 2 and vx.shape[1] == k, f"x must be [m, {k}], got {vx.shape}")
     _need(vx.dtype in ("f16", "bf16"), "x must be float16 or bfloat16")
+    _need(vp.dtype == "u8" and len(vp.shape) == 1, "packed must be the 1-D uint8 buffer of w4a16_prepack")
+    need = w4_packed_size(vx.device, n, k, group_size, vx.dtype)
+    _need(vp.shape[0] >= need, f"packed holds {vp.shape[0]} bytes; n={n}, k={k}, "
+          f"group_size={group_size} for {vx.dtype} needs {need} (prepacked for another shape?)")
     m = vx.shape[0]
     y = empty_like_kind(vx, (m, n), vx.dtype)
     vy = view(y, "y")
@@ -141,7 +153,7 @@ def reduce_impl(x, op="sum", variant=None):
 
 def _import_impl(fmt, qweight, qzeros, scales, group_size, gptq_version=1):
     """GPTQ/AWQ int32 packings -> (qweight uint8 [n, ceil(k/2)], scales [n, groups], zeros uint8)."""
-    vq, vz, vs = view(qweight, "qweight"), view(qzeros, "qzeros"), view(scales, "scales")
+    vq, vz, vs = dense_view(qweight, "qweight"), dense_view(qzeros, "qzeros"), dense_view(scales, "scales")
     _need(vq.dtype == "i32" and vz.dtype == "i32", "qweight and qzeros must be int32")
     _need(len(vq.shape) == 2 and len(vs.shape) == 2, "qweight and scales must be 2-D")
     if fmt == "gptq":
@@ -152,6 +164,7 @@ def _import_impl(fmt, qweight, qzeros, scales, group_size, gptq_version=1):
         group_size = k
     groups = (k + group_size - 1) // group_size
     _need(vs.shape == (groups, n), f"scales must be [{groups}, {n}], got {vs.shape}")
+    _need(vz.shape == (groups, n // 8), f"qzeros must be [{groups}, {n // 8}], got {vz.shape}")
     q_out = empty_like_kind(vq, (n, (k + 1) // 2), "u8")
     s_out = empty_like_kind(vq, (n, groups), vs.dtype)
     z_out = empty_like_kind(vq, (n, groups), "u8")

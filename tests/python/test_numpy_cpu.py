@@ -107,6 +107,43 @@ def test_int4():
     check(y.shape == (m, n) and rel(y, yref) < 1e-2, f"w4a16 rel {rel(y, yref)}")
 
 
+def test_slices_and_checks():
+    """Arguments read without a leading dimension (scales, zeros, the GPTQ/AWQ
+    words) given as slices: the binding makes them contiguous; shapes and
+    dtypes the C call cannot check are refused before it."""
+    n, k, g = 6, 64, 32
+    ng = k // g
+    q = rng.integers(0, 16, (n, k)).astype(np.uint8)
+    packed = (q[:, 0::2] | (q[:, 1::2] << 4)).astype(np.uint8)
+    wide_s = rng.uniform(0.01, 0.1, (n, ng + 3)).astype(np.float32)
+    wide_z = rng.integers(0, 16, (n, ng + 5)).astype(np.uint8)
+    s, z = wide_s[:, 1:1 + ng], wide_z[:, 2:2 + ng]          # row strides 5 and 7
+    check(not s.flags["C_CONTIGUOUS"] and not z.flags["C_CONTIGUOUS"], "the slices are strided")
+    w = cuops.dequant_int4(packed, s, z, k, g)
+    w_ref = cuops.dequant_int4(packed, np.ascontiguousarray(s), np.ascontiguousarray(z), k, g)
+    check(np.array_equal(w, w_ref), "dequant with sliced scales/zeros")
+    pk = cuops.w4a16_prepack(packed, s, z, k, g)
+    pk_ref = cuops.w4a16_prepack(packed, np.ascontiguousarray(s), np.ascontiguousarray(z), k, g)
+    check(np.array_equal(pk, pk_ref), "prepack with sliced scales/zeros")
+    x = rng.uniform(-1, 1, (2, k)).astype(np.float16)
+    try:  # the packed buffer of group 32 read as group 64: refused, not read past its end
+        cuops.gemm_w4a16(x, pk[: pk.shape[0] // 2], n, k, g)
+        check(False, "a short packed buffer did not raise")
+    except ValueError as e:
+        check("packed" in str(e), str(e))
+    try:
+        cuops.w4a16_prepack(packed, np.ascontiguousarray(s), np.ascontiguousarray(z).astype(np.int32), k, g)
+        check(False, "int32 zeros did not raise")
+    except ValueError as e:
+        check("zeros" in str(e), str(e))
+    rec = np.zeros(8, dtype=[("a", "<f4"), ("b", "<i2")])     # field stride 6 bytes
+    try:
+        cuops.reduce(rec["a"])
+        check(False, "a stride between two elements did not raise")
+    except ValueError as e:
+        check("stride" in str(e), str(e))
+
+
 def _pack_words(nibbles):
     """[..., 8] nibbles -> int32 words, nibble p in bits 4p..4p+3."""
     w = np.zeros(nibbles.shape[:-1], dtype=np.uint32)
@@ -135,7 +172,16 @@ def test_importers():
     az = _pack_words(z.T.reshape(groups, n // 8, 8)[:, :, order])
     qo, so, zo = cuops.from_awq(aq, az, s, g)
     check(np.array_equal(qo, seed_q) and np.array_equal(zo, z) and np.array_equal(so, s.T), "AWQ import")
+    # the same tensors as column slices of wider ones (a fused QKV split)
+    wide = lambda a, extra: np.concatenate([a, np.zeros((a.shape[0], extra), a.dtype)], 1)[:, :a.shape[1]]
+    qo2, so2, zo2 = cuops.from_awq(wide(aq, 3), wide(az, 2), wide(s, 8), g)
+    check(np.array_equal(qo2, qo) and np.array_equal(so2, so) and np.array_equal(zo2, zo), "AWQ import of slices")
+    try:
+        cuops.from_awq(aq, az[:1], s, g)
+        check(False, "short qzeros did not raise")
+    except ValueError as e:
+        check("qzeros" in str(e), str(e))
 
 
-run([test_gemm, test_errors, test_scan_reduce, test_int4, test_importers])
+run([test_gemm, test_errors, test_scan_reduce, test_int4, test_slices_and_checks, test_importers])
 finish("test_python_numpy")

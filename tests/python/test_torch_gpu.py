@@ -77,6 +77,41 @@ def test_w4linear():
     check(rel(q(x), ref) < 1e-2, f"W4Linear vs dequantized fp64: {rel(q(x), ref)}")
 
 
+def test_quantize_edges():
+    """quantize_int4 on groups of one sign and constant groups (CPU tensors):
+    the round trip stays within half a step of each weight."""
+    w = torch.cat([torch.full((1, 128), 0.5), torch.linspace(1.0, 1.1, 128).view(1, 128),
+                   -torch.linspace(2.0, 3.0, 128).view(1, 128), torch.zeros(1, 128)]).to(torch.float16)
+    q, s, z = quantize_int4(w, 128)
+    lo = (q & 15).to(torch.int32)
+    hi = (q >> 4).to(torch.int32)
+    qq = torch.stack([lo, hi], -1).view(4, 128)
+    back = (qq.float() - z.float()) * s.float()
+    err = (back - w.float()).abs().max(-1).values
+    check(bool((err <= 0.5 * s.float().view(-1) + 1e-3).all()), f"quantize_int4 edges: err {err.tolist()} step {s.view(-1).tolist()}")
+    check(bool(back[0].eq(back[0][0]).all()) and abs(float(back[0][0]) - 0.5) < 0.05, "constant group")
+
+
+def test_streams_and_dtype():
+    """Two streams: each gets its own handle (scratch not shared); W4Linear
+    answers in the input's dtype."""
+    s1, s2 = torch.cuda.Stream(), torch.cuda.Stream()
+    x1 = torch.randint(-9, 9, (1 << 22,), device=dev, dtype=torch.int32)
+    x2 = torch.randint(-9, 9, (1 << 22,), device=dev, dtype=torch.int32)
+    torch.cuda.synchronize()
+    with torch.cuda.stream(s1):
+        y1 = cuops.scan(x1)
+    with torch.cuda.stream(s2):
+        y2 = cuops.scan(x2)
+    torch.cuda.synchronize()
+    check(torch.equal(y1, torch.cumsum(x1, 0, dtype=torch.int32)) and
+          torch.equal(y2, torch.cumsum(x2, 0, dtype=torch.int32)), "scans on two streams at once")
+    lin = torch.nn.Linear(256, 128, device=dev, dtype=torch.float32)
+    q = W4Linear.from_linear(lin, group_size=64)
+    x = torch.randn(4, 256, device=dev, dtype=torch.float32)
+    check(q(x).dtype == torch.float32, f"W4Linear on f32 input returned {q(x).dtype}")
+
+
 def test_errors():
     try:
         cuops.linear(torch.randn(4, 3, device=dev, dtype=torch.float16),
@@ -86,5 +121,6 @@ def test_errors():
         check(True)
 
 
-run([test_gemm, test_stream_and_compile, test_scan_reduce_dequant, test_w4linear, test_errors])
+run([test_gemm, test_stream_and_compile, test_scan_reduce_dequant, test_w4linear, test_quantize_edges,
+     test_streams_and_dtype, test_errors])
 finish("test_python_torch")
