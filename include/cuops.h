@@ -134,6 +134,10 @@ CUOPS_API cuops_status_t cuops_get_device(cuops_handle_t handle, int *device);
 /**
  * Set the CUDA stream (a cudaStream_t passed as void*) the handle's work is
  * enqueued on. NULL is the legacy default stream. Ignored by the CPU backend.
+ * A handle's calls share its scratch (workspace, scan state), so a change of
+ * stream orders the work already queued on the old stream before the new
+ * stream's next work (an event, no host wait). For calls that run at once on
+ * several streams, use one handle per stream.
  */
 CUOPS_API cuops_status_t cuops_set_stream(cuops_handle_t handle, void *stream);
 
@@ -342,7 +346,10 @@ CUOPS_API cuops_status_t cuops_import_awq(cuops_handle_t handle, int64_t n, int6
  * in[0] op ... op in[i-1] with out[0] = identity (exclusive). Identities:
  * 0 for sum, the type's maximum (+inf for floats) for min, its minimum (-inf)
  * for max. Integer sums wrap in two's complement. Float results are bitwise
- * identical from run to run. in == out is allowed. type I32, I64, F32 or F64;
+ * identical from run to run. min/max over inputs holding NaN, and which of
+ * +0 and -0 they return, are unspecified (the backends may differ).
+ * in == out is allowed (in place); in and out
+ * that overlap otherwise are refused (CUOPS_STATUS_INVALID_VALUE). type I32, I64, F32 or F64;
  * 0 <= n <= 2^40. in and out must be aligned to the element size
  * (CUOPS_STATUS_INVALID_VALUE otherwise); any further alignment is optional.
  */

@@ -305,6 +305,10 @@ static void scan_rows(cuops_handle_t h, int is_cpu)
     ROW(h, INV, cuops_scan(h, SUM, 1, F64, 100, IN, (char *)OUT + 4));
     ROW(h, INV, cuops_scan(h, MIN, 0, I64, 100, (char *)IN + 12, (char *)OUT + 8));
     ROW(h, OK, cuops_scan(h, SUM, 0, F32, 0, (char *)IN + 1, (char *)OUT + 1)); /* n == 0: no access */
+    /* in and out overlapping without being equal (in == out is in place) */
+    ROW(h, INV, cuops_scan(h, SUM, 0, I32, 100, IN, (char *)IN + 4));
+    ROW(h, INV, cuops_scan(h, SUM, 1, F64, 100, (char *)IN + 8, IN));
+    ROW(h, INV, cuops_scan(h, MAX, 0, I64, 10, IN, (char *)IN + 72));
     ROW(h, INV, cuops_reduce(h, SUM, F32, 100, (char *)IN + 1, RES));
     ROW(h, INV, cuops_reduce(h, SUM, I64, 100, (char *)IN + 8 + 4, RES));
     ROW(h, INV, cuops_reduce(h, MAX, I64, 100, IN, (char *)RES + 4));

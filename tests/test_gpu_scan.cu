@@ -691,6 +691,48 @@ static void planted_stamps(int wrap)
     }
 }
 
+/* One handle moved between two streams with scans queued on both and no
+ * host wait in between: cuops_set_stream orders the old stream's work first,
+ * so the scans (auto and the persistent form, which share the handle's
+ * status words and counters) neither corrupt each other nor hang. */
+static void stream_switch(void)
+{
+    cudaStream_t s[2];
+    if (cudaStreamCreateWithFlags(&s[0], cudaStreamNonBlocking) != cudaSuccess ||
+        cudaStreamCreateWithFlags(&s[1], cudaStreamNonBlocking) != cudaSuccess) {
+        SKIP("stream switch: no streams");
+        return;
+    }
+    enum { CALLS = 6 };
+    queued_scan_t q[CALLS];
+    int ok = 1;
+    for (int i = 0; i < CALLS; i++)
+        ok &= queued_scan_init(&q[i], (i & 1) ? CUOPS_DTYPE_F32 : CUOPS_DTYPE_I32, (3u << 21) + 7 * i);
+    if (!ok) {
+        SKIP("stream switch: out of memory");
+    } else {
+        cudaDeviceSynchronize();
+        for (int i = 0; i < CALLS; i++) {
+            CHECK_STATUS(cuops_set_stream(g_gpu, s[i & 1]), CUOPS_STATUS_SUCCESS);
+            const cuops_status_t st =
+                i < 3 ? cuops_scan(g_gpu, CUOPS_REDUCE_SUM, 0, q[i].t, (int64_t)q[i].n, q[i].d_in, q[i].d_out)
+                      : scan_persistent(CUOPS_REDUCE_SUM, 0, q[i].t, (int64_t)q[i].n, q[i].d_in, q[i].d_out);
+            CHECK_STATUS(st, CUOPS_STATUS_SUCCESS);
+        }
+        cudaError_t err = cudaDeviceSynchronize();
+        CHECK(err == cudaSuccess, "stream switch: %s", cudaGetErrorString(err));
+        for (int i = 0; i < CALLS; i++) {
+            char what[96];
+            snprintf(what, sizeof what, "stream switch scan %d (%s)", i, type_name(q[i].t));
+            queued_scan_check(&q[i], what);
+        }
+    }
+    for (int i = 0; i < CALLS; i++) queued_scan_free(&q[i]);
+    CHECK_STATUS(cuops_set_stream(g_gpu, NULL), CUOPS_STATUS_SUCCESS);
+    cudaStreamDestroy(s[0]);
+    cudaStreamDestroy(s[1]);
+}
+
 /* A user workspace (memset path) full of 0xFF bytes, then back to the
  * handle's own state. */
 static void user_workspace(void)
@@ -1086,6 +1128,7 @@ int main(void)
         planted_stamps(0);
         planted_stamps(1);
         user_workspace();
+        stream_switch();
         if (!quick) huge_case();
     }
 

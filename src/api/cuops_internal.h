@@ -27,6 +27,8 @@ extern "C" {
 struct cuops_handle {
     int device;                /* CUDA index, or CUOPS_DEVICE_CPU */
     void *stream;              /* cudaStream_t */
+    void *stream_event;        /* cudaEvent_t that orders a change of stream
+                                * (cuops_set_stream), created on the first one */
     void *user_workspace;      /* set by cuops_set_workspace, or NULL */
     size_t user_workspace_bytes;
     void *own_workspace;       /* cudaMalloc'd on demand by the CUDA backend */
@@ -173,6 +175,11 @@ cuops_status_t cuops_cpu_reduce(struct cuops_handle *h, const cuops_reduce_desc_
  * detail written to `why` (CUOPS_ERROR_LEN bytes) when it cannot. */
 cuops_status_t cuops_cuda_init(struct cuops_handle *h, char *why);
 void cuops_cuda_fini(struct cuops_handle *h);
+/* Move the handle to `stream`: the work the handle queued on its old stream
+ * is ordered before anything queued on the new one (an event recorded on the
+ * old stream, waited on by the new), since both would use the handle's
+ * scratch (workspace, scan state). */
+cuops_status_t cuops_cuda_switch_stream(struct cuops_handle *h, void *stream);
 /* Make the handle's device current for a call; returns the caller's device
  * to give back to cuops_cuda_leave. */
 int cuops_cuda_enter(struct cuops_handle *h);

@@ -136,8 +136,11 @@ CUOPS_API cuops_status_t cuops_set_stream(cuops_handle_t handle, void *stream)
 {
     if (handle == NULL) return CUOPS_STATUS_INVALID_VALUE;
     handle->last_error[0] = '\0';
-    handle->stream = stream;
-    return CUOPS_STATUS_SUCCESS;
+    if (handle->device == CUOPS_DEVICE_CPU) {
+        handle->stream = stream;
+        return CUOPS_STATUS_SUCCESS;
+    }
+    return cuops_cuda_switch_stream(handle, stream);
 }
 
 CUOPS_API cuops_status_t cuops_get_stream(cuops_handle_t handle, void **stream)

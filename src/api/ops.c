@@ -653,6 +653,15 @@ static cuops_status_t scan_call(struct cuops_handle *h, cuops_reduce_op_t op, in
         st = check_scan_pointer(h, "scan", "in", in, type);
         if (st == CUOPS_STATUS_SUCCESS) st = check_scan_pointer(h, "scan", "out", out, type);
         if (st != CUOPS_STATUS_SUCCESS) return st;
+        /* in place is in == out; buffers that overlap otherwise would have
+         * tiles read what other tiles have already written */
+        const uintptr_t i0 = (uintptr_t)in, o0 = (uintptr_t)out;
+        const uintptr_t bytes = (uintptr_t)n * cuops_dtype_size(type);
+        if (in != out && i0 < o0 + bytes && o0 < i0 + bytes)
+            return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
+                              "scan: in (%p) and out (%p) overlap without being equal (n = %" PRId64
+                              "); in place is in == out",
+                              in, (const void *)out, n);
     }
     st = check_cpu_variant(h, "scan", opt);
     if (st != CUOPS_STATUS_SUCCESS) return st;

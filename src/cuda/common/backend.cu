@@ -40,8 +40,30 @@ extern "C" cuops_status_t cuops_cuda_init(struct cuops_handle *h, char *why)
     return CUOPS_STATUS_SUCCESS;
 }
 
+extern "C" cuops_status_t cuops_cuda_switch_stream(struct cuops_handle *h, void *stream)
+{
+    if (stream == h->stream) return CUOPS_STATUS_SUCCESS;
+    const int prev = cuops_cuda_enter(h);
+    cuops_status_t st = CUOPS_STATUS_SUCCESS;
+    cudaError_t err = cudaSuccess;
+    if (h->stream_event == NULL)
+        err = cudaEventCreateWithFlags((cudaEvent_t *)&h->stream_event, cudaEventDisableTiming);
+    if (err == cudaSuccess) err = cudaEventRecord((cudaEvent_t)h->stream_event, cuops_stream(h));
+    if (err == cudaSuccess) err = cudaStreamWaitEvent((cudaStream_t)stream, (cudaEvent_t)h->stream_event, 0);
+    if (err != cudaSuccess) st = cuops_cuda_fail(h, err, "set_stream (ordering the old stream's work first)");
+    else h->stream = stream;
+    cuops_cuda_leave(h, prev);
+    return st;
+}
+
 extern "C" void cuops_cuda_fini(struct cuops_handle *h)
 {
+    if (h->stream_event) {
+        const int prev = cuops_cuda_enter(h);
+        cudaEventDestroy((cudaEvent_t)h->stream_event);
+        cuops_cuda_leave(h, prev);
+        h->stream_event = NULL;
+    }
     cuops_cuda_scan_state_release(h);
     cuops_cuda_gemm_state_release(h);
     cuops_cuda_release(h, &h->own_workspace);

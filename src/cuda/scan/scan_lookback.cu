@@ -351,8 +351,10 @@ static cuops_status_t lookback_run(struct cuops_handle *h, const cuops_scan_desc
         /* 32 KB tiles are static shared memory, 64 KB ones dynamic (above) */
         const int smem = NV == SCAN_NV_VEC ? 0 : (int)(tile * (int64_t)sizeof(T));
         /* 3-5 CTAs of tile per SM need the largest carveout */
-        static bool attributes_set = false;
-        if (!attributes_set) {
+        /* once per device: cudaFuncSetAttribute applies to the current one */
+        static int attributes_set_on[SCAN_MAX_DEVICES];
+        const bool cacheable = h->device >= 0 && h->device < SCAN_MAX_DEVICES;
+        if (!cacheable || !__atomic_load_n(&attributes_set_on[h->device], __ATOMIC_RELAXED)) {
             if (smem > 0)
                 CUOPS_CUDA_TRY(h, cudaFuncSetAttribute(scan_lookback_smem_kernel<T, OP, NV>,
                                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -360,7 +362,7 @@ static cuops_status_t lookback_run(struct cuops_handle *h, const cuops_scan_desc
             CUOPS_CUDA_TRY(h, cudaFuncSetAttribute(scan_lookback_smem_kernel<T, OP, NV>,
                                                    cudaFuncAttributePreferredSharedMemoryCarveout,
                                                    (int)cudaSharedmemCarveoutMaxShared));
-            attributes_set = true;
+            if (cacheable) __atomic_store_n(&attributes_set_on[h->device], 1, __ATOMIC_RELAXED);
         }
         scan_lookback_smem_kernel<T, OP, NV><<<(unsigned)tiles, SCAN_BLOCK, smem, stream>>>(
             (const T *)d->in, (T *)d->out, d->n, d->exclusive, status, counter);

@@ -7,8 +7,11 @@
  * Operators. Integer sums are done in the unsigned type of the same width so
  * that overflow wraps (two's complement) instead of being undefined. min is
  * `b < a ? b : a` and max is `a < b ? b : a`, the same expressions the CPU
- * reference uses, so results agree bit for bit (including which of two equal
- * values, e.g. -0.0 and +0.0, is returned). Every combine below is written as
+ * reference uses; the CPU folds from the identity in index order and the
+ * kernels combine in their own fixed tree, so with NaN inputs (which lose or
+ * win a comparison depending on its side) and equal values of two signs (-0.0
+ * and +0.0) the result may differ from the CPU's, though never from run to
+ * run (cuops.h calls both unspecified). Every combine below is written as
  * op(earlier, later): a float result depends only on the code, never on
  * timing, which is what makes every cuops scan/reduce deterministic.
  *
@@ -159,6 +162,9 @@ static __device__ __forceinline__ void vec_store(T *p, const T (&x)[VEC])
 /* ---- striped tile ------------------------------------------------------- */
 
 #define SCAN_BLOCK 256
+/* per-device caches of kernel attributes and occupancy (devices past this
+ * are served uncached) */
+#define SCAN_MAX_DEVICES 64
 #define SCAN_WARPS (SCAN_BLOCK / 32)
 
 /* Load the lane's NV x VEC elements of the warp segment starting at

@@ -410,7 +410,11 @@ static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *
     const int smem = (int)(STAGES * tile * (int64_t)sizeof(T));
     auto kernel = scan_ring_kernel<T, OP, NV, STAGES, POLLS, BLOCK, SELF_CLEAR, OUT_SHIFT>;
 
-    static int ctas_per_sm = 0; /* per instantiation; the device's limits */
+    /* per instantiation and device: cudaFuncSetAttribute applies to the
+     * current device only, and devices may differ in their limits */
+    static int ctas_per_sm_of[SCAN_MAX_DEVICES];
+    const bool cacheable = h->device >= 0 && h->device < SCAN_MAX_DEVICES;
+    int ctas_per_sm = cacheable ? __atomic_load_n(&ctas_per_sm_of[h->device], __ATOMIC_RELAXED) : 0;
     if (ctas_per_sm == 0) {
         CUOPS_CUDA_TRY(h, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                smem));
@@ -425,6 +429,7 @@ static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *
                               "%s: %d bytes of shared memory per CTA do not fit an SM",
                               kernel_name, smem);
         ctas_per_sm = per_sm;
+        if (cacheable) __atomic_store_n(&ctas_per_sm_of[h->device], per_sm, __ATOMIC_RELAXED);
     }
     int64_t grid = (int64_t)ctas_per_sm * (h->num_sms > 0 ? h->num_sms : 1);
     if (grid > RING_MAX_GRID) grid = RING_MAX_GRID;
