@@ -536,6 +536,38 @@ static void test_variant_spec(void)
               "'%s' accepted as a variant spec", bad[i]);
 }
 
+/* The bench's number parsing: whole numbers in range, 2^e dimensions, and
+ * a refusal of everything else (garbage must not become a silent 0 or 1). */
+static void test_number_parsing(void)
+{
+    long long v = 0;
+    CHECK(bv_parse_ll("20", 1, 100, &v) == 0 && v == 20, "20 -> %lld", v);
+    CHECK(bv_parse_ll("0x10", 1, 100, &v) == 0 && v == 16, "0x10 -> %lld", v);
+    static const char *const bad_ll[] = {"", "20abc", "abc", "0", "101", "99999999999999999999", " ", "1.5"};
+    for (size_t i = 0; i < sizeof bad_ll / sizeof bad_ll[0]; i++)
+        CHECK(bv_parse_ll(bad_ll[i], 1, 100, &v) == -1, "'%s' accepted in 1..100", bad_ll[i]);
+    uint64_t u = 0;
+    CHECK(bv_parse_u64("18446744073709551615", &u) == 0 && u == UINT64_MAX, "u64 max");
+    CHECK(bv_parse_u64("0", &u) == 0 && u == 0, "u64 0");
+    static const char *const bad_u[] = {"", "abc", "-1", "12x", "18446744073709551616"};
+    for (size_t i = 0; i < sizeof bad_u / sizeof bad_u[0]; i++)
+        CHECK(bv_parse_u64(bad_u[i], &u) == -1, "'%s' accepted as a seed", bad_u[i]);
+    int64_t d = 0;
+    static const struct { const char *s; int64_t want; } good_dim[] = {
+        {"4096", 4096}, {"2^20", 1 << 20}, {"3^4", 81}, {"2^0", 1}, {"1", 1}};
+    for (size_t i = 0; i < sizeof good_dim / sizeof good_dim[0]; i++) {
+        const char *s = good_dim[i].s;
+        CHECK(bv_parse_dim(s, s + strlen(s), &d) == 0 && d == good_dim[i].want, "'%s' -> %lld", s,
+              (long long)d);
+    }
+    static const char *const bad_dim[] = {"", "2^", "^3", "0", "-4", "4k", "2^63", "2^-1",
+                                          "99999999999999999999", "10^19"};
+    for (size_t i = 0; i < sizeof bad_dim / sizeof bad_dim[0]; i++) {
+        const char *s = bad_dim[i];
+        CHECK(bv_parse_dim(s, s + strlen(s), &d) == -1, "'%s' accepted as a dimension", s);
+    }
+}
+
 int main(void)
 {
     tu_seed_from_env();
@@ -549,5 +581,6 @@ int main(void)
     test_power_summary();
     test_probe_ceilings();
     test_variant_spec();
+    test_number_parsing();
     return tu_finish("test_bench_logic");
 }

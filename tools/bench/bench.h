@@ -253,6 +253,10 @@ void bench_exe_dir(char *buf, size_t len);
 /* Uniform [lo, hi) in dtype (floats) or integers in [lo, hi) (ints, u8). */
 int bench_fill(bench_env_t *env, void *dev, cuops_dtype_t t, size_t count, double lo,
                double hi);
+/* The same with whole numbers for floats too (floor of the uniform value):
+ * float sums of them are exact while the partial sums stay below 2^24. */
+int bench_fill_integral(bench_env_t *env, void *dev, cuops_dtype_t t, size_t count, double lo,
+                        double hi);
 /* NaN for floats, 0xA5 bytes for integers. */
 int bench_poison(bench_env_t *env, void *dev, cuops_dtype_t t, size_t count);
 /* Host copy of device memory (malloc'd; NULL on failure). */

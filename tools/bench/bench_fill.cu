@@ -20,15 +20,17 @@ __device__ __forceinline__ uint64_t bench_hash(uint64_t x)
     return x ^ (x >> 31);
 }
 
-/* Floats uniform in [lo, hi); integers uniform in [lo, hi). */
+/* Floats uniform in [lo, hi) (whole numbers when `integral`); integers
+ * uniform in [lo, hi). */
 __global__ void bench_fill_kernel(void *dst, int dtype, int64_t count, double lo, double hi,
-                                  uint64_t seed)
+                                  uint64_t seed, int integral)
 {
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) {
         uint64_t r = bench_hash(seed ^ ((uint64_t)i * 0xD1B54A32D192ED03ull));
         double u = (double)(r >> 11) * (1.0 / 9007199254740992.0); /* [0, 1) */
         double v = lo + (hi - lo) * u;
+        if (integral) v = floor(v);
         switch (dtype) {
         case CUOPS_DTYPE_F16: ((__half *)dst)[i] = __double2half(v); break;
         case CUOPS_DTYPE_BF16: ((__nv_bfloat16 *)dst)[i] = __double2bfloat16(v); break;
@@ -42,16 +44,28 @@ __global__ void bench_fill_kernel(void *dst, int dtype, int64_t count, double lo
     }
 }
 
-int bench_fill(bench_env_t *env, void *dev, cuops_dtype_t t, size_t count, double lo, double hi)
+static int bench_fill_any(bench_env_t *env, void *dev, cuops_dtype_t t, size_t count, double lo,
+                          double hi, int integral)
 {
     if (count == 0) return 0;
     uint64_t seed = env->opt.seed * 0x2545F4914F6CDD1Dull + (++env->fill_counter) * 0x9E37ull;
     int64_t blocks = ((int64_t)count + 255) / 256;
     if (blocks > 65536) blocks = 65536;
     bench_fill_kernel<<<(unsigned)blocks, 256, 0, env->stream>>>(dev, (int)t, (int64_t)count, lo,
-                                                                 hi, seed);
+                                                                 hi, seed, integral);
     if (cudaGetLastError() != cudaSuccess) return -1;
     return cudaStreamSynchronize(env->stream) == cudaSuccess ? 0 : -1;
+}
+
+int bench_fill(bench_env_t *env, void *dev, cuops_dtype_t t, size_t count, double lo, double hi)
+{
+    return bench_fill_any(env, dev, t, count, lo, hi, 0);
+}
+
+int bench_fill_integral(bench_env_t *env, void *dev, cuops_dtype_t t, size_t count, double lo,
+                        double hi)
+{
+    return bench_fill_any(env, dev, t, count, lo, hi, 1);
 }
 
 int bench_poison(bench_env_t *env, void *dev, cuops_dtype_t t, size_t count)

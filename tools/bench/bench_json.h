@@ -58,7 +58,8 @@ static inline void bj_row(FILE *f, const bench_row_t *r)
     bj_key(f, "tflops"); bj_number(f, r->tflops); fputs(", ", f);
     bj_key(f, "gbps"); bj_number(f, r->gbps); fputs(", ", f);
     bj_key(f, "pct_of_ceiling"); bj_number(f, r->pct_of_ceiling); fputs(", ", f);
-    bj_key(f, "baseline"); bv_json_write_string(f, r->baseline); fputs(", ", f);
+    /* the baseline is named only where it ran (a failed or skipped one is null) */
+    bj_key(f, "baseline"); bv_json_write_string(f, isfinite(r->baseline_us) ? r->baseline : NULL); fputs(", ", f);
     bj_key(f, "baseline_us"); bj_number(f, r->baseline_us); fputs(", ", f);
     bj_key(f, "speedup"); bj_number(f, r->speedup); fputs(", ", f);
     bj_key(f, "valid"); fputs(r->valid ? "true" : "false", f); fputs(", ", f);

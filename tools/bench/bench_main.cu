@@ -87,35 +87,6 @@ static int parse_dtype(const char *s, cuops_dtype_t *t)
     return -1;
 }
 
-/* One dimension: a decimal number or 2^e. */
-static int parse_dim(const char *s, const char *end, int64_t *out)
-{
-    char buf[32];
-    size_t len = (size_t)(end - s);
-    if (len == 0 || len >= sizeof(buf)) return -1;
-    memcpy(buf, s, len);
-    buf[len] = '\0';
-    char *caret = strchr(buf, '^');
-    char *stop = NULL;
-    if (caret) {
-        *caret = '\0';
-        long long base = strtoll(buf, &stop, 10);
-        if (*stop) return -1;
-        long long e = strtoll(caret + 1, &stop, 10);
-        if (*stop || base < 1 || e < 0 || e > 62) return -1;
-        double v = pow((double)base, (double)e);
-        if (v > 4.0e18) return -1;
-        int64_t r = 1;
-        for (long long i = 0; i < e; i++) r *= base;
-        *out = r;
-        return 0;
-    }
-    long long v = strtoll(buf, &stop, 10);
-    if (*stop || v < 1) return -1;
-    *out = v;
-    return 0;
-}
-
 static int parse_shape(const char *s, bench_shape_t *shape)
 {
     memset(shape, 0, sizeof(*shape));
@@ -124,7 +95,7 @@ static int parse_shape(const char *s, bench_shape_t *shape)
         const char *x = strpbrk(p, "xX");
         const char *end = x ? x : p + strlen(p);
         if (shape->dims == 3) return -1;
-        if (parse_dim(p, end, &shape->d[shape->dims])) return -1;
+        if (bv_parse_dim(p, end, &shape->d[shape->dims])) return -1;
         shape->dims++;
         if (!x) break;
         p = x + 1;
@@ -201,8 +172,11 @@ static int parse_args(int argc, char **argv, bench_options_t *o)
         *(v == 0 ? &o->scan_shift : &o->scan_out_shift) = (int)shift;
     }
     const char *seed_env = getenv("CUOPS_BENCH_SEED");
-    o->seed = seed_env ? strtoull(seed_env, NULL, 0)
-                       : ((uint64_t)time(NULL) * 2654435761ull) ^ (uint64_t)getpid();
+    o->seed = ((uint64_t)time(NULL) * 2654435761ull) ^ (uint64_t)getpid();
+    if (seed_env && bv_parse_u64(seed_env, &o->seed)) {
+        fprintf(stderr, "cuops-bench: CUOPS_BENCH_SEED must be an unsigned integer\n");
+        return -1;
+    }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = (i + 1 < argc) ? argv[i + 1] : NULL;
@@ -239,8 +213,14 @@ static int parse_args(int argc, char **argv, bench_options_t *o)
             o->num_shapes++;
         } else if (strcmp(a, "--variant") == 0) {
             NEED_VALUE();
-            if (strcmp(val, "all") == 0) o->all_variants = 1;
-            else if (o->num_variants < BENCH_MAX_ITEMS) o->variants[o->num_variants++] = val;
+            if (strcmp(val, "all") == 0) {
+                o->all_variants = 1;
+            } else if (o->num_variants < BENCH_MAX_ITEMS) {
+                o->variants[o->num_variants++] = val;
+            } else {
+                fprintf(stderr, "cuops-bench: at most %d --variant arguments\n", BENCH_MAX_ITEMS);
+                return -1;
+            }
         } else if (strcmp(a, "--suite") == 0) {
             NEED_VALUE();
             if (for_each_piece(val, add_suite, &o->suites)) return -1;
@@ -254,21 +234,26 @@ static int parse_args(int argc, char **argv, bench_options_t *o)
             o->trans_b = (val[1] == 'T' || val[1] == 't') ? CUOPS_OP_T : CUOPS_OP_N;
         } else if (strcmp(a, "--lda") == 0) {
             NEED_VALUE();
-            o->lda = atoll(val);
-            if (o->lda < 1 || o->lda > (1ll << 31)) {
+            long long v = 0;
+            if (bv_parse_ll(val, 1, 1ll << 31, &v)) {
                 fprintf(stderr, "cuops-bench: --lda must be 1..2^31\n");
                 return -1;
             }
+            o->lda = v;
         } else if (strcmp(a, "--reps") == 0) {
             NEED_VALUE();
-            o->reps = atoi(val);
-            if (o->reps < 1 || o->reps > 1000000) {
+            long long v = 0;
+            if (bv_parse_ll(val, 1, 1000000, &v)) {
                 fprintf(stderr, "cuops-bench: --reps must be 1..1000000\n");
                 return -1;
             }
+            o->reps = (int)v;
         } else if (strcmp(a, "--seed") == 0) {
             NEED_VALUE();
-            o->seed = strtoull(val, NULL, 0);
+            if (bv_parse_u64(val, &o->seed)) {
+                fprintf(stderr, "cuops-bench: --seed must be an unsigned integer\n");
+                return -1;
+            }
         } else if (strcmp(a, "--json") == 0) {
             NEED_VALUE();
             o->json_path = val;

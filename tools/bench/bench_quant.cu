@@ -674,7 +674,10 @@ static void run_w4a16_shape(bench_env_t *env, cuops_dtype_t act, int64_t m, int6
             row->us = t.median_us;
             row->power = t.power;
             row->tflops = 2.0 * (double)m * (double)n * (double)k / (t.median_us * 1e6);
-            row->gbps = weight_bytes / (t.median_us * 1e3);
+            /* DESIGN's bytes: every input read once and the output written
+             * once (int4 weight and metadata, x, y; before the P212 review
+             * the weight and metadata only) */
+            row->gbps = fused_bytes / (t.median_us * 1e3);
             row->pct_of_ceiling = memory_bound ? 100.0 * row->gbps / env->copy_gbps
                                                : 100.0 * row->tflops / env->vendor_gemm_tflops;
         }

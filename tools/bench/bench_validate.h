@@ -27,6 +27,7 @@
 #ifndef CUOPS_BENCH_VALIDATE_H
 #define CUOPS_BENCH_VALIDATE_H
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -178,6 +179,60 @@ static inline double bv_rand_pm1(uint64_t *s)
  * without an option side by side. Writes the name (NUL-terminated) into
  * name[cap] and the option into *split_k (0 when absent). Returns 0, or -1
  * for an empty or too long name, an unknown option or a bad number. */
+/* A whole integer (decimal, or 0x hex) in [lo, hi]: 0, or -1 for an empty
+ * string, trailing characters, overflow or a value out of range. */
+static inline int bv_parse_ll(const char *s, long long lo, long long hi, long long *out)
+{
+    if (!s || !*s) return -1;
+    char *end = NULL;
+    errno = 0;
+    const long long v = strtoll(s, &end, 0);
+    if (errno == ERANGE || end == s || *end != '\0' || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+/* A whole unsigned 64-bit integer (decimal or 0x hex), no sign: 0 or -1. */
+static inline int bv_parse_u64(const char *s, uint64_t *out)
+{
+    if (!s || !*s || *s == '-' || *s == '+') return -1;
+    char *end = NULL;
+    errno = 0;
+    const unsigned long long v = strtoull(s, &end, 0);
+    if (errno == ERANGE || end == s || *end != '\0') return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+/* One shape dimension in [s, end): a decimal number >= 1 or base^e
+ * (e.g. 2^20) below 4e18: 0, or -1 for anything else ("2^", "^3", "4x", ...). */
+static inline int bv_parse_dim(const char *s, const char *end, int64_t *out)
+{
+    char buf[32];
+    const size_t len = (size_t)(end - s);
+    if (len == 0 || len >= sizeof(buf)) return -1;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    char *caret = strchr(buf, '^');
+    if (caret) {
+        *caret = '\0';
+        long long base = 0, e = 0;
+        if (caret[1] == '-' || caret[1] == '+' || buf[0] == '-' || buf[0] == '+') return -1;
+        if (bv_parse_ll(buf, 1, 4000000000000000000LL, &base) ||
+            bv_parse_ll(caret + 1, 0, 62, &e))
+            return -1;
+        if (pow((double)base, (double)e) > 4.0e18) return -1;
+        int64_t r = 1;
+        for (long long i = 0; i < e; i++) r *= base;
+        *out = r;
+        return 0;
+    }
+    long long v = 0;
+    if (buf[0] == '-' || buf[0] == '+' || bv_parse_ll(buf, 1, 4000000000000000000LL, &v)) return -1;
+    *out = v;
+    return 0;
+}
+
 static inline int bv_parse_variant_spec(const char *spec, char *name, size_t cap, int *split_k)
 {
     *split_k = 0;
