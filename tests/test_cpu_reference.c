@@ -55,12 +55,12 @@ static double type_eps(cuops_dtype_t t)
 }
 
 /* The value a float result rounds to in type t (float16.h is tested below). */
+/* v rounded once to t (f16/bf16 through a float rounded to odd). */
 static double round_to(cuops_dtype_t t, double v)
 {
-    float f = (float)v;
-    if (t == F16) return cuops_half_to_float(cuops_float_to_half(f));
-    if (t == BF16) return cuops_bf16_to_float(cuops_float_to_bf16(f));
-    return f;
+    if (t == F16) return cuops_half_to_float(cuops_double_to_half(v));
+    if (t == BF16) return cuops_bf16_to_float(cuops_double_to_bf16(v));
+    return (float)v;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -351,7 +351,8 @@ static int w4a16_case(int64_t m, int64_t n, int64_t k, int64_t group, cuops_dtyp
                 /* the scale as the GEMM's activation type holds it */
                 float scale = (float)round_to(act, tu_get(scales, st, (size_t)g));
                 float zero = with_zeros ? (float)zeros[g] : 8.0f;
-                float w = ((float)decode_nibble(q, ldq, j, p) - zero) * scale;
+                /* the weight in act_type, as dequantization to act_type gives it */
+                float w = (float)round_to(act, ((float)decode_nibble(q, ldq, j, p) - zero) * scale);
                 double xv = tu_get(x, act, (size_t)(i * ldx + p));
                 want += xv * (double)w;
                 mag += fabs(xv * (double)w);
@@ -710,6 +711,49 @@ static void test_float16(void)
           "signalling NaN with a low payload stays NaN (bf16)");
 }
 
+/* Results rounded once: f16/bf16 outputs whose double value lies just past a
+ * rounding midpoint of the float (rounding to float first would land on the
+ * midpoint and then tie to even), and the W4A16 weight rounded to act_type
+ * as dequantization to act_type gives it. The expected bits are worked out
+ * by hand in the comments. */
+static void test_rounded_once(void)
+{
+    /* f16: 1 + 2^-11 + 2^-40 is above the midpoint 1 + 2^-11 between 1 and
+     * 1 + 2^-10: 0x3c01 (float first: 1 + 2^-11 exactly, ties to 0x3c00) */
+    float a32[3] = {1.0f, 0x1p-11f, 0x1p-20f}, b32[3] = {1.0f, 1.0f, 0x1p-20f};
+    uint16_t a16[3], b16[3], c16 = 0;
+    for (int i = 0; i < 3; i++) { a16[i] = cuops_float_to_half(a32[i]); b16[i] = cuops_float_to_half(b32[i]); }
+    CHECK(cuops_gemm(cpu, CUOPS_OP_N, CUOPS_OP_T, 1, 1, 3, 1.0f, a16, 3, b16, 3, 0.0f, &c16, 1, F16, F16) ==
+                  CUOPS_STATUS_SUCCESS && c16 == 0x3c01,
+          "f16 GEMM rounded twice: 0x%04x, want 0x3c01", c16);
+    /* bf16: 1 + 2^-8 + 2^-50 (a double holds it) is above the midpoint
+     * between 1 and 1 + 2^-7: 0x3f81 (float first: 1 + 2^-8, ties to 0x3f80) */
+    float ab32[3] = {1.0f, 0x1p-8f, 0x1p-30f};
+    uint16_t abf[3], bbf[3], cbf = 0;
+    for (int i = 0; i < 3; i++) { abf[i] = cuops_float_to_bf16(ab32[i]); bbf[i] = cuops_float_to_bf16(i < 2 ? 1.0f : 0x1p-20f); }
+    CHECK(cuops_gemm(cpu, CUOPS_OP_N, CUOPS_OP_T, 1, 1, 3, 1.0f, abf, 3, bbf, 3, 0.0f, &cbf, 1, BF16, BF16) ==
+                  CUOPS_STATUS_SUCCESS && cbf == 0x3f81,
+          "bf16 GEMM rounded twice: 0x%04x, want 0x3f81", cbf);
+    /* W4A16, bf16, one group of 8, scale 1.65625 (exact in bf16), zero 8,
+     * q - z = -7 4 -5 5 6 5 -6 -1 and x all ones: the weights rounded to bf16
+     * are -11.625 6.625 -8.25 8.25 9.9375 8.25 -9.9375 -1.65625, summing to
+     * 1.59375 = 0x3fcc (unrounded weights would sum to 1.65625 = 0x3fd4) */
+    static const int qz[8] = {-7, 4, -5, 5, 6, 5, -6, -1};
+    uint8_t q[4] = {0}, zero = 8;
+    for (int c = 0; c < 8; c++) q[c / 2] |= (uint8_t)((qz[c] + 8) << ((c & 1) * 4));
+    uint16_t scale = cuops_float_to_bf16(1.65625f), x[8], y = 0;
+    for (int c = 0; c < 8; c++) x[c] = cuops_float_to_bf16(1.0f);
+    size_t bytes = 0;
+    CHECK(cuops_w4_packed_size(cpu, 1, 8, 8, BF16, &bytes) == CUOPS_STATUS_SUCCESS && bytes > 0, "packed size");
+    unsigned char *packed = malloc(bytes);
+    CHECK(packed && cuops_w4_prepack(cpu, 1, 8, 8, q, 4, &scale, BF16, &zero, BF16, packed) == CUOPS_STATUS_SUCCESS,
+          "prepack");
+    CHECK(packed && cuops_gemm_w4a16(cpu, 1, 1, 8, 8, x, 8, packed, &y, 1, BF16) == CUOPS_STATUS_SUCCESS &&
+              y == 0x3fcc,
+          "w4a16 weight not rounded to bf16: 0x%04x, want 0x3fcc", y);
+    free(packed);
+}
+
 int main(void)
 {
     tu_seed_from_env();
@@ -722,6 +766,7 @@ int main(void)
     test_gemm_random_vector();
     test_dequant();
     test_w4a16();
+    test_rounded_once();
     test_scan();
     test_reduce();
 

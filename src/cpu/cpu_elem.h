@@ -43,4 +43,26 @@ static inline void cpu_store_float(void *base, cuops_dtype_t t, int64_t i, float
     memcpy(p + i * 2, &bits, 2);
 }
 
+/* Store a double result into element i of a float-like array, rounded once
+ * to the element type (f16/bf16 through cuops_double_to_half/_bf16). */
+static inline void cpu_store_double(void *base, cuops_dtype_t t, int64_t i, double v)
+{
+    unsigned char *p = (unsigned char *)base;
+    if (t == CUOPS_DTYPE_F32) {
+        const float f = (float)v;
+        memcpy(p + i * 4, &f, 4);
+        return;
+    }
+    uint16_t bits = t == CUOPS_DTYPE_F16 ? cuops_double_to_half(v) : cuops_double_to_bf16(v);
+    memcpy(p + i * 2, &bits, 2);
+}
+
+/* v rounded to a float-like type and back (exact for F32). */
+static inline float cpu_round_to(cuops_dtype_t t, float v)
+{
+    if (t == CUOPS_DTYPE_F16) return cuops_half_to_float(cuops_float_to_half(v));
+    if (t == CUOPS_DTYPE_BF16) return cuops_bf16_to_float(cuops_float_to_bf16(v));
+    return v;
+}
+
 #endif /* CUOPS_CPU_ELEM_H */

@@ -13,8 +13,9 @@
  * op(A) is re-converted once per panel, which is O(m*k) per panel against
  * the O(m*k*panel_cols) of the dot products.
  *
- * The final value is alpha*acc + beta*C in double, rounded once to float and
- * then (RNE) to f16/bf16. beta == 0 never reads C (it may hold NaN). k == 0
+ * The final value is alpha*acc + beta*C in double, rounded once (nearest
+ * even) to c_type (cpu_store_double: to f16/bf16 through a float rounded to
+ * odd, so not twice). beta == 0 never reads C (it may hold NaN). k == 0
  * gives C = beta*C.
  */
 #include <stdlib.h>
@@ -38,8 +39,7 @@ cuops_status_t cuops_cpu_gemm(struct cuops_handle *h, const cuops_gemm_desc_t *d
     if (k == 0) {
         for (int64_t i = 0; i < m; i++)
             for (int64_t j = 0; j < n; j++)
-                cpu_store_float(d->c, d->c_type, i * d->ldc + j,
-                                (float)gemm_output(d, i, j, 0.0, 0));
+                cpu_store_double(d->c, d->c_type, i * d->ldc + j, gemm_output(d, i, j, 0.0, 0));
         return CUOPS_STATUS_SUCCESS;
     }
 
@@ -89,8 +89,7 @@ cuops_status_t cuops_cpu_gemm(struct cuops_handle *h, const cuops_gemm_desc_t *d
                 double acc = 0.0;
                 for (int64_t p = 0; p < k; p++) acc += a_row[p] * b_col[p];
                 const int64_t j = j0 + jj;
-                cpu_store_float(d->c, d->c_type, i * d->ldc + j,
-                                (float)gemm_output(d, i, j, acc, 1));
+                cpu_store_double(d->c, d->c_type, i * d->ldc + j, gemm_output(d, i, j, acc, 1));
             }
         }
     }

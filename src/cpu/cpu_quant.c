@@ -14,9 +14,10 @@
  *     pad to 16 bytes
  *     [n][groups] scales, rounded to act_type (2 bytes each)
  *     [n][groups] zero bytes (8 everywhere for symmetric weights)
- * The GEMM dequantizes each weight in fp32 from those act_type scales, the
- * same values a GPU kernel feeding f16/bf16 tensor cores starts from, and
- * sums x * w in double, rounded once to act_type at the end.
+ * The GEMM dequantizes each weight in fp32 from those act_type scales and
+ * rounds it to act_type, the weight a GPU kernel feeds its f16/bf16 tensor
+ * cores (dequantization to act_type, then the GEMM), and sums x * w in
+ * double, rounded once to act_type at the end.
  */
 #include <stdlib.h>
 
@@ -140,13 +141,17 @@ cuops_status_t cuops_cpu_gemm_w4a16(struct cuops_handle *h, const cuops_w4a16_de
             const int64_t g = j * l.num_groups + p / d->group_size;
             const float scale = cpu_load_float(packed + l.scales_offset, d->act_type, g);
             const float zero = (float)packed[l.zeros_offset + g];
-            w_row[p] = (double)dequant_value(nibble_at(q_row, p), zero, scale);
+            /* the weight in act_type, as every GPU kernel forms it ((q - z) * s
+             * is exact in fp32 and rounded once): the oracle is dequant to
+             * act_type, then the GEMM */
+            w_row[p] = (double)cpu_round_to(d->act_type,
+                                            dequant_value(nibble_at(q_row, p), zero, scale));
         }
         for (int64_t i = 0; i < m; i++) {
             const double *x_row = x_all + i * k;
             double acc = 0.0;
             for (int64_t p = 0; p < k; p++) acc += x_row[p] * w_row[p];
-            cpu_store_float(d->y, d->act_type, i * d->ldy + j, (float)acc);
+            cpu_store_double(d->y, d->act_type, i * d->ldy + j, acc);
         }
     }
     free(x_all);

@@ -38,8 +38,8 @@ static inline uint16_t cuops_float_to_half(float f)
     uint32_t u = cuops_f32_bits(f);
     uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
     uint32_t abs = u & 0x7fffffffu;
-    if (abs > 0x7f800000u) /* NaN: quiet, keep top payload bits */
-        return (uint16_t)(sign | 0x7e00u | ((abs >> 13) & 0x3ffu));
+    if (abs > 0x7f800000u) /* NaN: the canonical 0x7fff, as __float2half_rn gives */
+        return (uint16_t)0x7fffu;
     if (abs >= 0x477ff000u) /* >= 65520 rounds to inf */
         return (uint16_t)(sign | 0x7c00u);
     if (abs < 0x38800000u) { /* below 2^-14: subnormal half (or zero) */
@@ -64,15 +64,33 @@ static inline uint16_t cuops_float_to_half(float f)
 /* bfloat16 -> float: exact. */
 static inline float cuops_bf16_to_float(uint16_t b) { return cuops_bits_f32((uint32_t)b << 16); }
 
-/* float -> bfloat16, round to nearest even (NaN stays a quiet NaN). */
+/* float -> bfloat16, round to nearest even (NaN: the canonical 0x7fff, as
+ * __float2bfloat16_rn gives). */
 static inline uint16_t cuops_float_to_bf16(float f)
 {
     uint32_t u = cuops_f32_bits(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)0x7fffu;
     uint32_t lsb = (u >> 16) & 1u;
     u += 0x7fffu + lsb;
     return (uint16_t)(u >> 16);
 }
+
+/* double -> float rounded to odd: the float neighbour of d whose last bit is
+ * 1 when d is not a float. Rounding that to a type with at least two fewer
+ * significant bits (binary16: 11, bfloat16: 8, against 24) gives the same
+ * result as rounding d directly, where (float)d then float -> half would
+ * round twice (e.g. 1 + 2^-11 + 2^-40 to 1.0 instead of 1 + 2^-10). */
+static inline float cuops_double_to_float_odd(double d)
+{
+    const float f = (float)d;
+    if ((double)f == d || f != f || isinf(f)) return f;
+    if (cuops_f32_bits(f) & 1u) return f;
+    return (double)f < d ? nextafterf(f, INFINITY) : nextafterf(f, -INFINITY);
+}
+
+/* double -> binary16 / bfloat16, rounded once to nearest even. */
+static inline uint16_t cuops_double_to_half(double d) { return cuops_float_to_half(cuops_double_to_float_odd(d)); }
+static inline uint16_t cuops_double_to_bf16(double d) { return cuops_float_to_bf16(cuops_double_to_float_odd(d)); }
 
 /* Element i of a host array of type t, as double (exact for every type but
  * int64 values beyond 2^53). Shared by the tests and the bench validators. */
