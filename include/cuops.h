@@ -136,8 +136,10 @@ CUOPS_API cuops_status_t cuops_get_device(cuops_handle_t handle, int *device);
  * enqueued on. NULL is the legacy default stream. Ignored by the CPU backend.
  * A handle's calls share its scratch (workspace, scan state), so a change of
  * stream orders the work already queued on the old stream before the new
- * stream's next work (an event, no host wait). For calls that run at once on
- * several streams, use one handle per stream.
+ * stream's next work (an event, no host wait; a device-wide wait if the old
+ * stream no longer exists). While either stream is being captured into a CUDA
+ * graph no ordering is added: order captured work yourself. For calls that
+ * run at once on several streams, use one handle per stream.
  */
 CUOPS_API cuops_status_t cuops_set_stream(cuops_handle_t handle, void *stream);
 
@@ -164,7 +166,9 @@ CUOPS_API const char *cuops_last_error(cuops_handle_t handle);
 CUOPS_API const char *cuops_last_kernel(cuops_handle_t handle);
 
 /**
- * The variants an op can be forced to through `cuops_options_t.variant`.
+ * The variants an op can be forced to through `cuops_options_t.variant` on a
+ * GPU handle (the CUDA backend's kernels). A CPU handle has one: "cpu_reference"
+ * (and "auto"); the names listed here are NOT_SUPPORTED there.
  * @param op     "gemm", "dequant", "w4a16", "scan" or "reduce".
  * @param names  receives a static array of `*count` names.
  */

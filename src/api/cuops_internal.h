@@ -29,6 +29,7 @@ struct cuops_handle {
     void *stream;              /* cudaStream_t */
     void *stream_event;        /* cudaEvent_t that orders a change of stream
                                 * (cuops_set_stream), created on the first one */
+    int queued;                /* a CUDA call has entered (work may be queued) */
     void *user_workspace;      /* set by cuops_set_workspace, or NULL */
     size_t user_workspace_bytes;
     void *own_workspace;       /* cudaMalloc'd on demand by the CUDA backend */

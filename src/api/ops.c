@@ -8,11 +8,13 @@
  *   1. enums out of range, negative sizes, leading dimensions too small,
  *      byte extents that overflow int64, NULL data pointers the call would
  *      touch                                    -> CUOPS_STATUS_INVALID_VALUE
- *   2. valid but unserved dtypes, a forced variant the CPU backend does not
- *      have                                     -> CUOPS_STATUS_NOT_SUPPORTED,
- *      then data pointers that are not a multiple of their element size,
- *      where the kernels load or store whole elements (gemm, w4a16, prepack,
- *      scan, reduce, the importers; dequant serves any alignment) -> INVALID_VALUE
+ *   2. valid but unserved dtypes                 -> CUOPS_STATUS_NOT_SUPPORTED;
+ *      data pointers that are not a multiple of their element size, where the
+ *      kernels load or store whole elements (gemm, w4a16, prepack, scan,
+ *      reduce, the importers; dequant serves any alignment), and for scan in
+ *      and out that overlap without being equal -> CUOPS_STATUS_INVALID_VALUE;
+ *      a forced variant the CPU backend does not have -> NOT_SUPPORTED (gemm,
+ *      w4a16 check pointers after it, scan and reduce before)
  *   3. empty problems return CUOPS_STATUS_SUCCESS without calling a backend,
  *      except GEMM with k == 0 (C = beta*C), W4A16 with k == 0 (y = 0) and
  *      reduce with n == 0 (*out = identity), which have an output to write.

@@ -43,13 +43,37 @@ extern "C" cuops_status_t cuops_cuda_init(struct cuops_handle *h, char *why)
 extern "C" cuops_status_t cuops_cuda_switch_stream(struct cuops_handle *h, void *stream)
 {
     if (stream == h->stream) return CUOPS_STATUS_SUCCESS;
+    /* nothing queued yet (a fresh handle): nothing to order */
+    if (!h->queued) {
+        h->stream = stream;
+        return CUOPS_STATUS_SUCCESS;
+    }
     const int prev = cuops_cuda_enter(h);
-    cuops_status_t st = CUOPS_STATUS_SUCCESS;
+    /* a stream being captured into a graph may not wait on an event recorded
+     * outside the capture (and a capture may not record one for a stream
+     * outside it): the caller orders captured work, as CUDA asks */
+    cudaStreamCaptureStatus cap_old = cudaStreamCaptureStatusNone, cap_new = cudaStreamCaptureStatusNone;
+    const bool capturing = cudaStreamIsCapturing(cuops_stream(h), &cap_old) != cudaSuccess ||
+                           cudaStreamIsCapturing((cudaStream_t)stream, &cap_new) != cudaSuccess ||
+                           cap_old != cudaStreamCaptureStatusNone ||
+                           cap_new != cudaStreamCaptureStatusNone;
     cudaError_t err = cudaSuccess;
-    if (h->stream_event == NULL)
-        err = cudaEventCreateWithFlags((cudaEvent_t *)&h->stream_event, cudaEventDisableTiming);
-    if (err == cudaSuccess) err = cudaEventRecord((cudaEvent_t)h->stream_event, cuops_stream(h));
-    if (err == cudaSuccess) err = cudaStreamWaitEvent((cudaStream_t)stream, (cudaEvent_t)h->stream_event, 0);
+    if (!capturing) {
+        if (h->stream_event == NULL)
+            err = cudaEventCreateWithFlags((cudaEvent_t *)&h->stream_event, cudaEventDisableTiming);
+        if (err == cudaSuccess) err = cudaEventRecord((cudaEvent_t)h->stream_event, cuops_stream(h));
+        if (err == cudaSuccess)
+            err = cudaStreamWaitEvent((cudaStream_t)stream, (cudaEvent_t)h->stream_event, 0);
+        /* the old stream destroyed meanwhile (or another failure to order):
+         * wait for the whole device instead, so the handle is never left
+         * bound to a stream it cannot leave */
+        if (err != cudaSuccess) {
+            (void)cudaGetLastError();
+            err = cudaDeviceSynchronize();
+        }
+    }
+    (void)cudaGetLastError(); /* the capture queries' answers on the legacy stream */
+    cuops_status_t st = CUOPS_STATUS_SUCCESS;
     if (err != cudaSuccess) st = cuops_cuda_fail(h, err, "set_stream (ordering the old stream's work first)");
     else h->stream = stream;
     cuops_cuda_leave(h, prev);
@@ -133,12 +157,11 @@ cuops_status_t cuops_cuda_workspace_aligned(struct cuops_handle *h, size_t bytes
     if (bytes == 0) return CUOPS_STATUS_SUCCESS;
     if (bytes > SIZE_MAX - align)
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "a workspace of %zu bytes overflows", bytes);
-    /* the handle's own block comes from cudaMalloc (256-byte aligned), and
-     * an aligned user workspace needs no slack: only a misaligned one pays
-     * the extra bytes */
-    const int slack = h->user_workspace && (uintptr_t)h->user_workspace % align != 0;
+    /* the handle's own block comes from cudaMalloc (256-byte aligned); a
+     * user workspace pays exactly the bytes that bring it to `align` */
+    const size_t pad = h->user_workspace ? (align - (uintptr_t)h->user_workspace % align) % align : 0;
     void *raw = NULL;
-    cuops_status_t st = cuops_cuda_workspace(h, slack ? bytes + align - 1 : bytes, &raw);
+    cuops_status_t st = cuops_cuda_workspace(h, bytes + pad, &raw);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     *ptr = (void *)(((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1));
     return CUOPS_STATUS_SUCCESS;
@@ -153,9 +176,14 @@ int cuops_cuda_in_workspace(const struct cuops_handle *h, const void *p)
     return 0;
 }
 
-/* Calls run on the handle's device; the caller's current device is restored. */
+/* Calls run on the handle's device; the caller's current device is restored.
+ * An error the runtime still holds from earlier work of the caller's (a
+ * failed cudaMalloc, say) is cleared, so that the call's launch checks report
+ * its own launches only. */
 extern "C" int cuops_cuda_enter(struct cuops_handle *h)
 {
+    (void)cudaGetLastError();
+    h->queued = 1;
     int prev = -1;
     if (cudaGetDevice(&prev) != cudaSuccess) prev = -1;
     if (prev != h->device) cudaSetDevice(h->device);

@@ -519,7 +519,7 @@ static cuops_status_t decode_launch_typed(struct cuops_handle *h, const cuops_ge
     if (pl.fixup) {
         const size_t bytes = (size_t)pl.ctas * 2 * TILE_N * TILE_M * sizeof(float);
         void *ws = NULL;
-        cuops_status_t st = cuops_cuda_workspace_aligned(h, bytes, 16, &ws);
+        cuops_status_t st = cuops_cuda_workspace_aligned(h, bytes, sizeof(float), &ws);
         if (st != CUOPS_STATUS_SUCCESS) return st;
         p.ws = (float *)ws;
     }

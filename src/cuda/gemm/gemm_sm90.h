@@ -80,7 +80,7 @@ cuops_status_t cuops_sm90_encode_residues(struct cuops_handle *h, CUtensorMap *m
  * one-row operand have any ld). */
 static inline int cuops_sm90_tma_ok(const void *base, int64_t ld)
 {
-    return cuops_aligned(base, 16) && ((ld * 2) % 16) == 0 && ld < ((int64_t)1 << 39);
+    return ld < ((int64_t)1 << 39) && cuops_aligned(base, 16) && ((ld * 2) % 16) == 0;
 }
 
 /* Leading dimension of a packed operand (or of a staged C): k rounded up to
