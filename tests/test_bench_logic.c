@@ -542,14 +542,15 @@ static void test_number_parsing(void)
 {
     long long v = 0;
     CHECK(bv_parse_ll("20", 1, 100, &v) == 0 && v == 20, "20 -> %lld", v);
-    CHECK(bv_parse_ll("0x10", 1, 100, &v) == 0 && v == 16, "0x10 -> %lld", v);
-    static const char *const bad_ll[] = {"", "20abc", "abc", "0", "101", "99999999999999999999", " ", "1.5"};
+    CHECK(bv_parse_ll("010", 1, 100, &v) == 0 && v == 10, "010 -> %lld (decimal, not octal)", v);
+    static const char *const bad_ll[] = {"", "20abc", "abc", "0", "101", "99999999999999999999", " ", "1.5",
+                                         "0x10", " 5", "+5"};
     for (size_t i = 0; i < sizeof bad_ll / sizeof bad_ll[0]; i++)
         CHECK(bv_parse_ll(bad_ll[i], 1, 100, &v) == -1, "'%s' accepted in 1..100", bad_ll[i]);
     uint64_t u = 0;
     CHECK(bv_parse_u64("18446744073709551615", &u) == 0 && u == UINT64_MAX, "u64 max");
     CHECK(bv_parse_u64("0", &u) == 0 && u == 0, "u64 0");
-    static const char *const bad_u[] = {"", "abc", "-1", "12x", "18446744073709551616"};
+    static const char *const bad_u[] = {"", "abc", "-1", " -1", " 5", "+5", "12x", "18446744073709551616"};
     for (size_t i = 0; i < sizeof bad_u / sizeof bad_u[0]; i++)
         CHECK(bv_parse_u64(bad_u[i], &u) == -1, "'%s' accepted as a seed", bad_u[i]);
     int64_t d = 0;

@@ -124,9 +124,11 @@ def dense_view(x, name="array"):
     """A View of x whose rows lie back to back (ld == row length), for the
     arguments a cuops call reads without a leading dimension (scales, zeros,
     the GPTQ/AWQ int32 tensors, the packed weight). A torch tensor or numpy
-    array that is a slice is copied (the copy lives in the View until the call
-    returns; torch frees it in stream order); other kinds must already be
-    contiguous."""
+    array whose rows are unit-stride but spaced apart (a column slice) is
+    copied (the copy lives in the View until the call returns; torch frees it
+    in stream order); other kinds must already be contiguous, and an array
+    whose rows are not unit-stride (a transpose) is refused by view() as for
+    every argument."""
     v = view(x, name)
     if len(v.shape) == 2 and v.shape[0] > 1 and v.ld != v.shape[1]:
         if v.kind == "torch":

@@ -132,11 +132,12 @@ class Handle:
 _local = threading.local()
 
 
-def handle(device, stream=0):
+def handle(device, stream=0, record=True):
     """The calling thread's handle for `device` (DEVICE_CPU or a CUDA index)
     and `stream` (a cudaStream_t as an int; 0 the default stream). A handle
     keeps scratch (workspace, scan state) that two calls in flight at once
-    must not share, so each stream gets its own."""
+    must not share, so each stream gets its own. `record`: count it as the
+    handle of the thread's last call on `device` (last_kernel)."""
     cache = getattr(_local, "handles", None)
     if cache is None:
         cache = _local.handles = {}
@@ -147,7 +148,8 @@ def handle(device, stream=0):
         h = cache[key] = Handle(device)
         if device >= 0:
             h.set_stream(stream)
-    _local.last[device] = h
+    if record:
+        _local.last[device] = h
     return h
 
 

@@ -78,7 +78,7 @@ def dequant_int4_impl(qweight, scales, zeros, k, group_size, out_dtype=None, var
 
 
 def w4_packed_size(device, n, k, group_size, act_dtype):
-    h = _lib.handle(device)
+    h = _lib.handle(device, record=False)  # a query: last_kernel stays the last op's
     size = _lib.ctypes.c_size_t()
     h.check(_lib.lib.cuops_w4_packed_size(h.ptr, n, k, group_size, _lib.DTYPE[act_dtype],
                                           _lib.ctypes.byref(size)), "cuops_w4_packed_size")

@@ -126,7 +126,7 @@ def test_slices_and_checks():
     pk_ref = cuops.w4a16_prepack(packed, np.ascontiguousarray(s), np.ascontiguousarray(z), k, g)
     check(np.array_equal(pk, pk_ref), "prepack with sliced scales/zeros")
     x = rng.uniform(-1, 1, (2, k)).astype(np.float16)
-    try:  # the packed buffer of group 32 read as group 64: refused, not read past its end
+    try:  # a packed buffer shorter than the layout needs: refused, not read past its end
         cuops.gemm_w4a16(x, pk[: pk.shape[0] // 2], n, k, g)
         check(False, "a short packed buffer did not raise")
     except ValueError as e:

@@ -173,7 +173,7 @@ static int parse_args(int argc, char **argv, bench_options_t *o)
     }
     const char *seed_env = getenv("CUOPS_BENCH_SEED");
     o->seed = ((uint64_t)time(NULL) * 2654435761ull) ^ (uint64_t)getpid();
-    if (seed_env && bv_parse_u64(seed_env, &o->seed)) {
+    if (seed_env && *seed_env && bv_parse_u64(seed_env, &o->seed)) {
         fprintf(stderr, "cuops-bench: CUOPS_BENCH_SEED must be an unsigned integer\n");
         return -1;
     }

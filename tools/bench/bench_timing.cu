@@ -237,16 +237,18 @@ int bench_rotation_sets(const bench_env_t *env, size_t set_bytes, int max_sets)
     double need = 3.0 * l2;
     /* --interleave: the baseline's repetitions take sets too, from the
      * middle of the rotation (bench_time_n), so a set comes round after half
-     * as many of the row's own repetitions: twice the bytes, an even count of
-     * at least four, so that the baseline never reads the set the row reads
-     * next (with 2 or 3 sets it did) */
+     * as many of the row's own repetitions: twice the bytes and, where a set
+     * is smaller than that, an even count of at least four, so that the
+     * baseline never reads the set the row reads next (with 2 or 3 sets it did) */
     if (env->opt.interleave) need *= 2.0;
     int sets = (int)ceil(need / (double)set_bytes);
     /* one set of more than 3x L2 is cold by itself; a set that barely does
      * may keep its tail in L2 for its own next start, so rotate two */
     if ((double)set_bytes < 2.0 * need && sets < 2) sets = 2;
-    if (env->opt.interleave && sets < 4) sets = 4;
-    if (env->opt.interleave && sets % 2) sets++;
+    if (env->opt.interleave && (double)set_bytes < need) {
+        if (sets < 4) sets = 4;
+        if (sets % 2) sets++;
+    }
     if (sets < 1) sets = 1;
     if (sets > max_sets) sets = max_sets;
     return sets;

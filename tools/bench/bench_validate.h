@@ -174,19 +174,14 @@ static inline double bv_rand_pm1(uint64_t *s)
 /* Variant specs                                                            */
 /* ------------------------------------------------------------------------ */
 
-/* A --variant value: a variant name, optionally with options after a colon,
- * "NAME:split_k=N" (N >= 1), so that one run can time a variant with and
- * without an option side by side. Writes the name (NUL-terminated) into
- * name[cap] and the option into *split_k (0 when absent). Returns 0, or -1
- * for an empty or too long name, an unknown option or a bad number. */
-/* A whole integer (decimal, or 0x hex) in [lo, hi]: 0, or -1 for an empty
- * string, trailing characters, overflow or a value out of range. */
+/* A whole decimal integer in [lo, hi] (a leading 0 is not octal): 0, or -1
+ * for an empty string, trailing characters, overflow or a value out of range. */
 static inline int bv_parse_ll(const char *s, long long lo, long long hi, long long *out)
 {
-    if (!s || !*s) return -1;
+    if (!s || !((*s >= '0' && *s <= '9') || *s == '-')) return -1; /* no leading space or '+' */
     char *end = NULL;
     errno = 0;
-    const long long v = strtoll(s, &end, 0);
+    const long long v = strtoll(s, &end, 10);
     if (errno == ERANGE || end == s || *end != '\0' || v < lo || v > hi) return -1;
     *out = v;
     return 0;
@@ -195,7 +190,7 @@ static inline int bv_parse_ll(const char *s, long long lo, long long hi, long lo
 /* A whole unsigned 64-bit integer (decimal or 0x hex), no sign: 0 or -1. */
 static inline int bv_parse_u64(const char *s, uint64_t *out)
 {
-    if (!s || !*s || *s == '-' || *s == '+') return -1;
+    if (!s || !(*s >= '0' && *s <= '9')) return -1; /* no sign, no leading space */
     char *end = NULL;
     errno = 0;
     const unsigned long long v = strtoull(s, &end, 0);
@@ -233,6 +228,11 @@ static inline int bv_parse_dim(const char *s, const char *end, int64_t *out)
     return 0;
 }
 
+/* A --variant value: a variant name, optionally with options after a colon,
+ * "NAME:split_k=N" (N >= 1), so that one run can time a variant with and
+ * without an option side by side. Writes the name (NUL-terminated) into
+ * name[cap] and the option into *split_k (0 when absent). Returns 0, or -1
+ * for an empty or too long name, an unknown option or a bad number. */
 static inline int bv_parse_variant_spec(const char *spec, char *name, size_t cap, int *split_k)
 {
     *split_k = 0;
