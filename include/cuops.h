@@ -351,11 +351,11 @@ CUOPS_API cuops_status_t cuops_import_awq(cuops_handle_t handle, int64_t n, int6
  * 0 for sum, the type's maximum (+inf for floats) for min, its minimum (-inf)
  * for max. Integer sums wrap in two's complement. Float results are bitwise
  * identical from run to run. min/max over inputs holding NaN, and which of
- * +0 and -0 they return, are unspecified (the backends may differ).
- * in == out is allowed (in place); in and out
- * that overlap otherwise are refused (CUOPS_STATUS_INVALID_VALUE). type I32, I64, F32 or F64;
- * 0 <= n <= 2^40. in and out must be aligned to the element size
- * (CUOPS_STATUS_INVALID_VALUE otherwise); any further alignment is optional.
+ * +0 and -0 they return, are unspecified (the backends may differ). in == out
+ * is allowed (in place); in and out that overlap otherwise are refused
+ * (CUOPS_STATUS_INVALID_VALUE). type I32, I64, F32 or F64; 0 <= n <= 2^40.
+ * in and out must be aligned to the element size (CUOPS_STATUS_INVALID_VALUE
+ * otherwise); any further alignment is optional.
  */
 CUOPS_API cuops_status_t cuops_scan(cuops_handle_t handle, cuops_reduce_op_t op, int exclusive,
                                     cuops_dtype_t type, int64_t n, const void *in, void *out);
@@ -369,8 +369,9 @@ CUOPS_API cuops_status_t cuops_scan_ex(cuops_handle_t handle, cuops_reduce_op_t 
 /**
  * *out = in[0] op ... op in[n-1] (the identity when n == 0); out points to one
  * element of `type` (device memory on a GPU handle). Deterministic (float
- * sums: the same bits for the same input at the same address). in and out
- * must be aligned to the element size (CUOPS_STATUS_INVALID_VALUE otherwise).
+ * sums: the same bits for the same input at the same address; min/max over
+ * NaN or signed zeros as unspecified as for cuops_scan). in and out must be
+ * aligned to the element size (CUOPS_STATUS_INVALID_VALUE otherwise).
  */
 CUOPS_API cuops_status_t cuops_reduce(cuops_handle_t handle, cuops_reduce_op_t op,
                                       cuops_dtype_t type, int64_t n, const void *in, void *out);
