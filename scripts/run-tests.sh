@@ -34,8 +34,10 @@ report_run() {
     total_p=$((total_p+p)); total_f=$((total_f+f)); total_s=$((total_s+s))
 }
 
+ran=0
 for t in "$dir"/test_*; do
     [ -x "$t" ] || continue
+    ran=$((ran+1))
     name=$(basename "$t")
     if [ "$shards" -gt 1 ] && [ "${sharded#* $name }" != "$sharded" ]; then
         tmp=$(mktemp -d)
@@ -56,6 +58,8 @@ for t in "$dir"/test_*; do
     out=$(timeout "${CUOPS_TEST_TIMEOUT:-900}" "$t" 2>&1); rc=$?
     report_run "$out" "$rc" "$name"
 done
+# a wrong directory or a build that made nothing must not pass
+if [ "$ran" -eq 0 ]; then echo "!! no test binaries in '$dir'"; total_f=$((total_f+1)); fi
 echo
 echo "$total_p passed, $total_f failed, $total_s skipped"
 [ "$total_f" -eq 0 ]

@@ -501,7 +501,7 @@ static void handle_calls(void)
 
     /* the detail clears on the next success */
     CHECK_STATUS(cuops_scan(h, SUM, 0, I32, -1, NULL, NULL), INV);
-    CHECK(strstr(cuops_last_error(h), "n") != NULL, "detail '%s'", cuops_last_error(h));
+    CHECK(strstr(cuops_last_error(h), "n (-1)") != NULL, "detail '%s'", cuops_last_error(h));
     int32_t in[3] = {1, 2, 3}, out[3];
     CHECK_STATUS(cuops_scan(h, SUM, 0, I32, 3, in, out), OK);
     CHECK(cuops_last_error(h)[0] == '\0', "detail not cleared: %s", cuops_last_error(h));

@@ -43,11 +43,16 @@ static gemm_case_t make_gemm(cuops_op_t ta, cuops_op_t tb, int64_t m, int64_t n,
     tu_fill_float(gc.b, ab, (size_t)(b_rows * g->ldb), -1.0, 1.0);
     tu_poison(gc.c, ct, (size_t)(m * g->ldc)); /* the padding stays NaN: it must not be read */
     g->a = gc.a; g->b = gc.b; g->c = gc.c;
+    /* C by its own loop (not bv_gemm_element, the validator's reference) */
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) {
-            double v, s;
-            bv_gemm_element(g, i, j, &v, &s);
-            bv_store(gc.c, ct, i * g->ldc + j, v);
+            double v = 0.0;
+            for (int64_t p = 0; p < k; p++) {
+                const double av = bv_load(gc.a, ab, ta == CUOPS_OP_N ? i * g->lda + p : p * g->lda + i);
+                const double bw = bv_load(gc.b, ab, tb == CUOPS_OP_N ? p * g->ldb + j : j * g->ldb + p);
+                v += av * bw;
+            }
+            bv_store(gc.c, ct, i * g->ldc + j, alpha * v);
         }
     return gc;
 }

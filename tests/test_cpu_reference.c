@@ -648,6 +648,46 @@ static int is_rne(float f, uint16_t r, double (*value)(uint16_t), uint16_t inf_c
     return 1;
 }
 
+/* The same for a double d (the results the CPU reference rounds from double). */
+static int is_rne_d(double d, uint16_t r, double (*value)(uint16_t), uint16_t inf_code)
+{
+    uint16_t sign = r & 0x8000u, mag = r & 0x7fffu;
+    if (mag >= inf_code) return 0;
+    double dr = fabs(d - value(r));
+    for (int delta = -1; delta <= 1; delta += 2) {
+        int nb = (int)mag + delta;
+        if (nb < 0 || nb >= inf_code) continue;
+        double dn = fabs(d - value((uint16_t)(sign | nb)));
+        if (dn < dr) return 0;
+        if (dn == dr && (mag & 1u)) return 0;
+    }
+    return 1;
+}
+
+/* cuops_double_to_half / _bf16 against the definition, on doubles at,
+ * just past and between the midpoints of neighbouring codes (where rounding
+ * through float first goes wrong), checked by distances computed here. */
+static void test_double_rounding(void)
+{
+    int bad_half = 0, bad_bf16 = 0, cases = 0;
+    for (int i = 0; i < 100000; i++) {
+        const uint16_t h = (uint16_t)(tu_rand_u64() % 0x7bffu), b = (uint16_t)(tu_rand_u64() % 0x7f7fu);
+        const double hm = 0.5 * (half_value(h) + half_value((uint16_t)(h + 1)));
+        const double bm = 0.5 * (bf16_value(b) + bf16_value((uint16_t)(b + 1)));
+        const double off[4] = {0.0, 0x1p-45, -0x1p-45, (double)(tu_rand_u64() % 1000) / 2000.0 - 0.25};
+        for (int o = 0; o < 4; o++) {
+            const double sh = (tu_rand_u64() & 1) ? -1.0 : 1.0;
+            const double dh = sh * (hm + off[o] * (half_value((uint16_t)(h + 1)) - half_value(h)));
+            const double db = sh * (bm + off[o] * (bf16_value((uint16_t)(b + 1)) - bf16_value(b)));
+            bad_half += !is_rne_d(dh, cuops_double_to_half(dh), half_value, 0x7c00u);
+            bad_bf16 += !is_rne_d(db, cuops_double_to_bf16(db), bf16_value, 0x7f80u);
+            cases++;
+        }
+    }
+    CHECK(bad_half == 0, "double->half not round-to-nearest-even on %d of %d", bad_half, cases);
+    CHECK(bad_bf16 == 0, "double->bf16 not round-to-nearest-even on %d of %d", bad_bf16, cases);
+}
+
 static void test_float16(void)
 {
     int bad_decode = 0, bad_trip = 0;
@@ -762,6 +802,7 @@ int main(void)
     if (st != CUOPS_STATUS_SUCCESS) return tu_finish("test_cpu_reference");
 
     test_float16();
+    test_double_rounding();
     test_gemm_small();
     test_gemm_random_vector();
     test_dequant();

@@ -236,11 +236,18 @@ static void bad_arguments(cuops_handle_t h)
                  CUOPS_STATUS_INVALID_VALUE);
     /* GPTQ v1 with a stored 15 (zero 16): refused before anything is written */
     qz[0] = (int32_t)0x000F0000u;
+    memset(qout, SENTINEL, sizeof qout);
+    memset(sout, SENTINEL, sizeof sout);
+    memset(zout, SENTINEL, sizeof zout);
     CHECK_STATUS(cuops_import_gptq(h, 8, 8, 8, qw, qz, sc, CUOPS_DTYPE_F16, 1, qout, 4, sout, zout),
                  CUOPS_STATUS_NOT_SUPPORTED);
     int untouched = 1;
     for (size_t i = 0; i < sizeof qout; i++) untouched &= qout[i] == SENTINEL;
     CHECK(untouched, "a refused call wrote qweight_out");
+    untouched = 1;
+    for (size_t i = 0; i < sizeof sout; i++) untouched &= ((const uint8_t *)sout)[i] == SENTINEL;
+    for (size_t i = 0; i < sizeof zout; i++) untouched &= zout[i] == SENTINEL;
+    CHECK(untouched, "a refused call wrote scales_out or zeros_out");
     /* the same words are fine as version 2 */
     CHECK_STATUS(cuops_import_gptq(h, 8, 8, 8, qw, qz, sc, CUOPS_DTYPE_F16, 2, qout, 4, sout, zout),
                  CUOPS_STATUS_SUCCESS);

@@ -71,5 +71,15 @@ expect "failures counted" "$(printf '%s\n' "$out" | tail -n 1)" "10 passed, 3 fa
 expect "exit status with failures" "$rc" "1"
 expect "timeout named" "$(printf '%s\n' "$out" | grep -c 'test_d timed out after 1 s')" "1"
 
+# a directory with no test binary (a wrong path, a build that made nothing)
+# must fail, not report 0 passed
+empty=$(mktemp -d)
+out=$(bash "$runner" "$empty" 2>&1); rc=$?
+expect "empty directory: a failure" "$(printf '%s\n' "$out" | tail -n 1)" "0 passed, 1 failed, 0 skipped"
+expect "empty directory: exit status" "$rc" "1"
+out=$(bash "$runner" "$empty/nonexistent" 2>&1); rc=$?
+expect "missing directory: exit status" "$rc" "1"
+rmdir "$empty"
+
 echo "test_run_tests: $p passed, $f failed, 0 skipped"
 [ "$f" -eq 0 ]
