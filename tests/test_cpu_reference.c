@@ -629,39 +629,27 @@ static double bf16_value(uint16_t b)
     return sign ? -v : v;
 }
 
-/* r is the correctly rounded (nearest, ties to even) 16-bit code of f when no
+/* r is the correctly rounded (nearest, ties to even) 16-bit code of d when no
  * same-sign neighbour code is closer, and an equally close one is odd. */
-static int is_rne(float f, uint16_t r, double (*value)(uint16_t), uint16_t inf_code)
+static int is_rne_d(double d, uint16_t r, double (*value)(uint16_t), uint16_t inf_code)
 {
     uint16_t sign = r & 0x8000u, mag = r & 0x7fffu;
-    if (mag >= inf_code) return 0; /* caller passes finite-range inputs */
-    double dr = fabs((double)f - value(r));
+    if (mag >= inf_code) return 0; /* callers pass finite-range inputs */
+    double dr = fabs(d - value(r));
     for (int delta = -1; delta <= 1; delta += 2) {
         int nb = (int)mag + delta;
-        if (nb < 0) continue;
-        double dn;
-        if (nb >= inf_code) continue; /* past the largest finite code */
-        dn = fabs((double)f - value((uint16_t)(sign | nb)));
+        if (nb < 0 || nb >= inf_code) continue; /* none below 0 or past the largest finite code */
+        double dn = fabs(d - value((uint16_t)(sign | nb)));
         if (dn < dr) return 0;
         if (dn == dr && (mag & 1u)) return 0;
     }
     return 1;
 }
 
-/* The same for a double d (the results the CPU reference rounds from double). */
-static int is_rne_d(double d, uint16_t r, double (*value)(uint16_t), uint16_t inf_code)
+/* The same for a float (exact as a double). */
+static int is_rne(float f, uint16_t r, double (*value)(uint16_t), uint16_t inf_code)
 {
-    uint16_t sign = r & 0x8000u, mag = r & 0x7fffu;
-    if (mag >= inf_code) return 0;
-    double dr = fabs(d - value(r));
-    for (int delta = -1; delta <= 1; delta += 2) {
-        int nb = (int)mag + delta;
-        if (nb < 0 || nb >= inf_code) continue;
-        double dn = fabs(d - value((uint16_t)(sign | nb)));
-        if (dn < dr) return 0;
-        if (dn == dr && (mag & 1u)) return 0;
-    }
-    return 1;
+    return is_rne_d((double)f, r, value, inf_code);
 }
 
 /* cuops_double_to_half / _bf16 against the definition, on doubles at,

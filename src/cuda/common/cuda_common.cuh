@@ -24,7 +24,8 @@ cuops_status_t cuops_cuda_workspace(struct cuops_handle *h, size_t bytes, void *
 
 /* The same, `align` (a power of two, at most 256) aligned: a workspace set
  * with cuops_set_workspace may start at any address; when it is not aligned
- * the request grows by align - 1 bytes and the pointer is rounded up. */
+ * the request grows by the bytes that bring it to `align`, and the pointer is
+ * rounded up. */
 cuops_status_t cuops_cuda_workspace_aligned(struct cuops_handle *h, size_t bytes, size_t align,
                                             void **ptr);
 
@@ -34,6 +35,14 @@ cuops_status_t cuops_cuda_workspace_aligned(struct cuops_handle *h, size_t bytes
  * take the workspace for scratch of its own, which would overwrite them (and
  * growing the handle's own block would free them). */
 int cuops_cuda_in_workspace(const struct cuops_handle *h, const void *p);
+
+/* Whether any of a GEMM's A, B, C lies inside the handle's workspace. */
+static inline int cuops_cuda_gemm_operands_in_workspace(const struct cuops_handle *h,
+                                                        const cuops_gemm_desc_t *d)
+{
+    return cuops_cuda_in_workspace(h, d->a) || cuops_cuda_in_workspace(h, d->b) ||
+           cuops_cuda_in_workspace(h, d->c);
+}
 
 /* Free a device buffer the handle owns (*p; NULL after), on the handle's
  * device once its stream has drained: calls still queued may use it. */

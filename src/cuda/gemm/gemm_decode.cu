@@ -487,8 +487,7 @@ static cuops_status_t decode_launch_typed(struct cuops_handle *h, const cuops_ge
      * path's dense chunk on parts without the sm90 kernels): the split-K
      * partials would overwrite them, so the call runs unsplit */
     cuops_options_t unsplit;
-    if (cuops_cuda_in_workspace(h, d->a) || cuops_cuda_in_workspace(h, d->b) ||
-        cuops_cuda_in_workspace(h, d->c)) {
+    if (cuops_cuda_gemm_operands_in_workspace(h, d)) {
         if (opt) unsplit = *opt;
         else memset(&unsplit, 0, sizeof unsplit);
         unsplit.split_k = 1;

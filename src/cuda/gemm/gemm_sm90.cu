@@ -1571,13 +1571,6 @@ static int sm90_ws_splitk_supports(const struct cuops_handle *h, const cuops_gem
     return sm90_ws_can_run<128, 256>(h, d) && sm90_splitk_splits<128, 256>(h, d) > 0;
 }
 
-/* Operands inside the handle's workspace (cuops_cuda_in_workspace): the
- * partials must not overwrite them. */
-static int sm90_in_workspace(const struct cuops_handle *h, const void *p)
-{
-    return cuops_cuda_in_workspace(h, p);
-}
-
 static size_t sm90_align256(size_t x) { return (x + 255) & ~(size_t)255; }
 
 /* The tail's counters for the handle's own workspace: one buffer per handle,
@@ -1691,9 +1684,11 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
         (splits > 0 && !dsmem)
             ? (size_t)num_tiles * (size_t)splits * tile::PARTIAL_F4_PER_UNIT * sizeof(float4)
             : 0;
+    /* operands inside the handle's workspace (a caller inside cuops, e.g. the
+     * W4A16 dequant-then-GEMM path): nothing of this call may be put there */
+    const bool operands_in_ws = cuops_cuda_gemm_operands_in_workspace(h, d);
     bool stage_c = !shift_c && splits == 0 && !direct_c && esize == 2 && d->beta == 0.0f &&
-                   !c_tma_direct && !sm90_in_workspace(h, d->a) && !sm90_in_workspace(h, d->b) &&
-                   !sm90_in_workspace(h, d->c);
+                   !c_tma_direct && !operands_in_ws;
     const int64_t ldc_staged = cuops_sm90_packed_ld(d->n);
     size_t c_bytes = stage_c ? sm90_align256((size_t)d->m * (size_t)ldc_staged * 2u) : 0;
     if (stage_c && h->user_workspace &&
@@ -1713,7 +1708,7 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
         sk_tiles > 0 ? (size_t)sk_tiles * sk_splits * tile::PARTIAL_F4_PER_UNIT * sizeof(float4) : 0;
     const size_t counter_bytes = h->user_workspace ? sm90_align256(2u * (size_t)sk_tiles * 4u) : 0;
     if (sk_tiles > 0 &&
-        (sm90_in_workspace(h, d->a) || sm90_in_workspace(h, d->b) || sm90_in_workspace(h, d->c) ||
+        (operands_in_ws ||
          (h->user_workspace && h->user_workspace_bytes < a_bytes + b_bytes + partial_bytes +
                                                              c_bytes + tail_bytes +
                                                              counter_bytes + 256))) {
@@ -1736,9 +1731,7 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
             /* Without room for the partials the plain kernel still serves the
              * call (cuops_last_kernel then says so). */
             const bool too_small = h->user_workspace && h->user_workspace_bytes < need;
-            const bool operand_in_ws = sm90_in_workspace(h, d->a) || sm90_in_workspace(h, d->b) ||
-                                       sm90_in_workspace(h, d->c);
-            if (too_small || operand_in_ws) return sm90_ws_run<BM, BN>(h, d, opt, 0, 0, direct_c);
+            if (too_small || operands_in_ws) return sm90_ws_run<BM, BN>(h, d, opt, 0, 0, direct_c);
         }
         void *ws_raw = NULL;
         cuops_status_t st = cuops_cuda_workspace(h, need, &ws_raw);
