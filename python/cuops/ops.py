@@ -6,6 +6,8 @@ These `*_impl` functions serve every array kind; `cuops/__init__.py` routes
 torch tensors through the registered torch.library custom ops (so that
 torch.compile traces them) and everything else straight here.
 """
+import functools
+
 from . import _lib
 from ._arrays import dense_view, empty_like_kind, stream_of, view
 
@@ -77,7 +79,11 @@ def dequant_int4_impl(qweight, scales, zeros, k, group_size, out_dtype=None, var
     return out
 
 
+@functools.lru_cache(maxsize=1024)
 def w4_packed_size(device, n, k, group_size, act_dtype):
+    """Bytes of the prepacked layout: a pure function of its arguments, so
+    cached (gemm_w4a16 checks it on every call); a refusal raises and is not
+    cached."""
     h = _lib.handle(device, record=False)  # a query: last_kernel stays the last op's
     size = _lib.ctypes.c_size_t()
     h.check(_lib.lib.cuops_w4_packed_size(h.ptr, n, k, group_size, _lib.DTYPE[act_dtype],
