@@ -520,7 +520,10 @@ static void test_k_zero(void)
         }
 }
 
-/* k == 0 with A and B NULL (the API allows it): C = beta * C, every variant. */
+/* k == 0 with A and B NULL (the API allows it): C = beta * C, every variant
+ * and operand type, whatever alpha is: an infinite or NaN alpha must not
+ * turn the empty sum into NaN, nor a negative one give -0 where beta == 0
+ * (C is then NaN-poisoned and must become +0). */
 static void test_k_zero_null_operands(void)
 {
     if (g_device_dead) return;
@@ -530,35 +533,52 @@ static void test_k_zero_null_operands(void)
     float *dc = NULL;
     if (!hc0 || !hout || cudaMalloc((void **)&dc, count * 4) != cudaSuccess) {
         CHECK(0, "allocation failed");
-    } else {
-        tu_fill_float(hc0, CUOPS_DTYPE_F32, count, -1.0, 1.0);
-        for (int v = 0; v < g_variant_count && v < MAX_VARIANTS; v++) {
-            cuops_options_t opt;
-            memset(&opt, 0, sizeof opt);
-            opt.variant = g_variants[v];
-            cudaMemcpy(dc, hc0, count * 4, cudaMemcpyHostToDevice);
-            cuops_status_t st = cuops_gemm_ex(g_gpu, CUOPS_OP_N, CUOPS_OP_T, m, n, 0, 1.0f, NULL,
-                                              1, NULL, 1, 0.5f, dc, ldc, CUOPS_DTYPE_F32,
-                                              CUOPS_DTYPE_F32, &opt);
-            if (st == CUOPS_STATUS_NOT_SUPPORTED && v > 0) { g_unsupported[v]++; continue; }
-            CHECK(st == CUOPS_STATUS_SUCCESS, "variant %s: k=0 with NULL A/B: %s (%s)",
-                  g_variants[v], cuops_status_string(st), cuops_last_error(g_gpu));
-            if (st != CUOPS_STATUS_SUCCESS) continue;
-            const char *kernel = cuops_last_kernel(g_gpu);
-            g_served[v]++;
-            if (!device_ok(kernel)) break;
-            cudaMemcpy(hout, dc, count * 4, cudaMemcpyDeviceToHost);
-            int64_t bad = 0;
-            for (int64_t r = 0; r < m; r++)
-                for (int64_t j = 0; j < ldc; j++) {
-                    const size_t i = (size_t)(r * ldc + j);
-                    const float want = j < n ? 0.5f * hc0[i] : hc0[i];
-                    if (memcmp(&hout[i], &want, 4) != 0) bad++;
-                }
-            CHECK(bad == 0, "variant %s (kernel %s): k=0, beta=0.5: %lld element(s) not beta*C",
-                  g_variants[v], kernel, (long long)bad);
-        }
+        cudaFree(dc);
+        free(hc0); free(hout);
+        return;
     }
+    static const cuops_dtype_t ab_types[3] = {CUOPS_DTYPE_F32, CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16};
+    static const char *const ab_names[3] = {"f32", "f16", "bf16"};
+    static const float alphas[3] = {1.0f, INFINITY, -1.0f};
+    static const float betas[3] = {0.5f, 0.5f, 0.0f};
+    for (int t = 0; t < 3; t++)
+        for (int ab = 0; ab < 3; ab++) {
+            const float alpha = t == 2 && ab == 1 ? NAN : alphas[t], beta = betas[t];
+            tu_fill_float(hc0, CUOPS_DTYPE_F32, count, -1.0, 1.0);
+            if (beta == 0.0f)
+                for (int64_t r = 0; r < m; r++)
+                    for (int64_t j = 0; j < n; j++) hc0[r * ldc + j] = NAN;
+            for (int v = 0; v < g_variant_count && v < MAX_VARIANTS; v++) {
+                cuops_options_t opt;
+                memset(&opt, 0, sizeof opt);
+                opt.variant = g_variants[v];
+                cudaMemcpy(dc, hc0, count * 4, cudaMemcpyHostToDevice);
+                cuops_status_t st = cuops_gemm_ex(g_gpu, CUOPS_OP_N, CUOPS_OP_T, m, n, 0, alpha,
+                                                  NULL, 1, NULL, 1, beta, dc, ldc, ab_types[ab],
+                                                  CUOPS_DTYPE_F32, &opt);
+                if (st == CUOPS_STATUS_NOT_SUPPORTED && v > 0) { g_unsupported[v]++; continue; }
+                CHECK(st == CUOPS_STATUS_SUCCESS, "variant %s: k=0 with NULL A/B (ab %s): %s (%s)",
+                      g_variants[v], ab_names[ab], cuops_status_string(st),
+                      cuops_last_error(g_gpu));
+                if (st != CUOPS_STATUS_SUCCESS) continue;
+                const char *kernel = cuops_last_kernel(g_gpu);
+                g_served[v]++;
+                if (!device_ok(kernel)) break;
+                cudaMemcpy(hout, dc, count * 4, cudaMemcpyDeviceToHost);
+                int64_t bad = 0;
+                for (int64_t r = 0; r < m; r++)
+                    for (int64_t j = 0; j < ldc; j++) {
+                        const size_t i = (size_t)(r * ldc + j);
+                        const float want = j >= n ? hc0[i] : beta == 0.0f ? 0.0f : beta * hc0[i];
+                        if (memcmp(&hout[i], &want, 4) != 0) bad++;
+                    }
+                CHECK(bad == 0,
+                      "variant %s (kernel %s): k=0, ab %s, alpha=%g, beta=%g: %lld element(s) "
+                      "not beta*C",
+                      g_variants[v], kernel, ab_names[ab], alpha, beta,
+                      (long long)bad);
+            }
+        }
     cudaFree(dc);
     free(hc0); free(hout);
 }

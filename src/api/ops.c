@@ -246,7 +246,11 @@ static cuops_status_t gemm_call(struct cuops_handle *h, cuops_op_t trans_a, cuop
     d.m = m;
     d.n = n;
     d.k = k;
-    d.alpha = alpha;
+    /* k == 0 gives beta * C: alpha times an empty sum is taken as 0, so an
+     * infinite or NaN alpha cannot turn the kernels' alpha * 0 into NaN, and
+     * a negative one no -0 (the CPU backend and the sm90 entries never
+     * multiply by it) */
+    d.alpha = k > 0 ? alpha : 0.0f;
     d.beta = beta;
     d.a = a;
     d.lda = lda;
