@@ -18,6 +18,8 @@
  * w4a16_decode_warp, w4a16_decode_bulk_ring and w4a16_decode_phase_ring
  * have their own sweeps (run_warp_tests, run_bulk_ring_tests,
  * run_phase_ring_tests; CUOPS_TEST_QUICK=1 keeps them to a few shapes).
+ * Split-K calls of two handles on two streams at once give the bits of a
+ * call alone (run_concurrent_handles_tests).
  *
  *   build/tests/test_gpu_w4a16          (CUOPS_TEST_SEED=... to replay)
  */
@@ -1082,6 +1084,142 @@ static void run_phase_ring_tests(cuops_handle_t h, int quick)
     }
 }
 
+/* ---- two handles at once ----------------------------------------------------- */
+
+/* A gate between two streams: gate_wait (one warp) spins until gate_open,
+ * queued on the other stream, sets the value, so the calls queued behind each
+ * start together. The wait gives up after ~2^31 clocks rather than hang. */
+__device__ volatile int g_gate;
+__global__ void gate_open(int v)
+{
+    g_gate = v;
+    __threadfence();
+}
+__global__ void gate_wait(int v)
+{
+    const long long t0 = clock64();
+    while (g_gate != v && clock64() - t0 < (1ll << 31)) {
+    }
+}
+
+/* Split-K calls on two handles and two streams at once must not share their
+ * arrival counters. (Until they became the handle's, every call took the
+ * next of 16 blocks of one global array: a call and the one queued 16 calls
+ * after it, on another stream, counted on the same counters when they ran at
+ * the same time.) Here call A (handle 1) waits at a gate that handle 2 opens
+ * after 15 calls of its own, right before its 16th: A and that call run
+ * together. Both must give the bits of a call run alone. */
+static void run_concurrent_handles_tests(cuops_handle_t h)
+{
+    typedef struct {
+        const char *variant;
+        int64_t m;
+        int split_k;
+    } cc_case_t;
+    static const cc_case_t cases[] = {
+        {"w4a16_decode_warp", 4, 4},
+        {"w4a16_decode_stream", 16, 4},
+        {"w4a16_prefill_wgmma_ahead", 256, 4},
+    };
+    const int64_t n = 4096, k = 4096, gs = 128;
+    const cuops_dtype_t act = CUOPS_DTYPE_F16;
+    cudaStream_t s1 = NULL, s2 = NULL;
+    cuops_handle_t h2 = NULL;
+    if (cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking) != cudaSuccess ||
+        cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking) != cudaSuccess ||
+        cuops_create(&h2, 0) != CUOPS_STATUS_SUCCESS) {
+        CHECK(0, "two streams and a second handle");
+        return;
+    }
+    host_weight_t w;
+    make_weight(&w, n, k, gs, CUOPS_DTYPE_F16, 1);
+    gpu_weight_t gw;
+    if (!gpu_prepack(h, &w, act, &gw)) {
+        free_weight(&w);
+        return;
+    }
+    const int64_t mmax = 256;
+    uint16_t *hx = (uint16_t *)malloc((size_t)(mmax * k) * 2);
+    uint16_t *want = (uint16_t *)malloc((size_t)(mmax * n) * 2);
+    uint16_t *got = (uint16_t *)malloc((size_t)(mmax * n) * 2);
+    tu_fill_float(hx, act, (size_t)(mmax * k), -1.0, 1.0);
+    uint16_t *dx = NULL, *dy1 = NULL, *dy2 = NULL;
+    cudaMalloc((void **)&dx, (size_t)(mmax * k) * 2);
+    cudaMalloc((void **)&dy1, (size_t)(mmax * n) * 2);
+    cudaMalloc((void **)&dy2, (size_t)(mmax * n) * 2);
+    cudaMemcpy(dx, hx, (size_t)(mmax * k) * 2, cudaMemcpyHostToDevice);
+    int gate = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const cc_case_t *cc = &cases[c];
+        if (g_only_variant && strcmp(g_only_variant, cc->variant) != 0) continue;
+        if (strstr(cc->variant, "wgmma") && g_sm_major != 9) continue; /* sm_90a only */
+        cuops_options_t opt;
+        memset(&opt, 0, sizeof opt);
+        opt.variant = cc->variant;
+        opt.split_k = cc->split_k;
+        const size_t ybytes = (size_t)(cc->m * n) * 2;
+        /* alone, on the default stream */
+        cuops_set_stream(h, NULL);
+        cudaMemset(dy1, 0xff, ybytes);
+        cuops_status_t st = cuops_gemm_w4a16_ex(h, cc->m, n, k, gs, dx, k, gw.packed, dy1, n, act,
+                                                &opt);
+        cudaError_t ce = cudaDeviceSynchronize();
+        CHECK(st == CUOPS_STATUS_SUCCESS && ce == cudaSuccess, "%s m=%lld alone: %s / %s (%s)",
+              cc->variant, (long long)cc->m, cuops_status_string(st), cudaGetErrorString(ce),
+              cuops_last_error(h));
+        if (st != CUOPS_STATUS_SUCCESS || ce != cudaSuccess) continue;
+        cudaMemcpy(want, dy1, ybytes, cudaMemcpyDeviceToHost);
+        int64_t nans = 0;
+        for (int64_t i = 0; i < cc->m * n; i++) nans += (want[i] & 0x7c00) == 0x7c00;
+        CHECK(nans == 0, "%s m=%lld alone: %lld non-finite outputs", cc->variant, (long long)cc->m,
+              (long long)nans);
+        cuops_set_stream(h, s1);
+        cuops_set_stream(h2, s2);
+        for (int rep = 0; rep < 4; rep++) {
+            gate++;
+            cudaMemsetAsync(dy1, 0xff, ybytes, s1);
+            cudaMemsetAsync(dy2, 0xff, ybytes, s2);
+            gate_wait<<<1, 32, 0, s1>>>(gate);
+            cuops_status_t sa = cuops_gemm_w4a16_ex(h, cc->m, n, k, gs, dx, k, gw.packed, dy1, n,
+                                                    act, &opt);
+            cuops_status_t sb = CUOPS_STATUS_SUCCESS;
+            for (int i = 0; i < 15 && sb == CUOPS_STATUS_SUCCESS; i++)
+                sb = cuops_gemm_w4a16_ex(h2, cc->m, n, k, gs, dx, k, gw.packed, dy2, n, act, &opt);
+            gate_open<<<1, 1, 0, s2>>>(gate);
+            if (sb == CUOPS_STATUS_SUCCESS)
+                sb = cuops_gemm_w4a16_ex(h2, cc->m, n, k, gs, dx, k, gw.packed, dy2, n, act, &opt);
+            ce = cudaDeviceSynchronize();
+            CHECK(sa == CUOPS_STATUS_SUCCESS && sb == CUOPS_STATUS_SUCCESS && ce == cudaSuccess,
+                  "%s m=%lld on two streams: %s, %s / %s", cc->variant, (long long)cc->m,
+                  cuops_status_string(sa), cuops_status_string(sb), cudaGetErrorString(ce));
+            if (sa != CUOPS_STATUS_SUCCESS || sb != CUOPS_STATUS_SUCCESS || ce != cudaSuccess) break;
+            for (int which = 0; which < 2; which++) {
+                cudaMemcpy(got, which ? dy2 : dy1, ybytes, cudaMemcpyDeviceToHost);
+                int64_t differ = 0;
+                for (int64_t i = 0; i < cc->m * n; i++) differ += got[i] != want[i];
+                CHECK(differ == 0,
+                      "%s m=%lld split_k=%d, rep %d: handle %d's call beside the other handle's: "
+                      "%lld of %lld outputs differ from the call alone",
+                      cc->variant, (long long)cc->m, cc->split_k, rep, which + 1, (long long)differ,
+                      (long long)(cc->m * n));
+            }
+        }
+        cuops_set_stream(h, NULL);
+        cuops_set_stream(h2, NULL);
+    }
+    cudaFree(dx);
+    cudaFree(dy1);
+    cudaFree(dy2);
+    cudaFree(gw.packed);
+    free(hx);
+    free(want);
+    free(got);
+    free_weight(&w);
+    cuops_destroy(h2);
+    cudaStreamDestroy(s1);
+    cudaStreamDestroy(s2);
+}
+
 /* ---- CPU backend round trip ------------------------------------------------ */
 
 static void run_cpu_tests(void)
@@ -1182,6 +1320,7 @@ int main(void)
         run_warp_tests(h, g_quick);
         run_bulk_ring_tests(h, g_quick);
         run_phase_ring_tests(h, g_quick);
+        run_concurrent_handles_tests(h);
         cuops_destroy(h);
     }
     return tu_finish("test_gpu_w4a16");

@@ -45,9 +45,11 @@ struct cuops_handle {
      * memset; zeroed when allocated, capacity in tiles (scan_state.h) */
     void *scan_state;
     int64_t scan_state_tiles;
-    /* src/cuda/gemm/gemm_sm90.cu: the split tail's per-tile counters,
-     * zeroed when allocated and left at zero by every call */
-    void *gemm_state;
+    /* arrival counters of the kernels whose CTAs reduce across the grid
+     * (the sm90 GEMM's split tail, the W4A16 split-K kernels): one buffer
+     * per handle, zeroed when allocated and left at zero by every call
+     * (cuops_cuda_counters, src/cuda/common/backend.cu) */
+    void *counters;
     char last_error[CUOPS_ERROR_LEN];
 };
 
@@ -209,8 +211,6 @@ const char *const *cuops_cuda_reduce_variant_names(int *count);
 
 /* Free h->scan_state (src/cuda/scan/scan_state.cu); called by cuops_cuda_fini. */
 void cuops_cuda_scan_state_release(struct cuops_handle *h);
-/* Free h->gemm_state (src/cuda/gemm/gemm_sm90.cu); called by cuops_cuda_fini. */
-void cuops_cuda_gemm_state_release(struct cuops_handle *h);
 
 #ifdef __cplusplus
 }

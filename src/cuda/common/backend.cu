@@ -89,7 +89,7 @@ extern "C" void cuops_cuda_fini(struct cuops_handle *h)
         h->stream_event = NULL;
     }
     cuops_cuda_scan_state_release(h);
-    cuops_cuda_gemm_state_release(h);
+    cuops_cuda_release(h, &h->counters);
     cuops_cuda_release(h, &h->own_workspace);
     h->own_workspace_bytes = 0;
 }
@@ -164,6 +164,37 @@ cuops_status_t cuops_cuda_workspace_aligned(struct cuops_handle *h, size_t bytes
     cuops_status_t st = cuops_cuda_workspace(h, bytes + pad, &raw);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     *ptr = (void *)(((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1));
+    return CUOPS_STATUS_SUCCESS;
+}
+
+cuops_status_t cuops_cuda_counters(struct cuops_handle *h, size_t count, void *in_workspace,
+                                   unsigned **out)
+{
+    *out = NULL;
+    if (count > CUOPS_COUNTERS_MAX)
+        return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%zu arrival counters asked, at most %d",
+                          count, CUOPS_COUNTERS_MAX);
+    if (h->user_workspace) {
+        if (in_workspace == NULL || (uintptr_t)in_workspace % 4 != 0)
+            return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR,
+                              "arrival counters without room in the workspace");
+        CUOPS_CUDA_TRY(h, cudaMemsetAsync(in_workspace, 0, count * 4, cuops_stream(h)));
+        *out = (unsigned *)in_workspace;
+        return CUOPS_STATUS_SUCCESS;
+    }
+    if (h->counters == NULL) {
+        void *p = NULL;
+        const size_t bytes = (size_t)CUOPS_COUNTERS_MAX * sizeof(unsigned);
+        cudaError_t err = cudaMalloc(&p, bytes);
+        if (err != cudaSuccess) return cuops_cuda_fail(h, err, "cudaMalloc(arrival counters)");
+        err = cudaMemsetAsync(p, 0, bytes, cuops_stream(h));
+        if (err != cudaSuccess) {
+            cudaFree(p);
+            return cuops_cuda_fail(h, err, "cudaMemsetAsync(arrival counters)");
+        }
+        h->counters = p;
+    }
+    *out = (unsigned *)h->counters;
     return CUOPS_STATUS_SUCCESS;
 }
 

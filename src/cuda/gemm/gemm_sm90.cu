@@ -1573,32 +1573,8 @@ static int sm90_ws_splitk_supports(const struct cuops_handle *h, const cuops_gem
 
 static size_t sm90_align256(size_t x) { return (x + 255) & ~(size_t)255; }
 
-/* The tail's counters for the handle's own workspace: one buffer per handle,
- * zeroed once when allocated; every call leaves them at zero (the last piece
- * of a tile resets its counter). Calls of one handle run in stream order, as
- * for the workspace. */
-static cuops_status_t sm90_tail_counters(struct cuops_handle *h, unsigned **out)
-{
-    if (h->gemm_state == NULL) {
-        void *p = NULL;
-        const size_t bytes = 2u * CUOPS_SM90_TAIL_MAX_SMS * sizeof(unsigned);
-        cudaError_t err = cudaMalloc(&p, bytes);
-        if (err != cudaSuccess) return cuops_cuda_fail(h, err, "cudaMalloc(gemm state)");
-        err = cudaMemsetAsync(p, 0, bytes, cuops_stream(h));
-        if (err != cudaSuccess) {
-            cudaFree(p);
-            return cuops_cuda_fail(h, err, "cudaMemsetAsync(gemm state)");
-        }
-        h->gemm_state = p;
-    }
-    *out = (unsigned *)h->gemm_state;
-    return CUOPS_STATUS_SUCCESS;
-}
-
-extern "C" void cuops_cuda_gemm_state_release(struct cuops_handle *h)
-{
-    cuops_cuda_release(h, &h->gemm_state);
-}
+/* two arrival counters per tail tile (cuops_cuda_counters), fewer tiles than SMs */
+static_assert(2 * CUOPS_SM90_TAIL_MAX_SMS <= CUOPS_COUNTERS_MAX, "tail counters");
 
 /* A 16-bit C, beta == 0 (C never read), that TMA stores to in place: n
  * whole 16-byte units (the store clips at n in 16-byte units), base and ldc
@@ -1837,14 +1813,8 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
         p.sk_tiles = sk_tiles;
         p.sk_splits = sk_splits;
         p.sk_partials = (float4 *)tail;
-        if (h->user_workspace) {
-            p.sk_counters = (unsigned *)(tail + tail_bytes);
-            CUOPS_CUDA_TRY(h, cudaMemsetAsync(p.sk_counters, 0, 2u * (size_t)sk_tiles * 4u,
-                                              cuops_stream(h)));
-        } else {
-            st = sm90_tail_counters(h, &p.sk_counters);
-            if (st != CUOPS_STATUS_SUCCESS) return st;
-        }
+        st = cuops_cuda_counters(h, 2u * (size_t)sk_tiles, tail + tail_bytes, &p.sk_counters);
+        if (st != CUOPS_STATUS_SUCCESS) return st;
     }
     if (p.c_tma) {
         st = stage_c ? cuops_sm90_encode_kmajor(h, &tmap_c, c_staged, d->c_type, d->m, ldc_staged,

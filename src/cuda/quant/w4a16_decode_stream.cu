@@ -61,14 +61,10 @@
 #include "cuda/quant/w4a16_layout.cuh"
 #include "cuda/quant/w4a16_pair_ops.cuh"
 
-/* Arrival counters for the in-kernel split-K reduction, one per output tile,
- * in W4S_COUNTER_BLOCKS blocks of W4S_MAX_SPLIT_TILES. Zero at module load;
- * the last CTA of a tile puts its counter back to zero, so every call finds
- * them zero. Calls take the blocks in turn, so calls running at the same time
- * on different streams do not share counters unless 16 of them overlap. */
-#define W4S_MAX_SPLIT_TILES 4096
-#define W4S_COUNTER_BLOCKS 16
-__device__ unsigned int w4s_tile_counters[W4S_MAX_SPLIT_TILES * W4S_COUNTER_BLOCKS] = {0};
+/* Arrival counters for the cross-CTA split-K, one per row tile: the
+ * handle's (w4a16_splitk_partials); the last CTA of a tile puts its counter
+ * back to zero. */
+#define W4S_MAX_SPLIT_TILES W4A16_SPLITK_MAX_TILES
 
 /* The last CTA reads splits * m * R*16 floats; keep that below the larger of
  * this and the CTA's own weight bytes so the serial tail stays short
@@ -87,7 +83,7 @@ typedef struct w4s_args {
     int64_t tiles_per_split;
     int64_t tiles_per_group; /* group_size / 64, or ktiles when one group spans k */
     int splits;
-    int counter_base;
+    unsigned int *counters; /* [row tile] arrivals, zero between calls; NULL when splits == 1 */
 } w4s_args_t;
 
 /* ---- per-type helpers --------------------------------------------------- */
@@ -469,7 +465,7 @@ __global__ void __launch_bounds__(32 * NW, MIN_CTAS) w4a16_decode_stream_kernel(
     __threadfence();
     __syncthreads();
     __shared__ int w4s_is_last;
-    unsigned int *counter = &w4s_tile_counters[a.counter_base + blockIdx.x];
+    unsigned int *counter = a.counters + blockIdx.x;
     if (tid == 0) w4s_is_last = atomicAdd(counter, 1u) == (unsigned int)(a.splits - 1);
     __syncthreads();
     if (!w4s_is_last) return;
@@ -572,9 +568,10 @@ static cuops_status_t w4s_launch(struct cuops_handle *h, const cuops_w4a16_desc_
     splits = cuops_ceil_div(geo->ktiles, tiles_per_split);
 
     float *ws = NULL;
+    unsigned *counters = NULL;
     if (splits > 1) {
-        cuops_status_t s =
-            w4a16_splitk_partials(h, row_tiles, splits, d->m * C::strips * W4_STRIP_ROWS, &ws);
+        cuops_status_t s = w4a16_splitk_partials(h, row_tiles, splits,
+                                                 d->m * C::strips * W4_STRIP_ROWS, &ws, &counters);
         if (s != CUOPS_STATUS_SUCCESS) return s;
     }
 
@@ -597,12 +594,7 @@ static cuops_status_t w4s_launch(struct cuops_handle *h, const cuops_w4a16_desc_
     a.tiles_per_split = tiles_per_split;
     a.tiles_per_group = geo->num_groups == 1 ? geo->ktiles : geo->group_size / W4_TILE_K;
     a.splits = (int)splits;
-    a.counter_base = 0;
-    if (splits > 1) {
-        static unsigned long long next_block = 0;
-        unsigned long long b = __atomic_fetch_add(&next_block, 1ull, __ATOMIC_RELAXED);
-        a.counter_base = (int)(b % W4S_COUNTER_BLOCKS) * W4S_MAX_SPLIT_TILES;
-    }
+    a.counters = counters;
     dim3 grid((unsigned)row_tiles, (unsigned)splits, 1);
     w4a16_decode_stream_kernel<T, M8, NW, S, STAGES, MIN_CTAS, SCALE_F32>
         <<<grid, C::threads, C::smem_bytes, cuops_stream(h)>>>(a);

@@ -101,16 +101,10 @@
  * extra traffic when the plans are compared. */
 #define W4W_REDUCE_FIXED_BYTES ((int64_t)8 << 20)
 
-/* Arrival counters for the cross-CTA split-K, one per row tile, in
- * W4W_COUNTER_BLOCKS blocks of W4W_MAX_SPLIT_TILES (the scheme of
- * w4a16_decode_stream, with counters of its own: a __device__ array is
- * private to its file without relocatable device code). Zero at module load;
- * the last CTA of a tile puts its counter back to zero. Calls take the blocks
- * in turn, so calls overlapping on different streams do not share counters
- * unless 16 of them do. */
-#define W4W_MAX_SPLIT_TILES 4096
-#define W4W_COUNTER_BLOCKS 16
-__device__ unsigned int w4w_tile_counters[W4W_MAX_SPLIT_TILES * W4W_COUNTER_BLOCKS] = {0};
+/* Arrival counters for the cross-CTA split-K, one per row tile: the
+ * handle's (w4a16_splitk_partials); the last CTA of a tile puts its counter
+ * back to zero. */
+#define W4W_MAX_SPLIT_TILES W4A16_SPLITK_MAX_TILES
 
 typedef struct w4w_args {
     const uint16_t *x;
@@ -135,7 +129,7 @@ typedef struct w4w_args {
     int x_chunk_bytes;   /* KS * m * xc * 128: x part of a chunk buffer */
     int warp_meta_bytes; /* meta_groups * 40 rounded up to 16: one warp's metadata */
     int splits;
-    int counter_base;
+    unsigned int *counters; /* [row tile] arrivals, zero between calls; NULL when splits == 1 */
     uint32_t chain_zero; /* 0, as a value the compiler cannot see (w4w_tile) */
 } w4w_args_t;
 
@@ -464,7 +458,7 @@ __global__ void __launch_bounds__(W4W_THREADS, W4W_MIN_CTAS) w4a16_decode_warp_k
     __threadfence();
     __syncthreads();
     __shared__ int w4w_is_last;
-    unsigned int *counter = &w4w_tile_counters[a.counter_base + blockIdx.x];
+    unsigned int *counter = a.counters + blockIdx.x;
     if (tid == 0) w4w_is_last = atomicAdd(counter, 1u) == (unsigned int)(a.splits - 1);
     __syncthreads();
     if (!w4w_is_last) return;
@@ -680,8 +674,10 @@ static cuops_status_t w4w_launch(struct cuops_handle *h, const cuops_w4a16_desc_
 
     const int64_t R16 = (int64_t)W4_STRIP_ROWS << plan.r_log2;
     float *ws = NULL;
+    unsigned *counters = NULL;
     if (plan.splits > 1) {
-        cuops_status_t s = w4a16_splitk_partials(h, plan.row_tiles, plan.splits, d->m * R16, &ws);
+        cuops_status_t s =
+            w4a16_splitk_partials(h, plan.row_tiles, plan.splits, d->m * R16, &ws, &counters);
         if (s != CUOPS_STATUS_SUCCESS) return s;
     }
 
@@ -720,12 +716,7 @@ static cuops_status_t w4w_launch(struct cuops_handle *h, const cuops_w4a16_desc_
     a.warp_meta_bytes = (int)plan.warp_meta_bytes;
     a.splits = (int)plan.splits;
     a.chain_zero = 0;
-    a.counter_base = 0;
-    if (plan.splits > 1) {
-        static unsigned long long next_block = 0;
-        unsigned long long b = __atomic_fetch_add(&next_block, 1ull, __ATOMIC_RELAXED);
-        a.counter_base = (int)(b % W4W_COUNTER_BLOCKS) * W4W_MAX_SPLIT_TILES;
-    }
+    a.counters = counters;
 
     const void *fn = (const void *)w4a16_decode_warp_kernel<T, M8, SCALE_F32, TILE_META, U>;
     if (plan.smem > 48 * 1024) {

@@ -127,19 +127,24 @@ static __host__ __device__ __forceinline__ int64_t w4_lane_group(int64_t ktile, 
 /* The fp32 partials of an in-kernel split-K (the decode kernels): row_tiles
  * x splits tiles of tile_floats floats from the handle's workspace, 16-byte
  * aligned for the float4 reads of the reduction (a user workspace at any
- * address is rounded up). NOT_SUPPORTED when the size overflows. */
+ * address is rounded up), and one arrival counter per row tile
+ * (cuops_cuda_counters: the handle's, or after the partials in a user
+ * workspace; row_tiles <= W4A16_SPLITK_MAX_TILES). NOT_SUPPORTED when the
+ * size overflows. */
+#define W4A16_SPLITK_MAX_TILES CUOPS_COUNTERS_MAX
 static inline cuops_status_t w4a16_splitk_partials(struct cuops_handle *h, int64_t row_tiles,
                                                    int64_t splits, int64_t tile_floats,
-                                                   float **ws)
+                                                   float **ws, unsigned **counters)
 {
-    if (tile_floats > INT64_MAX / 4 / splits / row_tiles)
+    if (tile_floats > INT64_MAX / 8 / splits / row_tiles)
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "w4a16 (cuda): split-K workspace overflows");
+    const size_t partial_bytes = (size_t)(row_tiles * splits * tile_floats) * 4;
+    const size_t counter_bytes = h->user_workspace ? (size_t)row_tiles * 4 : 0;
     void *p = NULL;
-    cuops_status_t s =
-        cuops_cuda_workspace_aligned(h, (size_t)(row_tiles * splits * tile_floats) * 4, 16, &p);
+    cuops_status_t s = cuops_cuda_workspace_aligned(h, partial_bytes + counter_bytes, 16, &p);
     if (s != CUOPS_STATUS_SUCCESS) return s;
     *ws = (float *)p;
-    return CUOPS_STATUS_SUCCESS;
+    return cuops_cuda_counters(h, (size_t)row_tiles, (uint8_t *)p + partial_bytes, counters);
 }
 
 /* Kernel launchers (w4a16_mma_splitk.cu). splits >= 1; ws holds

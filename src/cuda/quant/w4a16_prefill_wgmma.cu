@@ -788,14 +788,10 @@ w4a16_prefill_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_x,
 #endif
 }
 
-/* Arrival counters of the k-split tiles, two per tile (one per consumer), in
- * W4F_COUNTER_BLOCKS blocks of W4F_MAX_SPLIT_TILES tiles: zero at module load,
- * put back to zero by the last part of each tile; calls take the blocks in
- * turn, so calls overlapping on different streams share counters only when
- * 16 of them do (the scheme of the decode kernels' split-K). */
-#define W4F_MAX_SPLIT_TILES W4A16_PREFILL_MAX_SPLIT_TILES
-#define W4F_COUNTER_BLOCKS 16
-__device__ unsigned int w4f_split_counters[W4F_COUNTER_BLOCKS * W4F_MAX_SPLIT_TILES * 2] = {0};
+/* Arrival counters of the k-split tiles, two per tile (one per consumer):
+ * the handle's (cuops_cuda_counters), put back to zero by the last part of
+ * each tile. */
+static_assert(2 * W4A16_PREFILL_MAX_SPLIT_TILES <= CUOPS_COUNTERS_MAX, "prefill split counters");
 
 /* ---- host ------------------------------------------------------------------- */
 
@@ -850,9 +846,11 @@ cuops_status_t w4a16_launch_prefill_wgmma(struct cuops_handle *h, const cuops_w4
                                                                   forced_split, &split_tiles)
                                        : 1;
     const size_t partial_bytes = (size_t)split_tiles * 2 * (size_t)p.split_parts * 64 * 256 * 4;
+    /* a user workspace also holds the counters, after the partials */
+    const size_t counter_bytes = h->user_workspace ? (size_t)split_tiles * 2 * 4 : 0;
     if (p.split_parts > 1 &&
         (!cuops_sm90_tma_ok(d->x, d->ldx) ||
-         (h->user_workspace && h->user_workspace_bytes < partial_bytes + 16))) {
+         (h->user_workspace && h->user_workspace_bytes < partial_bytes + counter_bytes + 16))) {
         p.split_parts = 1;
         split_tiles = 0;
     }
@@ -860,14 +858,12 @@ cuops_status_t w4a16_launch_prefill_wgmma(struct cuops_handle *h, const cuops_w4
     p.num_units = p.dp_tiles + split_tiles * p.split_parts;
     if (p.split_parts > 1) {
         void *ws_raw = NULL;
-        st = cuops_cuda_workspace(h, partial_bytes + 16, &ws_raw);
+        st = cuops_cuda_workspace(h, partial_bytes + counter_bytes + 16, &ws_raw);
         if (st != CUOPS_STATUS_SUCCESS) return st;
         p.partials = (float4 *)(((uintptr_t)ws_raw + 15) & ~(uintptr_t)15);
-        static unsigned long long next_block = 0;
-        const unsigned long long b = __atomic_fetch_add(&next_block, 1ull, __ATOMIC_RELAXED);
-        unsigned int *counters = NULL;
-        CUOPS_CUDA_TRY(h, cudaGetSymbolAddress((void **)&counters, w4f_split_counters));
-        p.counters = counters + (b % W4F_COUNTER_BLOCKS) * W4F_MAX_SPLIT_TILES * 2;
+        st = cuops_cuda_counters(h, (size_t)split_tiles * 2, (uint8_t *)p.partials + partial_bytes,
+                                 &p.counters);
+        if (st != CUOPS_STATUS_SUCCESS) return st;
     }
     p.y_vec_ok = cuops_aligned(d->y, 16) && d->ldy % 8 == 0;
     /* y through TMA stores where TMA can address it (the same conditions as
