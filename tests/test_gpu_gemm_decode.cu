@@ -652,6 +652,22 @@ static void test_unaligned_workspace(void)
     CHECK_STATUS(cuops_set_workspace(g_gpu, g_ws, WS_BYTES), CUOPS_STATUS_SUCCESS);
 }
 
+/* A user workspace too small for the split partials: where the plan split K
+ * on its own (split_k = 0; stream-K at 1 x 4704 x 1032 and split-K at
+ * 9 x 40 x 520 on 132 SMs) every variant runs the call unsplit, as the sm90
+ * split-K does (they answered NOT_SUPPORTED before). */
+static void test_small_workspace(void)
+{
+    static const int64_t shapes[2][3] = {{1, 4704, 1032}, {9, 40, 520}};
+    CHECK_STATUS(cuops_set_workspace(g_gpu, g_ws, 64), CUOPS_STATUS_SUCCESS);
+    for (int s = 0; s < 2; s++) {
+        decode_case_t c = grid_case(s, shapes[s][0], shapes[s][1], shapes[s][2]);
+        c.split_k = 0;
+        run_case(&c);
+    }
+    CHECK_STATUS(cuops_set_workspace(g_gpu, g_ws, WS_BYTES), CUOPS_STATUS_SUCCESS);
+}
+
 /* Tile counts just past a full wave (132 SMs x 2-3 CTAs): the plan takes
  * stream-K there, with tiles split across CTAs and the fix-up pass. */
 static void test_stream_k_shapes(void)
@@ -1246,6 +1262,7 @@ int main(void)
     test_dtypes();
     test_forced_splits();
     test_unaligned_workspace();
+    test_small_workspace();
     test_shape_grid();
     test_stream_k_shapes();
     test_auto_narrow();
