@@ -418,6 +418,9 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
             }
         }
         if (p.splits > 1) {
+            /* the .aligned barriers want the whole warp: lane 0 rejoins it
+             * from the copy loop above */
+            __syncwarp();
             cuops_cluster_sync();
             cuops_cluster_sync_relaxed();
         }
