@@ -450,8 +450,17 @@ static cuops_status_t ring_run(struct cuops_handle *h, const cuops_scan_desc_t *
     attr[0].val.cooperative = 1;
     cfg.attrs = attr;
     cfg.numAttrs = 1;
-    CUOPS_CUDA_TRY(h, cudaLaunchKernelEx(&cfg, kernel, (const T *)d->in + head, (T *)d->out + head,
-                                         n, d->exclusive, status, (int)head));
+    const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, (const T *)d->in + head,
+                                               (T *)d->out + head, n, d->exclusive, status,
+                                               (int)head);
+    if (err == cudaErrorCooperativeLaunchTooLarge) {
+        /* the stream reaches fewer SMs than the device has (an MPS limit, a
+         * green context): the ring needs every CTA resident at once, the
+         * look-back kernel nothing of the kind */
+        (void)cudaGetLastError();
+        return cuops_scan_lookback_launch(h, d, 0);
+    }
+    if (err != cudaSuccess) return cuops_cuda_fail(h, err, "cudaLaunchKernelEx");
     return cuops_cuda_check_launch(h, kernel_name);
 }
 
