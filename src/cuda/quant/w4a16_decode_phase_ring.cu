@@ -581,10 +581,6 @@ template <typename T, int CW, int M8, int QD>
 static cuops_status_t w4p_launch(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                  const w4_geometry_t *geo, int64_t forced_splits, const char *name)
 {
-    CUtensorMap tmap_x;
-    cuops_status_t st = w4_wgmma_x_map(h, d, (uint32_t)(8 * M8), name, &tmap_x);
-    if (st != CUOPS_STATUS_SUCCESS) return st;
-
     const int64_t sms = h->num_sms > 0 ? h->num_sms : 132;
     const int64_t strips = cuops_ceil_div(d->n, W4_STRIP_ROWS);
     const int64_t phases = cuops_ceil_div(geo->ktiles, W4P_PHASE_TILES);
@@ -613,6 +609,11 @@ static cuops_status_t w4p_launch(struct cuops_handle *h, const cuops_w4a16_desc_
     if (pl.ctas > 0x7fffffff)
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "%s: n %lld too large", name,
                           (long long)d->n);
+    /* x's map once the instance is chosen: an x that TMA cannot read in
+     * place is packed into the workspace here, once per call */
+    CUtensorMap tmap_x;
+    cuops_status_t st = w4_wgmma_x_map(h, d, (uint32_t)(8 * M8), name, &tmap_x);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
 
     w4p_args_t a;
     memset(&a, 0, sizeof a);
