@@ -225,7 +225,8 @@ CUOPS_API cuops_status_t cuops_gemm_ex(cuops_handle_t handle, cuops_op_t trans_a
  *                    low nibble for even c, high nibble for odd c. ldq >= ceil(k/2) bytes.
  * @param scales      [n, ceil(k/group_size)] contiguous, scale_type F16, BF16 or F32.
  * @param zeros       [n, ceil(k/group_size)] contiguous uint8 holding 0..15, or NULL
- *                    for symmetric weights (zero = 8).
+ *                    for symmetric weights (zero = 8). Bytes above 15 give
+ *                    unspecified results (the backends may differ).
  * @param out         [n, k] with leading dimension ldo >= k; out_type F16, BF16 or F32.
  * Any pointer alignment works (scales and out off their element size are
  * read and written byte by byte, on a slow path).
@@ -251,7 +252,9 @@ CUOPS_API cuops_status_t cuops_dequant_int4_ex(cuops_handle_t handle, int64_t n,
 /**
  * Bytes of the prepacked form of an n x k int4 weight with that group size,
  * for activations of act_type (F16 or BF16). The prepacked buffer lives where
- * the handle's data lives (device memory on a GPU handle).
+ * the handle's data lives (device memory on a GPU handle). On a GPU handle
+ * group_size must be a multiple of 16, or at least k (one group per row):
+ * CUOPS_STATUS_NOT_SUPPORTED otherwise (the CPU backend takes any even size).
  */
 CUOPS_API cuops_status_t cuops_w4_packed_size(cuops_handle_t handle, int64_t n, int64_t k,
                                               int64_t group_size, cuops_dtype_t act_type,
@@ -277,6 +280,9 @@ CUOPS_API cuops_status_t cuops_w4_prepack(cuops_handle_t handle, int64_t n, int6
  * ldx >= k, ldy >= n, each aligned to its 2-byte elements
  * (CUOPS_STATUS_INVALID_VALUE otherwise). On a GPU handle `packed` must be
  * 16-byte aligned (cudaMalloc gives 256; CUOPS_STATUS_NOT_SUPPORTED otherwise).
+ * Kernels form the weight (q - z) * s in act_type or apply s in fp32 after
+ * the products; results agree within fp16-GEMM tolerance while 15 * |s|
+ * fits act_type (65504 for F16), and beyond that depend on the kernel.
  */
 CUOPS_API cuops_status_t cuops_gemm_w4a16(cuops_handle_t handle, int64_t m, int64_t n,
                                           int64_t k, int64_t group_size, const void *x,
@@ -351,7 +357,8 @@ CUOPS_API cuops_status_t cuops_import_awq(cuops_handle_t handle, int64_t n, int6
  * 0 for sum, the type's maximum (+inf for floats) for min, its minimum (-inf)
  * for max. Integer sums wrap in two's complement. Float results are bitwise
  * identical from run to run. min/max over inputs holding NaN, and which of
- * +0 and -0 they return, are unspecified (the backends may differ). in == out
+ * +0 and -0 they return, are unspecified (the backends may differ), as is
+ * the sign of a float sum of zeros. in == out
  * is allowed (in place); in and out that overlap otherwise are refused
  * (CUOPS_STATUS_INVALID_VALUE). type I32, I64, F32 or F64; 0 <= n <= 2^40.
  * in and out must be aligned to the element size (CUOPS_STATUS_INVALID_VALUE

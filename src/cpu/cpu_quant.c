@@ -116,8 +116,9 @@ cuops_status_t cuops_cpu_gemm_w4a16(struct cuops_handle *h, const cuops_w4a16_de
     const uint8_t *packed = (const uint8_t *)d->packed;
 
     /* x converted once: m*k doubles; one weight row at a time beside it. */
-    size_t x_bytes, w_bytes;
-    if (__builtin_mul_overflow((size_t)m * sizeof(double), (size_t)k, &x_bytes) ||
+    size_t x_elems, x_bytes, w_bytes;
+    if (__builtin_mul_overflow((size_t)m, (size_t)k, &x_elems) ||
+        __builtin_mul_overflow(x_elems, sizeof(double), &x_bytes) ||
         __builtin_mul_overflow(sizeof(double), (size_t)k, &w_bytes))
         return cuops_fail(h, CUOPS_STATUS_ALLOC_FAILED,
                           "cpu w4a16: m = %lld, k = %lld is too large to buffer", (long long)m,
@@ -141,9 +142,11 @@ cuops_status_t cuops_cpu_gemm_w4a16(struct cuops_handle *h, const cuops_w4a16_de
             const int64_t g = j * l.num_groups + p / d->group_size;
             const float scale = cpu_load_float(packed + l.scales_offset, d->act_type, g);
             const float zero = (float)packed[l.zeros_offset + g];
-            /* the weight in act_type, as every GPU kernel forms it ((q - z) * s
-             * is exact in fp32 and rounded once): the oracle is dequant to
-             * act_type, then the GEMM */
+            /* the weight in act_type ((q - z) * s is exact in fp32 and
+             * rounded once): the oracle is dequant to act_type, then the
+             * GEMM. Kernels that fold the scale into the weight form it so;
+             * those that apply s in fp32 after the products differ from it
+             * by less than the GEMM tolerance (cuops.h, cuops_gemm_w4a16) */
             w_row[p] = (double)cpu_round_to(d->act_type,
                                             dequant_value(nibble_at(q_row, p), zero, scale));
         }
