@@ -237,8 +237,11 @@ static void run_scan_size(bench_env_t *env, int reduce, cuops_dtype_t type, int6
     const size_t shift_bytes = (size_t)env->opt.scan_shift * es;
     const size_t out_shift_bytes = (size_t)out_shift * es;
     char *in_base = NULL, *out_base = NULL;
-    c.in_stride = round_up((size_t)n * es + shift_bytes, 256);
-    c.out_stride = round_up((reduce ? es : (size_t)n * es) + out_shift_bytes, 256);
+    /* n past the API's bound is a row the op refuses; its sizes would wrap */
+    const int n_ok = n >= 0 && n <= ((int64_t)1 << 40);
+    const size_t n_bytes = n_ok ? (size_t)n * es : 0;
+    c.in_stride = round_up(n_bytes + shift_bytes, 256);
+    c.out_stride = round_up((reduce ? es : n_bytes) + out_shift_bytes, 256);
     const int sets = bench_rotation_sets(env, c.in_stride + c.out_stride, 4096);
     const double bytes_moved = (reduce ? 1.0 : 2.0) * (double)n * (double)es;
 
@@ -248,7 +251,9 @@ static void run_scan_size(bench_env_t *env, int reduce, cuops_dtype_t type, int6
     void *in_host = NULL, *ref_host = NULL;
     double baseline_us = NAN;
     /* the host keeps the input and the reference: 2 n elements */
-    if (!bench_fits((size_t)sets * (c.in_stride + c.out_stride) + ((size_t)64 << 20)))
+    if (!n_ok)
+        skip = "n above 2^40, the largest cuops_scan/cuops_reduce take";
+    else if (!bench_fits((size_t)sets * (c.in_stride + c.out_stride) + ((size_t)64 << 20)))
         skip = "not enough device memory";
     else if (cudaMalloc((void **)&in_base, (size_t)sets * c.in_stride) != cudaSuccess ||
              cudaMalloc((void **)&out_base, (size_t)sets * c.out_stride) != cudaSuccess)
