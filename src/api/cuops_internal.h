@@ -47,8 +47,8 @@ struct cuops_handle {
     int64_t scan_state_tiles;
     /* arrival counters of the kernels whose CTAs reduce across the grid
      * (the sm90 GEMM's split tail, the W4A16 split-K kernels): one buffer
-     * per handle, zeroed when allocated and left at zero by every call
-     * (cuops_cuda_counters, src/cuda/common/backend.cu) */
+     * per handle, allocated and zeroed at create and left at zero by every
+     * call (cuops_cuda_counters, src/cuda/common/backend.cu) */
     void *counters;
     char last_error[CUOPS_ERROR_LEN];
 };

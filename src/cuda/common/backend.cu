@@ -37,7 +37,28 @@ extern "C" cuops_status_t cuops_cuda_init(struct cuops_handle *h, char *why)
     h->num_sms = prop.multiProcessorCount;
     h->l2_bytes = prop.l2CacheSize;
     h->smem_optin_bytes = (int64_t)prop.sharedMemPerBlockOptin;
-    return CUOPS_STATUS_SUCCESS;
+
+    /* The arrival counters (cuops_cuda_counters), allocated and zeroed here
+     * once: no call allocates them, so a call captured into a CUDA graph
+     * (where cudaMalloc is refused, or its memset would only become a node
+     * of the graph) finds them ready. */
+    int prev = 0;
+    (void)cudaGetDevice(&prev);
+    const size_t bytes = (size_t)CUOPS_COUNTERS_MAX * sizeof(unsigned);
+    err = cudaSetDevice(h->device);
+    if (err == cudaSuccess) err = cudaMalloc(&h->counters, bytes);
+    if (err == cudaSuccess) err = cudaMemsetAsync(h->counters, 0, bytes, 0);
+    if (err == cudaSuccess) err = cudaStreamSynchronize(0);
+    if (err != cudaSuccess) {
+        snprintf(why, CUOPS_ERROR_LEN, "device %d: %zu bytes of counters: %s", h->device, bytes,
+                 cudaGetErrorString(err));
+        (void)cudaGetLastError();
+        if (h->counters) cudaFree(h->counters);
+        h->counters = NULL;
+    }
+    (void)cudaSetDevice(prev);
+    if (err == cudaErrorMemoryAllocation) return CUOPS_STATUS_ALLOC_FAILED;
+    return err == cudaSuccess ? CUOPS_STATUS_SUCCESS : CUOPS_STATUS_NO_DEVICE;
 }
 
 extern "C" cuops_status_t cuops_cuda_switch_stream(struct cuops_handle *h, void *stream)
@@ -182,18 +203,8 @@ cuops_status_t cuops_cuda_counters(struct cuops_handle *h, size_t count, void *i
         *out = (unsigned *)in_workspace;
         return CUOPS_STATUS_SUCCESS;
     }
-    if (h->counters == NULL) {
-        void *p = NULL;
-        const size_t bytes = (size_t)CUOPS_COUNTERS_MAX * sizeof(unsigned);
-        cudaError_t err = cudaMalloc(&p, bytes);
-        if (err != cudaSuccess) return cuops_cuda_fail(h, err, "cudaMalloc(arrival counters)");
-        err = cudaMemsetAsync(p, 0, bytes, cuops_stream(h));
-        if (err != cudaSuccess) {
-            cudaFree(p);
-            return cuops_cuda_fail(h, err, "cudaMemsetAsync(arrival counters)");
-        }
-        h->counters = p;
-    }
+    if (h->counters == NULL) /* allocated by cuops_cuda_init */
+        return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "the handle has no arrival counters");
     *out = (unsigned *)h->counters;
     return CUOPS_STATUS_SUCCESS;
 }

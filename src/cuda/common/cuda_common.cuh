@@ -32,10 +32,10 @@ cuops_status_t cuops_cuda_workspace_aligned(struct cuops_handle *h, size_t bytes
 /* Arrival counters for a kernel whose CTAs reduce across the grid: `count`
  * (at most CUOPS_COUNTERS_MAX) unsigned ints that are zero when the kernel
  * starts and that it leaves at zero (the last arrival resets each). With
- * the handle's own workspace they are the handle's: one buffer, zeroed once
- * when allocated; a handle's calls run in stream order, so no two of its
- * kernels use it at once, and calls of other handles (on other streams) have
- * their own. With a user workspace the handle allocates nothing: the caller
+ * the handle's own workspace they are the handle's: one buffer, allocated
+ * and zeroed by cuops_cuda_init; a handle's calls run in stream order, so no
+ * two of its kernels use it at once, and calls of other handles (on other
+ * streams) have their own. With a user workspace the handle allocates nothing: the caller
  * passes `in_workspace`, count * 4 bytes of its call's workspace region
  * (4-byte aligned), which is zeroed on the handle's stream and returned. */
 #define CUOPS_COUNTERS_MAX 4096
