@@ -87,6 +87,8 @@ static cuops_status_t import_call(struct cuops_handle *h, const char *fn, cuops_
     int prev = cuops_cuda_enter(h);
     st = cuops_cuda_import(h, &d);
     cuops_cuda_leave(h, prev);
+    /* no failure detail left by a path the call fell back from */
+    if (st == CUOPS_STATUS_SUCCESS) h->last_error[0] = '\0';
     return st;
 }
 
