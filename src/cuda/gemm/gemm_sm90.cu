@@ -1634,9 +1634,12 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
      * kernel stores it with shifted rows (sm90_shift_maps_t), which need C's
      * elements 2-byte aligned, 8 rows and 8 columns; otherwise (and for the
      * multicast form) the staged C: TMA stores into aligned workspace, then
-     * a row copy out to C. */
+     * a row copy out to C. Its maps step 8 rows of C and of A at a time: the
+     * row strides, 16 * ld bytes, must stay below TMA's 2^40. */
+    const int64_t shift_ld_max = (int64_t)1 << 36;
     const bool shift_c = splits == 0 && !mcast && !direct_c && esize == 2 && d->beta == 0.0f &&
-                         !c_tma_direct && cuops_aligned(d->c, 2) && d->m >= 8 && d->n >= 8;
+                         !c_tma_direct && cuops_aligned(d->c, 2) && d->m >= 8 && d->n >= 8 &&
+                         d->ldc < shift_ld_max && d->lda < shift_ld_max;
 
     /* Operands: K-major [rows, k] arrays TMA can read in place; MN-major ones
      * in place too (sm90_ws_cta's MN): B with trans_b = N and A with trans_a
