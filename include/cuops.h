@@ -117,8 +117,13 @@ typedef struct cuops_options {
  *                reference backend.
  * @return CUOPS_STATUS_NO_DEVICE when there is no such CUDA device or no
  *         driver (the handle is not created; the reason is in
- *         cuops_create_error()), CUOPS_STATUS_INVALID_VALUE for a null handle
- *         pointer or a device below -1.
+ *         cuops_create_error()), CUOPS_STATUS_ALLOC_FAILED when the 16 KB
+ *         of device memory a GPU handle keeps from its creation (counters of
+ *         the kernels that reduce across the grid) cannot be allocated,
+ *         CUOPS_STATUS_INVALID_VALUE for a null handle pointer or a device
+ *         below -1. A GPU handle's other scratch (workspace, scan state) is
+ *         allocated by the first call that needs it, unless a workspace is
+ *         given with cuops_set_workspace.
  */
 CUOPS_API cuops_status_t cuops_create(cuops_handle_t *handle, int device);
 
@@ -149,8 +154,11 @@ CUOPS_API cuops_status_t cuops_get_stream(cuops_handle_t handle, void **stream);
 /**
  * Give the handle a device workspace to use instead of its own. Calls that
  * need more than `bytes` return CUOPS_STATUS_NOT_SUPPORTED with the size they
- * need in the detail. `workspace == NULL` returns to the handle's own,
- * grown on demand. The memory must stay valid while work that uses it runs.
+ * need in the detail (where a kernel's split across CTAs is its own choice,
+ * it runs unsplit instead). `workspace == NULL` returns to the handle's own,
+ * grown on demand. The memory must stay valid while work that uses it runs,
+ * and the operands of the handle's calls must not lie inside it: a call
+ * may overwrite it.
  */
 CUOPS_API cuops_status_t cuops_set_workspace(cuops_handle_t handle, void *workspace,
                                              size_t bytes);

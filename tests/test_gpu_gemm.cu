@@ -541,8 +541,8 @@ static void test_k_zero_null_operands(void)
     static const char *const ab_names[3] = {"f32", "f16", "bf16"};
     static const float alphas[3] = {1.0f, INFINITY, -1.0f};
     static const float betas[3] = {0.5f, 0.5f, 0.0f};
-    for (int t = 0; t < 3; t++)
-        for (int ab = 0; ab < 3; ab++) {
+    for (int t = 0; t < 3 && !g_device_dead; t++)
+        for (int ab = 0; ab < 3 && !g_device_dead; ab++) {
             const float alpha = t == 2 && ab == 1 ? NAN : alphas[t], beta = betas[t];
             tu_fill_float(hc0, CUOPS_DTYPE_F32, count, -1.0, 1.0);
             if (beta == 0.0f)

@@ -659,13 +659,21 @@ static void test_unaligned_workspace(void)
 static void test_small_workspace(void)
 {
     static const int64_t shapes[2][3] = {{1, 4704, 1032}, {9, 40, 520}};
-    CHECK_STATUS(cuops_set_workspace(g_gpu, g_ws, 64), CUOPS_STATUS_SUCCESS);
     for (int s = 0; s < 2; s++) {
         decode_case_t c = grid_case(s, shapes[s][0], shapes[s][1], shapes[s][2]);
         c.split_k = 0;
+        /* with room, some variant splits here (else the case shows nothing) */
+        int split_before = 0, split_after = 0;
+        for (int v = 0; v < NUM_VARIANTS; v++) split_before += g_ws_used[v];
         run_case(&c);
+        for (int v = 0; v < NUM_VARIANTS; v++) split_after += g_ws_used[v];
+        CHECK(split_after > split_before || g_device_dead,
+              "%lld x %lld x %lld: no variant split with a large workspace", (long long)c.m,
+              (long long)c.n, (long long)c.k);
+        CHECK_STATUS(cuops_set_workspace(g_gpu, g_ws, 64), CUOPS_STATUS_SUCCESS);
+        run_case(&c);
+        CHECK_STATUS(cuops_set_workspace(g_gpu, g_ws, WS_BYTES), CUOPS_STATUS_SUCCESS);
     }
-    CHECK_STATUS(cuops_set_workspace(g_gpu, g_ws, WS_BYTES), CUOPS_STATUS_SUCCESS);
 }
 
 /* Tile counts just past a full wave (132 SMs x 2-3 CTAs): the plan takes

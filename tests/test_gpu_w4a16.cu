@@ -614,6 +614,38 @@ static void run_gpu_tests(cuops_handle_t h)
                         gemm_case_t c = {ms[mi], 0, 0, 0, vs[vi], 7};
                         gpu_gemm_check(h, &w, wd, &gw, CUOPS_DTYPE_F16, c);
                     }
+                /* 64 bytes: no room for any split's partials. Where the plan
+                 * chose the split (split_k = 0) the call runs unsplit; a
+                 * forced split is refused (they all answered NOT_SUPPORTED
+                 * before) */
+                CHECK_STATUS(cuops_set_workspace(h, ws, 64), CUOPS_STATUS_SUCCESS);
+                for (int mi = 0; mi < 2; mi++)
+                    for (int vi = 0; vi < 5; vi++) {
+                        gemm_case_t c = {ms[mi], 0, 0, 0, vs[vi], 0};
+                        gpu_gemm_check(h, &w, wd, &gw, CUOPS_DTYPE_F16, c);
+                        if (!vs[vi]) continue;
+                        cuops_options_t opt;
+                        memset(&opt, 0, sizeof opt);
+                        opt.variant = vs[vi];
+                        opt.split_k = 4;
+                        void *dy = NULL;
+                        if (cudaMalloc(&dy, (size_t)(ms[mi] * w.n) * 2) != cudaSuccess) continue;
+                        void *dx = NULL;
+                        if (cudaMalloc(&dx, (size_t)(ms[mi] * w.k) * 2) == cudaSuccess) {
+                            cudaMemset(dx, 0, (size_t)(ms[mi] * w.k) * 2);
+                            const cuops_status_t st =
+                                cuops_gemm_w4a16_ex(h, ms[mi], w.n, w.k, w.group_size, dx, w.k,
+                                                    gw.packed, dy, w.n, CUOPS_DTYPE_F16, &opt);
+                            CHECK(st == CUOPS_STATUS_NOT_SUPPORTED,
+                                  "%s m=%lld split_k=4 in a 64-byte workspace: %s, expected "
+                                  "NOT_SUPPORTED",
+                                  vs[vi], (long long)ms[mi], cuops_status_string(st));
+                            cudaFree(dx);
+                        }
+                        cudaFree(dy);
+                    }
+                CHECK_STATUS(cuops_set_workspace(h, (char *)ws + 2, ws_bytes - 16),
+                             CUOPS_STATUS_SUCCESS);
                 free(wd);
             }
             cudaFree(gw.packed);
@@ -1088,8 +1120,10 @@ static void run_phase_ring_tests(cuops_handle_t h, int quick)
 
 /* A gate between two streams: gate_wait (one warp) spins until gate_open,
  * queued on the other stream, sets the value, so the calls queued behind each
- * start together. The wait gives up after ~2^31 clocks rather than hang. */
+ * start together. The wait gives up after ~2^31 clocks rather than hang, and
+ * counts that in g_gate_timeouts (the calls then did not overlap). */
 __device__ volatile int g_gate;
+__device__ int g_gate_timeouts;
 __global__ void gate_open(int v)
 {
     g_gate = v;
@@ -1098,7 +1132,11 @@ __global__ void gate_open(int v)
 __global__ void gate_wait(int v)
 {
     const long long t0 = clock64();
-    while (g_gate != v && clock64() - t0 < (1ll << 31)) {
+    while (g_gate != v) {
+        if (clock64() - t0 > (1ll << 31)) {
+            if (threadIdx.x == 0) atomicAdd(&g_gate_timeouts, 1);
+            break;
+        }
     }
 }
 
@@ -1121,35 +1159,40 @@ static void run_concurrent_handles_tests(cuops_handle_t h)
         {"w4a16_decode_stream", 16, 4},
         {"w4a16_prefill_wgmma_ahead", 256, 4},
     };
-    const int64_t n = 4096, k = 4096, gs = 128;
+    const int64_t n = 4096, k = 4096, gs = 128, mmax = 256;
     const cuops_dtype_t act = CUOPS_DTYPE_F16;
     cudaStream_t s1 = NULL, s2 = NULL;
     cuops_handle_t h2 = NULL;
-    if (cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking) != cudaSuccess ||
-        cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking) != cudaSuccess ||
-        cuops_create(&h2, 0) != CUOPS_STATUS_SUCCESS) {
-        CHECK(0, "two streams and a second handle");
-        return;
-    }
     host_weight_t w;
     make_weight(&w, n, k, gs, CUOPS_DTYPE_F16, 1);
     gpu_weight_t gw;
-    if (!gpu_prepack(h, &w, act, &gw)) {
-        free_weight(&w);
-        return;
-    }
-    const int64_t mmax = 256;
+    gw.packed = NULL;
     uint16_t *hx = (uint16_t *)malloc((size_t)(mmax * k) * 2);
     uint16_t *want = (uint16_t *)malloc((size_t)(mmax * n) * 2);
     uint16_t *got = (uint16_t *)malloc((size_t)(mmax * n) * 2);
-    tu_fill_float(hx, act, (size_t)(mmax * k), -1.0, 1.0);
     uint16_t *dx = NULL, *dy1 = NULL, *dy2 = NULL;
-    cudaMalloc((void **)&dx, (size_t)(mmax * k) * 2);
-    cudaMalloc((void **)&dy1, (size_t)(mmax * n) * 2);
-    cudaMalloc((void **)&dy2, (size_t)(mmax * n) * 2);
-    cudaMemcpy(dx, hx, (size_t)(mmax * k) * 2, cudaMemcpyHostToDevice);
+    int ready = hx && want && got &&
+                cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking) == cudaSuccess &&
+                cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking) == cudaSuccess &&
+                cuops_create(&h2, 0) == CUOPS_STATUS_SUCCESS &&
+                cudaMalloc((void **)&dx, (size_t)(mmax * k) * 2) == cudaSuccess &&
+                cudaMalloc((void **)&dy1, (size_t)(mmax * n) * 2) == cudaSuccess &&
+                cudaMalloc((void **)&dy2, (size_t)(mmax * n) * 2) == cudaSuccess;
+    CHECK(ready, "two streams, a second handle and the buffers");
+    if (ready) ready = gpu_prepack(h, &w, act, &gw);
+    if (ready) {
+        tu_fill_float(hx, act, (size_t)(mmax * k), -1.0, 1.0);
+        cudaMemcpy(dx, hx, (size_t)(mmax * k) * 2, cudaMemcpyHostToDevice);
+        /* the gate kernels loaded before the first wait (a lazy module load
+         * while gate_wait spins could wait for it) */
+        const int zero = 0;
+        cudaMemcpyToSymbol(g_gate_timeouts, &zero, sizeof zero);
+        gate_open<<<1, 1>>>(0);
+        gate_wait<<<1, 32>>>(0);
+        CHECK(cudaDeviceSynchronize() == cudaSuccess, "gate kernels");
+    }
     int gate = 0;
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    for (size_t c = 0; ready && c < sizeof cases / sizeof cases[0]; c++) {
         const cc_case_t *cc = &cases[c];
         if (g_only_variant && strcmp(g_only_variant, cc->variant) != 0) continue;
         if (strstr(cc->variant, "wgmma") && g_sm_major != 9) continue; /* sm_90a only */
@@ -1175,7 +1218,13 @@ static void run_concurrent_handles_tests(cuops_handle_t h)
               (long long)nans);
         cuops_set_stream(h, s1);
         cuops_set_stream(h2, s2);
-        for (int rep = 0; rep < 4; rep++) {
+        /* one call of h2's first: its workspace grows now (a cudaFree while
+         * gate_wait spins would wait for the gate), not inside a rep */
+        st = cuops_gemm_w4a16_ex(h2, cc->m, n, k, gs, dx, k, gw.packed, dy2, n, act, &opt);
+        ce = cudaDeviceSynchronize();
+        CHECK(st == CUOPS_STATUS_SUCCESS && ce == cudaSuccess, "%s m=%lld on handle 2: %s / %s",
+              cc->variant, (long long)cc->m, cuops_status_string(st), cudaGetErrorString(ce));
+        for (int rep = 0; rep < 4 && st == CUOPS_STATUS_SUCCESS && ce == cudaSuccess; rep++) {
             gate++;
             cudaMemsetAsync(dy1, 0xff, ybytes, s1);
             cudaMemsetAsync(dy2, 0xff, ybytes, s2);
@@ -1207,6 +1256,12 @@ static void run_concurrent_handles_tests(cuops_handle_t h)
         cuops_set_stream(h, NULL);
         cuops_set_stream(h2, NULL);
     }
+    if (ready) {
+        int timeouts = -1;
+        cudaMemcpyFromSymbol(&timeouts, g_gate_timeouts, sizeof timeouts);
+        CHECK(timeouts == 0, "%d gate(s) timed out: those calls did not run side by side",
+              timeouts);
+    }
     cudaFree(dx);
     cudaFree(dy1);
     cudaFree(dy2);
@@ -1216,8 +1271,8 @@ static void run_concurrent_handles_tests(cuops_handle_t h)
     free(got);
     free_weight(&w);
     cuops_destroy(h2);
-    cudaStreamDestroy(s1);
-    cudaStreamDestroy(s2);
+    if (s1) cudaStreamDestroy(s1);
+    if (s2) cudaStreamDestroy(s2);
 }
 
 /* ---- CPU backend round trip ------------------------------------------------ */
