@@ -49,6 +49,7 @@ typedef struct gemm_case {
     cuops_dtype_t ab, ct;
     int64_t pad_a, pad_b, pad_c; /* leading dimension minus the row length */
     int64_t misalign;            /* elements added to each cudaMalloc'd base pointer */
+    int align_c;                 /* C 16-byte aligned (else 37 elements past its base) */
 } gemm_case_t;
 
 static const char *tn(cuops_op_t t) { return t == CUOPS_OP_T ? "T" : "N"; }
@@ -132,7 +133,9 @@ static void run_case(const gemm_case_t *c)
     const int64_t lda = (cols_a > 1 ? cols_a : 1) + c->pad_a;
     const int64_t ldb = (cols_b > 1 ? cols_b : 1) + c->pad_b;
     const int64_t ldc = c->n + c->pad_c;
-    const int64_t guard = 37; /* sentinels before and after C */
+    /* sentinels before and after C: 37 elements put C off 16 bytes (the
+     * vector kernels decline it); align_c puts it on 16 bytes (144 / 80 B) */
+    const int64_t guard = !c->align_c ? 37 : c->ct == CUOPS_DTYPE_F32 ? 36 : 40;
     const size_t es_ab = esize(c->ab), es_c = esize(c->ct);
     /* the operand's extent, (rows - 1) * ld + cols, when a huge leading
      * dimension would make rows * ld more than memory (a one-row operand) */
@@ -219,8 +222,15 @@ static void run_case_body(const gemm_case_t *c, const char *what, int64_t lda, i
         if (!device_ok(kernel)) return;
         cudaMemcpy(hout, dc, count_c * es_c, cudaMemcpyDeviceToHost);
 
+        /* per element as well as over C: the Frobenius bound alone let one
+         * wrong element of average size through on shapes of ~10^4 outputs.
+         * The element bound: 8x the relative tolerance of C's RMS, plus
+         * 2^-6 of the element for a 16-bit C's rounding (both sides round) */
+        const double tol_c = ref2 > 0.0 ? tolerance(c->ab, c->ct) : 0.0;
+        const double rms = sqrt(ref2 / (double)(c->m * c->n));
         double err2 = 0.0, max_err = 0.0;
         int64_t nan_count = 0, guard_bad = 0, first_guard = -1, worst_r = 0, worst_j = 0;
+        int64_t elem_bad = 0;
         for (size_t i = 0; i < count_c; i++) {
             const int64_t rel = (int64_t)i - c_off;
             const int in_matrix = rel >= 0 && rel < c->m * ldc && rel % ldc < c->n;
@@ -236,9 +246,10 @@ static void run_case_body(const gemm_case_t *c, const char *what, int64_t lda, i
             const double d = g - r;
             err2 += d * d;
             if (fabs(d) > max_err) { max_err = fabs(d); worst_r = rel / ldc; worst_j = rel % ldc; }
+            if (fabs(d) > 8.0 * tol_c * rms + (es_c == 2 ? ldexp(fabs(r), -6) : 0.0)) elem_bad++;
         }
         const double rel_err = ref2 > 0.0 ? sqrt(err2 / ref2) : sqrt(err2);
-        const double tol = ref2 > 0.0 ? tolerance(c->ab, c->ct) : 0.0;
+        const double tol = tol_c;
         CHECK(nan_count == 0, "variant %s (kernel %s): %lld NaN in the result for %s",
               g_variants[v], kernel, (long long)nan_count, what);
         CHECK(guard_bad == 0,
@@ -251,6 +262,13 @@ static void run_case_body(const gemm_case_t *c, const char *what, int64_t lda, i
               "gpu %.6g ref %.6g) for %s",
               g_variants[v], kernel, rel_err, tol, max_err, (long long)worst_r,
               (long long)worst_j,
+              tu_get(hout, c->ct, (size_t)(c_off + worst_r * ldc + worst_j)),
+              tu_get(href, c->ct, (size_t)(c_off + worst_r * ldc + worst_j)), what);
+        CHECK(elem_bad == 0,
+              "variant %s (kernel %s): %lld element(s) off by more than %.3g of the RMS %.3g "
+              "(worst %.3g at [%lld,%lld]: gpu %.6g ref %.6g) for %s",
+              g_variants[v], kernel, (long long)elem_bad, 8.0 * tol_c, rms, max_err,
+              (long long)worst_r, (long long)worst_j,
               tu_get(hout, c->ct, (size_t)(c_off + worst_r * ldc + worst_j)),
               tu_get(href, c->ct, (size_t)(c_off + worst_r * ldc + worst_j)), what);
     }
@@ -520,6 +538,39 @@ static void test_k_zero(void)
         }
 }
 
+/* The f32 SIMT kernels (auto for f32 with 16-byte-aligned pointers and
+ * leading dimensions that are multiples of 4): ragged shapes against the CPU
+ * element by element, every transpose pair, k off every BK and off 4 (the
+ * scalar and zero-filled tails of the k-contiguous loads), n off 4 (the
+ * scalar epilogue), ld past the rows, beta != 0 and k == 0. The other cases
+ * put C 37 elements past its base, which these kernels decline. */
+static void test_simt_ragged(void)
+{
+    static const int64_t shapes[6][3] = {{131, 1027, 1029}, {17, 260, 70}, {1, 36, 4095},
+                                         {257, 4, 33},      {33, 68, 0},   {64, 129, 18}};
+    const int ns = g_quick ? 2 : 6;
+    int before[MAX_VARIANTS];
+    for (int v = 0; v < g_variant_count && v < MAX_VARIANTS; v++) before[v] = g_served[v];
+    int idx = 0;
+    for (int s = 0; s < ns && !g_device_dead; s++)
+        for (int trans = 0; trans < 4; trans++) {
+            gemm_case_t c = make_case(trans, 6, shapes[s][0], shapes[s][1], shapes[s][2], idx++);
+            c.align_c = 1;
+            /* leading dimensions multiples of 4, some a row past the tight one */
+            const int64_t cols_a = c.ta == CUOPS_OP_N ? c.k : c.m;
+            const int64_t cols_b = c.tb == CUOPS_OP_N ? c.n : c.k;
+            const int64_t ca = cols_a > 1 ? cols_a : 1, cb = cols_b > 1 ? cols_b : 1;
+            c.pad_a = (4 - ca % 4) % 4 + ((s + trans) % 2 ? 4 : 0);
+            c.pad_b = (4 - cb % 4) % 4 + ((s + trans) % 3 == 0 ? 8 : 0);
+            c.pad_c = (4 - c.n % 4) % 4 + (trans == 3 ? 4 : 0);
+            run_case(&c);
+        }
+    for (int v = 0; v < g_variant_count && v < MAX_VARIANTS && !g_device_dead; v++)
+        if (!strncmp(g_variants[v], "sgemm_simt_", 11))
+            CHECK(g_served[v] > before[v], "%s served none of the ragged f32 cases",
+                  g_variants[v]);
+}
+
 /* k == 0 with A and B NULL (the API allows it): C = beta * C, every variant
  * and operand type, whatever alpha is: an infinite or NaN alpha must not
  * turn the empty sum into NaN, nor a negative one give -0 where beta == 0
@@ -762,6 +813,7 @@ int main(void)
     test_huge_leading_dimension();
     test_k_zero();
     test_k_zero_null_operands();
+    test_simt_ragged();
     test_aligned_shapes();
     test_large_grids();
     test_big();
