@@ -517,6 +517,7 @@ typedef struct weight_case {
     int with_zeros;
     cuops_dtype_t scale_type;
     int full_m_sweep; /* all m in the list (small shapes) or just 1 and 17 */
+    int not_quick;    /* left out of the CUOPS_TEST_QUICK sweep */
 } weight_case_t;
 
 static int g_quick; /* CUOPS_TEST_QUICK: the sanitizer's reduced sweep */
@@ -539,6 +540,13 @@ static void run_gpu_tests(cuops_handle_t h)
         /* past 64 x 132 rows: w4a16_decode_wgmma's 256-row CTAs (below that,
          * on the H200, its 64-row CTAs with K in four phases) */
         {8512, 120, 64, 1, CUOPS_DTYPE_F16, 1},
+        /* at every m: three 64-k tiles per group (the wgmma decode kernel's
+         * group carry), groups that change between the lanes of a tile (16,
+         * 48) past m = 16, and k off 16 with several groups past m = 64 */
+        {200, 1152, 192, 1, CUOPS_DTYPE_F16, 1, 1},
+        {136, 1000, 16, 1, CUOPS_DTYPE_BF16, 1, 1},
+        {72, 1000, 48, 0, CUOPS_DTYPE_F32, 1, 1},
+        {96, 1537, 128, 1, CUOPS_DTYPE_F16, 1, 1},
     };
     int nvariants = 0;
     const char *const *variants = NULL;
@@ -548,6 +556,7 @@ static void run_gpu_tests(cuops_handle_t h)
         cuops_dtype_t act = a ? CUOPS_DTYPE_BF16 : CUOPS_DTYPE_F16;
         for (size_t wi = 0; wi < sizeof wcases / sizeof wcases[0]; wi++) {
             const weight_case_t *wc = &wcases[wi];
+            if (g_quick && wc->not_quick) continue;
             host_weight_t w;
             make_weight(&w, wc->n, wc->k, wc->group_size, wc->scale_type, wc->with_zeros);
             gpu_weight_t gw;
@@ -1299,6 +1308,8 @@ static void run_cpu_tests(void)
         {24, 96, 32, 1, CUOPS_DTYPE_F16, 1},
         {33, 130, 64, 0, CUOPS_DTYPE_F32, 1},
         {5, 40, 40, 1, CUOPS_DTYPE_BF16, 1},
+        {40, 1152, 192, 1, CUOPS_DTYPE_F16, 1},
+        {24, 1000, 48, 0, CUOPS_DTYPE_BF16, 1},
     };
     static const int64_t m_list[] = {1, 5, 17};
     for (int a = 0; a < 2; a++) {
