@@ -900,6 +900,86 @@ done:
     free(x_t);
 }
 
+/* ---- 8-byte elements past 2^31 bytes -------------------------------------- */
+
+__global__ void fill_mix64(int64_t *p, int64_t n, uint32_t seed, int as_double)
+{
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t v = (int32_t)mix32((uint64_t)i, seed);
+        if (as_double) ((double *)p)[i] = (double)v;
+        else p[i] = v;
+    }
+}
+
+/* n = 2^28 + 5 elements of 8 bytes (2 GB): byte offsets past 2^31, which the
+ * 4-byte cases reach only at 2^31 + 7 elements. Auto's i64 sum scan in place
+ * (inclusive and exclusive) checked at every element, the i64 sum reduce and
+ * an f64 max reduce (whole numbers: exact). */
+static void large_8byte_case(void)
+{
+    const int64_t n = ((int64_t)1 << 28) + 5;
+    const size_t bytes = (size_t)n * 8;
+    size_t free_b = 0, total_b = 0;
+    cudaMemGetInfo(&free_b, &total_b);
+    int64_t *d = NULL, *d_res = NULL;
+    int64_t *got = (int64_t *)malloc(bytes);
+    if (free_b < bytes + ((size_t)512 << 20) || !got || cudaMalloc(&d, bytes) != cudaSuccess ||
+        cudaMalloc(&d_res, 8) != cudaSuccess) {
+        SKIP("n = 2^28+5 of 8 bytes: %zu MB free on the device, or allocation failed",
+             free_b >> 20);
+        goto done;
+    }
+    {
+        const uint32_t seed = (uint32_t)tu_rand_u64();
+        int64_t total = 0;
+        double maxv = -INFINITY;
+        for (int64_t i = 0; i < n; i++) {
+            const int64_t v = (int32_t)mix32((uint64_t)i, seed);
+            total += v;
+            if ((double)v > maxv) maxv = (double)v;
+        }
+        fill_mix64<<<4096, 256>>>(d, n, seed, 0);
+        cuops_status_t st = cuops_reduce(g_gpu, CUOPS_REDUCE_SUM, CUOPS_DTYPE_I64, n, d, d_res);
+        int64_t r = 0;
+        cudaError_t err = cudaMemcpy(&r, d_res, 8, cudaMemcpyDeviceToHost);
+        CHECK(st == CUOPS_STATUS_SUCCESS && err == cudaSuccess && r == total,
+              "reduce i64 sum n=2^28+5: %s %s got %lld want %lld", cuops_status_string(st),
+              cudaGetErrorString(err), (long long)r, (long long)total);
+        for (int exclusive = 0; exclusive < 2; exclusive++) {
+            fill_mix64<<<4096, 256>>>(d, n, seed, 0);
+            st = cuops_scan(g_gpu, CUOPS_REDUCE_SUM, exclusive, CUOPS_DTYPE_I64, n, d, d);
+            err = cudaDeviceSynchronize();
+            CHECK(st == CUOPS_STATUS_SUCCESS && err == cudaSuccess,
+                  "scan i64 sum n=2^28+5 %s: %s (%s) %s", exclusive ? "exclusive" : "inclusive",
+                  cuops_status_string(st), cuops_last_error(g_gpu), cudaGetErrorString(err));
+            if (st != CUOPS_STATUS_SUCCESS || err != cudaSuccess) continue;
+            cudaMemcpy(got, d, bytes, cudaMemcpyDeviceToHost);
+            int64_t run = 0, bad = 0, first_bad = -1;
+            for (int64_t i = 0; i < n; i++) {
+                const int64_t v = (int32_t)mix32((uint64_t)i, seed);
+                const int64_t want = exclusive ? run : run + v;
+                run += v;
+                if (got[i] != want) { bad++; if (first_bad < 0) first_bad = i; }
+            }
+            CHECK(bad == 0, "scan i64 sum n=2^28+5 %s (kernel %s): %lld elements wrong, first at %lld",
+                  exclusive ? "exclusive" : "inclusive", cuops_last_kernel(g_gpu), (long long)bad,
+                  (long long)first_bad);
+        }
+        fill_mix64<<<4096, 256>>>(d, n, seed, 1);
+        st = cuops_reduce(g_gpu, CUOPS_REDUCE_MAX, CUOPS_DTYPE_F64, n, d, d_res);
+        double rm = 0.0;
+        err = cudaMemcpy(&rm, d_res, 8, cudaMemcpyDeviceToHost);
+        CHECK(st == CUOPS_STATUS_SUCCESS && err == cudaSuccess && rm == maxv,
+              "reduce f64 max n=2^28+5: %s %s got %.17g want %.17g", cuops_status_string(st),
+              cudaGetErrorString(err), rm, maxv);
+    }
+done:
+    cudaFree(d);
+    cudaFree(d_res);
+    free(got);
+}
+
 /* The auto scan for aligned pointers on a device that holds `ring`'s 96 KB
  * of slots (the H200 does): `ring_lead2_wide512` for 4-byte types from 4 MB
  * of input where its 192 KB fit (its bits), `ring` below (`lookback`'s bits:
@@ -1102,8 +1182,11 @@ int main(void)
     }
     /* 3*2^21+1: 769 tiles of 8192, so each persistent CTA runs several, and
      * the wide look-back walks more than one group of 256 predecessors */
-    static const size_t scan_sizes[] = {1, 31, 32, 33, 4095, 4096, 4097, 1u << 20,
-                                        (1u << 20) + 3, (3u << 21) + 1, 1u << 26};
+    /* 61440 +- 1: exact multiples of every ring form's tile (20, 24, 40 and
+     * 48 KB for 4-byte types; half as many 8-byte elements) and one off */
+    static const size_t scan_sizes[] = {1,      31,    32,    33,      4095,           4096,
+                                        4097,   61439, 61440, 61441,   1u << 20,       (1u << 20) + 3,
+                                        (3u << 21) + 1, 1u << 26};
     static const size_t quick_scan_sizes[] = {1, 33, 4097, (1u << 20) + 3};
     const size_t *sizes = quick ? quick_scan_sizes : scan_sizes;
     const size_t n_sizes = quick ? sizeof quick_scan_sizes / sizeof quick_scan_sizes[0]
@@ -1114,7 +1197,9 @@ int main(void)
                 for (int ex = 0; ex < 2; ex++)
                     scan_case(k_types[ti], k_ops[oi], ex, sizes[s], sizes[s] < (1u << 26));
 
-    static const size_t reduce_sizes[] = {0, 1, 31, 32, 33, 1u << 20, (1u << 26) + 1};
+    /* 2049 and 4097: one 16 KB round of 8- / 4-byte elements and one more (a
+     * two-CTA grid) */
+    static const size_t reduce_sizes[] = {0, 1, 31, 32, 33, 2049, 4097, 1u << 20, (1u << 26) + 1};
     const size_t n_reduce = sizeof reduce_sizes / sizeof reduce_sizes[0] - (quick ? 1 : 0);
     for (size_t s = 0; s < n_reduce; s++)
         for (int ti = 0; ti < 4; ti++)
@@ -1130,6 +1215,7 @@ int main(void)
         user_workspace();
         stream_switch();
         if (!quick) huge_case();
+        if (!quick) large_8byte_case();
     }
 
     cuops_destroy(g_gpu);
