@@ -74,6 +74,35 @@ template <typename F> static float probe_time_ms(F launch, int reps)
     return med;
 }
 
+/* The same, each timed launch queued behind a ~50 us spin on the stream, so
+ * that its host submission happens while the GPU is busy and stays out of
+ * the event pair (the bench's clock; the unqueued one above adds ~1.5 us per
+ * launch, docs/probe.md "The fixed cost of a call"). */
+__global__ void probe_spin_kernel(long long ns);
+template <typename F> static float probe_time_queued_ms(F launch, int reps)
+{
+    cudaEvent_t a, b;
+    PROBE_CHECK(cudaEventCreate(&a));
+    PROBE_CHECK(cudaEventCreate(&b));
+    launch(); /* warm-up */
+    PROBE_CHECK(cudaDeviceSynchronize());
+    float *t = (float *)malloc(sizeof(float) * reps);
+    for (int i = 0; i < reps; i++) {
+        probe_spin_kernel<<<1, 1>>>(50000);
+        PROBE_CHECK(cudaEventRecord(a));
+        launch();
+        PROBE_CHECK(cudaEventRecord(b));
+        PROBE_CHECK(cudaEventSynchronize(b));
+        PROBE_CHECK(cudaEventElapsedTime(&t[i], a, b));
+    }
+    PROBE_CHECK(cudaGetLastError());
+    const float med = probe_median(t, reps);
+    free(t);
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    return med;
+}
+
 void probe_mma(void);
 void probe_smem(void);
 void probe_latency(void);

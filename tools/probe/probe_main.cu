@@ -40,6 +40,14 @@ void probe_add(const char *family, const char *series, double x, double value, c
     snprintf(p->extra_unit, sizeof p->extra_unit, "%s", extra_unit);
 }
 
+/* one thread holding the stream for `ns` of %globaltimer (probe_time_queued_ms) */
+__global__ void probe_spin_kernel(long long ns)
+{
+    uint64_t t0, t1;
+    asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t0));
+    do { asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t1)); } while ((long long)(t1 - t0) < ns);
+}
+
 static __global__ void clock_kernel(long long *out, long long spin_ns)
 {
     uint64_t t0, t1;

@@ -22,6 +22,7 @@
  */
 #include <cudaTypedefs.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "probe.h"
@@ -200,13 +201,18 @@ void probe_tma(void)
         PROBE_CHECK(cudaMemset(buf[i], 0x3c, bytes));
     }
     PROBE_CHECK(cudaMalloc(&sink, 4));
+    /* timed launches per configuration and pass (CUOPS_PROBE_REPS: 1 under
+     * ncu, which then sees every configuration's warm-up and one launch) */
+    const char *reps_env = getenv("CUOPS_PROBE_REPS");
+    const int reps = reps_env && atoi(reps_env) > 0 ? atoi(reps_env) : 15;
 
     /* the reference: a device copy of the same bytes (read + write) */
     uint8_t *dst = NULL;
     double copy_gbps = -1;
     if (cudaMalloc(&dst, bytes) == cudaSuccess) {
         int r = 0;
-        const float t = probe_time_ms([&] { cudaMemcpyAsync(dst, buf[r++ % nbuf], bytes, cudaMemcpyDeviceToDevice); }, 15);
+        const float t = probe_time_queued_ms(
+            [&] { cudaMemcpyAsync(dst, buf[r++ % nbuf], bytes, cudaMemcpyDeviceToDevice); }, reps);
         copy_gbps = 2.0 * bytes / (t * 1e-3) / 1e9;
         cudaFree(dst);
     } else {
@@ -269,13 +275,13 @@ void probe_tma(void)
             args.units = TMA_K / (c.box_k * c.kboxes);
             args.split = c.split;
             int rot = 0;
-            t_us[pass][ci] = 1e3f * probe_time_ms(
+            t_us[pass][ci] = 1e3f * probe_time_queued_ms(
                                         [&] {
                                             const CUtensorMap &m = maps[rot++ % nbuf];
                                             void *kargs[] = {(void *)&m, (void *)&args, (void *)&sink};
                                             cudaLaunchKernel(c.kernel, dim3(c.grid), dim3(64), kargs, smem, 0);
                                         },
-                                        15);
+                                        reps);
         }
     }
     printf("%-46s %6s %7s %9s %9s %9s %7s\n", "config", "CTAs", "smemKB", "us (1)", "us (2)", "GB/s",
