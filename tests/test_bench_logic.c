@@ -574,6 +574,29 @@ static void test_number_parsing(void)
     }
 }
 
+/* Which GEMM rows are timed L2-cold and against the copy ceiling, and how
+ * many repetitions a series over rotating sets runs. */
+static void test_memory_bound_and_series(void)
+{
+    /* H200-like ceilings: 700 TFLOP/s, 4300 GB/s: a ridge of ~163 FLOP/B */
+    const double tf = 700.0, gb = 4300.0;
+    CHECK(bench_gemm_memory_bound(1, 28672, 8192, 2, 2, tf, gb), "m = 1 is memory-bound");
+    CHECK(bench_gemm_memory_bound(64, 4096, 4096, 2, 2, NAN, NAN), "m = 64 without ceilings");
+    CHECK(bench_gemm_memory_bound(128, 4096, 4096, 2, 2, tf, gb),
+          "128 x 4096 x 4096 (~124 FLOP/B) is memory-bound");
+    CHECK(!bench_gemm_memory_bound(128, 4096, 4096, 2, 2, NAN, gb),
+          "past m = 64 without a GEMM ceiling: compute-bound, as before");
+    CHECK(!bench_gemm_memory_bound(256, 4096, 4096, 2, 2, tf, gb),
+          "256 x 4096 x 4096 (~240 FLOP/B) is compute-bound");
+    CHECK(!bench_gemm_memory_bound(1000, 1000, 1000, 2, 2, tf, gb), "1000^3 is compute-bound");
+    CHECK(!bench_gemm_memory_bound(4096, 4096, 4096, 4, 4, 50.0, gb),
+          "f32 4096^3 against the SGEMM ceiling is compute-bound");
+    CHECK(bench_series_reps(10, 142) == 142, "quick reps over 142 sets: one per set");
+    CHECK(bench_series_reps(500, 142) == 500, "more reps than sets: as asked");
+    CHECK(bench_series_reps(3, 1) == 3, "one set: as asked");
+    CHECK(bench_series_reps(20, 2) == 20, "two sets: as asked");
+}
+
 int main(void)
 {
     tu_seed_from_env();
@@ -588,5 +611,6 @@ int main(void)
     test_probe_ceilings();
     test_variant_spec();
     test_number_parsing();
+    test_memory_bound_and_series();
     return tu_finish("test_bench_logic");
 }

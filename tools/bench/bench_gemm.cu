@@ -208,7 +208,11 @@ static void run_gemm_shape(bench_env_t *env, cuops_dtype_t dtype, int64_t m, int
     g.a_stride = bench_round_up((size_t)(a_rows * g.lda) * es, 256);
     g.b_stride = bench_round_up((size_t)(n * k) * es, 256);
     g.c_stride = bench_round_up((size_t)(m * n) * es, 256);
-    const int memory_bound = m <= 64;
+    /* the ridge of the bf16 GEMM ceiling; f32 rows (no f32 ceiling measured,
+     * a ridge ~14x lower) stay memory-bound at m <= 64 only */
+    const int memory_bound = bench_gemm_memory_bound(
+        m, n, k, (double)es, (double)es,
+        dtype == CUOPS_DTYPE_F32 ? NAN : env->vendor_gemm_tflops, env->copy_gbps);
     const size_t set_bytes = g.a_stride + g.b_stride + g.c_stride;
     const int sets = memory_bound ? bench_rotation_sets(env, set_bytes, 512) : 1;
     const double tol = dtype == CUOPS_DTYPE_F32 ? 1e-5 : 1e-2;

@@ -515,8 +515,16 @@ void bench_row_done(bench_env_t *env, bench_row_t *r)
                 status_word(r), r->note);
 }
 
-/* Geometric-mean speed-up per (op, variant), and per (op, suite) of the
- * library's own choice. */
+/* Whether two rows were timed against the same baseline (NULL: none). */
+static int same_baseline(const bench_row_t *a, const bench_row_t *b)
+{
+    if (!a->baseline || !b->baseline) return a->baseline == b->baseline;
+    return strcmp(a->baseline, b->baseline) == 0;
+}
+
+/* Geometric-mean speed-up per (op, variant, baseline), and per (op, suite,
+ * baseline) of the library's own choice: f32 GEMM rows, timed against
+ * cublas_sgemm, are not averaged in with the f16/bf16 rows against cublas. */
 static void print_geomeans(const bench_env_t *env)
 {
     double *v = (double *)malloc(sizeof(double) * (size_t)(env->num_rows + 1));
@@ -527,41 +535,54 @@ static void print_geomeans(const bench_env_t *env)
         int first = 1;
         for (int j = 0; j < i; j++)
             if (strcmp(env->rows[j].op, ri->op) == 0 &&
-                strcmp(env->rows[j].variant, ri->variant) == 0)
+                strcmp(env->rows[j].variant, ri->variant) == 0 && same_baseline(&env->rows[j], ri))
                 first = 0;
-        if (!first) continue;
+        if (!first || !ri->baseline) continue;
         int n = 0;
-        const char *base = NULL;
         for (int j = i; j < env->num_rows; j++) {
             const bench_row_t *r = &env->rows[j];
-            if (strcmp(r->op, ri->op) || strcmp(r->variant, ri->variant)) continue;
+            if (strcmp(r->op, ri->op) || strcmp(r->variant, ri->variant) || !same_baseline(r, ri))
+                continue;
             if (r->status == BENCH_ROW_OK && r->valid) v[n++] = r->speedup;
-            if (!base && r->baseline) base = r->baseline;
         }
         int used = 0;
         double g = bv_geomean(v, n, &used);
         if (used)
             printf("geomean speedup %-7s %-14s vs %-12s %7.3fx over %d row(s)\n", ri->op,
-                   ri->variant, base ? base : "-", g, used);
+                   ri->variant, ri->baseline, g, used);
     }
     static const unsigned suites[] = {BENCH_SUITE_SQUARE, BENCH_SUITE_ODD, BENCH_SUITE_DECODE,
                                       BENCH_SUITE_LLM, BENCH_SUITE_BIG};
     static const char *const suite_names[] = {"square", "odd", "decode", "llm", "big"};
     for (int op = 0; op < BENCH_NUM_OPS; op++)
-        for (int s = 0; s < 5; s++) {
-            int n = 0;
-            for (int j = 0; j < env->num_rows; j++) {
-                const bench_row_t *r = &env->rows[j];
-                if (strcmp(r->op, op_names[op]) || strcmp(r->variant, "auto")) continue;
-                if (!(r->suite & suites[s])) continue;
-                if (r->status == BENCH_ROW_OK && r->valid) v[n++] = r->speedup;
+        for (int s = 0; s < 5; s++)
+            for (int i = 0; i < env->num_rows; i++) {
+                /* one line per baseline among the suite's auto rows */
+                const bench_row_t *ri = &env->rows[i];
+                if (strcmp(ri->op, op_names[op]) || strcmp(ri->variant, "auto") ||
+                    !(ri->suite & suites[s]) || !ri->baseline)
+                    continue;
+                int first = 1;
+                for (int j = 0; j < i && first; j++) {
+                    const bench_row_t *r = &env->rows[j];
+                    if (!strcmp(r->op, op_names[op]) && !strcmp(r->variant, "auto") &&
+                        (r->suite & suites[s]) && same_baseline(r, ri))
+                        first = 0;
+                }
+                if (!first) continue;
+                int n = 0;
+                for (int j = i; j < env->num_rows; j++) {
+                    const bench_row_t *r = &env->rows[j];
+                    if (strcmp(r->op, op_names[op]) || strcmp(r->variant, "auto")) continue;
+                    if (!(r->suite & suites[s]) || !same_baseline(r, ri)) continue;
+                    if (r->status == BENCH_ROW_OK && r->valid) v[n++] = r->speedup;
+                }
+                int used = 0;
+                double g = bv_geomean(v, n, &used);
+                if (used)
+                    printf("geomean speedup %-7s auto suite %-8s vs %-12s %7.3fx over %d row(s)\n",
+                           op_names[op], suite_names[s], ri->baseline, g, used);
             }
-            int used = 0;
-            double g = bv_geomean(v, n, &used);
-            if (used)
-                printf("geomean speedup %-7s auto suite %-8s %7.3fx over %d row(s)\n",
-                       op_names[op], suite_names[s], g, used);
-        }
     free(v);
 }
 
@@ -831,7 +852,8 @@ int main(int argc, char **argv)
                         "CUDA runtime %d\n", env.gpu_name, env.sm, env.sm_clock_mhz,
                 env.mem_clock_mhz, (long long)(env.l2_bytes >> 20), env.runtime_version);
         measure_copy(&env);
-        if (env.opt.run_op[BENCH_GEMM]) measure_vendor_gemm(&env);
+        /* the compute ceiling of GEMM rows and of W4A16 prefill rows */
+        if (env.opt.run_op[BENCH_GEMM] || env.opt.run_op[BENCH_W4A16]) measure_vendor_gemm(&env);
         bench_print_header();
         if (env.opt.run_op[BENCH_GEMM]) bench_run_gemm(&env);
         if (env.opt.run_op[BENCH_DEQUANT]) bench_run_dequant(&env);

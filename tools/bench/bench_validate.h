@@ -256,6 +256,28 @@ static inline int bv_parse_variant_spec(const char *spec, char *name, size_t cap
 /* Statistics                                                               */
 /* ------------------------------------------------------------------------ */
 
+/* Repetitions of a timed series over num_sets rotating buffer sets: at least
+ * one per set, so that each repetition reads a set last touched a full
+ * rotation (>= 3x L2) earlier; reps as asked when there is one set. */
+static inline int bench_series_reps(int reps, int num_sets)
+{
+    return num_sets > 1 && reps < num_sets ? num_sets : reps;
+}
+
+/* A GEMM row is memory-bound (timed over rotating sets, L2 cold, and put
+ * against the copy ceiling) at m <= 64, or where its FLOP per byte moved is
+ * below the ridge of the measured ceilings (vendor GEMM TFLOP/s over copy
+ * GB/s: ~160 on the H200), e.g. 128 x 4096 x 4096 (~120). */
+static inline int bench_gemm_memory_bound(int64_t m, int64_t n, int64_t k, double es, double os,
+                                          double vendor_tflops, double copy_gbps)
+{
+    if (m <= 64) return 1;
+    if (!(vendor_tflops > 0.0) || !(copy_gbps > 0.0)) return 0;
+    const double flops = 2.0 * (double)m * (double)n * (double)k;
+    const double bytes = ((double)m * (double)k + (double)n * (double)k) * es + (double)m * (double)n * os;
+    return flops / bytes < vendor_tflops * 1e12 / (copy_gbps * 1e9);
+}
+
 static inline int bv_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
