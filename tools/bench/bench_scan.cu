@@ -285,9 +285,24 @@ static void run_scan_size(bench_env_t *env, int reduce, cuops_dtype_t type, int6
                                  env->stream);
         if (e == cudaSuccess && cudaMalloc(&c.cub_temp, c.cub_temp_bytes ? c.cub_temp_bytes : 1) ==
                                     cudaSuccess) {
-            bench_timing_t t = bench_time(env, enqueue_cub, &c, sets);
-            if (t.ok) baseline_us = t.median_us;
-            else fprintf(stderr, "  cub timing failed: %s\n", t.err);
+            /* the baseline is checked as cuops is: a speed-up over a wrong
+             * result would mean nothing (no baseline then) */
+            char err[256] = "";
+            bench_poison(env, c.out, type, reduce ? 1 : (size_t)n);
+            int rc = enqueue_cub(&c, 0, err, sizeof(err));
+            cudaError_t ce = rc ? cudaSuccess : cudaStreamSynchronize(env->stream);
+            bv_result_t r;
+            bv_result_init(&r);
+            if (!rc && ce == cudaSuccess) r = check_scan(env, &c, in_host, ref_host);
+            if (rc || ce != cudaSuccess || !r.pass) {
+                fprintf(stderr, "  cub %s n=%lld failed its check: %s\n", bv_dtype_name(type),
+                        (long long)n, rc ? err : ce != cudaSuccess ? cudaGetErrorString(ce) : r.msg);
+                (void)cudaGetLastError();
+            } else {
+                bench_timing_t t = bench_time(env, enqueue_cub, &c, sets);
+                if (t.ok) baseline_us = t.median_us;
+                else fprintf(stderr, "  cub timing failed: %s\n", t.err);
+            }
         } else {
             fprintf(stderr, "  cub setup failed: %s\n", cudaGetErrorString(e));
             (void)cudaGetLastError();
