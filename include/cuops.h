@@ -120,10 +120,13 @@ typedef struct cuops_options {
  *         cuops_create_error()), CUOPS_STATUS_ALLOC_FAILED when the 16 KB
  *         of device memory a GPU handle keeps from its creation (counters of
  *         the kernels that reduce across the grid) cannot be allocated,
- *         CUOPS_STATUS_INVALID_VALUE for a null handle pointer or a device
- *         below -1. A GPU handle's other scratch (workspace, scan state) is
- *         allocated by the first call that needs it, unless a workspace is
- *         given with cuops_set_workspace.
+ *         CUOPS_STATUS_CUDA_ERROR when the runtime refuses that (the reason is
+ *         in cuops_create_error()), CUOPS_STATUS_INVALID_VALUE for a null
+ *         handle pointer or a device below -1. Creating a handle while a
+ *         stream is being captured into a CUDA graph is allowed. A GPU
+ *         handle's other scratch (workspace, scan state) is allocated by the
+ *         first call that needs it, unless a workspace is given with
+ *         cuops_set_workspace.
  */
 CUOPS_API cuops_status_t cuops_create(cuops_handle_t *handle, int device);
 

@@ -41,14 +41,25 @@ extern "C" cuops_status_t cuops_cuda_init(struct cuops_handle *h, char *why)
     /* The arrival counters (cuops_cuda_counters), allocated and zeroed here
      * once: no call allocates them, so a call captured into a CUDA graph
      * (where cudaMalloc is refused, or its memset would only become a node
-     * of the graph) finds them ready. */
+     * of the graph) finds them ready. The handle itself may be made while a
+     * stream is being captured (a wrapper's handle for a new stream, made on
+     * its first call): this thread's capture mode is relaxed meanwhile, so
+     * that the allocation is allowed and breaks no capture, and the zeros go
+     * through a private non-blocking stream, never the legacy one (which a
+     * capture of any blocking stream forbids, and whose synchronization
+     * would wait for every blocking stream of the device). */
     int prev = 0;
     (void)cudaGetDevice(&prev);
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    (void)cudaThreadExchangeStreamCaptureMode(&mode);
     const size_t bytes = (size_t)CUOPS_COUNTERS_MAX * sizeof(unsigned);
+    cudaStream_t zero_stream = NULL;
     err = cudaSetDevice(h->device);
     if (err == cudaSuccess) err = cudaMalloc(&h->counters, bytes);
-    if (err == cudaSuccess) err = cudaMemsetAsync(h->counters, 0, bytes, 0);
-    if (err == cudaSuccess) err = cudaStreamSynchronize(0);
+    if (err == cudaSuccess) err = cudaStreamCreateWithFlags(&zero_stream, cudaStreamNonBlocking);
+    if (err == cudaSuccess) err = cudaMemsetAsync(h->counters, 0, bytes, zero_stream);
+    if (err == cudaSuccess) err = cudaStreamSynchronize(zero_stream);
+    if (zero_stream) (void)cudaStreamDestroy(zero_stream);
     if (err != cudaSuccess) {
         snprintf(why, CUOPS_ERROR_LEN, "device %d: %zu bytes of counters: %s", h->device, bytes,
                  cudaGetErrorString(err));
@@ -56,9 +67,14 @@ extern "C" cuops_status_t cuops_cuda_init(struct cuops_handle *h, char *why)
         if (h->counters) cudaFree(h->counters);
         h->counters = NULL;
     }
+    (void)cudaThreadExchangeStreamCaptureMode(&mode);
     (void)cudaSetDevice(prev);
+    if (err == cudaSuccess) return CUOPS_STATUS_SUCCESS;
     if (err == cudaErrorMemoryAllocation) return CUOPS_STATUS_ALLOC_FAILED;
-    return err == cudaSuccess ? CUOPS_STATUS_SUCCESS : CUOPS_STATUS_NO_DEVICE;
+    if (err == cudaErrorNoDevice || err == cudaErrorInvalidDevice ||
+        err == cudaErrorInsufficientDriver)
+        return CUOPS_STATUS_NO_DEVICE;
+    return CUOPS_STATUS_CUDA_ERROR;
 }
 
 extern "C" cuops_status_t cuops_cuda_switch_stream(struct cuops_handle *h, void *stream)
