@@ -667,9 +667,15 @@ static void test_small_workspace(void)
         for (int v = 0; v < NUM_VARIANTS; v++) split_before += g_ws_used[v];
         run_case(&c);
         for (int v = 0; v < NUM_VARIANTS; v++) split_after += g_ws_used[v];
-        CHECK(split_after > split_before || g_device_dead,
-              "%lld x %lld x %lld: no variant split with a large workspace", (long long)c.m,
-              (long long)c.n, (long long)c.k);
+        /* the plans that split here are those of 132 SMs (H100 SXM, H200);
+         * elsewhere the shape may not split, and the case then shows nothing */
+        if (g_num_sms == 132)
+            CHECK(split_after > split_before || g_device_dead,
+                  "%lld x %lld x %lld: no variant split with a large workspace", (long long)c.m,
+                  (long long)c.n, (long long)c.k);
+        else if (split_after == split_before)
+            SKIP("%lld x %lld x %lld: no variant split on %d SMs: the fallback is not exercised",
+                 (long long)c.m, (long long)c.n, (long long)c.k, g_num_sms);
         CHECK_STATUS(cuops_set_workspace(g_gpu, g_ws, 64), CUOPS_STATUS_SUCCESS);
         run_case(&c);
         CHECK_STATUS(cuops_set_workspace(g_gpu, g_ws, WS_BYTES), CUOPS_STATUS_SUCCESS);
