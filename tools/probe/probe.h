@@ -50,36 +50,15 @@ static inline float probe_median(float *t, int n)
     return t[n / 2];
 }
 
-/* Run a kernel launch `launch` (a lambda) `reps` times between events; median ms. */
-template <typename F> static float probe_time_ms(F launch, int reps)
-{
-    cudaEvent_t a, b;
-    PROBE_CHECK(cudaEventCreate(&a));
-    PROBE_CHECK(cudaEventCreate(&b));
-    launch(); /* warm-up */
-    PROBE_CHECK(cudaDeviceSynchronize());
-    float *t = (float *)malloc(sizeof(float) * reps);
-    for (int i = 0; i < reps; i++) {
-        PROBE_CHECK(cudaEventRecord(a));
-        launch();
-        PROBE_CHECK(cudaEventRecord(b));
-        PROBE_CHECK(cudaEventSynchronize(b));
-        PROBE_CHECK(cudaEventElapsedTime(&t[i], a, b));
-    }
-    PROBE_CHECK(cudaGetLastError());
-    const float med = probe_median(t, reps);
-    free(t);
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-    return med;
-}
-
-/* The same, each timed launch queued behind a ~50 us spin on the stream, so
- * that its host submission happens while the GPU is busy and stays out of
- * the event pair (the bench's clock; the unqueued one above adds ~1.5 us per
- * launch, docs/probe.md "The fixed cost of a call"). */
+/* One thread holding the stream for `ns` of %globaltimer (probe_main.cu). */
 __global__ void probe_spin_kernel(long long ns);
-template <typename F> static float probe_time_queued_ms(F launch, int reps)
+
+/* Run a kernel launch `launch` (a lambda) `reps` times between events; median
+ * ms. queued: each timed launch waits behind a ~50 us spin on the stream, so
+ * that its host submission happens while the GPU is busy and stays out of the
+ * event pair (the bench's clock; unqueued, an idle GPU adds ~1.5 us per
+ * launch: docs/probe.md "The fixed cost of a call"). */
+template <typename F> static float probe_time_ms(F launch, int reps, bool queued = false)
 {
     cudaEvent_t a, b;
     PROBE_CHECK(cudaEventCreate(&a));
@@ -88,7 +67,7 @@ template <typename F> static float probe_time_queued_ms(F launch, int reps)
     PROBE_CHECK(cudaDeviceSynchronize());
     float *t = (float *)malloc(sizeof(float) * reps);
     for (int i = 0; i < reps; i++) {
-        probe_spin_kernel<<<1, 1>>>(50000);
+        if (queued) probe_spin_kernel<<<1, 1>>>(50000);
         PROBE_CHECK(cudaEventRecord(a));
         launch();
         PROBE_CHECK(cudaEventRecord(b));

@@ -40,7 +40,7 @@ void probe_add(const char *family, const char *series, double x, double value, c
     snprintf(p->extra_unit, sizeof p->extra_unit, "%s", extra_unit);
 }
 
-/* one thread holding the stream for `ns` of %globaltimer (probe_time_queued_ms) */
+/* one thread holding the stream for `ns` of %globaltimer (probe_time_ms, queued) */
 __global__ void probe_spin_kernel(long long ns)
 {
     uint64_t t0, t1;

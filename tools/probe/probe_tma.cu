@@ -211,8 +211,9 @@ void probe_tma(void)
     double copy_gbps = -1;
     if (cudaMalloc(&dst, bytes) == cudaSuccess) {
         int r = 0;
-        const float t = probe_time_queued_ms(
-            [&] { cudaMemcpyAsync(dst, buf[r++ % nbuf], bytes, cudaMemcpyDeviceToDevice); }, reps);
+        const float t = probe_time_ms(
+            [&] { cudaMemcpyAsync(dst, buf[r++ % nbuf], bytes, cudaMemcpyDeviceToDevice); }, reps,
+            true);
         copy_gbps = 2.0 * bytes / (t * 1e-3) / 1e9;
         cudaFree(dst);
     } else {
@@ -275,13 +276,13 @@ void probe_tma(void)
             args.units = TMA_K / (c.box_k * c.kboxes);
             args.split = c.split;
             int rot = 0;
-            t_us[pass][ci] = 1e3f * probe_time_queued_ms(
+            t_us[pass][ci] = 1e3f * probe_time_ms(
                                         [&] {
                                             const CUtensorMap &m = maps[rot++ % nbuf];
                                             void *kargs[] = {(void *)&m, (void *)&args, (void *)&sink};
                                             cudaLaunchKernel(c.kernel, dim3(c.grid), dim3(64), kargs, smem, 0);
                                         },
-                                        reps);
+                                        reps, true);
         }
     }
     printf("%-46s %6s %7s %9s %9s %9s %7s\n", "config", "CTAs", "smemKB", "us (1)", "us (2)", "GB/s",
