@@ -163,11 +163,10 @@ CUOPS_API cuops_status_t cuops_get_stream(cuops_handle_t handle, void **stream);
  * and the operands of the handle's calls must not lie inside it: a call
  * may overwrite it.
  *
- * CUDA graphs: a call can be captured into a graph (and the graph replayed)
- * once nothing in it needs to allocate: with a workspace given here that
- * holds what it needs, from its first run; with the handle's own, after the
- * same call has run once outside the capture (the own workspace and the scan
- * state grow with cudaMalloc on first use, which a capture refuses).
+ * CUDA graphs: the handle's own workspace and scan state grow with
+ * cudaMalloc on a call's first use, which a stream capture refuses; to
+ * capture a call, run it once before the capture, or give a workspace here
+ * that holds what it needs (then no call allocates).
  */
 CUOPS_API cuops_status_t cuops_set_workspace(cuops_handle_t handle, void *workspace,
                                              size_t bytes);
