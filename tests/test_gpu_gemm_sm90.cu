@@ -925,6 +925,14 @@ int main(void)
                 check_split_deterministic(gpu, 100, 300, 1537, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, DSMEM);
             }
         }
+        /* e2. options.split_k = 1 on the split entries: the plain kernel on
+         * their tile, no split and no tail (63b92c1; they split regardless
+         * before), beta != 0 so C is read */
+        if (splitk_plan(128, 1024, 2048, sms) > 0) {
+            gemm_case_t c = {N, T, 128, 1024, 2048, CUOPS_DTYPE_F16, CUOPS_DTYPE_F32, 1.0f, 0.5f, 0, 0, 0, 0, 1};
+            run_case(gpu, cpu, &c, SPLITK, "sm90_ws_128x256");
+            run_case(gpu, cpu, &c, DSMEM, "sm90_ws_128x256");
+        }
         /* f. Shapes the plan does not split are declined when forced. */
         {
             void *d = NULL;
