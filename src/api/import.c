@@ -86,10 +86,7 @@ static cuops_status_t import_call(struct cuops_handle *h, const char *fn, cuops_
     if (h->device == CUOPS_DEVICE_CPU) return cuops_cpu_import(h, &d);
     int prev = cuops_cuda_enter(h);
     st = cuops_cuda_import(h, &d);
-    cuops_cuda_leave(h, prev);
-    /* no failure detail left by a path the call fell back from */
-    if (st == CUOPS_STATUS_SUCCESS) h->last_error[0] = '\0';
-    return st;
+    return cuops_cuda_end_call(h, prev, st);
 }
 
 CUOPS_API cuops_status_t cuops_import_gptq(cuops_handle_t handle, int64_t n, int64_t k,

@@ -38,16 +38,6 @@ static void begin_call(struct cuops_handle *h)
     h->last_kernel = "";
 }
 
-/* The end of a call on the CUDA backend: the caller's device back, and no
- * failure detail left by a path the call fell back from when it succeeded
- * (a workspace that could not grow, a split with no room). */
-static cuops_status_t end_cuda_call(struct cuops_handle *h, int prev, cuops_status_t st)
-{
-    cuops_cuda_leave(h, prev);
-    if (st == CUOPS_STATUS_SUCCESS) h->last_error[0] = '\0';
-    return st;
-}
-
 static int op_is_valid(cuops_op_t op) { return op == CUOPS_OP_N || op == CUOPS_OP_T; }
 static const char *op_name(cuops_op_t op) { return op == CUOPS_OP_T ? "T" : "N"; }
 
@@ -290,7 +280,7 @@ static cuops_status_t gemm_call(struct cuops_handle *h, cuops_op_t trans_a, cuop
     }
     int prev = cuops_cuda_enter(h);
     st = cuops_cuda_gemm(h, &d, opt);
-    return end_cuda_call(h, prev, st);
+    return cuops_cuda_end_call(h, prev, st);
 }
 
 CUOPS_API cuops_status_t cuops_gemm(cuops_handle_t handle, cuops_op_t trans_a, cuops_op_t trans_b,
@@ -378,7 +368,7 @@ static cuops_status_t dequant_call(struct cuops_handle *h, int64_t n, int64_t k,
     }
     int prev = cuops_cuda_enter(h);
     st = cuops_cuda_dequant_int4(h, &d, opt);
-    return end_cuda_call(h, prev, st);
+    return cuops_cuda_end_call(h, prev, st);
 }
 
 CUOPS_API cuops_status_t cuops_dequant_int4(cuops_handle_t handle, int64_t n, int64_t k,
@@ -501,7 +491,7 @@ CUOPS_API cuops_status_t cuops_w4_prepack(cuops_handle_t handle, int64_t n, int6
     }
     int prev = cuops_cuda_enter(h);
     st = cuops_cuda_w4_prepack(h, &d);
-    return end_cuda_call(h, prev, st);
+    return cuops_cuda_end_call(h, prev, st);
 }
 
 static cuops_status_t w4a16_call(struct cuops_handle *h, int64_t m, int64_t n, int64_t k,
@@ -580,7 +570,7 @@ static cuops_status_t w4a16_call(struct cuops_handle *h, int64_t m, int64_t n, i
     }
     int prev = cuops_cuda_enter(h);
     st = cuops_cuda_gemm_w4a16(h, &d, opt);
-    return end_cuda_call(h, prev, st);
+    return cuops_cuda_end_call(h, prev, st);
 }
 
 CUOPS_API cuops_status_t cuops_gemm_w4a16(cuops_handle_t handle, int64_t m, int64_t n, int64_t k,
@@ -694,7 +684,7 @@ static cuops_status_t scan_call(struct cuops_handle *h, cuops_reduce_op_t op, in
     }
     int prev = cuops_cuda_enter(h);
     st = cuops_cuda_scan(h, &d, opt);
-    return end_cuda_call(h, prev, st);
+    return cuops_cuda_end_call(h, prev, st);
 }
 
 CUOPS_API cuops_status_t cuops_scan(cuops_handle_t handle, cuops_reduce_op_t op, int exclusive,
@@ -742,7 +732,7 @@ static cuops_status_t reduce_call(struct cuops_handle *h, cuops_reduce_op_t op, 
     }
     int prev = cuops_cuda_enter(h);
     st = cuops_cuda_reduce(h, &d, opt);
-    return end_cuda_call(h, prev, st);
+    return cuops_cuda_end_call(h, prev, st);
 }
 
 CUOPS_API cuops_status_t cuops_reduce(cuops_handle_t handle, cuops_reduce_op_t op,

@@ -42,6 +42,21 @@ cuops_status_t cuops_cuda_workspace_aligned(struct cuops_handle *h, size_t bytes
 cuops_status_t cuops_cuda_counters(struct cuops_handle *h, size_t count, void *in_workspace,
                                    unsigned **out);
 
+/* The workspace bytes a call reserves for `count` arrival counters: count * 4
+ * with a user workspace (they live in it), none with the handle's own. */
+static inline size_t cuops_cuda_counter_bytes(const struct cuops_handle *h, size_t count)
+{
+    return h->user_workspace ? count * 4 : 0;
+}
+
+/* A workspace request answered `st` because a user workspace is too small
+ * (cuops_cuda_workspace): where the split was the kernel's own choice, the
+ * call then runs unsplit instead. */
+static inline bool cuops_cuda_workspace_short(const struct cuops_handle *h, cuops_status_t st)
+{
+    return st == CUOPS_STATUS_NOT_SUPPORTED && h->user_workspace != NULL;
+}
+
 /* Whether p lies inside the handle's current workspace (the user's or its
  * own). A caller inside cuops may hand an op operands that live there (the
  * W4A16 dequant-then-GEMM path's dense chunk and packed x): that op must not

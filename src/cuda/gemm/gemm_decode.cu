@@ -519,7 +519,7 @@ static cuops_status_t decode_launch_typed(struct cuops_handle *h, const cuops_ge
         const size_t bytes = (size_t)pl.ctas * 2 * TILE_N * TILE_M * sizeof(float);
         void *ws = NULL;
         cuops_status_t st = cuops_cuda_workspace_aligned(h, bytes, sizeof(float), &ws);
-        if (st == CUOPS_STATUS_NOT_SUPPORTED && h->user_workspace && !(opt && opt->split_k > 1)) {
+        if (cuops_cuda_workspace_short(h, st) && !(opt && opt->split_k > 1)) {
             /* a user workspace without room for the partials: the plan's
              * split was the kernel's own choice, and the call runs unsplit
              * (as the sm90 split-K kernels do) */

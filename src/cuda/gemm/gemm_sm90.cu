@@ -1685,7 +1685,7 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     int sk_tiles = sk_splits > 0 ? (int)(num_tiles % h->num_sms) : 0;
     size_t tail_bytes =
         sk_tiles > 0 ? (size_t)sk_tiles * sk_splits * tile::PARTIAL_F4_PER_UNIT * sizeof(float4) : 0;
-    const size_t counter_bytes = h->user_workspace ? sm90_align256(2u * (size_t)sk_tiles * 4u) : 0;
+    const size_t counter_bytes = sm90_align256(cuops_cuda_counter_bytes(h, 2u * (size_t)sk_tiles));
     if (sk_tiles > 0 &&
         (operands_in_ws ||
          (h->user_workspace && h->user_workspace_bytes < a_bytes + b_bytes + partial_bytes +

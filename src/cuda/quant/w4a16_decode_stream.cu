@@ -574,7 +574,7 @@ static cuops_status_t w4s_launch(struct cuops_handle *h, const cuops_w4a16_desc_
                                                  d->m * C::strips * W4_STRIP_ROWS, &ws, &counters);
         /* a user workspace without room for the split the plan chose: the
          * call runs unsplit */
-        if (s == CUOPS_STATUS_NOT_SUPPORTED && h->user_workspace && forced_splits <= 0)
+        if (cuops_cuda_workspace_short(h, s) && forced_splits <= 0)
             return w4s_launch<T, M8, NW, S, STAGES, MIN_CTAS, SCALE_F32>(h, d, geo, 1, name);
         if (s != CUOPS_STATUS_SUCCESS) return s;
     }

@@ -680,7 +680,7 @@ static cuops_status_t w4w_launch(struct cuops_handle *h, const cuops_w4a16_desc_
             w4a16_splitk_partials(h, plan.row_tiles, plan.splits, d->m * R16, &ws, &counters);
         /* a user workspace without room for the split the plan chose: the
          * call runs unsplit */
-        if (s == CUOPS_STATUS_NOT_SUPPORTED && h->user_workspace && forced_splits <= 0)
+        if (cuops_cuda_workspace_short(h, s) && forced_splits <= 0)
             return w4w_launch<T, M8, SCALE_F32, TILE_META, U>(h, d, geo, 1, name);
         if (s != CUOPS_STATUS_SUCCESS) return s;
     }

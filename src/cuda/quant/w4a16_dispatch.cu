@@ -303,7 +303,7 @@ extern "C" cuops_status_t cuops_cuda_gemm_w4a16(struct cuops_handle *h,
         size_t bytes = (size_t)splits * (size_t)d->m * (size_t)(geo.strips * W4_STRIP_ROWS) * 4;
         void *p = NULL;
         cuops_status_t s = cuops_cuda_workspace_aligned(h, bytes, 16, &p);
-        if (s == CUOPS_STATUS_NOT_SUPPORTED && h->user_workspace && !(opt && opt->split_k > 0)) {
+        if (cuops_cuda_workspace_short(h, s) && !(opt && opt->split_k > 0)) {
             /* a user workspace without room for the split the plan chose:
              * the call runs unsplit */
             splits = 1;

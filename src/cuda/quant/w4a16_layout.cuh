@@ -139,7 +139,7 @@ static inline cuops_status_t w4a16_splitk_partials(struct cuops_handle *h, int64
     if (tile_floats > INT64_MAX / 8 / splits / row_tiles)
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "w4a16 (cuda): split-K workspace overflows");
     const size_t partial_bytes = (size_t)(row_tiles * splits * tile_floats) * 4;
-    const size_t counter_bytes = h->user_workspace ? (size_t)row_tiles * 4 : 0;
+    const size_t counter_bytes = cuops_cuda_counter_bytes(h, (size_t)row_tiles);
     void *p = NULL;
     cuops_status_t s = cuops_cuda_workspace_aligned(h, partial_bytes + counter_bytes, 16, &p);
     if (s != CUOPS_STATUS_SUCCESS) return s;

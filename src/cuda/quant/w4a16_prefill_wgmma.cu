@@ -847,7 +847,7 @@ cuops_status_t w4a16_launch_prefill_wgmma(struct cuops_handle *h, const cuops_w4
                                        : 1;
     const size_t partial_bytes = (size_t)split_tiles * 2 * (size_t)p.split_parts * 64 * 256 * 4;
     /* a user workspace also holds the counters, after the partials */
-    const size_t counter_bytes = h->user_workspace ? (size_t)split_tiles * 2 * 4 : 0;
+    const size_t counter_bytes = cuops_cuda_counter_bytes(h, (size_t)split_tiles * 2);
     if (p.split_parts > 1 &&
         (!cuops_sm90_tma_ok(d->x, d->ldx) ||
          (h->user_workspace && h->user_workspace_bytes < partial_bytes + counter_bytes + 16))) {
