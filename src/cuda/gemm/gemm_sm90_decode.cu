@@ -89,6 +89,17 @@
 /* CONS = 4: 640 threads start at 96 registers; the producer gives back 64
  * each, the consumers take 16 (as in w4a16_decode_wgmma.cu). CONS = 2: 384
  * threads have 168 each, no exchange needed */
+/* How the cluster form's producer issues the weight: one stage at a time
+ * as each frees (SINGLE); two stages of consecutive 64-k blocks back to back
+ * once both are free (PAIRS), so that each weight row's 256 bytes reach the
+ * memory system together; or the same with the pair's boxes cut into 64-row
+ * boxes and interleaved (PAIRS64: rows 0-63 of k-blocks j and j + 1, then
+ * rows 64-127, ...; K-major weight only), the order of cuops-probe tma's
+ * 64 x 256 and 128 x 128 stages, which streamed 3.5-5 % faster than the
+ * 256 x 64 stage (docs/probe.md) */
+#define SDW_ISSUE_SINGLE 0
+#define SDW_ISSUE_PAIRS 1
+#define SDW_ISSUE_PAIRS64 2
 #define SDW_PRODUCER_REGS 32
 #define SDW_CONSUMER_REGS 112
 /* the narrow form (below): NW weight rows per tile (a multiple of 8 up to
@@ -113,6 +124,7 @@ typedef struct sdw_params {
     int kblocks;  /* ceil(k / 64) */
     int splits;   /* cluster size: CTAs per weight block */
     int tiles;    /* narrow form: ceil(n / NW) tiles of NW weight rows */
+    int issue;    /* cluster form: SDW_ISSUE_* (how the producer issues the weight's boxes) */
 #ifdef CUOPS_DECODE_STAMPS
     unsigned long long *stamps; /* the study probe's per-CTA times (decode_stamps.cuh) */
 #endif
@@ -387,34 +399,62 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
         /* ---------------- producer ---------------- */
         if (CONS == 4) cuops_setmaxnreg_dec<SDW_PRODUCER_REGS>();
         if (threadIdx.x == 0) {
-            uint32_t phase = 0;
-            int stage = 0;
-            for (int kb = kb0; kb < kb1; kb++) {
-                cuops_mbar_wait(SDW_EMPTY_BAR(stage), phase ^ 1u);
 #ifdef CUOPS_STUDY_NO_X /* study build only: x loaded into the first round of stages, then
                          * reused (wrong results) */
-                const bool load_x = kb - kb0 < STAGES;
+            auto load_x = [&](int kb) { return kb - kb0 < STAGES; };
 #else
-                const bool load_x = true;
+            auto load_x = [&](int) { return true; };
 #endif
-                cuops_mbar_arrive_expect_tx(SDW_FULL_BAR(stage), WBYTES + (load_x ? XBYTES : 0u));
-                if (WMN) {
-                    /* the weight stored [k, n]: CONS boxes of 64 K-rows x 64
-                     * weight rows, consumer c's at 8 KB x c as below */
-                    cuops_tma_load_mn_boxes<CONS>(w_smem + stage * WBYTES, &tmap_w,
-                                                  SDW_FULL_BAR(stage), wb * ROWS, kb * SDW_BK);
-                } else {
-                    cuops_tma_load_2d(w_smem + stage * WBYTES, &tmap_w, SDW_FULL_BAR(stage),
-                                      kb * SDW_BK, wb * ROWS);
-                }
-                if (load_x && XMN)
-                    cuops_tma_load_2d(x_smem + stage * XBYTES,
+            /* stage st's barrier expects k-block kb's bytes */
+            auto expect = [&](int st, int kb) {
+                cuops_mbar_arrive_expect_tx(SDW_FULL_BAR(st), WBYTES + (load_x(kb) ? XBYTES : 0u));
+            };
+            /* rows [64 c, 64 (c + 1)) of the block's weight tile of k-block kb
+             * into stage st, where one ROWS-row box would put them (8 KB x c),
+             * from a map of 64-row boxes (PAIRS64); c = 0 with the map's
+             * ROWS-row boxes brings the whole tile */
+            auto load_w = [&](int st, int kb, int c) {
+                if (WMN)
+                    cuops_tma_load_mn_boxes<CONS>(w_smem + st * WBYTES, &tmap_w,
+                                                  SDW_FULL_BAR(st), wb * ROWS, kb * SDW_BK);
+                else
+                    cuops_tma_load_2d(w_smem + st * WBYTES + c * 8192u, &tmap_w,
+                                      SDW_FULL_BAR(st), kb * SDW_BK, wb * ROWS + 64 * c);
+            };
+            auto load_xt = [&](int st, int kb) {
+                if (!load_x(kb)) return;
+                if (XMN)
+                    cuops_tma_load_2d(x_smem + st * XBYTES,
                                       kb == p.kblocks - 1 ? &tmap_x_last : &tmap_x,
-                                      SDW_FULL_BAR(stage), 0, kb * SDW_BK);
-                else if (load_x)
-                    cuops_tma_load_2d(x_smem + stage * XBYTES, &tmap_x, SDW_FULL_BAR(stage),
+                                      SDW_FULL_BAR(st), 0, kb * SDW_BK);
+                else
+                    cuops_tma_load_2d(x_smem + st * XBYTES, &tmap_x, SDW_FULL_BAR(st),
                                       kb * SDW_BK, 0);
+            };
+            /* PAIRS64 cuts the tile into 64-row boxes (K-major weight only:
+             * the [k, n] weight arrives in CONS boxes already) */
+            const int issue = WMN && p.issue == SDW_ISSUE_PAIRS64 ? SDW_ISSUE_PAIRS : p.issue;
+            const int pieces = issue == SDW_ISSUE_PAIRS64 ? CONS : 1;
+            uint32_t phase = 0;
+            int stage = 0;
+            for (int kb = kb0; kb < kb1;) {
+                /* SINGLE: one stage per step; PAIRS / PAIRS64: two (k-blocks kb
+                 * and kb + 1) once both stages are free, but for a last odd one */
+                const int n = issue != SDW_ISSUE_SINGLE && kb + 1 < kb1 ? 2 : 1;
+                int st[2] = {stage, stage};
+                cuops_mbar_wait(SDW_EMPTY_BAR(st[0]), phase ^ 1u);
                 cuops_ring_advance<STAGES>(stage, phase);
+                if (n == 2) {
+                    st[1] = stage;
+                    cuops_mbar_wait(SDW_EMPTY_BAR(st[1]), phase ^ 1u);
+                    cuops_ring_advance<STAGES>(stage, phase);
+                }
+                for (int t = 0; t < n; t++) expect(st[t], kb + t);
+                /* row group by row group, each group's k-blocks back to back */
+                for (int c = 0; c < pieces; c++)
+                    for (int t = 0; t < n; t++) load_w(st[t], kb + t, c);
+                for (int t = 0; t < n; t++) load_xt(st[t], kb + t);
+                kb += n;
             }
         }
         if (p.splits > 1) {
@@ -963,7 +1003,7 @@ static cuops_status_t sdw_prepare(struct cuops_handle *h, const cuops_gemm_desc_
  * takes blocks of that height whatever n and split (the
  * "sm90_decode_wgmma128" / "_wgmma64" variants). */
 static cuops_status_t sdw_launch_rows(struct cuops_handle *h, const cuops_gemm_desc_t *d,
-                                      const cuops_options_t *opt, int rows_forced,
+                                      const cuops_options_t *opt, int rows_forced, int issue,
                                       const char *name)
 {
     const int xn = cuops_decode_x_box_cols(d->m); /* x stored [k, m] alike: boxes of 64 K-rows x xn */
@@ -977,8 +1017,12 @@ static cuops_status_t sdw_launch_rows(struct cuops_handle *h, const cuops_gemm_d
     const int smem = sdw_smem_bytes(xn, cons);
     CUtensorMap tmap_w, tmap_x, tmap_x_last;
     sdw_params_t p;
-    cuops_status_t st = sdw_prepare(h, d, xn, (uint32_t)rows, &tmap_w, &tmap_x, &tmap_x_last, &p);
+    /* PAIRS64 reads the K-major weight in 64-row boxes */
+    const int box_rows = issue == SDW_ISSUE_PAIRS64 && d->trans_b == CUOPS_OP_T ? 64 : rows;
+    cuops_status_t st =
+        sdw_prepare(h, d, xn, (uint32_t)box_rows, &tmap_w, &tmap_x, &tmap_x_last, &p);
     if (st != CUOPS_STATUS_SUCCESS) return st;
+    p.issue = issue;
 
     /* splits: fill the SMs once (one CTA each), at most 8 and one per 64-k
      * block; auto: every cluster resident at once; forced: one fits */
@@ -1025,23 +1069,41 @@ static cuops_status_t sdw_launch_rows(struct cuops_handle *h, const cuops_gemm_d
 static cuops_status_t sdw_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                  const cuops_options_t *opt)
 {
-    return sdw_launch_rows(h, d, opt, 0, "sm90_decode_wgmma");
+    return sdw_launch_rows(h, d, opt, 0, SDW_ISSUE_SINGLE, "sm90_decode_wgmma");
+}
+
+static cuops_status_t sdw_launch_pairs(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                       const cuops_options_t *opt)
+{
+    return sdw_launch_rows(h, d, opt, 0, SDW_ISSUE_PAIRS, "sm90_decode_wgmma_pairs");
+}
+
+static cuops_status_t sdw_launch_pairs64(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                         const cuops_options_t *opt)
+{
+    return sdw_launch_rows(h, d, opt, 0, SDW_ISSUE_PAIRS64, "sm90_decode_wgmma_pairs64");
 }
 
 static cuops_status_t sdw_launch_128(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                      const cuops_options_t *opt)
 {
-    return sdw_launch_rows(h, d, opt, SDW_ROWS(2), "sm90_decode_wgmma128");
+    return sdw_launch_rows(h, d, opt, SDW_ROWS(2), SDW_ISSUE_SINGLE, "sm90_decode_wgmma128");
 }
 
 static cuops_status_t sdw_launch_64(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                     const cuops_options_t *opt)
 {
-    return sdw_launch_rows(h, d, opt, SDW_ROWS(1), "sm90_decode_wgmma64");
+    return sdw_launch_rows(h, d, opt, SDW_ROWS(1), SDW_ISSUE_SINGLE, "sm90_decode_wgmma64");
 }
 
 extern "C" const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma = {"sm90_decode_wgmma",
                                                                      sdw_supports, sdw_launch};
+/* The same blocks and splits with the weight's boxes issued in pairs of
+ * consecutive k-blocks (SDW_ISSUE_PAIRS, SDW_ISSUE_PAIRS64): for study */
+extern "C" const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma_pairs = {
+    "sm90_decode_wgmma_pairs", sdw_supports, sdw_launch_pairs};
+extern "C" const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma_pairs64 = {
+    "sm90_decode_wgmma_pairs64", sdw_supports, sdw_launch_pairs64};
 /* 128-row blocks with the split chosen for them (or forced): for study, and
  * for auto where gemm_tuning.h sends it */
 extern "C" const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma128 = {

@@ -54,6 +54,11 @@ extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma;
 /* gemm_sm90_decode.cu: the same with 128-row blocks whatever n (two consumers) */
 __attribute__((weak, visibility("hidden")))
 extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma128;
+/* gemm_sm90_decode.cu: its blocks with the weight's boxes issued in pairs of k-blocks */
+__attribute__((weak, visibility("hidden")))
+extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma_pairs;
+__attribute__((weak, visibility("hidden")))
+extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma_pairs64;
 /* gemm_sm90_decode.cu: the same with 64-row blocks (one consumer) */
 __attribute__((weak, visibility("hidden")))
 extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma64;
@@ -293,6 +298,10 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
     if (&cuops_gemm_sm90_decode_wgmma && n < max) out[n++] = &cuops_gemm_sm90_decode_wgmma;
     if (&cuops_gemm_sm90_decode_wgmma128 && n < max) out[n++] = &cuops_gemm_sm90_decode_wgmma128;
     if (&cuops_gemm_sm90_decode_wgmma64 && n < max) out[n++] = &cuops_gemm_sm90_decode_wgmma64;
+    if (&cuops_gemm_sm90_decode_wgmma_pairs && n < max)
+        out[n++] = &cuops_gemm_sm90_decode_wgmma_pairs;
+    if (&cuops_gemm_sm90_decode_wgmma_pairs64 && n < max)
+        out[n++] = &cuops_gemm_sm90_decode_wgmma_pairs64;
     if (&cuops_gemm_sm90_decode_narrow && n < max) out[n++] = &cuops_gemm_sm90_decode_narrow;
     t = cuops_gemm_family_table(cuops_gemm_sm80_kernel_table, &count);
     for (int i = 0; i < count && n < max; i++) out[n++] = &t[i];
