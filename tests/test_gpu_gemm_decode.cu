@@ -840,12 +840,13 @@ static void test_transposed(cuops_op_t ta, cuops_op_t tb)
                                  {24, 392, 136},  {33, 4096, 520}, {64, 200, 4096},
                                  {1, 4096, 4096}, {9, 1000, 3000}, {24, 136, 4104},
                                  {40, 264, 200}};
-    /* and the paired issue (gemm_sm90_decode.cu, SDW_ISSUE_*): with the
-     * weight stored [k, n] the 64-row form issues as the whole-box one */
+    /* and the weight's issue forced (gemm_sm90_decode.cu, SDW_ISSUE_*): one
+     * stage at a time, or interleaved pairs of k-blocks (with the weight
+     * stored [k, n], pairs of whole k-blocks) */
     const char *const forced[6] = {k_wgmma,
                                    k_fixed_rows[0],
                                    k_fixed_rows[1],
-                                   "sm90_decode_wgmma_pairs",
+                                   "sm90_decode_wgmma_single",
                                    "sm90_decode_wgmma_pairs64",
                                    NULL};
     const int nforced = (int)(sizeof forced / sizeof forced[0]);
@@ -1144,11 +1145,13 @@ static void test_big(void)
         /* 64-row blocks, K split 2 ways over 64 blocks (its own choice) and 8 (forced) */
         {"sm90_decode_wgmma64", 16, 4096, 14336, F16, BF16, 1.0f, 0.5f, 0, 0},
         {"sm90_decode_wgmma64", 64, 1024, 14336, F16, F16, 1.0f, 0.0f, 8, 0},
-        /* the weight's boxes issued in pairs of k-blocks: unsplit 256-row blocks
-         * (128 k-blocks each), and split 3 and 5 ways (74-75 and 44-45
-         * k-blocks per rank: the odd last block of a rank issued alone) */
-        {"sm90_decode_wgmma_pairs", 1, 28672, 8192, F16, F16, 1.0f, 0.0f, 0, 0},
-        {"sm90_decode_wgmma_pairs", 64, 1024, 14336, BF16, F32, -0.75f, 0.5f, 3, 0},
+        /* the weight's boxes issued one stage at a time (auto pairs them on
+         * 128- and 256-row blocks), and in interleaved pairs of k-blocks at
+         * every height: unsplit 256-row blocks (128 k-blocks each), split 3
+         * and 5 ways (74-75 and 44-45 k-blocks per rank: a rank's odd last
+         * block issued alone), 64-row blocks (auto issues those singly) */
+        {"sm90_decode_wgmma_single", 1, 28672, 8192, F16, F16, 1.0f, 0.0f, 0, 0},
+        {"sm90_decode_wgmma_single", 64, 1024, 14336, BF16, F32, -0.75f, 0.5f, 3, 0},
         {"sm90_decode_wgmma_pairs64", 16, 28672, 8192, BF16, BF16, 1.0f, 0.0f, 0, 0},
         {"sm90_decode_wgmma_pairs64", 64, 1024, 14336, F16, BF16, 1.0f, 0.5f, 5, 0},
         {"sm90_decode_wgmma_pairs64", 3, 4096, 14336, F16, F32, 1.0f, 0.0f, 0, 0},

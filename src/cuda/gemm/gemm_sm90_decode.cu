@@ -5,7 +5,10 @@
  * "sm90_decode_wgmma" (256-row blocks, K split across a thread-block cluster
  * and reduced in distributed shared memory) and "sm90_decode_narrow" (x as
  * the wgmma A, 32-row tiles that each run all of K: no split; below, with
- * why it exists and where auto takes it).
+ * why it exists and where auto takes it). On 128- and 256-row blocks the
+ * producer issues two consecutive k-blocks' tiles at once, in 64-row boxes
+ * interleaved (SDW_ISSUE_PAIRS64, below: each weight row's 256 bytes
+ * together streamed 5 % faster than 128 bytes of twice the rows).
  *
  * Why. At m <= 64 the GEMM is a stream of the weight (28672 x 8192 is 470 MB
  * against 1 MB of activations); the mma.sync decode kernels (gemm_decode.cu)
@@ -91,12 +94,20 @@
  * threads have 168 each, no exchange needed */
 /* How the cluster form's producer issues the weight: one stage at a time
  * as each frees (SINGLE); two stages of consecutive 64-k blocks back to back
- * once both are free (PAIRS), so that each weight row's 256 bytes reach the
- * memory system together; or the same with the pair's boxes cut into 64-row
- * boxes and interleaved (PAIRS64: rows 0-63 of k-blocks j and j + 1, then
- * rows 64-127, ...; K-major weight only), the order of cuops-probe tma's
- * 64 x 256 and 128 x 128 stages, which streamed 3.5-5 % faster than the
- * 256 x 64 stage (docs/probe.md) */
+ * once both are free (PAIRS, whole boxes); or the same with the pair's tiles
+ * cut into 64-row boxes and interleaved (PAIRS64: rows 0-63 of k-blocks j
+ * and j + 1, then rows 64-127, ...), so that each weight row's 256 bytes
+ * reach the memory system together. cuops-probe tma streamed a 128 x 128
+ * stage (two 64-k boxes) 5 % faster than the 256 x 64 one on the same 112
+ * CTAs (docs/probe.md), and PAIRS64 took 1 x 28672 x 8192 from 117.9 to
+ * 111.3 us (H200, P213: docs/gemm.md, decode step "paired issue"), 1-2 % off
+ * 14336 x 4096 (128-row blocks), but made the 64-row blocks 0.2-2.6 %
+ * slower. AUTO: PAIRS64 on 128- and 256-row blocks of a K-major weight,
+ * SINGLE on 64-row blocks and on the weight stored [k, n] (whose CONS boxes
+ * of a k-block already bring 64 x CONS contiguous columns together; not
+ * measured paired). The variants "sm90_decode_wgmma_single" and
+ * "_pairs64" force one (PAIRS64 issues as PAIRS for the [k, n] weight). */
+#define SDW_ISSUE_AUTO (-1)
 #define SDW_ISSUE_SINGLE 0
 #define SDW_ISSUE_PAIRS 1
 #define SDW_ISSUE_PAIRS64 2
@@ -1017,6 +1028,8 @@ static cuops_status_t sdw_launch_rows(struct cuops_handle *h, const cuops_gemm_d
     const int smem = sdw_smem_bytes(xn, cons);
     CUtensorMap tmap_w, tmap_x, tmap_x_last;
     sdw_params_t p;
+    if (issue == SDW_ISSUE_AUTO)
+        issue = cons >= 2 && d->trans_b == CUOPS_OP_T ? SDW_ISSUE_PAIRS64 : SDW_ISSUE_SINGLE;
     /* PAIRS64 reads the K-major weight in 64-row boxes */
     const int box_rows = issue == SDW_ISSUE_PAIRS64 && d->trans_b == CUOPS_OP_T ? 64 : rows;
     cuops_status_t st =
@@ -1069,13 +1082,13 @@ static cuops_status_t sdw_launch_rows(struct cuops_handle *h, const cuops_gemm_d
 static cuops_status_t sdw_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                  const cuops_options_t *opt)
 {
-    return sdw_launch_rows(h, d, opt, 0, SDW_ISSUE_SINGLE, "sm90_decode_wgmma");
+    return sdw_launch_rows(h, d, opt, 0, SDW_ISSUE_AUTO, "sm90_decode_wgmma");
 }
 
-static cuops_status_t sdw_launch_pairs(struct cuops_handle *h, const cuops_gemm_desc_t *d,
-                                       const cuops_options_t *opt)
+static cuops_status_t sdw_launch_single(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                        const cuops_options_t *opt)
 {
-    return sdw_launch_rows(h, d, opt, 0, SDW_ISSUE_PAIRS, "sm90_decode_wgmma_pairs");
+    return sdw_launch_rows(h, d, opt, 0, SDW_ISSUE_SINGLE, "sm90_decode_wgmma_single");
 }
 
 static cuops_status_t sdw_launch_pairs64(struct cuops_handle *h, const cuops_gemm_desc_t *d,
@@ -1087,21 +1100,22 @@ static cuops_status_t sdw_launch_pairs64(struct cuops_handle *h, const cuops_gem
 static cuops_status_t sdw_launch_128(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                      const cuops_options_t *opt)
 {
-    return sdw_launch_rows(h, d, opt, SDW_ROWS(2), SDW_ISSUE_SINGLE, "sm90_decode_wgmma128");
+    return sdw_launch_rows(h, d, opt, SDW_ROWS(2), SDW_ISSUE_AUTO, "sm90_decode_wgmma128");
 }
 
 static cuops_status_t sdw_launch_64(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                     const cuops_options_t *opt)
 {
-    return sdw_launch_rows(h, d, opt, SDW_ROWS(1), SDW_ISSUE_SINGLE, "sm90_decode_wgmma64");
+    return sdw_launch_rows(h, d, opt, SDW_ROWS(1), SDW_ISSUE_AUTO, "sm90_decode_wgmma64");
 }
 
 extern "C" const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma = {"sm90_decode_wgmma",
                                                                      sdw_supports, sdw_launch};
-/* The same blocks and splits with the weight's boxes issued in pairs of
- * consecutive k-blocks (SDW_ISSUE_PAIRS, SDW_ISSUE_PAIRS64): for study */
-extern "C" const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma_pairs = {
-    "sm90_decode_wgmma_pairs", sdw_supports, sdw_launch_pairs};
+/* The same blocks and splits with the weight issued one stage at a time
+ * (SDW_ISSUE_SINGLE, the form before P213) or in interleaved pairs of
+ * k-blocks at every block height (SDW_ISSUE_PAIRS64): for study */
+extern "C" const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma_single = {
+    "sm90_decode_wgmma_single", sdw_supports, sdw_launch_single};
 extern "C" const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma_pairs64 = {
     "sm90_decode_wgmma_pairs64", sdw_supports, sdw_launch_pairs64};
 /* 128-row blocks with the split chosen for them (or forced): for study, and

@@ -54,9 +54,9 @@ extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma;
 /* gemm_sm90_decode.cu: the same with 128-row blocks whatever n (two consumers) */
 __attribute__((weak, visibility("hidden")))
 extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma128;
-/* gemm_sm90_decode.cu: its blocks with the weight's boxes issued in pairs of k-blocks */
+/* gemm_sm90_decode.cu: its blocks with the weight issued one stage at a time / in pairs */
 __attribute__((weak, visibility("hidden")))
-extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma_pairs;
+extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma_single;
 __attribute__((weak, visibility("hidden")))
 extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma_pairs64;
 /* gemm_sm90_decode.cu: the same with 64-row blocks (one consumer) */
@@ -298,8 +298,8 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
     if (&cuops_gemm_sm90_decode_wgmma && n < max) out[n++] = &cuops_gemm_sm90_decode_wgmma;
     if (&cuops_gemm_sm90_decode_wgmma128 && n < max) out[n++] = &cuops_gemm_sm90_decode_wgmma128;
     if (&cuops_gemm_sm90_decode_wgmma64 && n < max) out[n++] = &cuops_gemm_sm90_decode_wgmma64;
-    if (&cuops_gemm_sm90_decode_wgmma_pairs && n < max)
-        out[n++] = &cuops_gemm_sm90_decode_wgmma_pairs;
+    if (&cuops_gemm_sm90_decode_wgmma_single && n < max)
+        out[n++] = &cuops_gemm_sm90_decode_wgmma_single;
     if (&cuops_gemm_sm90_decode_wgmma_pairs64 && n < max)
         out[n++] = &cuops_gemm_sm90_decode_wgmma_pairs64;
     if (&cuops_gemm_sm90_decode_narrow && n < max) out[n++] = &cuops_gemm_sm90_decode_narrow;
