@@ -71,6 +71,14 @@ static const int64_t k_fixed_rows_n[2] = {128, 64};
 #define WGMMA_SLOT (NUM_VARIANTS + 1)
 #define NARROW_SLOT (NUM_VARIANTS + 2)
 #define FIXED_SLOT (NUM_VARIANTS + 3) /* and + 4: k_fixed_rows[slot - FIXED_SLOT] */
+/* the study forms of the weight's issue (gemm_sm90_decode.cu, SDW_ISSUE_*):
+ * the cluster form one stage at a time and in interleaved pairs at every
+ * block height, the narrow form in pairs; forced on every case on sm_90 */
+static const char *const k_issue_forms[3] = {"sm90_decode_wgmma_single",
+                                             "sm90_decode_wgmma_pairs64",
+                                             "sm90_decode_narrow_pairs"};
+#define ISSUE_SLOT (FIXED_SLOT + 2) /* to + 4: k_issue_forms[slot - ISSUE_SLOT] */
+static int g_issue_ran[3];
 static int g_fixed_ran[2], g_fixed_split[2]; /* cases each served; of those, split (auto or forced) */
 static int g_narrow_ran, g_narrow_multi; /* cases it served; of those, with > 1 tile per CTA */
 static unsigned long long g_narrow_rows_seen[33]; /* bit per tile height (rows / 8) it ran */
@@ -358,6 +366,7 @@ static cuops_status_t gpu_call(const decode_case_t *c, const case_buffers_t *b, 
     opt.variant = v < NUM_VARIANTS    ? k_variants[v]
                   : v == WGMMA_SLOT   ? k_wgmma
                   : v == NARROW_SLOT  ? k_narrow
+                  : v >= ISSUE_SLOT   ? k_issue_forms[v - ISSUE_SLOT]
                   : v >= FIXED_SLOT   ? k_fixed_rows[v - FIXED_SLOT]
                                       : "auto";
     opt.split_k = v == AUTO_SLOT ? 0 : c->split_k;
@@ -421,9 +430,10 @@ static void run_variants(const decode_case_t *c, const case_buffers_t *b, const 
     /* the Hopper kernels: serve k >= 1, decline k == 0; no workspace (the
      * cluster form's split-K meets in distributed shared memory, the narrow
      * form does not split); the same bytes twice */
-    for (int slot = WGMMA_SLOT; slot <= FIXED_SLOT + 1 && !g_device_dead; slot++) {
+    for (int slot = WGMMA_SLOT; slot <= ISSUE_SLOT + 2 && !g_device_dead; slot++) {
         const char *who = slot == WGMMA_SLOT    ? k_wgmma
                           : slot == NARROW_SLOT ? k_narrow
+                          : slot >= ISSUE_SLOT  ? k_issue_forms[slot - ISSUE_SLOT]
                                                 : k_fixed_rows[slot - FIXED_SLOT];
         unsigned long long ws1 = 0, ws2 = 0;
         cuops_status_t st = gpu_call(c, b, slot, b->hout, &ws1);
@@ -438,7 +448,9 @@ static void run_variants(const decode_case_t *c, const case_buffers_t *b, const 
         CHECK(!strcmp(cuops_last_kernel(g_gpu), who), "%s ran kernel '%s'", who,
               cuops_last_kernel(g_gpu));
         CHECK(ws1 == 0, "%s wrote %llu workspace words for %s", who, ws1, what);
-        if (slot == WGMMA_SLOT) {
+        if (slot >= ISSUE_SLOT) {
+            g_issue_ran[slot - ISSUE_SLOT]++;
+        } else if (slot == WGMMA_SLOT) {
             g_wgmma_ran++;
             if (c->split_k >= 2 && c->k > 64) g_wgmma_split++;
         } else if (slot >= FIXED_SLOT) {
@@ -1155,6 +1167,11 @@ static void test_big(void)
         {"sm90_decode_wgmma_pairs64", 16, 28672, 8192, BF16, BF16, 1.0f, 0.0f, 0, 0},
         {"sm90_decode_wgmma_pairs64", 64, 1024, 14336, F16, BF16, 1.0f, 0.5f, 5, 0},
         {"sm90_decode_wgmma_pairs64", 3, 4096, 14336, F16, F32, 1.0f, 0.0f, 0, 0},
+        /* the narrow form's tiles in pairs of k-blocks: one tile per CTA with
+         * an odd count (65 k-blocks), several tiles per CTA */
+        {"sm90_decode_narrow_pairs", 16, 4096, 4160, BF16, F16, 1.0f, 0.5f, 0, 0},
+        {"sm90_decode_narrow_pairs", 64, 14336, 4096, F16, F32, -0.75f, 0.5f, 0, 0},
+        {"sm90_decode_narrow_pairs", 1, 22016, 4096, F16, F16, 1.0f, 0.0f, 0, 0},
         /* auto takes the cluster form here: 64-row blocks, K split 2 */
         {"auto", 64, 4096, 14336, F16, F16, 1.0f, 0.0f, 0, 0},
         {"auto", 1, 4096, 14336, BF16, BF16, 1.0f, 0.5f, 0, 0},
@@ -1324,6 +1341,10 @@ int main(void)
             CHECK(g_wgmma_ran > 0 && g_wgmma_split > 0, "%s ran %d cases, %d split", k_wgmma,
                   g_wgmma_ran, g_wgmma_split);
             CHECK(g_auto_wgmma > 0, "auto never took %s", k_wgmma);
+            for (int f = 0; f < 3; f++) {
+                fprintf(stderr, "%-20s ran %4d case(s)\n", k_issue_forms[f], g_issue_ran[f]);
+                CHECK(g_issue_ran[f] > 0, "%s ran no case", k_issue_forms[f]);
+            }
             for (int f = 0; f < 2; f++) {
                 fprintf(stderr, "%-20s ran %4d case(s), %4d with a cluster split\n",
                         k_fixed_rows[f], g_fixed_ran[f], g_fixed_split[f]);

@@ -761,14 +761,28 @@ static __device__ __forceinline__ void sdn_cta(const CUtensorMap &tmap_w, const 
             uint32_t phase = 0;
             int stage = 0;
             for (int tile = blockIdx.x; tile < p.tiles; tile += gridDim.x) {
-                for (int kb = 0; kb < p.kblocks; kb++) {
-                    cuops_mbar_wait(SDN_EMPTY_BAR(stage), phase ^ 1u);
-                    cuops_mbar_arrive_expect_tx(SDN_FULL_BAR(stage), WBYTES + xbytes);
-                    cuops_tma_load_2d(w_smem + stage * WBYTES, &tmap_w, SDN_FULL_BAR(stage),
-                                      kb * SDW_BK, tile * NW);
-                    cuops_tma_load_2d(x_smem + stage * SDN_X_TILE_BYTES, &tmap_x,
-                                      SDN_FULL_BAR(stage), kb * SDW_BK, 0);
+                for (int kb = 0; kb < p.kblocks;) {
+                    /* SINGLE: a stage per step; PAIRS: the tile's k-blocks kb
+                     * and kb + 1 back to back once both stages are free (as the
+                     * cluster form's SDW_ISSUE_PAIRS), but for a last odd one */
+                    const int n = p.issue != SDW_ISSUE_SINGLE && kb + 1 < p.kblocks ? 2 : 1;
+                    int st[2] = {stage, stage};
+                    cuops_mbar_wait(SDN_EMPTY_BAR(st[0]), phase ^ 1u);
                     cuops_ring_advance<STAGES>(stage, phase);
+                    if (n == 2) {
+                        st[1] = stage;
+                        cuops_mbar_wait(SDN_EMPTY_BAR(st[1]), phase ^ 1u);
+                        cuops_ring_advance<STAGES>(stage, phase);
+                    }
+                    for (int t = 0; t < n; t++)
+                        cuops_mbar_arrive_expect_tx(SDN_FULL_BAR(st[t]), WBYTES + xbytes);
+                    for (int t = 0; t < n; t++)
+                        cuops_tma_load_2d(w_smem + st[t] * WBYTES, &tmap_w, SDN_FULL_BAR(st[t]),
+                                          (kb + t) * SDW_BK, tile * NW);
+                    for (int t = 0; t < n; t++)
+                        cuops_tma_load_2d(x_smem + st[t] * SDN_X_TILE_BYTES, &tmap_x,
+                                          SDN_FULL_BAR(st[t]), (kb + t) * SDW_BK, 0);
+                    kb += n;
                 }
             }
         }
@@ -1153,11 +1167,11 @@ static int sdn_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d
            h->smem_optin_bytes >= SDN_SMEM_BYTES(sdn_rows(h, d));
 }
 
-static cuops_status_t sdn_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
-                                 const cuops_options_t *opt)
+/* `issue`: SDW_ISSUE_SINGLE, or SDW_ISSUE_PAIRS (the "sm90_decode_narrow_pairs"
+ * study variant: a tile's k-blocks two at a time) */
+static cuops_status_t sdn_launch_issue(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                       int issue, const char *name)
 {
-    (void)opt;
-    static const char *const name = "sm90_decode_narrow";
     const int xn = cuops_decode_x_box_cols(d->m);
     const int nw = sdn_rows(h, d);
     const int smem = SDN_SMEM_BYTES(nw);
@@ -1166,6 +1180,7 @@ static cuops_status_t sdn_launch(struct cuops_handle *h, const cuops_gemm_desc_t
     cuops_status_t st = sdw_prepare(h, d, xn, (uint32_t)nw, &tmap_w, &tmap_x, NULL, &p);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     p.tiles = (int)cuops_ceil_div(d->n, nw);
+    p.issue = issue;
     const int sms = h->num_sms > 0 ? h->num_sms : 132;
     const int grid = p.tiles < sms ? p.tiles : sms;
     sdn_kernel_fn fn = d->ab_type == CUOPS_DTYPE_BF16 ? sdn_pick_nw<__nv_bfloat16, 8>(nw)
@@ -1186,5 +1201,23 @@ static cuops_status_t sdn_launch(struct cuops_handle *h, const cuops_gemm_desc_t
     return cuops_cuda_check_launch(h, name);
 }
 
+static cuops_status_t sdn_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                 const cuops_options_t *opt)
+{
+    (void)opt;
+    return sdn_launch_issue(h, d, SDW_ISSUE_SINGLE, "sm90_decode_narrow");
+}
+
+static cuops_status_t sdn_launch_pairs(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                       const cuops_options_t *opt)
+{
+    (void)opt;
+    return sdn_launch_issue(h, d, SDW_ISSUE_PAIRS, "sm90_decode_narrow_pairs");
+}
+
 extern "C" const cuops_gemm_kernel_t cuops_gemm_sm90_decode_narrow = {"sm90_decode_narrow",
                                                                       sdn_supports, sdn_launch};
+/* The narrow form with a tile's k-blocks issued two at a time: for study
+ * (P213: the cluster form's 256-row blocks gained 4-6 % so) */
+extern "C" const cuops_gemm_kernel_t cuops_gemm_sm90_decode_narrow_pairs = {
+    "sm90_decode_narrow_pairs", sdn_supports, sdn_launch_pairs};

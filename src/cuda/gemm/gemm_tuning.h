@@ -65,6 +65,9 @@ extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma64;
 /* gemm_sm90_decode.cu: its narrow form (x as the wgmma A, 8-256-row tiles, all of K) */
 __attribute__((weak, visibility("hidden")))
 extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_narrow;
+/* gemm_sm90_decode.cu: the narrow form with a tile's k-blocks issued in pairs (study) */
+__attribute__((weak, visibility("hidden")))
+extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_narrow_pairs;
 /* gemm_decode.cu: small-M (decode) kernels that stream the weight with split-K */
 __attribute__((weak, visibility("hidden")))
 const cuops_gemm_kernel_t *cuops_gemm_decode_kernel_table(int *count);
@@ -303,6 +306,8 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
     if (&cuops_gemm_sm90_decode_wgmma_pairs64 && n < max)
         out[n++] = &cuops_gemm_sm90_decode_wgmma_pairs64;
     if (&cuops_gemm_sm90_decode_narrow && n < max) out[n++] = &cuops_gemm_sm90_decode_narrow;
+    if (&cuops_gemm_sm90_decode_narrow_pairs && n < max)
+        out[n++] = &cuops_gemm_sm90_decode_narrow_pairs;
     t = cuops_gemm_family_table(cuops_gemm_sm80_kernel_table, &count);
     for (int i = 0; i < count && n < max; i++) out[n++] = &t[i];
     if (n < max) out[n++] = &cuops_gemm_sgemm_simt_128x128;
