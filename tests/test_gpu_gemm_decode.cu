@@ -1160,18 +1160,20 @@ static void test_big(void)
         /* the weight's boxes issued one stage at a time (auto pairs them on
          * 128- and 256-row blocks), and in interleaved pairs of k-blocks at
          * every height: unsplit 256-row blocks (128 k-blocks each), split 3
-         * and 5 ways (74-75 and 44-45 k-blocks per rank: a rank's odd last
-         * block issued alone), 64-row blocks (auto issues those singly) */
+         * (single) and 5 ways (pairs64: 44-45 k-blocks per rank, a rank's odd
+         * last block issued alone), 64-row blocks (auto issues those singly) */
         {"sm90_decode_wgmma_single", 1, 28672, 8192, F16, F16, 1.0f, 0.0f, 0, 0},
         {"sm90_decode_wgmma_single", 64, 1024, 14336, BF16, F32, -0.75f, 0.5f, 3, 0},
         {"sm90_decode_wgmma_pairs64", 16, 28672, 8192, BF16, BF16, 1.0f, 0.0f, 0, 0},
         {"sm90_decode_wgmma_pairs64", 64, 1024, 14336, F16, BF16, 1.0f, 0.5f, 5, 0},
         {"sm90_decode_wgmma_pairs64", 3, 4096, 14336, F16, F32, 1.0f, 0.0f, 0, 0},
         /* the narrow form's tiles in pairs of k-blocks: one tile per CTA with
-         * an odd count (65 k-blocks), several tiles per CTA */
+         * an odd count (65 k-blocks; 112-row tiles), and on 132 SMs 133 tiles
+         * of 256 rows, so one CTA runs two with 65 k-blocks each (the ring
+         * goes on across the tiles, the odd block between them alone) */
         {"sm90_decode_narrow_pairs", 16, 4096, 4160, BF16, F16, 1.0f, 0.5f, 0, 0},
         {"sm90_decode_narrow_pairs", 64, 14336, 4096, F16, F32, -0.75f, 0.5f, 0, 0},
-        {"sm90_decode_narrow_pairs", 1, 22016, 4096, F16, F16, 1.0f, 0.0f, 0, 0},
+        {"sm90_decode_narrow_pairs", 1, 33797, 4160, F16, F16, 1.0f, 0.0f, 0, 0},
         /* auto takes the cluster form here: 64-row blocks, K split 2 */
         {"auto", 64, 4096, 14336, F16, F16, 1.0f, 0.0f, 0, 0},
         {"auto", 1, 4096, 14336, BF16, BF16, 1.0f, 0.5f, 0, 0},
