@@ -15,7 +15,7 @@ from ._lib import last_handle as _last_handle
 try:
     import torch as _torch
     from . import torch_ops as _torch_ops
-except ImportError:  # numpy-only install
+except (ImportError, AttributeError):  # numpy-only install, or a torch without torch.library.custom_op (< 2.4)
     _torch = None
     _torch_ops = None
 

@@ -1,5 +1,7 @@
 """Uniform views of the arrays cuops accepts: torch tensors, numpy arrays and
-any object with __cuda_array_interface__ (CuPy, Numba) or DLPack.
+any object with __cuda_array_interface__ (CuPy, Numba) or DLPack. Outputs for
+an input that has only __cuda_array_interface__ are CuPy arrays (CuPy must be
+installed), on that input's device and CuPy's current stream there.
 
 A view gives what a cuops call needs: a data pointer, the shape, the row
 stride in elements (the leading dimension), the cuops dtype, and the device
@@ -58,8 +60,10 @@ def _is_torch(x):
     return torch is not None and isinstance(x, torch.Tensor)
 
 
-def view(x, name="array"):
-    """A View of x; rows must have unit element stride (row-major with a leading dimension)."""
+def view(x, name="array", writable=False):
+    """A View of x; rows must have unit element stride (row-major with a leading dimension).
+    writable: x is written (an output), so a read-only array is refused."""
+    readonly = False
     if _is_torch(x):
         dt = torch_dtype_name(x.dtype)
         dev = x.device.index if x.device.type == "cuda" else _lib.DEVICE_CPU
@@ -75,7 +79,7 @@ def view(x, name="array"):
         dt = _NP_TYPESTR.get(cai["typestr"])
         if dt is None:
             raise TypeError(f"cuops: unsupported typestr {cai['typestr']} for {name}")
-        ptr = cai["data"][0]
+        ptr, readonly = cai["data"][0], bool(cai["data"][1])
         item = _ITEMSIZE[dt]
         if cai.get("strides") is None:
             strides, acc = [], 1
@@ -91,7 +95,10 @@ def view(x, name="array"):
         dt = _NP_TYPESTR.get(ai["typestr"])
         if dt is None:
             raise TypeError(f"cuops: unsupported dtype {ai['typestr']} for {name}")
-        ptr = ai["data"][0]
+        ptr, readonly = ai["data"][0], bool(ai["data"][1])
+        flags = getattr(x, "flags", None)
+        if flags is not None and hasattr(flags, "writeable"):
+            readonly = readonly or not flags.writeable
         item = _ITEMSIZE[dt]
         strides = _element_strides(x.strides, item, name)
         dev = _lib.DEVICE_CPU
@@ -104,8 +111,16 @@ def view(x, name="array"):
     else:
         raise TypeError(f"cuops: {name} of type {type(x).__name__} is not an array")
     shape = tuple(x.shape)
+    if writable and readonly:
+        raise ValueError(f"cuops: {name} is read-only and cuops writes it")
     if len(shape) == 0:
         raise ValueError(f"cuops: {name} must have at least one dimension")
+    if len(shape) > 2:
+        raise ValueError(f"cuops: {name} must be 1-D or 2-D, got shape {shape}")
+    if 0 in shape:
+        # no element is read or written; numpy gives such arrays strides that
+        # say nothing of a layout, so the leading dimension is the row length
+        return View(x, ptr, shape, max(shape[-1], 1), dt, dev, kind)
     if len(shape) == 1:
         if shape[0] > 1 and strides[0] != 1:
             raise ValueError(f"cuops: {name} must be contiguous")
@@ -132,7 +147,7 @@ def dense_view(x, name="array"):
     v = view(x, name)
     if len(v.shape) == 2 and v.shape[0] > 1 and v.ld != v.shape[1]:
         if v.kind == "torch":
-            return view(x.contiguous(), name)
+            return view(v.obj.contiguous(), name)
         if v.kind == "numpy":
             import numpy as np
             return view(np.ascontiguousarray(x), name)
@@ -145,7 +160,19 @@ def _cuda_device_of_pointer(x):
     idx = getattr(dev, "id", None)
     if isinstance(idx, int):
         return idx
-    return 0
+    # no device attribute: ask the driver which device holds the pointer
+    cupy = _cupy("an array with only __cuda_array_interface__")
+    attrs = cupy.cuda.runtime.pointerGetAttributes(x.__cuda_array_interface__["data"][0])
+    return int(attrs.device)
+
+
+def _cupy(what):
+    try:
+        import cupy
+        return cupy
+    except ImportError:
+        raise TypeError(f"cuops: {what} needs CuPy installed (outputs and streams for "
+                        "__cuda_array_interface__ arrays are CuPy's)") from None
 
 
 def empty_like_kind(ref, shape, dtype):
@@ -155,7 +182,7 @@ def empty_like_kind(ref, shape, dtype):
         dev = torch.device("cuda", ref.device) if ref.device >= 0 else torch.device("cpu")
         return torch.empty(shape, dtype=torch_dtype(dtype), device=dev)
     if ref.kind == "cai":
-        import cupy
+        cupy = _cupy("an output for a __cuda_array_interface__ array")
         with cupy.cuda.Device(ref.device):
             return cupy.empty(shape, dtype=_NP_FROM_DTYPE[dtype])
     import numpy as np
@@ -171,6 +198,7 @@ def stream_of(ref):
     if ref.kind == "torch":
         return _torch().cuda.current_stream(ref.device).cuda_stream
     if ref.kind == "cai":
-        import cupy
-        return cupy.cuda.get_current_stream().ptr
+        cupy = _cupy("a __cuda_array_interface__ array")
+        with cupy.cuda.Device(ref.device):
+            return cupy.cuda.get_current_stream().ptr
     return 0

@@ -40,8 +40,10 @@ def gemm_impl(a, b, trans_a=False, trans_b=False, alpha=1.0, beta=0.0, c=None,
     if c is None:
         _need(beta == 0.0, "beta != 0 needs c")
         c = empty_like_kind(va, (m, n), out_dtype or va.dtype)
-    vc = view(c, "c")
+    vc = view(c, "c", writable=True)
     _need(vc.shape == (m, n), f"c has shape {vc.shape}, expected {(m, n)}")
+    _need(out_dtype is None or out_dtype == vc.dtype,
+          f"out_dtype {out_dtype} differs from c's dtype {vc.dtype}")
     h = _handle_for(va, vb, vc)
     h.check(_lib.lib.cuops_gemm_ex(h.ptr, int(trans_a), int(trans_b), m, n, k, alpha,
                                    va.ptr, va.ld, vb.ptr, vb.ld, beta, vc.ptr, vc.ld,
@@ -62,11 +64,19 @@ def _check_groups(vs, vz, n, k, group_size):
               f"zeros must be [{n}, {ngroups}], got {vz.shape}")
 
 
+def _check_qweight(vq, k):
+    """qweight uint8 [n, ceil(k/2)]: its width must match k, or the library
+    would read bytes past each row of a slice (or past the buffer)."""
+    _need(vq.dtype == "u8" and len(vq.shape) == 2, "qweight must be a 2-D uint8 array [n, ceil(k/2)]")
+    _need(vq.shape[1] == (k + 1) // 2,
+          f"qweight has {vq.shape[1]} bytes per row; k = {k} needs {(k + 1) // 2}")
+
+
 def dequant_int4_impl(qweight, scales, zeros, k, group_size, out_dtype=None, variant=None):
     """Dense [n, k] weight from the seed int4 format (see cuops_dequant_int4)."""
     vq, vs = view(qweight, "qweight"), dense_view(scales, "scales")
     vz = dense_view(zeros, "zeros") if zeros is not None else None
-    _need(vq.dtype == "u8" and len(vq.shape) == 2, "qweight must be a 2-D uint8 array [n, ceil(k/2)]")
+    _check_qweight(vq, k)
     n = vq.shape[0]
     _check_groups(vs, vz, n, k, group_size)
     out = empty_like_kind(vq, (n, k), out_dtype or vs.dtype)
@@ -95,7 +105,7 @@ def w4a16_prepack_impl(qweight, scales, zeros, k, group_size, act_dtype):
     """Prepacked uint8 buffer for gemm_w4a16 (same device as qweight)."""
     vq, vs = view(qweight, "qweight"), dense_view(scales, "scales")
     vz = dense_view(zeros, "zeros") if zeros is not None else None
-    _need(vq.dtype == "u8" and len(vq.shape) == 2, "qweight must be a 2-D uint8 array [n, ceil(k/2)]")
+    _check_qweight(vq, k)
     n = vq.shape[0]
     _check_groups(vs, vz, n, k, group_size)
     nbytes = w4_packed_size(vq.device, n, k, group_size, act_dtype)
@@ -115,7 +125,10 @@ def gemm_w4a16_impl(x, packed, n, k, group_size, variant=None):
     _need(vx.dtype in ("f16", "bf16"), "x must be float16 or bfloat16")
     _need(vp.dtype == "u8" and len(vp.shape) == 1, "packed must be the 1-D uint8 buffer of w4a16_prepack")
     need = w4_packed_size(vx.device, n, k, group_size, vx.dtype)
-    _need(vp.shape[0] >= need, f"packed holds {vp.shape[0]} bytes; n={n}, k={k}, "
+    # exactly its size: a buffer prepacked for another n, k or group size is
+    # refused (one for the other 16-bit act_dtype of the same size cannot be
+    # told apart here: w4a16_prepack's act_dtype must be x's dtype)
+    _need(vp.shape[0] == need, f"packed holds {vp.shape[0]} bytes; n={n}, k={k}, "
           f"group_size={group_size} for {vx.dtype} needs {need} (prepacked for another shape?)")
     m = vx.shape[0]
     y = empty_like_kind(vx, (m, n), vx.dtype)
@@ -134,7 +147,7 @@ def scan_impl(x, op="sum", exclusive=False, out=None, variant=None):
     _need(op in _lib.REDUCE_OP, f"op must be one of {sorted(_lib.REDUCE_OP)}")
     if out is None:
         out = empty_like_kind(vx, vx.shape, vx.dtype)
-    vo = view(out, "out")
+    vo = view(out, "out", writable=True)
     _need(vo.shape == vx.shape and vo.dtype == vx.dtype, "out must match x in shape and dtype")
     h = _handle_for(vx, vo)
     h.check(_lib.lib.cuops_scan_ex(h.ptr, _lib.REDUCE_OP[op], int(bool(exclusive)),

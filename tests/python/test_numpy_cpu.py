@@ -144,6 +144,67 @@ def test_slices_and_checks():
         check("stride" in str(e), str(e))
 
 
+def test_argument_contracts():
+    """Outputs that are read-only, qweight widths that disagree with k, packed
+    buffers of another shape, zero-size arrays, out_dtype against c."""
+    x = np.frombuffer(bytes(np.arange(5, dtype=np.int64)), np.int64)  # read-only
+    try:
+        cuops.scan(x, out=x)
+        check(False, "a read-only out was written")
+    except ValueError as e:
+        check("read-only" in str(e), str(e))
+    check(np.array_equal(x, np.arange(5)), "the read-only array is unchanged")
+    a = rng.uniform(-1, 1, (3, 4)).astype(np.float32)
+    b = rng.uniform(-1, 1, (4, 2)).astype(np.float32)
+    c_ro = np.zeros((3, 2), np.float32)
+    c_ro.setflags(write=False)
+    try:
+        cuops.gemm(a, b, c=c_ro)
+        check(False, "a read-only c was written")
+    except ValueError as e:
+        check("read-only" in str(e), str(e))
+    try:
+        cuops.gemm(a, b, c=np.zeros((3, 2), np.float32), out_dtype="f16")
+        check(False, "out_dtype different from c's dtype was ignored")
+    except ValueError as e:
+        check("out_dtype" in str(e), str(e))
+    # qweight narrower than k needs (a column slice) or wider
+    n, k, g = 2, 8, 8
+    big = rng.integers(0, 256, (n, 4), dtype=np.uint8)
+    s = np.ones((n, 1), np.float32)
+    z = np.full((n, 1), 8, np.uint8)
+    for q, kk in ((big[:, :2], 8), (big, 6), (big, 10)):
+        try:
+            cuops.dequant_int4(q, s, z, kk, g)
+            check(False, f"qweight {q.shape} with k={kk} was accepted")
+        except ValueError as e:
+            check("bytes per row" in str(e), str(e))
+    w = cuops.dequant_int4(big, s, z, 7, g)  # k = 7: 4 bytes per row, the last nibble unused
+    check(w.shape == (n, 7), f"odd k: shape {w.shape}")
+    # a buffer prepacked for another shape
+    n, k, g = 8, 64, 32
+    q = rng.integers(0, 256, (n, k // 2), dtype=np.uint8)
+    sc = rng.uniform(0.5, 1, (n, k // g)).astype(np.float16)
+    zz = rng.integers(0, 16, (n, k // g), dtype=np.uint8)
+    pk = cuops.w4a16_prepack(q, sc, zz, k, g, "f16")
+    xx = rng.uniform(-1, 1, (3, k)).astype(np.float16)
+    for nn, kk in ((4, 64), (8, 32)):
+        try:
+            cuops.gemm_w4a16(xx[:, :kk], pk, nn, kk, g)
+            check(False, f"a buffer for {n}x{k} served n={nn} k={kk}")
+        except ValueError as e:
+            check("prepacked for another shape" in str(e), str(e))
+    # zero-size operands: m = 0 and n = 0 return empty results, k = 0 gives beta * C
+    y = cuops.gemm(np.empty((0, 3), np.float32), b[:3])
+    check(y.shape == (0, 2), f"m = 0: {y.shape}")
+    y = cuops.gemm(a, np.empty((4, 0), np.float32))
+    check(y.shape == (3, 0), f"n = 0: {y.shape}")
+    c0 = rng.uniform(-1, 1, (3, 2)).astype(np.float32)
+    c = c0.copy()
+    cuops.gemm(np.empty((3, 0), np.float32), np.empty((0, 2), np.float32), beta=0.5, c=c)
+    check(np.array_equal(c, (0.5 * c0).astype(np.float32)), "k = 0: C = beta * C")
+
+
 def _pack_words(nibbles):
     """[..., 8] nibbles -> int32 words, nibble p in bits 4p..4p+3."""
     w = np.zeros(nibbles.shape[:-1], dtype=np.uint32)
@@ -183,5 +244,6 @@ def test_importers():
         check("qzeros" in str(e), str(e))
 
 
-run([test_gemm, test_errors, test_scan_reduce, test_int4, test_slices_and_checks, test_importers])
+run([test_gemm, test_errors, test_scan_reduce, test_int4, test_slices_and_checks, test_argument_contracts,
+     test_importers])
 finish("test_python_numpy")
