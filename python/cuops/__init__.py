@@ -37,8 +37,15 @@ def gemm(a, b, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0, c=None, out
 
 
 def linear(x, w):
-    """x @ w.T (torch.nn.functional.linear without bias), w stored [out, in]."""
-    return gemm(x, w, trans_b=True)
+    """x @ w.T (torch.nn.functional.linear without bias), w stored [out, in]; x of
+    any rank >= 1, its last dimension the input features (as F.linear)."""
+    shape = tuple(x.shape)
+    if len(shape) == 2:
+        return gemm(x, w, trans_b=True)
+    if len(shape) == 0:
+        raise ValueError("cuops: linear takes x with at least one dimension")
+    y = gemm(x.reshape(-1, shape[-1]), w, trans_b=True)
+    return y.reshape(*shape[:-1], y.shape[-1])
 
 
 def dequant_int4(qweight, scales, zeros, k, group_size=128, out_dtype=None, variant=None):
@@ -90,5 +97,7 @@ def from_awq(qweight, qzeros, scales, group_size=128):
 
 
 def last_kernel(device=0):
-    """Name of the kernel the calling thread's last cuops call on `device` ran."""
+    """Name of the kernel the calling thread's last cuops call on `device` ran
+    (a CUDA index; DEVICE_CPU for calls on numpy arrays, which run on the CPU
+    reference backend)."""
     return _last_handle(device).last_kernel()

@@ -203,6 +203,13 @@ def test_argument_contracts():
     c = c0.copy()
     cuops.gemm(np.empty((3, 0), np.float32), np.empty((0, 2), np.float32), beta=0.5, c=c)
     check(np.array_equal(c, (0.5 * c0).astype(np.float32)), "k = 0: C = beta * C")
+    # linear on 1-D and 3-D x, as F.linear
+    w = rng.uniform(-1, 1, (5, 4)).astype(np.float32)
+    x3 = rng.uniform(-1, 1, (2, 3, 4)).astype(np.float32)
+    y3 = cuops.linear(x3, w)
+    check(y3.shape == (2, 3, 5) and rel(y3, x3.astype(np.float64) @ w.T) <= 1e-5, f"linear 3-D {y3.shape}")
+    y1 = cuops.linear(x3[0, 0], w)
+    check(y1.shape == (5,) and rel(y1, x3[0, 0].astype(np.float64) @ w.T) <= 1e-5, f"linear 1-D {y1.shape}")
 
 
 def _pack_words(nibbles):
