@@ -52,11 +52,19 @@ static __device__ __forceinline__ void tma_load_2d_evict_first(uint32_t dst, con
 }
 #endif
 
-template <int TILE_ROWS, int BOX_K, int KBOXES, int STAGES, int LAG, int HINT>
+/* GROUP > 1 (static deal only): GROUP consecutive units of a tile issued
+ * together once their GROUP stages are free, each cut into boxes of PIECE
+ * rows (the map's box height; PIECE = TILE_ROWS: whole) and issued piece by
+ * piece across the group: the decode GEMM's paired issue since P213 is
+ * GROUP 2, PIECE 64 on 256-row tiles. */
+template <int TILE_ROWS, int BOX_K, int KBOXES, int STAGES, int LAG, int HINT, int GROUP = 1,
+          int PIECE = TILE_ROWS>
 __global__ void __launch_bounds__(64, 1)
     tma_stream_kernel(const __grid_constant__ CUtensorMap map, tma_stream_args_t a, uint32_t *sink)
 {
 #if CUOPS_SM90A_DEVICE
+    static_assert(GROUP >= 1 && GROUP < STAGES && TILE_ROWS % PIECE == 0 && PIECE % 8 == 0,
+                  "a group needs a free stage beyond it; pieces keep the 1 KB swizzle period");
     constexpr uint32_t BOX_BYTES = TILE_ROWS * BOX_K * 2;
     constexpr uint32_t STAGE_BYTES = BOX_BYTES * KBOXES;
     extern __shared__ uint8_t smem_raw[];
@@ -100,7 +108,33 @@ __global__ void __launch_bounds__(64, 1)
         if (HINT) asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
         int stage = 0;
         uint32_t phase = 0;
-        for (long i = 0; i < count; i++) {
+        if (GROUP > 1) {
+            /* units of a tile are consecutive here (static deal) and a tile's
+             * count is a multiple of GROUP (the host checks) */
+            for (long i = 0; i < count; i += GROUP) {
+                int tile, ku;
+                unit_at(i, &tile, &ku);
+                int st[GROUP];
+#pragma unroll
+                for (int g = 0; g < GROUP; g++) {
+                    st[g] = stage;
+                    cuops_mbar_wait(TMA_EMPTY(stage), phase ^ 1u);
+                    cuops_mbar_arrive_expect_tx(TMA_FULL(stage), STAGE_BYTES);
+                    cuops_ring_advance<STAGES>(stage, phase);
+                }
+#pragma unroll
+                for (int p = 0; p < TILE_ROWS / PIECE; p++)
+#pragma unroll
+                    for (int g = 0; g < GROUP; g++)
+#pragma unroll
+                        for (int j = 0; j < KBOXES; j++)
+                            cuops_tma_load_2d(base + st[g] * STAGE_BYTES + j * BOX_BYTES +
+                                                  p * PIECE * BOX_K * 2,
+                                              &map, TMA_FULL(st[g]), ((ku + g) * KBOXES + j) * BOX_K,
+                                              tile * TILE_ROWS + p * PIECE);
+            }
+        }
+        for (long i = 0; GROUP == 1 && i < count; i++) {
             int tile, ku;
             unit_at(i, &tile, &ku);
             cuops_mbar_wait(TMA_EMPTY(stage), phase ^ 1u);
@@ -157,17 +191,20 @@ static PFN_cuTensorMapEncodeTiled_v12000 tma_encode_fn(void)
 /* One configuration: its map, its launch, its name. */
 typedef struct tma_config {
     const char *name;
-    int tile_rows, box_k, kboxes, stages, lag, hint, split, grid;
+    int tile_rows, box_k, kboxes, stages, lag, hint, split, grid, group, piece;
     CUtensorMapL2promotion promotion;
     const void *kernel;
 } tma_config_t;
 
-template <int TILE_ROWS, int BOX_K, int KBOXES, int STAGES, int LAG, int HINT>
+template <int TILE_ROWS, int BOX_K, int KBOXES, int STAGES, int LAG, int HINT, int GROUP = 1,
+          int PIECE = TILE_ROWS>
 static tma_config_t tma_cfg(const char *name, int split, int grid,
                             CUtensorMapL2promotion promotion = CU_TENSOR_MAP_L2_PROMOTION_NONE)
 {
-    tma_config_t c = {name, TILE_ROWS, BOX_K, KBOXES, STAGES, LAG, HINT, split, grid, promotion,
-                      (const void *)tma_stream_kernel<TILE_ROWS, BOX_K, KBOXES, STAGES, LAG, HINT>};
+    tma_config_t c = {name, TILE_ROWS, BOX_K, KBOXES, STAGES, LAG, HINT, split, grid, GROUP, PIECE,
+                      promotion,
+                      (const void *)tma_stream_kernel<TILE_ROWS, BOX_K, KBOXES, STAGES, LAG, HINT,
+                                                      GROUP, PIECE>};
     return c;
 }
 
@@ -242,6 +279,14 @@ void probe_tma(void)
         tma_cfg<256, 64, 1, 6, 1, 0>("256x64 6st lag1 132 split", 1, g_tiles),
         tma_cfg<128, 64, 2, 6, 1, 0>("128x128 6st lag1 132 split", 1, g_tiles),
         tma_cfg<128, 64, 1, 12, 1, 0>("128x64 12st lag1 132 static (rounds of tiles)", 0, g_tiles),
+        /* the decode GEMM's stages issued in groups (P213): pairs of 64-k
+         * blocks cut in 64-row boxes (the GEMM since 2f3f184), in whole boxes,
+         * in 32- and 128-row boxes, and groups of four (512 bytes per row) */
+        tma_cfg<256, 64, 1, 6, 1, 0, 2, 64>("256x64 6st pairs 64-row boxes (decode gemm P213)", 0, 112),
+        tma_cfg<256, 64, 1, 6, 1, 0, 2, 256>("256x64 6st pairs whole boxes", 0, 112),
+        tma_cfg<256, 64, 1, 6, 1, 0, 2, 32>("256x64 6st pairs 32-row boxes", 0, 112),
+        tma_cfg<256, 64, 1, 6, 1, 0, 2, 128>("256x64 6st pairs 128-row boxes", 0, 112),
+        tma_cfg<256, 64, 1, 6, 1, 0, 4, 64>("256x64 6st quads 64-row boxes", 0, 112),
     };
     const int ncfg = (int)(sizeof cfgs / sizeof cfgs[0]);
 
@@ -263,7 +308,7 @@ void probe_tma(void)
             for (int b = 0; b < nbuf && ok; b++) {
                 const cuuint64_t dims[2] = {(cuuint64_t)TMA_K, (cuuint64_t)TMA_ROWS};
                 const cuuint64_t strides[1] = {(cuuint64_t)TMA_K * 2};
-                const cuuint32_t box[2] = {(cuuint32_t)c.box_k, (cuuint32_t)c.tile_rows};
+                const cuuint32_t box[2] = {(cuuint32_t)c.box_k, (cuuint32_t)c.piece};
                 const cuuint32_t estr[2] = {1, 1};
                 ok = encode(&maps[b], CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, buf[b], dims, strides, box, estr,
                             CU_TENSOR_MAP_INTERLEAVE_NONE,
@@ -275,6 +320,7 @@ void probe_tma(void)
             args.tiles = TMA_ROWS / c.tile_rows;
             args.units = TMA_K / (c.box_k * c.kboxes);
             args.split = c.split;
+            if (c.group > 1 && (c.split || args.units % c.group)) continue; /* groups: static deal, whole */
             int rot = 0;
             t_us[pass][ci] = 1e3f * probe_time_ms(
                                         [&] {
