@@ -363,6 +363,23 @@ static __device__ __forceinline__ void sdw_store4_fast(int c_type, char *dst, fl
                         cuops_pack2<__nv_bfloat16>(alpha * v.z, alpha * v.w));
 }
 
+/* The producer's next n (1 or 2) stages of its STAGES-stage ring, in ring
+ * order, each waited free (stage s's empty barrier at empty_bars + 8 s):
+ * st[0], and st[1] when n == 2. Both forms' paired issue (SDW_ISSUE_*). */
+template <int STAGES>
+static __device__ __forceinline__ void sdw_claim_stages(uint32_t empty_bars, int n, int (&st)[2],
+                                                        int &stage, uint32_t &phase)
+{
+    st[0] = stage;
+    cuops_mbar_wait(empty_bars + 8u * (uint32_t)stage, phase ^ 1u);
+    cuops_ring_advance<STAGES>(stage, phase);
+    st[1] = stage;
+    if (n == 2) {
+        cuops_mbar_wait(empty_bars + 8u * (uint32_t)stage, phase ^ 1u);
+        cuops_ring_advance<STAGES>(stage, phase);
+    }
+}
+
 template <typename T, int XN, int CONS, bool WMN, bool XMN>
 static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const CUtensorMap &tmap_x,
                                                const CUtensorMap &tmap_x_last,
@@ -442,24 +459,17 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
                     cuops_tma_load_2d(x_smem + st * XBYTES, &tmap_x, SDW_FULL_BAR(st),
                                       kb * SDW_BK, 0);
             };
-            /* PAIRS64 cuts the tile into 64-row boxes (K-major weight only:
-             * the [k, n] weight arrives in CONS boxes already) */
-            const int issue = WMN && p.issue == SDW_ISSUE_PAIRS64 ? SDW_ISSUE_PAIRS : p.issue;
-            const int pieces = issue == SDW_ISSUE_PAIRS64 ? CONS : 1;
+            /* PAIRS64 cuts the tile into 64-row boxes (the host passes it for
+             * a K-major weight only: the [k, n] weight arrives in CONS boxes) */
+            const int pieces = p.issue == SDW_ISSUE_PAIRS64 ? CONS : 1;
             uint32_t phase = 0;
             int stage = 0;
             for (int kb = kb0; kb < kb1;) {
                 /* SINGLE: one stage per step; PAIRS / PAIRS64: two (k-blocks kb
                  * and kb + 1) once both stages are free, but for a last odd one */
-                const int n = issue != SDW_ISSUE_SINGLE && kb + 1 < kb1 ? 2 : 1;
-                int st[2] = {stage, stage};
-                cuops_mbar_wait(SDW_EMPTY_BAR(st[0]), phase ^ 1u);
-                cuops_ring_advance<STAGES>(stage, phase);
-                if (n == 2) {
-                    st[1] = stage;
-                    cuops_mbar_wait(SDW_EMPTY_BAR(st[1]), phase ^ 1u);
-                    cuops_ring_advance<STAGES>(stage, phase);
-                }
+                const int n = p.issue != SDW_ISSUE_SINGLE && kb + 1 < kb1 ? 2 : 1;
+                int st[2];
+                sdw_claim_stages<STAGES>(SDW_EMPTY_BAR(0), n, st, stage, phase);
                 for (int t = 0; t < n; t++) expect(st[t], kb + t);
                 /* row group by row group, each group's k-blocks back to back */
                 for (int c = 0; c < pieces; c++)
@@ -766,14 +776,8 @@ static __device__ __forceinline__ void sdn_cta(const CUtensorMap &tmap_w, const 
                      * and kb + 1 back to back once both stages are free (as the
                      * cluster form's SDW_ISSUE_PAIRS), but for a last odd one */
                     const int n = p.issue != SDW_ISSUE_SINGLE && kb + 1 < p.kblocks ? 2 : 1;
-                    int st[2] = {stage, stage};
-                    cuops_mbar_wait(SDN_EMPTY_BAR(st[0]), phase ^ 1u);
-                    cuops_ring_advance<STAGES>(stage, phase);
-                    if (n == 2) {
-                        st[1] = stage;
-                        cuops_mbar_wait(SDN_EMPTY_BAR(st[1]), phase ^ 1u);
-                        cuops_ring_advance<STAGES>(stage, phase);
-                    }
+                    int st[2];
+                    sdw_claim_stages<STAGES>(SDN_EMPTY_BAR(0), n, st, stage, phase);
                     for (int t = 0; t < n; t++)
                         cuops_mbar_arrive_expect_tx(SDN_FULL_BAR(st[t]), WBYTES + xbytes);
                     for (int t = 0; t < n; t++)
@@ -1044,8 +1048,11 @@ static cuops_status_t sdw_launch_rows(struct cuops_handle *h, const cuops_gemm_d
     sdw_params_t p;
     if (issue == SDW_ISSUE_AUTO)
         issue = cons >= 2 && d->trans_b == CUOPS_OP_T ? SDW_ISSUE_PAIRS64 : SDW_ISSUE_SINGLE;
-    /* PAIRS64 reads the K-major weight in 64-row boxes */
-    const int box_rows = issue == SDW_ISSUE_PAIRS64 && d->trans_b == CUOPS_OP_T ? 64 : rows;
+    /* the [k, n] weight's k-block comes as CONS 64-column boxes already:
+     * paired, it issues whole k-blocks */
+    if (issue == SDW_ISSUE_PAIRS64 && d->trans_b == CUOPS_OP_N) issue = SDW_ISSUE_PAIRS;
+    /* PAIRS64 reads the (K-major) weight in 64-row boxes */
+    const int box_rows = issue == SDW_ISSUE_PAIRS64 ? 64 : rows;
     cuops_status_t st =
         sdw_prepare(h, d, xn, (uint32_t)box_rows, &tmap_w, &tmap_x, &tmap_x_last, &p);
     if (st != CUOPS_STATUS_SUCCESS) return st;
