@@ -23,8 +23,11 @@ static void test_named_shapes(void)
     static const rows_case_t cases[] = {
         {14336, 4096, 132, 128, 0, 128, "14336 x 4096: 112 blocks of 128 rows, unsplit (P151)"},
         {4096, 14336, 132, 256, 0, 64, "4096 x 14336: 64-row blocks, K split 2 (P155)"},
-        {4096, 4096, 132, 256, 1, 64, "4096^2: the narrow form"},
-        {4096, 8192, 132, 256, 1, 64, "4096 x 8192: the narrow form (k not past 8192)"},
+        {4096, 4096, 132, 256, 0, 64, "4096^2: 64-row blocks split 2, not the narrow form (P214)"},
+        {4096, 8192, 132, 256, 0, 64, "4096 x 8192: 64-row blocks split 2 (P214)"},
+        {4224, 4096, 132, 256, 0, 64, "66 blocks of 64 rows: K split 2, not the narrow form"},
+        {4232, 4096, 132, 256, 1, 256, "67 blocks of 64 rows would not split: the narrow form"},
+        {6144, 4096, 132, 256, 1, 256, "6144 x 4096: the narrow form, 48-row tiles"},
         {4224, 14336, 132, 256, 0, 64, "66 blocks of 64 rows: K split 2, not the narrow form"},
         {4232, 14336, 132, 256, 1, 256, "67 blocks of 64 rows would not split: the narrow form"},
         {28672, 8192, 132, 256, 0, 256, "28672 x 8192: 112 blocks of 256 rows, unsplit"},
@@ -46,7 +49,7 @@ static void test_named_shapes(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const rows_case_t *c = &cases[i];
         const int rows = cuops_decode_wgmma_rows(c->n, c->sms);
-        const int narrow = cuops_decode_narrow_fits(c->n, c->k, c->sms);
+        const int narrow = cuops_decode_narrow_fits(c->n, c->sms);
         const int block = cuops_decode_wgmma_block_rows(c->n, c->k, c->sms);
         CHECK(rows == c->rows && narrow == c->narrow && block == c->block,
               "%s (n %lld, k %lld, %lld SMs): %d rows, narrow %d, blocks of %d; expected %d, %d, %d",
@@ -66,7 +69,7 @@ static void test_sweep(void)
                 const int64_t sms = sms_list[si], k = k_list[ki];
                 const int rows = cuops_decode_wgmma_rows(n, sms);
                 const int block = cuops_decode_wgmma_block_rows(n, k, sms);
-                const int fits = cuops_decode_narrow_fits(n, k, sms);
+                const int fits = cuops_decode_narrow_fits(n, sms);
                 const int64_t n256 = (n + 255) / 256, n128 = (n + 127) / 128, n64 = (n + 63) / 64;
                 int ok = rows == 128 || rows == 256;
                 if (rows == 128) {
@@ -87,10 +90,10 @@ static void test_sweep(void)
                     b128 += block == 128;
                 }
                 /* the narrow form only where the cluster form's blocks would split K,
-                 * with 32-row tiles or more, and not for a long K that 64-row blocks split */
+                 * with 32-row tiles or more, and not where 64-row blocks would split it */
                 if (fits) {
                     ok = ok && 4 * ((n + rows - 1) / rows) < 3 * sms &&
-                         cuops_decode_narrow_rows(n, sms) >= 32 && !(k > 8192 && 2 * n64 <= sms);
+                         cuops_decode_narrow_rows(n, sms) >= 32 && 2 * n64 > sms;
                     narrow++;
                 }
                 if (!ok && bad++ < 5)

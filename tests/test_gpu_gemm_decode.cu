@@ -61,8 +61,9 @@ static int g_device_dead, g_quick, g_num_sms, g_sm_major;
  * sm_90, where it must serve every case with k >= 1 (the cases keep lda, ldb
  * multiples of 8 and the operands 16-byte aligned) */
 static const char *const k_wgmma = "sm90_decode_wgmma";
-/* its narrow form (x as the wgmma A, 32-row tiles, all of K per tile, CTAs
- * persistent over the tiles): forced on every case on sm_90 too */
+/* its narrow form (x as the wgmma A, 8-256-row tiles by n, all of K per
+ * tile, k-blocks issued in pairs, CTAs persistent over the tiles): forced on
+ * every case on sm_90 too */
 static const char *const k_narrow = "sm90_decode_narrow";
 /* the cluster form held to 128- or 64-row blocks whatever n (each with its
  * own split): forced on every case on sm_90 as well */
@@ -73,10 +74,11 @@ static const int64_t k_fixed_rows_n[2] = {128, 64};
 #define FIXED_SLOT (NUM_VARIANTS + 3) /* and + 4: k_fixed_rows[slot - FIXED_SLOT] */
 /* the study forms of the weight's issue (gemm_sm90_decode.cu, SDW_ISSUE_*):
  * the cluster form one stage at a time and in interleaved pairs at every
- * block height, the narrow form in pairs; forced on every case on sm_90 */
+ * block height, the narrow form one stage at a time (it issues pairs
+ * itself); forced on every case on sm_90 */
 static const char *const k_issue_forms[3] = {"sm90_decode_wgmma_single",
                                              "sm90_decode_wgmma_pairs64",
-                                             "sm90_decode_narrow_pairs"};
+                                             "sm90_decode_narrow_single"};
 #define ISSUE_SLOT (FIXED_SLOT + 2) /* to + 4: k_issue_forms[slot - ISSUE_SLOT] */
 static int g_issue_ran[3];
 static int g_fixed_ran[2], g_fixed_split[2]; /* cases each served; of those, split (auto or forced) */
@@ -115,16 +117,15 @@ static int64_t wgmma_rows(int64_t n)
 
 /* auto on sm_90 takes the narrow form when its tiles keep 3/4 of the SMs
  * busy (n >= 3/4 x rounds x SMs x rows per tile), hold 32 rows or more,
- * the cluster form's blocks would cover under 3/4 of the SMs, and not for
- * k > 8192 where 64-row blocks would cover at most half of them
- * (gemm_tuning.h) */
+ * the cluster form's blocks would cover under 3/4 of the SMs, and not
+ * where 64-row blocks would cover at most half of them (gemm_tuning.h) */
 static int auto_takes_narrow(int64_t n, int64_t k)
 {
     const int64_t sms = g_num_sms > 0 ? g_num_sms : 132;
     const int64_t wrows = wgmma_rows(n);
     if (g_sm_major != 9 || k < 1) return 0;
     if (narrow_rows(n) < 32) return 0;
-    if (k > 8192 && 2 * ((n + 63) / 64) <= sms) return 0;
+    if (2 * ((n + 63) / 64) <= sms) return 0;
     if (4 * ((n + wrows - 1) / wrows) >= 3 * sms) return 0;
     return 4 * n >= 3 * narrow_rounds(n) * sms * narrow_rows(n);
 }
@@ -715,7 +716,7 @@ static void test_stream_k_shapes(void)
 static void test_auto_narrow(void)
 {
     static const int64_t shapes[11][3] = {
-        {5, 4096, 264},    {64, 4000, 136},   {1, 4224 - 3, 72}, {3, 8192, 136},
+        {5, 4096, 264},    {64, 4000, 136},   {1, 4224 + 8, 72}, {3, 8192, 136},
         {17, 8448 + 1, 72}, {2, 2200, 72},     {9, 34000, 40},    {1, 2048, 2056},
         {4, 25400, 40},    {1, 25088, 40},    {7, 2048, 2048}};
     for (int s = 0; s < 11; s++) {
@@ -1150,7 +1151,7 @@ static void test_big(void)
     const big_case_t hopper[] = {
         {"sm90_decode_narrow", 16, 4096, 14336, BF16, F16, 1.0f, 0.5f, 0, 0},
         {"sm90_decode_narrow", 64, 14336, 4096, F16, F32, -0.75f, 0.5f, 0, 0},
-        {"sm90_decode_narrow", 1, 28672, 8192, BF16, BF16, 1.0f, 0.0f, 0, 0},
+        {"sm90_decode_narrow_single", 1, 28672, 8192, BF16, BF16, 1.0f, 0.0f, 0, 0},
         /* 128-row blocks, K split 4 ways over 32 blocks (its own choice) and 2 (forced) */
         {"sm90_decode_wgmma128", 1, 4096, 14336, F16, F16, 1.0f, 0.0f, 0, 0},
         {"sm90_decode_wgmma128", 64, 4096, 14336, BF16, F32, -0.75f, 0.5f, 2, 0},
@@ -1170,10 +1171,11 @@ static void test_big(void)
         /* the narrow form's tiles in pairs of k-blocks: one tile per CTA with
          * an odd count (65 k-blocks; 112-row tiles), and on 132 SMs 133 tiles
          * of 256 rows, so one CTA runs two with 65 k-blocks each (the ring
-         * goes on across the tiles, the odd block between them alone) */
-        {"sm90_decode_narrow_pairs", 16, 4096, 4160, BF16, F16, 1.0f, 0.5f, 0, 0},
-        {"sm90_decode_narrow_pairs", 64, 14336, 4096, F16, F32, -0.75f, 0.5f, 0, 0},
-        {"sm90_decode_narrow_pairs", 1, 33797, 4160, F16, F16, 1.0f, 0.0f, 0, 0},
+         * goes on across the tiles, the odd block between them alone); and
+         * its single issue at 14336 x 4096, beside the paired run above */
+        {"sm90_decode_narrow", 16, 4096, 4160, BF16, F16, 1.0f, 0.5f, 0, 0},
+        {"sm90_decode_narrow_single", 64, 14336, 4096, F16, F32, -0.75f, 0.5f, 0, 0},
+        {"sm90_decode_narrow", 1, 33797, 4160, F16, F16, 1.0f, 0.0f, 0, 0},
         /* auto takes the cluster form here: 64-row blocks, K split 2 */
         {"auto", 64, 4096, 14336, F16, F16, 1.0f, 0.0f, 0, 0},
         {"auto", 1, 4096, 14336, BF16, BF16, 1.0f, 0.5f, 0, 0},

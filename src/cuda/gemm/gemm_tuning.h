@@ -62,12 +62,13 @@ extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma_pairs64;
 /* gemm_sm90_decode.cu: the same with 64-row blocks (one consumer) */
 __attribute__((weak, visibility("hidden")))
 extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma64;
-/* gemm_sm90_decode.cu: its narrow form (x as the wgmma A, 8-256-row tiles, all of K) */
+/* gemm_sm90_decode.cu: its narrow form (x as the wgmma A, 8-256-row tiles,
+ * all of K, k-blocks issued in pairs) */
 __attribute__((weak, visibility("hidden")))
 extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_narrow;
-/* gemm_sm90_decode.cu: the narrow form with a tile's k-blocks issued in pairs (study) */
+/* gemm_sm90_decode.cu: the narrow form issuing one k-block at a time (study) */
 __attribute__((weak, visibility("hidden")))
-extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_narrow_pairs;
+extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_narrow_single;
 /* gemm_decode.cu: small-M (decode) kernels that stream the weight with split-K */
 __attribute__((weak, visibility("hidden")))
 const cuops_gemm_kernel_t *cuops_gemm_decode_kernel_table(int *count);
@@ -141,16 +142,19 @@ static inline int cuops_decode_wgmma_block_rows(int64_t n, int64_t k, int64_t sm
  *    per stage to stream a long K (2048 x 8192: 21.4 us against 15.6;
  *    1024 x 4096: 13.3 against 10.2), and at 2048 x 2048 (9.4 us) 64-row
  *    cluster blocks are faster too (8.4, P155);
- *  - not for k > 8192 where 64-row cluster blocks would split K: at
- *    4096 x 14336 those (split 2, 128 CTAs) took 34.0 us against 34.6 at
- *    m = 1 and 34.2 against 34.8 at m = 16 (P155), level at m = 64;
+ *  - not where 64-row cluster blocks would split K (n <= 4224 on 132 SMs):
+ *    at 4096 x 14336 those (split 2, 128 CTAs) took 34.0 us against 34.6
+ *    at m = 1 and 34.2 against 34.8 at m = 16 (P155), level at m = 64; at
+ *    4096 x 4096 and 4096 x 8192 (P214, after both forms' paired issue)
+ *    3-8 % faster than the narrow form at m = 1 / 16 / 64 (1 x 4096 x 8192
+ *    21.1 us against 22.9);
  *  - the cluster form would split K (its blocks, 256 or 128 rows by
  *    cuops_decode_wgmma_rows, cover fewer than 3/4 of the SMs): where 256-row
  *    blocks cover more it runs unsplit, with four consumer warpgroups, and
  *    measured 0.3-3 % faster (28672 x 8192); 128-row blocks unsplit at
  *    14336 x 4096 2-5 % faster than the narrow form at m = 1..64 (H200,
  *    P151: docs/gemm.md, decode step 7). */
-static inline int cuops_decode_narrow_fits(int64_t n, int64_t k, int64_t sms)
+static inline int cuops_decode_narrow_fits(int64_t n, int64_t sms)
 {
     const int64_t rows = cuops_decode_narrow_rows(n, sms);
     const int64_t tiles = (n + rows - 1) / rows;
@@ -158,7 +162,7 @@ static inline int cuops_decode_narrow_fits(int64_t n, int64_t k, int64_t sms)
     const int64_t wrows = cuops_decode_wgmma_rows(n, sms);
     const int64_t blocks = (n + wrows - 1) / wrows;
     return 4 * n >= 3 * rounds * sms * rows && rows >= 32 && 4 * blocks < 3 * sms &&
-           !(k > 8192 && cuops_decode_rows64_split(n, sms));
+           !cuops_decode_rows64_split(n, sms);
 }
 
 /* The decode kernel's x box for x stored [k, m] (trans_a = T; the wgmma N):
@@ -306,8 +310,8 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
     if (&cuops_gemm_sm90_decode_wgmma_pairs64 && n < max)
         out[n++] = &cuops_gemm_sm90_decode_wgmma_pairs64;
     if (&cuops_gemm_sm90_decode_narrow && n < max) out[n++] = &cuops_gemm_sm90_decode_narrow;
-    if (&cuops_gemm_sm90_decode_narrow_pairs && n < max)
-        out[n++] = &cuops_gemm_sm90_decode_narrow_pairs;
+    if (&cuops_gemm_sm90_decode_narrow_single && n < max)
+        out[n++] = &cuops_gemm_sm90_decode_narrow_single;
     t = cuops_gemm_family_table(cuops_gemm_sm80_kernel_table, &count);
     for (int i = 0; i < count && n < max; i++) out[n++] = &t[i];
     if (n < max) out[n++] = &cuops_gemm_sgemm_simt_128x128;
@@ -325,9 +329,9 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
  *  F16/BF16, small M on sm_90 (m <= 64, operands TMA can read, k >= 1):
  *    sm90_decode_narrow where its tiles (8-256 rows by n) keep 3/4 of the
  *    SMs busy, hold 32 rows or more, and the cluster form would split K
- *    (cuops_decode_narrow_fits: n ~ 3170-12550 and 16900-25100 on 132 SMs;
- *    between them 128-row cluster blocks run unsplit), but not for k > 8192
- *    at n <= 4224; else sm90_decode_wgmma (weight by TMA, wgmma from shared
+ *    with 128- or 256-row blocks, not 64-row ones (cuops_decode_narrow_fits:
+ *    n ~ 4230-12550 and 16900-25100 on 132 SMs; between them 128-row
+ *    cluster blocks run unsplit); else sm90_decode_wgmma (weight by TMA, wgmma from shared
  *    memory; 256- or 128-row blocks unsplit, 64- or 128-row blocks with
  *    cluster split-K: cuops_decode_wgmma_block_rows); both ahead of the
  *    decode kernels.
@@ -373,9 +377,12 @@ static inline int cuops_gemm_auto_candidates(const struct cuops_handle *h,
          * 1.5-tile average (6144): 0.80-0.95x. With tile rows by n (one
          * tile per SM, 8b98b4b) it is ahead of the cluster form at n = 6144,
          * 8192, 11008 (m = 1) and 14336 (m = 64), level at 14336 (m <= 16),
-         * behind at 28672 and for tiles under 32 rows (above). */
+         * behind at 28672 and for tiles under 32 rows (above). With both
+         * forms issuing k-blocks in pairs (P214) it is 2-17 % ahead at
+         * n = 6144-22016 but 3-8 % behind the 64-row split blocks at
+         * n = 4096 (k = 4096, 8192), which it therefore leaves to them. */
         if (h->sm_major == 9 && &cuops_gemm_sm90_decode_narrow && d->k >= 1 &&
-            cuops_decode_narrow_fits(d->n, d->k, h->num_sms > 0 ? h->num_sms : 132))
+            cuops_decode_narrow_fits(d->n, h->num_sms > 0 ? h->num_sms : 132))
             out[n++] = &cuops_gemm_sm90_decode_narrow;
         /* sm90_decode_wgmma measured 0.77-1.01x cuBLAS on the decode suite
          * against 0.41-0.97x for the mma.sync decode kernels (H200, 5c8d568);
