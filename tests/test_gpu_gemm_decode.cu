@@ -73,14 +73,16 @@ static const int64_t k_fixed_rows_n[2] = {128, 64};
 #define NARROW_SLOT (NUM_VARIANTS + 2)
 #define FIXED_SLOT (NUM_VARIANTS + 3) /* and + 4: k_fixed_rows[slot - FIXED_SLOT] */
 /* the study forms of the weight's issue (gemm_sm90_decode.cu, SDW_ISSUE_*):
- * the cluster form one stage at a time and in interleaved pairs at every
- * block height, the narrow form one stage at a time (it issues pairs
- * itself); forced on every case on sm_90 */
-static const char *const k_issue_forms[3] = {"sm90_decode_wgmma_single",
-                                             "sm90_decode_wgmma_pairs64",
-                                             "sm90_decode_narrow_single"};
-#define ISSUE_SLOT (FIXED_SLOT + 2) /* to + 4: k_issue_forms[slot - ISSUE_SLOT] */
-static int g_issue_ran[3];
+ * the cluster form one stage at a time, in interleaved pairs at every block
+ * height and in interleaved groups of four (pairs where its ring is short),
+ * the narrow form one stage at a time (it issues pairs itself); forced on
+ * every case on sm_90 */
+#define NUM_ISSUE_FORMS 4
+static const char *const k_issue_forms[NUM_ISSUE_FORMS] = {
+    "sm90_decode_wgmma_single", "sm90_decode_wgmma_pairs64", "sm90_decode_wgmma_quads64",
+    "sm90_decode_narrow_single"};
+#define ISSUE_SLOT (FIXED_SLOT + 2) /* k_issue_forms[slot - ISSUE_SLOT] */
+static int g_issue_ran[NUM_ISSUE_FORMS];
 static int g_fixed_ran[2], g_fixed_split[2]; /* cases each served; of those, split (auto or forced) */
 static int g_narrow_ran, g_narrow_multi; /* cases it served; of those, with > 1 tile per CTA */
 static unsigned long long g_narrow_rows_seen[33]; /* bit per tile height (rows / 8) it ran */
@@ -431,7 +433,7 @@ static void run_variants(const decode_case_t *c, const case_buffers_t *b, const 
     /* the Hopper kernels: serve k >= 1, decline k == 0; no workspace (the
      * cluster form's split-K meets in distributed shared memory, the narrow
      * form does not split); the same bytes twice */
-    for (int slot = WGMMA_SLOT; slot <= ISSUE_SLOT + 2 && !g_device_dead; slot++) {
+    for (int slot = WGMMA_SLOT; slot < ISSUE_SLOT + NUM_ISSUE_FORMS && !g_device_dead; slot++) {
         const char *who = slot == WGMMA_SLOT    ? k_wgmma
                           : slot == NARROW_SLOT ? k_narrow
                           : slot >= ISSUE_SLOT  ? k_issue_forms[slot - ISSUE_SLOT]
@@ -1168,6 +1170,12 @@ static void test_big(void)
         {"sm90_decode_wgmma_pairs64", 16, 28672, 8192, BF16, BF16, 1.0f, 0.0f, 0, 0},
         {"sm90_decode_wgmma_pairs64", 64, 1024, 14336, F16, BF16, 1.0f, 0.5f, 5, 0},
         {"sm90_decode_wgmma_pairs64", 3, 4096, 14336, F16, F32, 1.0f, 0.0f, 0, 0},
+        /* groups of four: unsplit 256-row blocks at m = 16 (6 stages; 128
+         * k-blocks, 32 groups), m = 64 (5 stages: issued as pairs), 128-row
+         * blocks split 3 (74-75 k-blocks per rank: a last group of 2 or 3) */
+        {"sm90_decode_wgmma_quads64", 16, 28672, 8192, F16, BF16, 1.0f, 0.5f, 0, 0},
+        {"sm90_decode_wgmma_quads64", 64, 28672, 8192, BF16, F32, -0.75f, 0.0f, 0, 0},
+        {"sm90_decode_wgmma_quads64", 1, 1024, 14336, F16, F16, 1.0f, 0.0f, 3, 0},
         /* the narrow form's tiles in pairs of k-blocks: one tile per CTA with
          * an odd count (65 k-blocks; 112-row tiles), and on 132 SMs 133 tiles
          * of 256 rows, so one CTA runs two with 65 k-blocks each (the ring
@@ -1345,7 +1353,7 @@ int main(void)
             CHECK(g_wgmma_ran > 0 && g_wgmma_split > 0, "%s ran %d cases, %d split", k_wgmma,
                   g_wgmma_ran, g_wgmma_split);
             CHECK(g_auto_wgmma > 0, "auto never took %s", k_wgmma);
-            for (int f = 0; f < 3; f++) {
+            for (int f = 0; f < NUM_ISSUE_FORMS; f++) {
                 fprintf(stderr, "%-20s ran %4d case(s)\n", k_issue_forms[f], g_issue_ran[f]);
                 CHECK(g_issue_ran[f] > 0, "%s ran no case", k_issue_forms[f]);
             }
