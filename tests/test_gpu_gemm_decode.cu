@@ -856,13 +856,14 @@ static void test_transposed(cuops_op_t ta, cuops_op_t tb)
                                  {1, 4096, 4096}, {9, 1000, 3000}, {24, 136, 4104},
                                  {40, 264, 200}};
     /* and the weight's issue forced (gemm_sm90_decode.cu, SDW_ISSUE_*): one
-     * stage at a time, or interleaved pairs of k-blocks (with the weight
-     * stored [k, n], pairs of whole k-blocks) */
-    const char *const forced[6] = {k_wgmma,
+     * stage at a time, interleaved pairs or groups of four k-blocks (with
+     * the weight stored [k, n], pairs of whole k-blocks for both) */
+    const char *const forced[7] = {k_wgmma,
                                    k_fixed_rows[0],
                                    k_fixed_rows[1],
                                    "sm90_decode_wgmma_single",
                                    "sm90_decode_wgmma_pairs64",
+                                   "sm90_decode_wgmma_quads64",
                                    NULL};
     const int nforced = (int)(sizeof forced / sizeof forced[0]);
     int served = 0;
@@ -1171,13 +1172,14 @@ static void test_big(void)
         {"sm90_decode_wgmma_pairs64", 64, 1024, 14336, F16, BF16, 1.0f, 0.5f, 5, 0},
         {"sm90_decode_wgmma_pairs64", 3, 4096, 14336, F16, F32, 1.0f, 0.0f, 0, 0},
         /* groups of four: unsplit 256-row blocks at m = 16 (6 stages; 128
-         * k-blocks, 32 groups), m = 64 (5 stages: issued as pairs), 128-row
-         * blocks split 3 (74-75 k-blocks per rank: a last group of 2 or 3) */
+         * k-blocks, 32 groups), m = 64 (5 stages: issued as pairs), and 256-row
+         * blocks (a forced split keeps 256) split 3: 74-75 k-blocks per rank,
+         * a last group of 2 or 3 */
         {"sm90_decode_wgmma_quads64", 16, 28672, 8192, F16, BF16, 1.0f, 0.5f, 0, 0},
         {"sm90_decode_wgmma_quads64", 64, 28672, 8192, BF16, F32, -0.75f, 0.0f, 0, 0},
         {"sm90_decode_wgmma_quads64", 1, 1024, 14336, F16, F16, 1.0f, 0.0f, 3, 0},
         /* the narrow form's tiles in pairs of k-blocks: one tile per CTA with
-         * an odd count (65 k-blocks; 112-row tiles), and on 132 SMs 133 tiles
+         * an odd count (65 k-blocks; 32-row tiles), and on 132 SMs 133 tiles
          * of 256 rows, so one CTA runs two with 65 k-blocks each (the ring
          * goes on across the tiles, the odd block between them alone); and
          * its single issue at 14336 x 4096, beside the paired run above */

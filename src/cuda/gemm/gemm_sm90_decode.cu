@@ -479,10 +479,9 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
             };
             /* PAIRS64 / QUADS64 cut the tile into 64-row boxes (the host
              * passes them for a K-major weight only: the [k, n] weight
-             * arrives in CONS boxes) */
-            const int pieces = SDW_ISSUE_ROWS64(p.issue) ? CONS : 1;
-            /* the host never passes QUADS64 for the [k, n] weight */
-            const int group = WMN && p.issue == SDW_ISSUE_QUADS64 ? 2 : SDW_ISSUE_GROUP(p.issue);
+             * arrives in CONS boxes, whole k-blocks at most two at a time) */
+            const int pieces = !WMN && SDW_ISSUE_ROWS64(p.issue) ? CONS : 1;
+            const int group = WMN && p.issue != SDW_ISSUE_SINGLE ? 2 : SDW_ISSUE_GROUP(p.issue);
             uint32_t phase = 0;
             int stage = 0;
             for (int kb = kb0; kb < kb1;) {

@@ -335,7 +335,7 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
  *    sm90_decode_narrow where its tiles (8-256 rows by n) keep 3/4 of the
  *    SMs busy, hold 32 rows or more, and the cluster form would split K
  *    with 128- or 256-row blocks, not 64-row ones (cuops_decode_narrow_fits:
- *    n ~ 4230-12550 and 16900-25100 on 132 SMs; between them 128-row
+ *    n ~ 4225-12550 and 16900-25100 on 132 SMs; between them 128-row
  *    cluster blocks run unsplit); else sm90_decode_wgmma (weight by TMA, wgmma from shared
  *    memory; 256- or 128-row blocks unsplit, 64- or 128-row blocks with
  *    cluster split-K: cuops_decode_wgmma_block_rows); both ahead of the
