@@ -95,7 +95,8 @@ typedef struct cuops_options {
      *  returns CUOPS_STATUS_NOT_SUPPORTED with the reason. */
     const char *variant;
     /** GEMM: number of K splits; 0 lets the dispatch choose, 1 forbids splitting
-     *  (split-K, and the sm_90 kernels' split of a partial last round of tiles). */
+     *  (split-K, and the sm_90 kernels' split of a partial last round of tiles).
+     *  Negative: CUOPS_STATUS_INVALID_VALUE (every op). */
     int split_k;
     /** CUOPS_FLAG_* study switches. */
     unsigned flags;
@@ -238,12 +239,14 @@ CUOPS_API cuops_status_t cuops_gemm_ex(cuops_handle_t handle, cuops_op_t trans_a
  *                    (32, 64, 128, ... or k for per-channel); the last group
  *                    of a row may be partial.
  * @param qweight     packed int4: element c of row r is byte qweight[r*ldq + c/2],
- *                    low nibble for even c, high nibble for odd c. ldq >= ceil(k/2) bytes.
+ *                    low nibble for even c, high nibble for odd c. ldq >= max(1, ceil(k/2))
+ *                    bytes.
  * @param scales      [n, ceil(k/group_size)] contiguous, scale_type F16, BF16 or F32.
  * @param zeros       [n, ceil(k/group_size)] contiguous uint8 holding 0..15, or NULL
  *                    for symmetric weights (zero = 8). Bytes above 15 give
  *                    unspecified results (the backends may differ).
- * @param out         [n, k] with leading dimension ldo >= k; out_type F16, BF16 or F32.
+ * @param out         [n, k] with leading dimension ldo >= max(1, k); out_type F16, BF16 or
+ *                    F32.
  * Any pointer alignment works (scales and out off their element size are
  * read and written byte by byte, on a slow path).
  */
@@ -293,7 +296,7 @@ CUOPS_API cuops_status_t cuops_w4_prepack(cuops_handle_t handle, int64_t n, int6
  * y[m,n] = x[m,k] * W^T with W the int4 weight prepacked by cuops_w4_prepack()
  * (same n, k, group_size, act_type), dequantized inside the GEMM; fp32
  * accumulation. x and y are row-major of act_type (F16 or BF16),
- * ldx >= k, ldy >= n, each aligned to its 2-byte elements
+ * ldx >= max(1, k), ldy >= max(1, n), each aligned to its 2-byte elements
  * (CUOPS_STATUS_INVALID_VALUE otherwise). On a GPU handle `packed` must be
  * 16-byte aligned (cudaMalloc gives 256; CUOPS_STATUS_NOT_SUPPORTED otherwise).
  * Kernels form the weight (q - z) * s in act_type or apply s in fp32 after

@@ -101,6 +101,8 @@ static void check_row(cuops_handle_t h, cuops_handle_t row_handle, cuops_status_
 
 static const cuops_options_t bogus_variant = {"no_such_variant", 0, 0};
 static const cuops_options_t gpu_variant_on_cpu = {"sm90_ws_128x256", 0, 0};
+/* a negative split count: INVALID_VALUE on every op, before dtype support */
+static const cuops_options_t negative_split = {NULL, -2, 0};
 
 /* ------------------------------------------------------------------------ */
 /* The table. Baseline valid shapes:                                        */
@@ -173,6 +175,12 @@ static void gemm_rows(cuops_handle_t h, int is_cpu)
     ROW(h, OK, cuops_gemm(h, OPN, OPN, 0, 5, 6, 1, (char *)A + 1, 6, (char *)B + 1, 5, 0, (char *)C + 1, 5, F16, F32));
     /* an unserved dtype outranks a misaligned pointer (the size is the dtype's) */
     ROW(h, NSUP, cuops_gemm(h, OPN, OPN, 4, 5, 6, 1, (char *)A + 1, 6, B, 5, 0, C, 5, F64, F64));
+    ROW(h, INV, cuops_gemm_ex(h, OPN, OPN, 4, 5, 6, 1, A, 6, B, 5, 0, C, 5, F16, F32,
+                              &negative_split));
+    ROW(h, INV, cuops_gemm_ex(h, OPN, OPN, 4, 5, 6, 1, A, 6, B, 5, 0, C, 5, F64, F64,
+                              &negative_split));
+    ROW(h, INV, cuops_gemm_ex(h, OPN, OPN, 0, 5, 6, 1, A, 6, B, 5, 0, C, 5, F16, F32,
+                              &negative_split));
     if (is_cpu) {
         ROW(h, NSUP, cuops_gemm_ex(h, OPN, OPN, 4, 5, 6, 1, A, 6, B, 5, 0, C, 5, F16, F32,
                                    &bogus_variant));
@@ -208,6 +216,7 @@ static void dequant_rows(cuops_handle_t h, int is_cpu)
     ROW(h, OK, cuops_dequant_int4(h, 3, 0, 4, NULL, 1, NULL, F16, NULL, NULL, 1, F32));
     ROW(h, INV, cuops_dequant_int4(h, 3, 0, 4, NULL, 0, NULL, F16, NULL, NULL, 1, F32));
     ROW(h, INV, cuops_dequant_int4(h, 0, 10, 3, NULL, 5, NULL, F16, NULL, NULL, 10, F32));
+    ROW(h, INV, cuops_dequant_int4_ex(h, 3, 10, 4, Q, 5, S, F16, Z, OUT, 10, F32, &negative_split));
     if (is_cpu)
         ROW(h, NSUP, cuops_dequant_int4_ex(h, 3, 10, 4, Q, 5, S, F16, Z, OUT, 10, F32,
                                            &bogus_variant));
@@ -264,6 +273,7 @@ static void w4_rows(cuops_handle_t h, int is_cpu)
     ROW(h, INV, cuops_gemm_w4a16(h, 2, 3, 10, 4, (char *)X + 1, 10, PACKED, Y, 3, F16));
     ROW(h, INV, cuops_gemm_w4a16(h, 2, 3, 10, 4, X, 10, PACKED, (char *)Y + 3, 3, BF16));
     ROW(h, OK, cuops_gemm_w4a16(h, 2, 0, 10, 4, (char *)X + 1, 10, NULL, (char *)Y + 1, 1, F16));
+    ROW(h, INV, cuops_gemm_w4a16_ex(h, 2, 3, 10, 4, X, 10, PACKED, Y, 3, F16, &negative_split));
     if (is_cpu)
         ROW(h, NSUP, cuops_gemm_w4a16_ex(h, 2, 3, 10, 4, X, 10, PACKED, Y, 3, F16, &bogus_variant));
 }
@@ -286,6 +296,7 @@ static void scan_rows(cuops_handle_t h, int is_cpu)
     ROW(h, OK, cuops_scan(h, SUM, 0, I32, 0, NULL, NULL));
     ROW(h, INV, cuops_scan(h, BAD_REDUCE, 0, I32, 0, NULL, NULL));
     if (is_cpu) ROW(h, NSUP, cuops_scan_ex(h, SUM, 0, I32, 100, IN, OUT, &bogus_variant));
+    ROW(h, INV, cuops_scan_ex(h, SUM, 0, I32, 100, IN, OUT, &negative_split));
 
     ROW(NULL, INV, cuops_reduce(NULL, SUM, I32, 100, IN, RES));
     ROW(h, INV, cuops_reduce(h, BAD_REDUCE, I32, 100, IN, RES));
@@ -298,6 +309,7 @@ static void scan_rows(cuops_handle_t h, int is_cpu)
     ROW(h, NSUP, cuops_reduce(h, SUM, U8, 100, IN, RES));
     ROW(h, NSUP, cuops_reduce(h, MAX, F16, 100, IN, RES));
     ROW(h, NSUP, cuops_reduce(h, MIN, BF16, 100, IN, RES));
+    ROW(h, INV, cuops_reduce_ex(h, SUM, I32, 100, IN, RES, &negative_split));
     if (is_cpu) ROW(h, NSUP, cuops_reduce_ex(h, SUM, I32, 100, IN, RES, &bogus_variant));
     /* pointers that are not a multiple of the element size (one element past
      * an aligned base is fine and is tested on the GPU) */
@@ -327,6 +339,21 @@ static void rejection_table(cuops_handle_t h, int is_cpu)
 /* ------------------------------------------------------------------------ */
 /* CPU-only: calls that succeed and do write                                */
 /* ------------------------------------------------------------------------ */
+
+/* The CPU layout's size at the largest k the checks accept: k = INT64_MAX and
+ * INT64_MAX - 1 have the same ceil(k/2) bytes per row and the same groups, so
+ * the same size, and it holds at least the nibbles, a 2-byte scale and a zero
+ * byte per group (the layout once took ceil(k/2) as (k + 1) / 2, which
+ * overflows at INT64_MAX). */
+static void w4_size_extremes(cuops_handle_t h)
+{
+    size_t odd = 0, even = 0;
+    CHECK_STATUS(cuops_w4_packed_size(h, 1, INT64_MAX, 128, F16, &odd), OK);
+    CHECK_STATUS(cuops_w4_packed_size(h, 1, INT64_MAX - 1, 128, F16, &even), OK);
+    const size_t least = ((size_t)1 << 62) + 3 * ((size_t)1 << 56);
+    CHECK(odd == even && even >= least,
+          "packed size %zu at k = INT64_MAX, %zu at INT64_MAX - 1 (at least %zu)", odd, even, least);
+}
 
 /* The leading-dimension bound is exact: the minimum passes, one less fails. */
 static void gemm_ld_boundaries(cuops_handle_t h)
@@ -548,6 +575,7 @@ int main(void)
     if (h) {
         rejection_table(h, 1);
         gemm_ld_boundaries(h);
+        w4_size_extremes(h);
         zero_size_writes(h);
         cuops_destroy(h);
     }

@@ -5,9 +5,9 @@
  * Validation is the same for both backends and touches no data, so a bad
  * call leaves every buffer as it was. Checks run in a fixed order, which
  * decides the status when a call has several faults:
- *   1. enums out of range, negative sizes, leading dimensions too small,
- *      byte extents that overflow int64, NULL data pointers the call would
- *      touch                                    -> CUOPS_STATUS_INVALID_VALUE
+ *   1. a negative options.split_k, enums out of range, negative sizes,
+ *      leading dimensions too small, byte extents that overflow int64, NULL
+ *      data pointers the call would touch       -> CUOPS_STATUS_INVALID_VALUE
  *   2. valid but unserved dtypes                 -> CUOPS_STATUS_NOT_SUPPORTED;
  *      data pointers that are not a multiple of their element size, where the
  *      kernels load or store whole elements (gemm, w4a16, prepack, scan,
@@ -88,6 +88,18 @@ static int w4_weight_fits(int64_t n, int64_t k, int64_t group_size)
     return 1;
 }
 
+/* options.split_k: 0 lets the dispatch choose, 1 forbids splitting, more
+ * forces a split; a negative count is no setting at all (class 1 above) */
+static cuops_status_t check_split_k(struct cuops_handle *h, const char *op,
+                                    const cuops_options_t *opt)
+{
+    if (opt != NULL && opt->split_k < 0)
+        return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
+                          "%s: options.split_k (%d) < 0 (0: the dispatch chooses, 1: no split)",
+                          op, opt->split_k);
+    return CUOPS_STATUS_SUCCESS;
+}
+
 /* The CPU backend serves the dispatch's own choice and "cpu_reference"; a
  * GPU handle leaves forced variants to the family's dispatch, which knows
  * which of its kernels can serve the shape. */
@@ -163,6 +175,8 @@ static cuops_status_t gemm_call(struct cuops_handle *h, cuops_op_t trans_a, cuop
 {
     if (h == NULL) return CUOPS_STATUS_INVALID_VALUE;
     begin_call(h);
+    if (check_split_k(h, "gemm", opt) != CUOPS_STATUS_SUCCESS)
+        return CUOPS_STATUS_INVALID_VALUE;
     if (!op_is_valid(trans_a))
         return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
                           "gemm: trans_a (%d) is neither CUOPS_OP_N nor CUOPS_OP_T", (int)trans_a);
@@ -314,6 +328,8 @@ static cuops_status_t dequant_call(struct cuops_handle *h, int64_t n, int64_t k,
 {
     if (h == NULL) return CUOPS_STATUS_INVALID_VALUE;
     begin_call(h);
+    if (check_split_k(h, "dequant", opt) != CUOPS_STATUS_SUCCESS)
+        return CUOPS_STATUS_INVALID_VALUE;
     cuops_status_t st = check_int4_weight(h, "dequant", n, k, group_size, ldq, scale_type);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     if (!dtype_is_valid(out_type))
@@ -501,6 +517,8 @@ static cuops_status_t w4a16_call(struct cuops_handle *h, int64_t m, int64_t n, i
 {
     if (h == NULL) return CUOPS_STATUS_INVALID_VALUE;
     begin_call(h);
+    if (check_split_k(h, "w4a16", opt) != CUOPS_STATUS_SUCCESS)
+        return CUOPS_STATUS_INVALID_VALUE;
     if (m < 0) return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "w4a16: m (%" PRId64 ") < 0", m);
     if (n < 0) return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "w4a16: n (%" PRId64 ") < 0", n);
     if (k < 0) return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "w4a16: k (%" PRId64 ") < 0", k);
@@ -645,6 +663,8 @@ static cuops_status_t scan_call(struct cuops_handle *h, cuops_reduce_op_t op, in
 {
     if (h == NULL) return CUOPS_STATUS_INVALID_VALUE;
     begin_call(h);
+    if (check_split_k(h, "scan", opt) != CUOPS_STATUS_SUCCESS)
+        return CUOPS_STATUS_INVALID_VALUE;
     cuops_status_t st = check_scan_args(h, "scan", op, type, n);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     if (n > 0 && in == NULL) return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "scan: in is NULL");
@@ -705,6 +725,8 @@ static cuops_status_t reduce_call(struct cuops_handle *h, cuops_reduce_op_t op, 
 {
     if (h == NULL) return CUOPS_STATUS_INVALID_VALUE;
     begin_call(h);
+    if (check_split_k(h, "reduce", opt) != CUOPS_STATUS_SUCCESS)
+        return CUOPS_STATUS_INVALID_VALUE;
     cuops_status_t st = check_scan_args(h, "reduce", op, type, n);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     if (n > 0 && in == NULL) return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "reduce: in is NULL");

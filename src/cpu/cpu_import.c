@@ -45,7 +45,7 @@ cuops_status_t cuops_cpu_import(struct cuops_handle *h, const cuops_import_desc_
                                       (long long)r, (long long)g);
     }
 
-    const int64_t row_bytes = (k + 1) / 2;
+    const int64_t row_bytes = k / 2 + (k & 1);
     for (int64_t r = 0; r < n; r++) {
         uint8_t *dst = d->qweight_out + r * d->ldq_out;
         for (int64_t b = 0; b < row_bytes; b++) {

@@ -39,7 +39,7 @@ typedef struct w4_layout {
 static w4_layout_t w4_layout_of(int64_t n, int64_t k, int64_t group_size)
 {
     w4_layout_t l;
-    l.packed_k = (k + 1) / 2;
+    l.packed_k = k / 2 + (k & 1); /* ceil(k/2) without k + 1, which overflows at INT64_MAX */
     l.num_groups = k / group_size + (k % group_size != 0);
     l.scales_offset = round_up16(n * l.packed_k);
     l.zeros_offset = l.scales_offset + n * l.num_groups * 2;
