@@ -217,6 +217,22 @@ static void bad_arguments(cuops_handle_t h)
     CHECK_STATUS(cuops_import_awq(h, 8, 8, 8, qw, qz, sc, (cuops_dtype_t)99, qout, 4, sout, zout),
                  CUOPS_STATUS_INVALID_VALUE);
     CHECK(strlen(cuops_last_error(h)) > 0, "no detail for a bad call");
+    /* the order of the checks (ops.c): a short pitch and a NULL pointer
+     * outrank an unserved scale dtype; the pitch holds for an empty n too */
+    CHECK_STATUS(cuops_import_awq(h, 8, 8, 8, qw, qz, sc, CUOPS_DTYPE_F64, qout, 3, sout, zout),
+                 CUOPS_STATUS_INVALID_VALUE);
+    CHECK_STATUS(cuops_import_gptq(h, 8, 8, 8, qw, NULL, sc, CUOPS_DTYPE_F64, 2, qout, 4, sout, zout),
+                 CUOPS_STATUS_INVALID_VALUE);
+    CHECK_STATUS(cuops_import_gptq(h, 0, 8, 8, NULL, NULL, NULL, CUOPS_DTYPE_F16, 2, NULL, 3, NULL,
+                                   NULL),
+                 CUOPS_STATUS_INVALID_VALUE);
+    CHECK_STATUS(cuops_import_gptq(h, 0, 8, 8, NULL, NULL, NULL, CUOPS_DTYPE_F16, 2, NULL, 4, NULL,
+                                   NULL),
+                 CUOPS_STATUS_SUCCESS);
+    CHECK_STATUS(cuops_import_awq(h, 8, 0, 8, NULL, NULL, NULL, CUOPS_DTYPE_F16, NULL, 0, NULL, NULL),
+                 CUOPS_STATUS_SUCCESS);
+    CHECK_STATUS(cuops_import_awq(h, 0, 8, 8, NULL, NULL, NULL, CUOPS_DTYPE_F64, NULL, 4, NULL, NULL),
+                 CUOPS_STATUS_NOT_SUPPORTED);
     /* pointers between two elements: int32 words, scales of their dtype */
     CHECK_STATUS(cuops_import_gptq(h, 8, 8, 8, (const int32_t *)((char *)qw + 2), qz, sc,
                                    CUOPS_DTYPE_F16, 2, qout, 4, sout, zout),

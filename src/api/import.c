@@ -34,6 +34,27 @@ static cuops_status_t import_call(struct cuops_handle *h, const char *fn, cuops_
     if (format == CUOPS_IMPORT_GPTQ && gptq_version != 1 && gptq_version != 2)
         return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "%s: gptq_version (%d) must be 1 or 2", fn,
                           gptq_version);
+    /* class 1 (ops.c's order): the output pitch, int64 byte offsets, NULL
+     * pointers the call would touch, the scale enum; then an unserved scale
+     * dtype; then the empty problem; then alignment */
+    const int64_t row_bytes = k / 2 + (k & 1);
+    if (ldq_out < row_bytes)
+        return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "%s: ldq_out (%lld) < ceil(k/2) (%lld)", fn,
+                          (long long)ldq_out, (long long)row_bytes);
+    const int64_t num_groups = k / group_size + (k % group_size != 0);
+    /* every byte offset the backends form must fit in int64 */
+    const int64_t lim = INT64_MAX / 8;
+    if (n > 0 && k > 0 &&
+        (k > lim || n > lim / ldq_out || n > lim / k || n > lim / (num_groups * 4)))
+        return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "%s: n=%lld, k=%lld, ldq_out=%lld overflow", fn,
+                          (long long)n, (long long)k, (long long)ldq_out);
+    const int empty = n == 0 || k == 0;
+    if (!empty && (!qweight || !qzeros || !scales || !qweight_out || !scales_out || !zeros_out))
+        return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
+                          "%s: NULL pointer (qweight %p, qzeros %p, scales %p, qweight_out %p, "
+                          "scales_out %p, zeros_out %p)",
+                          fn, (const void *)qweight, (const void *)qzeros, scales, (void *)qweight_out,
+                          scales_out, (void *)zeros_out);
     switch (scale_type) {
     case CUOPS_DTYPE_F16: case CUOPS_DTYPE_BF16: case CUOPS_DTYPE_F32: break;
     case CUOPS_DTYPE_F64: case CUOPS_DTYPE_I32: case CUOPS_DTYPE_I64: case CUOPS_DTYPE_U8:
@@ -43,29 +64,13 @@ static cuops_status_t import_call(struct cuops_handle *h, const char *fn, cuops_
         return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "%s: scale_type %d is not a cuops_dtype_t", fn,
                           (int)scale_type);
     }
-    if (n == 0 || k == 0) return CUOPS_STATUS_SUCCESS;
-    if (!qweight || !qzeros || !scales || !qweight_out || !scales_out || !zeros_out)
-        return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
-                          "%s: NULL pointer (qweight %p, qzeros %p, scales %p, qweight_out %p, "
-                          "scales_out %p, zeros_out %p)",
-                          fn, (const void *)qweight, (const void *)qzeros, scales, (void *)qweight_out,
-                          scales_out, (void *)zeros_out);
+    if (empty) return CUOPS_STATUS_SUCCESS;
     const size_t ses = cuops_dtype_size(scale_type);
     cuops_status_t st = cuops_check_elem_pointer(h, fn, "qweight", qweight, sizeof(int32_t));
     if (st == CUOPS_STATUS_SUCCESS) st = cuops_check_elem_pointer(h, fn, "qzeros", qzeros, sizeof(int32_t));
     if (st == CUOPS_STATUS_SUCCESS) st = cuops_check_elem_pointer(h, fn, "scales", scales, ses);
     if (st == CUOPS_STATUS_SUCCESS) st = cuops_check_elem_pointer(h, fn, "scales_out", scales_out, ses);
     if (st != CUOPS_STATUS_SUCCESS) return st;
-    const int64_t row_bytes = k / 2 + (k & 1);
-    if (ldq_out < row_bytes)
-        return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "%s: ldq_out (%lld) < ceil(k/2) (%lld)", fn,
-                          (long long)ldq_out, (long long)row_bytes);
-    const int64_t num_groups = k / group_size + (k % group_size != 0);
-    /* every byte offset the backends form must fit in int64 */
-    const int64_t lim = INT64_MAX / 8;
-    if (k > lim || n > lim / ldq_out || n > lim / k || n > lim / (num_groups * 4))
-        return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "%s: n=%lld, k=%lld, ldq_out=%lld overflow", fn,
-                          (long long)n, (long long)k, (long long)ldq_out);
 
     cuops_import_desc_t d;
     d.format = format;
