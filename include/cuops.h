@@ -207,6 +207,8 @@ CUOPS_API cuops_status_t cuops_variant_names(const char *op, const char *const *
  * Types: ab_type F16 or BF16 (tensor cores) with c_type F16, BF16 or F32; or
  * ab_type F32 with c_type F32 (true fp32 on CUDA cores, no TF32).
  * beta == 0 means C is not read (it may hold NaN). k == 0 gives C = beta*C.
+ * alpha == 0 with k > 0 still reads A and B (unlike the reference BLAS): an
+ * Inf or NaN there gives NaN in C, as alpha * (the sum) does.
  * m == 0 or n == 0 is a no-op. a, b and c must be aligned to their element
  * size (CUOPS_STATUS_INVALID_VALUE otherwise); any further alignment is
  * optional: aligned data (16 bytes, leading dimensions multiple of 8
