@@ -290,6 +290,16 @@ static void test_rel(void)
     r = bv_check_rel(got, cols, CUOPS_DTYPE_F16, ref, cols, CUOPS_DTYPE_F16, rows, cols, 2e-2,
                      2e-2);
     CHECK(!r.pass, "rel: a NaN accepted");
+    /* a NaN in the reference: no comparison can hold, so the row fails */
+    memcpy(got, ref, sizeof(uint16_t) * rows * cols);
+    ref[7 * cols + 9] = 0x7e00;
+    r = bv_check_rel(got, cols, CUOPS_DTYPE_F16, ref, cols, CUOPS_DTYPE_F16, rows, cols, 2e-2,
+                     2e-2);
+    CHECK(!r.pass, "rel: a NaN in the reference accepted");
+    for (int64_t i = 0; i < rows * cols; i++) ref[i] = 0x7e00;
+    r = bv_check_rel(got, cols, CUOPS_DTYPE_F16, ref, cols, CUOPS_DTYPE_F16, rows, cols, 2e-2,
+                     2e-2);
+    CHECK(!r.pass, "rel: an all-NaN reference accepted");
     free(ref);
     free(got);
 }

@@ -111,6 +111,8 @@ typedef struct bench_row {
     double us, tflops, gbps, pct_of_ceiling;
     const char *baseline;    /* NULL: none ran */
     double baseline_us, speedup;
+    int baseline_interleaved; /* the baseline's repetitions alternated with the row's
+                                 (--interleave where the op supports it: gemm, w4a16) */
     int valid;
     double max_rel_err;
     bench_row_status_t status;
@@ -120,7 +122,7 @@ typedef struct bench_row {
                                 w4a16 decode rows (NAN otherwise) */
     bench_power_t power;     /* while the row's own series ran */
     bench_power_t baseline_power; /* while the baseline's series ran */
-    char note[160];          /* why a row is not ok (table and stderr) */
+    char note[160];          /* why a row is not ok, or how it was taken (table, stderr, JSON) */
 } bench_row_t;
 
 /* ------------------------------------------------------------------------ */
@@ -226,7 +228,13 @@ bench_timing_t bench_time_row(bench_env_t *env, bench_row_t *row, bench_enqueue_
  * it cannot run. Memoized on bytes_moved (dtypes and variants share it). */
 double bench_copy_same_bytes(bench_env_t *env, double bytes_moved);
 /* Buffer sets needed so that together they exceed 3x L2 (each set touches
- * set_bytes per repetition). At most max_sets. */
+ * set_bytes per repetition). At most max_sets; where that cap leaves the
+ * rotation under 3x L2 it says so on stderr (the row may read L2-warm data). */
+/* The cap for the op rows: 32768 sets keep sets of 12 KB and more cold with
+ * --interleave (6 KB without) on a 60 MB L2; until P214 it was 512, which
+ * left sets under ~370 KB rotating through less than 3x L2 (the quick
+ * suite's 7 x 129 x 65 GEMM, 20 KB a set, within 10 MB). */
+#define BENCH_MAX_SETS 32768
 int bench_rotation_sets(const bench_env_t *env, size_t set_bytes, int max_sets);
 /* Whether `bytes` more device memory is available (keeps 10% spare). */
 int bench_fits(size_t bytes);

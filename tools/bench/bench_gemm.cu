@@ -214,7 +214,7 @@ static void run_gemm_shape(bench_env_t *env, cuops_dtype_t dtype, int64_t m, int
         m, n, k, (double)es, (double)es,
         dtype == CUOPS_DTYPE_F32 ? NAN : env->vendor_gemm_tflops, env->copy_gbps);
     const size_t set_bytes = g.a_stride + g.b_stride + g.c_stride;
-    const int sets = memory_bound ? bench_rotation_sets(env, set_bytes, 512) : 1;
+    const int sets = memory_bound ? bench_rotation_sets(env, set_bytes, BENCH_MAX_SETS) : 1;
     const double tol = dtype == CUOPS_DTYPE_F32 ? 1e-5 : 1e-2;
     const char *baseline = dtype == CUOPS_DTYPE_F32 ? "cublas_sgemm" : "cublas";
 

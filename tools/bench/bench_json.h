@@ -61,8 +61,17 @@ static inline void bj_row(FILE *f, const bench_row_t *r)
     /* the baseline is named only where it ran (a failed or skipped one is null) */
     bj_key(f, "baseline"); bv_json_write_string(f, isfinite(r->baseline_us) ? r->baseline : NULL); fputs(", ", f);
     bj_key(f, "baseline_us"); bj_number(f, r->baseline_us); fputs(", ", f);
+    /* the run's baseline_timing holds per row only for the ops that
+     * interleave (gemm, w4a16); dequant, scan and reduce time one after the
+     * other whatever the flag */
+    if (isfinite(r->baseline_us)) {
+        bj_key(f, "baseline_timing");
+        bv_json_write_string(f, r->baseline_interleaved ? "interleaved" : "sequential");
+        fputs(", ", f);
+    }
     bj_key(f, "speedup"); bj_number(f, r->speedup); fputs(", ", f);
-    bj_key(f, "valid"); fputs(r->valid ? "true" : "false", f); fputs(", ", f);
+    /* a row without a time (error, skipped) is no validated measurement */
+    bj_key(f, "valid"); fputs(r->valid && r->status == BENCH_ROW_OK ? "true" : "false", f); fputs(", ", f);
     bj_key(f, "max_rel_err"); bj_number(f, r->max_rel_err);
     if (r->op && strcmp(r->op, "dequant") == 0) {
         fputs(", ", f);
@@ -87,7 +96,7 @@ static inline void bj_row(FILE *f, const bench_row_t *r)
         fputs(", ", f);
         bj_key(f, "copy_same_us"); bj_number(f, r->copy_same_us);
     }
-    if (r->status != BENCH_ROW_OK) {
+    if (r->status != BENCH_ROW_OK || r->note[0]) {
         fputs(", ", f);
         bj_key(f, "note"); bv_json_write_string(f, r->note);
     }
@@ -120,7 +129,8 @@ static inline int bench_write_json(const bench_env_t *env, const char *path, con
     bj_key(f, "mem_mhz"); bj_number(f, env->gpu ? (double)env->mem_clock_mhz : NAN);
     fputs("}, ", f);
     /* how rows and baselines were timed: one after the other, or
-     * alternating repetition by repetition (--interleave; gemm, w4a16) */
+     * alternating repetition by repetition (--interleave; gemm, w4a16 only:
+     * each row's own baseline_timing says which) */
     bj_key(f, "baseline_timing");
     bv_json_write_string(f, env->opt.interleave ? "interleaved" : "sequential");
     fputs(", ", f);

@@ -507,12 +507,15 @@ void bench_row_done(bench_env_t *env, bench_row_t *r)
     if (r->baseline_power.samples > 0 && len > 0 && len < (int)sizeof(valid))
         snprintf(valid + len, sizeof(valid) - (size_t)len, " | base %.0f MHz %.0f W",
                  r->baseline_power.sm_mhz, r->baseline_power.watts);
+    /* the baseline is named only where it ran (as in the JSON) */
     printf(TABLE_FMT, r->op, r->variant, r->kernel[0] ? r->kernel : "-", r->dtype, shape, us, tf,
-           gb, pct, r->baseline ? r->baseline : "-", bus, sp, valid);
+           gb, pct, r->baseline && isfinite(r->baseline_us) ? r->baseline : "-", bus, sp, valid);
     fflush(stdout);
     if (r->status != BENCH_ROW_OK)
         fprintf(stderr, "  %s %s %s %s: %s: %s\n", r->op, r->variant, r->dtype, shape,
                 status_word(r), r->note);
+    else if (r->note[0])
+        fprintf(stderr, "  %s %s %s %s: note: %s\n", r->op, r->variant, r->dtype, shape, r->note);
 }
 
 /* Whether two rows were timed against the same baseline (NULL: none). */
@@ -625,7 +628,7 @@ double bench_copy_same_bytes(bench_env_t *env, double bytes_moved)
     c.bytes = bench_round_up((size_t)(bytes_moved / 2.0), 4096);
     c.stride = c.bytes;
     c.stream = env->stream;
-    const int sets = bench_rotation_sets(env, 2 * c.stride, 512);
+    const int sets = bench_rotation_sets(env, 2 * c.stride, BENCH_MAX_SETS);
     c.src = c.dst = NULL;
     double us = NAN;
     if (bench_fits(2 * (size_t)sets * c.stride) &&

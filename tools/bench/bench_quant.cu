@@ -267,7 +267,7 @@ static void run_dequant_shape(bench_env_t *env, cuops_dtype_t type, int64_t n, i
     d.z_stride = bench_round_up(z_bytes, 256);
     d.out_stride = bench_round_up(out_bytes, 256);
     const size_t set_bytes = d.q_stride + d.s_stride + d.z_stride + d.out_stride;
-    const int sets = bench_rotation_sets(env, set_bytes, 512);
+    const int sets = bench_rotation_sets(env, set_bytes, BENCH_MAX_SETS);
     const double bytes_moved = (double)(q_bytes + s_bytes + z_bytes + out_bytes);
 
     fprintf(stderr, "dequant %s %lldx%lld group %d (%d buffer set%s)\n", bv_dtype_name(type),
@@ -517,10 +517,15 @@ static void run_w4a16_shape(bench_env_t *env, cuops_dtype_t act, int64_t m, int6
      * weight is the smallest footprint of the three timed paths */
     const size_t touched = (packed_bytes ? c.packed_stride : c.q_stride + c.s_stride + c.z_stride) +
                            c.x_stride + c.y_stride;
-    const int sets = bench_rotation_sets(env, touched, 512);
+    const int sets = bench_rotation_sets(env, touched, BENCH_MAX_SETS);
     const size_t set_bytes = c.q_stride + c.s_stride + c.z_stride + c.packed_stride +
                              c.dense_stride + c.x_stride + c.y_stride;
-    const double weight_bytes = (double)(q_bytes + s_bytes + z_bytes);
+    /* the weight as the fused kernel reads it (docs/w4a16.md, "The two
+     * numbers"): the int4 values, a scale of act_type and a zero nibble per
+     * row and group (the prepacked layout holds the seed's uint8 zeros as
+     * nibbles; counted as a byte each until P214, which put GB/s ~0.75 %
+     * high) */
+    const double weight_bytes = (double)q_bytes + (double)s_bytes + 0.5 * (double)z_bytes;
     const int memory_bound = m <= 64;
 
     fprintf(stderr, "w4a16 %s m=%lld n=%lld k=%lld group %d (%d buffer set%s)\n",

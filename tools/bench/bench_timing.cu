@@ -235,6 +235,7 @@ bench_timing_t bench_time_row(bench_env_t *env, bench_row_t *row, bench_enqueue_
     if (!env->opt.interleave || !baseline_fn) return bench_time(env, fn, ctx, num_sets);
     bench_timing_t t, tb;
     bench_time_pair(env, fn, ctx, baseline_fn, baseline_ctx, num_sets, &t, &tb);
+    row->baseline_interleaved = 1;
     row->baseline_us = tb.ok ? tb.median_us : NAN;
     row->baseline_power = tb.power;
     return t;
@@ -260,7 +261,13 @@ int bench_rotation_sets(const bench_env_t *env, size_t set_bytes, int max_sets)
         if (sets % 2) sets++;
     }
     if (sets < 1) sets = 1;
-    if (sets > max_sets) sets = max_sets;
+    if (sets > max_sets) {
+        sets = max_sets;
+        if ((double)sets * (double)set_bytes < need)
+            fprintf(stderr, "  rotation capped at %d sets of %zu bytes (%.1f MB, under the %.0f MB "
+                            "that keep each set cold): this row may read L2-warm data\n",
+                    sets, set_bytes, (double)sets * (double)set_bytes / 1e6, need / 1e6);
+    }
     return sets;
 }
 

@@ -722,8 +722,10 @@ static inline bv_result_t bv_check_exact(const void *got, int64_t ld_got, const 
 }
 
 /* got against ref (both [rows, cols], any float types): fails on a non-finite
- * element, ||got - ref||_F / ||ref||_F > tol, or any row whose own relative
- * error exceeds row_tol. max_rel_err is the norm-wise error. */
+ * element of either (a NaN in the reference would otherwise make every
+ * comparison false and the row pass), ||got - ref||_F / ||ref||_F > tol, or
+ * any row whose own relative error exceeds row_tol. max_rel_err is the
+ * norm-wise error. */
 static inline bv_result_t bv_check_rel(const void *got, int64_t ld_got, cuops_dtype_t t_got,
                                        const void *ref, int64_t ld_ref, cuops_dtype_t t_ref,
                                        int64_t rows, int64_t cols, double tol, double row_tol)
@@ -737,9 +739,10 @@ static inline bv_result_t bv_check_rel(const void *got, int64_t ld_got, cuops_dt
         for (int64_t j = 0; j < cols; j++) {
             double vg = bv_load(got, t_got, i * ld_got + j);
             double vr = bv_load(ref, t_ref, i * ld_ref + j);
-            if (!isfinite(vg)) {
+            if (!isfinite(vg) || !isfinite(vr)) {
                 if (nonfinite < BV_MAX_REPORTED)
-                    bv_note(&r, "[%lld,%lld] = %g (not finite); ", (long long)i, (long long)j, vg);
+                    bv_note(&r, "[%lld,%lld] = %g (reference %g; not finite); ", (long long)i,
+                            (long long)j, vg, vr);
                 nonfinite++;
                 continue;
             }
