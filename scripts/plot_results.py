@@ -37,11 +37,32 @@ def num(v, fmt):
     return fmt % v
 
 
-def memory_bound(row):
+DTYPE_BYTES = {"f16": 2, "bf16": 2, "f32": 4}
+
+
+def memory_bound(row, ceilings=None):
+    """As the bench classifies a row (bench_gemm_memory_bound): dequant, scan
+    and reduce always; GEMM and W4A16 at m <= 64; a GEMM also where its FLOP
+    per byte moved is under the ridge of the run's ceilings (vendor GEMM
+    TFLOP/s over copy GB/s), e.g. 128 x 4096 x 4096 on the H200."""
     op = row["op"]
     if op in ("dequant", "scan", "reduce"):
         return True
-    return op in ("gemm", "w4a16") and row["shape"].get("m", 1 << 30) <= 64
+    shape = row["shape"]
+    m = shape.get("m", 1 << 30)
+    if op not in ("gemm", "w4a16"):
+        return False
+    if m <= 64:
+        return True
+    ceilings = ceilings or {}
+    tflops, gbps = ceilings.get("vendor_gemm_tflops"), ceilings.get("copy_gbps")
+    es = DTYPE_BYTES.get(row.get("dtype"))
+    if op != "gemm" or es is None or row.get("dtype") == "f32" or not tflops or not gbps:
+        return False
+    n, k = shape.get("n", 0), shape.get("k", 0)
+    flops = 2.0 * m * n * k
+    moved = (m * k + n * k + m * n) * es
+    return moved > 0 and flops / moved < tflops * 1e12 / (gbps * 1e9)
 
 
 def geomean(values):
@@ -112,18 +133,19 @@ def plot(runs, out_dir):
     written = []
     for path, run in runs:
         stem = os.path.splitext(os.path.basename(path))[0]
-        copy = run.get("ceilings", {}).get("copy_gbps")
+        ceilings = run.get("ceilings", {})
+        copy = ceilings.get("copy_gbps")
         ops = sorted({r["op"] for r in run.get("rows", [])})
         for op, want_mem in [(op, m) for op in ops for m in (False, True)]:
             # compute-bound and memory-bound rows get their own figure (own unit)
             rows = [r for r in run["rows"] if r["op"] == op and r["variant"] == "auto"
-                    and r.get("valid") and r.get("us") and memory_bound(r) == want_mem]
+                    and r.get("valid") and r.get("us") and memory_bound(r, ceilings) == want_mem]
             if not rows:
                 continue
             fig, axes = plt.subplots(1, 2, figsize=(max(8, 0.5 * len(rows) + 4), 4.5))
             labels = ["%s %s" % (r["dtype"], shape_text(op, r["shape"])) for r in rows]
             xs = list(range(len(rows)))
-            mem = [memory_bound(r) for r in rows]
+            mem = [memory_bound(r, ceilings) for r in rows]
             # left: our rate and the vendor's, in the unit that bounds the row
             ours, theirs = [], []
             for r, is_mem in zip(rows, mem):
