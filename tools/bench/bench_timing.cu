@@ -235,6 +235,14 @@ bench_timing_t bench_time_row(bench_env_t *env, bench_row_t *row, bench_enqueue_
     if (!env->opt.interleave || !baseline_fn) return bench_time(env, fn, ctx, num_sets);
     bench_timing_t t, tb;
     bench_time_pair(env, fn, ctx, baseline_fn, baseline_ctx, num_sets, &t, &tb);
+    if (!t.ok && strncmp(t.err, "baseline: ", 10) == 0) {
+        /* the baseline stopped the series, not the row: time the row alone
+         * (a sticky device error fails this too, and the row says so) */
+        fprintf(stderr, "  the baseline failed (%s): the row timed without it\n", tb.err);
+        (void)cudaGetLastError();
+        row->baseline_us = NAN;
+        return bench_time(env, fn, ctx, num_sets);
+    }
     row->baseline_interleaved = 1;
     row->baseline_us = tb.ok ? tb.median_us : NAN;
     row->baseline_power = tb.power;
