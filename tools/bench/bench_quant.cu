@@ -664,7 +664,10 @@ static void run_w4a16_shape(bench_env_t *env, cuops_dtype_t act, int64_t m, int6
         void *y_host = bench_to_host(c.y, (size_t)(m * n) * es);
         bv_result_t r;
         if (y_host) {
-            r = bv_check_rel(y_host, n, act, y_ref_host, n, act, m, n, 2e-2, 2e-2);
+            /* DESIGN's fp16/bf16 GEMM bound, 1e-2 norm-wise (2e-2 until P214; the
+             * largest error of the 8879 valid w4a16 rows in bench/results is
+             * 2.7e-3), each row within 2e-2 */
+            r = bv_check_rel(y_host, n, act, y_ref_host, n, act, m, n, 1e-2, 2e-2);
         } else {
             bv_result_init(&r);
             r.pass = 0;
