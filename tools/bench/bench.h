@@ -227,14 +227,14 @@ bench_timing_t bench_time_row(bench_env_t *env, bench_row_t *row, bench_enqueue_
  * as against the 1 GiB ceiling (which hides the launch and the ramp). NAN when
  * it cannot run. Memoized on bytes_moved (dtypes and variants share it). */
 double bench_copy_same_bytes(bench_env_t *env, double bytes_moved);
-/* Buffer sets needed so that together they exceed 3x L2 (each set touches
- * set_bytes per repetition). At most max_sets; where that cap leaves the
- * rotation under 3x L2 it says so on stderr (the row may read L2-warm data). */
 /* The cap for the op rows: 32768 sets keep sets of 12 KB and more cold with
  * --interleave (6 KB without) on a 60 MB L2; until P214 it was 512, which
  * left sets under ~370 KB rotating through less than 3x L2 (the quick
  * suite's 7 x 129 x 65 GEMM, 20 KB a set, within 10 MB). */
 #define BENCH_MAX_SETS 32768
+/* Buffer sets needed so that together they exceed 3x L2 (each set touches
+ * set_bytes per repetition). At most max_sets; where that cap leaves the
+ * rotation under 3x L2 it says so on stderr (the row may read L2-warm data). */
 int bench_rotation_sets(const bench_env_t *env, size_t set_bytes, int max_sets);
 /* Whether `bytes` more device memory is available (keeps 10% spare). */
 int bench_fits(size_t bytes);
