@@ -283,6 +283,70 @@ __global__ void __launch_bounds__(256, 1) mma_gemm_loop_copies(int iters, float 
     gemm_loop_sink(acc, sink);
 }
 
+/*
+ * The same loop and the same 48 KB per k-tile into the same 3-slot ring, moved
+ * by the bulk-copy engine instead: one thread announces the tile on its slot's
+ * mbarrier and issues one 16 KB cp.async.bulk in each of the first three
+ * k-steps; after the tile's four k-steps every thread waits for the tile
+ * before it (one tile kept in flight, as above). The shared-memory bytes
+ * written are the same; the 12 copies per thread and their address math are
+ * gone. Against `mma_gemm_loop_copies` it splits the copies' cost into their
+ * issue (LSU/MIO slots, which this form does not spend) and their writes into
+ * shared memory beside ldmatrix's reads (which it still makes). sm_90 only.
+ */
+template <int KIND>
+__global__ void __launch_bounds__(256, 1) mma_gemm_loop_bulk(int iters, float *sink, long long *timing)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    constexpr int TILE = GEMM_LOOP_TILE, PIECE = TILE / 3; /* 48 KB in three 16 KB pieces */
+    extern __shared__ __align__(1024) uint8_t smem[];
+    __shared__ __align__(8) uint64_t bars[3];
+    const gemm_loop_warp w = gemm_loop_setup<KIND, 1>(smem); /* ends with __syncthreads */
+    const uint32_t ring = cuops_smem_addr(smem) + TILE;
+    const uint32_t bar0 = cuops_smem_addr(bars);
+    if (threadIdx.x == 0) {
+        for (int i = 0; i < 3; i++) cuops_mbar_init(bar0 + 8 * i, 1);
+        cuops_mbar_init_fence();
+    }
+    __syncthreads();
+    const char *src = g_loop_src;
+    const unsigned long long mask = g_loop_mask;
+    /* multiples of PIECE, masked by a power of two >= PIECE: no piece crosses the buffer's end */
+    unsigned long long off = (unsigned long long)blockIdx.x * 7919ull * TILE;
+    uint32_t af[2][4][4], bf[2][8][2];
+    w.frags(af[0], bf[0], 0);
+    float acc[4][8][4];
+    sm80_zero_acc(acc);
+    int slot = 0;
+    stamp(timing, 0);
+    for (int it = 0; it < iters; it++) {
+        const uint32_t bar = bar0 + 8 * slot;
+#pragma unroll
+        for (int ks = 0; ks < 4; ks++) {
+            const int buf = ks & 1, nbuf = buf ^ 1;
+            if (ks < 3 && threadIdx.x == 0) {
+                if (ks == 0) cuops_mbar_arrive_expect_tx(bar, TILE);
+                cuops_bulk_load(ring + slot * TILE + ks * PIECE, src + ((off + ks * PIECE) & mask), PIECE, bar);
+            }
+            w.frags(af[nbuf], bf[nbuf], (ks + 1) & 3);
+            gemm_loop_mmas<KIND>(acc, af[buf], bf[buf]);
+        }
+        /* the tile before this one has landed (its slot is refilled two tiles later) */
+        if (it > 0) {
+            const int prev = it - 1;
+            cuops_mbar_wait(bar0 + 8 * (prev % 3), (uint32_t)(prev / 3) & 1u);
+        }
+        off = (off + TILE) & mask;
+        slot = slot == 2 ? 0 : slot + 1;
+    }
+    if (iters > 0) cuops_mbar_wait(bar0 + 8 * ((iters - 1) % 3), (uint32_t)((iters - 1) / 3) & 1u);
+    stamp(timing, 1);
+    gemm_loop_sink(acc, sink);
+#else
+    (void)iters; (void)sink; (void)timing;
+#endif
+}
+
 /* One warpgroup per 128 threads issues back-to-back wgmmas into one accumulator
  * set, committing every 4 and keeping one group in flight, as a GEMM mainloop does. */
 template <int N, int BF16>
@@ -519,6 +583,12 @@ void probe_mma(void)
                 snprintf(series, sizeof series, "mma.sync %s gemm loop 64x64 +ldmatrix random +copies %s",
                          kind_names[kind], si ? "DRAM" : "L2");
                 snprintf(note, sizeof note, "   <- + 48 KB of cp.async per k-tile from %s", si ? "DRAM" : "L2");
+                run_gemm_loop(k, 4 * GEMM_LOOP_TILE, series, kind_names[kind], "ldmatrix", "random", note);
+                if (g_dev.prop.major < 9) continue;
+                k = kind == 0 ? mma_gemm_loop_bulk<KIND_F16_F32ACC> : mma_gemm_loop_bulk<KIND_BF16_F32ACC>;
+                snprintf(series, sizeof series, "mma.sync %s gemm loop 64x64 +ldmatrix random +bulk %s",
+                         kind_names[kind], si ? "DRAM" : "L2");
+                snprintf(note, sizeof note, "   <- the same 48 KB by cp.async.bulk from %s", si ? "DRAM" : "L2");
                 run_gemm_loop(k, 4 * GEMM_LOOP_TILE, series, kind_names[kind], "ldmatrix", "random", note);
             }
             cudaFree(buf);
