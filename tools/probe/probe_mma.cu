@@ -239,6 +239,20 @@ __global__ void __launch_bounds__(256, 1) mma_gemm_loop(int iters, float *sink, 
 __device__ const char *g_loop_src;
 __device__ unsigned long long g_loop_mask;
 
+/* A CTA's walk over g_loop_src: tile after tile from its own start, wrapping
+ * at the buffer's end (a power of two, so offsets that are multiples of a
+ * piece size never straddle it). */
+struct gemm_loop_source {
+    const char *src;
+    unsigned long long mask, off;
+    __device__ gemm_loop_source()
+        : src(g_loop_src), mask(g_loop_mask), off((unsigned long long)blockIdx.x * 7919ull * GEMM_LOOP_TILE)
+    {
+    }
+    __device__ const char *at(unsigned long long o) const { return src + ((off + o) & mask); }
+    __device__ void next_tile() { off = (off + GEMM_LOOP_TILE) & mask; }
+};
+
 template <int KIND>
 __global__ void __launch_bounds__(256, 1) mma_gemm_loop_copies(int iters, float *sink, long long *timing)
 {
@@ -249,9 +263,7 @@ __global__ void __launch_bounds__(256, 1) mma_gemm_loop_copies(int iters, float 
     /* copies: thread t, unit j (0..11): row t / 8 + 32 j of the 384-row tile, chunk t % 8 */
     const uint32_t ring = base + TILE;
     const uint32_t dst0 = gemm_loop_la::offset(threadIdx.x / 8, threadIdx.x % 8);
-    const char *src = g_loop_src;
-    const unsigned long long mask = g_loop_mask;
-    unsigned long long off = (unsigned long long)blockIdx.x * 7919ull * TILE;
+    gemm_loop_source src;
     uint32_t af[2][4][4], bf[2][8][2];
     w.frags(af[0], bf[0], 0);
     float acc[4][8][4];
@@ -260,7 +272,7 @@ __global__ void __launch_bounds__(256, 1) mma_gemm_loop_copies(int iters, float 
     stamp(timing, 0);
     for (int it = 0; it < iters; it++) {
         const uint32_t dst = ring + slot * TILE + dst0;
-        const unsigned long long o = off + threadIdx.x / 8 * 128 + threadIdx.x % 8 * 16;
+        const unsigned long long o = threadIdx.x / 8 * 128 + threadIdx.x % 8 * 16;
 #pragma unroll
         for (int ks = 0; ks < 4; ks++) {
             const int buf = ks & 1, nbuf = buf ^ 1;
@@ -268,14 +280,14 @@ __global__ void __launch_bounds__(256, 1) mma_gemm_loop_copies(int iters, float 
 #pragma unroll
             for (int u = 0; u < 3; u++) {
                 const int j = ks * 3 + u;
-                cuops_cp_async_16_zfill(dst + j * 32 * 128, src + ((o + j * 32 * 128) & mask), 16);
+                cuops_cp_async_16_zfill(dst + j * 32 * 128, src.at(o + j * 32 * 128), 16);
             }
             w.frags(af[nbuf], bf[nbuf], (ks + 1) & 3);
             gemm_loop_mmas<KIND>(acc, af[buf], bf[buf]);
         }
         cuops_cp_async_commit();
         cuops_cp_async_wait<1>();
-        off = (off + TILE) & mask;
+        src.next_tile();
         slot = slot == 2 ? 0 : slot + 1;
     }
     cuops_cp_async_wait<0>();
@@ -309,10 +321,7 @@ __global__ void __launch_bounds__(256, 1) mma_gemm_loop_bulk(int iters, float *s
         cuops_mbar_init_fence();
     }
     __syncthreads();
-    const char *src = g_loop_src;
-    const unsigned long long mask = g_loop_mask;
-    /* multiples of PIECE, masked by a power of two >= PIECE: no piece crosses the buffer's end */
-    unsigned long long off = (unsigned long long)blockIdx.x * 7919ull * TILE;
+    gemm_loop_source src; /* tiles and pieces start at multiples of PIECE: none straddles the end */
     uint32_t af[2][4][4], bf[2][8][2];
     w.frags(af[0], bf[0], 0);
     float acc[4][8][4];
@@ -326,7 +335,7 @@ __global__ void __launch_bounds__(256, 1) mma_gemm_loop_bulk(int iters, float *s
             const int buf = ks & 1, nbuf = buf ^ 1;
             if (ks < 3 && threadIdx.x == 0) {
                 if (ks == 0) cuops_mbar_arrive_expect_tx(bar, TILE);
-                cuops_bulk_load(ring + slot * TILE + ks * PIECE, src + ((off + ks * PIECE) & mask), PIECE, bar);
+                cuops_bulk_load(ring + slot * TILE + ks * PIECE, src.at(ks * PIECE), PIECE, bar);
             }
             w.frags(af[nbuf], bf[nbuf], (ks + 1) & 3);
             gemm_loop_mmas<KIND>(acc, af[buf], bf[buf]);
@@ -336,7 +345,7 @@ __global__ void __launch_bounds__(256, 1) mma_gemm_loop_bulk(int iters, float *s
             const int prev = it - 1;
             cuops_mbar_wait(bar0 + 8 * (prev % 3), (uint32_t)(prev / 3) & 1u);
         }
-        off = (off + TILE) & mask;
+        src.next_tile();
         slot = slot == 2 ? 0 : slot + 1;
     }
     if (iters > 0) cuops_mbar_wait(bar0 + 8 * ((iters - 1) % 3), (uint32_t)((iters - 1) / 3) & 1u);
