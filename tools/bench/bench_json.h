@@ -1,9 +1,24 @@
 /*
- * bench_json.h - writes a cuops-bench run as the one JSON schema of
- * DESIGN.md ("Measuring"): gpu, sm, git_sha, date, cuda, clocks, ceilings,
- * rows. A small C writer: strings go through bv_json_escape, a number that
- * was not measured (NAN) is written as null, never as a made-up 0.
- * Included by bench_main.cu only.
+ * bench_json.h - writes a cuops-bench run (`--json FILE`) as one JSON object,
+ * the schema every file in bench/results follows:
+ *
+ *   gpu, sm, git_sha, date (UTC), cuda      the machine and the build
+ *   clocks {sm_mhz, mem_mhz}                the GPU's peak clocks
+ *   baseline_timing                         "sequential" or "interleaved" (--interleave)
+ *   ceilings {copy_gbps, vendor_gemm_tflops, mma_sync_tflops, wgmma_tflops}
+ *                                           measured in the same run (the last two
+ *                                           from cuops-probe via CUOPS_PROBE_JSON)
+ *   rows [ {op, variant, kernel, dtype, shape {m, n, k, group}, trans, lda,
+ *           us (median of events), tflops, gbps, pct_of_ceiling,
+ *           baseline (cuBLAS, CUB, ...), baseline_us, baseline_timing, speedup,
+ *           valid, max_rel_err, triton_seed_us / triton_hoisted_us (dequant),
+ *           sm_mhz, power_w, power_limited (and baseline_ ones; with NVML),
+ *           copy_same_us (a copy of the row's own bytes), note} ]
+ *
+ * Keys that do not apply to a row are left out (trans, lda, the Triton and
+ * power keys, copy_same_us, note). A small C writer: strings go through
+ * bv_json_escape, a number that was not measured (NAN) is written as null,
+ * never as a made-up 0. Included by bench_main.cu only.
  */
 #ifndef CUOPS_BENCH_JSON_H
 #define CUOPS_BENCH_JSON_H

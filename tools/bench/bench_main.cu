@@ -2,7 +2,7 @@
  * bench_main.cu - cuops-bench: validates, then times every op of cuops
  * against the vendor library in the same run, prints a fixed-width table on
  * stdout (progress and mismatches on stderr) and, with --json, writes the
- * DESIGN.md schema.
+ * run as JSON (bench_json.h).
  *
  *   cuops-bench [gemm|dequant|w4a16|scan|reduce|all]... [--dtype T]... [--shape S]...
  *               [--variant NAME|all]... [--suite square|odd|decode|llm|big]...
@@ -58,7 +58,7 @@ static void usage(FILE *f)
         "                   baseline's (one series), so both run at the same clock and\n"
         "                   power state; the row's baseline_us comes from that series.\n"
         "  --seed N         data seed (default: CUOPS_BENCH_SEED or the clock).\n"
-        "  --json FILE      write the run as JSON (DESIGN.md schema).\n"
+        "  --json FILE      write the run as JSON (schema: tools/bench/bench_json.h).\n"
         "  --help           this text.\n"
         "\n"
         "Table: op variant kernel dtype shape us TFLOP/s GB/s %%ceil baseline base_us speedup\n"
@@ -847,6 +847,14 @@ int main(int argc, char **argv)
     if (gpu == 0) {
         printf("no CUDA device: running the CPU reference backend on small shapes "
                "(no vendor baseline)\n");
+        /* the CPU rows have fixed shapes and one variant: say which options
+         * of the command line they do not follow */
+        const bench_options_t *o = &env.opt;
+        if (o->num_shapes || o->num_variants || o->all_variants || o->suites || o->lda ||
+            o->interleave || o->reps)
+            fprintf(stderr, "cuops-bench: without a CUDA device --shape, --variant, --suite, "
+                            "--lda, --interleave and --reps are ignored (the CPU reference runs "
+                            "its fixed small shapes, median of 3 calls)\n");
         fflush(stdout);
         env.h = env.hc;
         bench_run_nodevice(&env);
