@@ -7,17 +7,25 @@
  * oracle) reachable through the same calls with CUOPS_DEVICE_CPU.
  *
  * Conventions (cuBLAS/BLIS style):
- *  - every function returns a cuops_status_t; CUOPS_STATUS_SUCCESS is 0;
- *  - a handle keeps a human-readable detail of its last failure
+ *  - every function returns a cuops_status_t (CUOPS_STATUS_SUCCESS is 0),
+ *    except the four string getters, which return a const char * that is
+ *    never NULL;
+ *  - a handle keeps a human-readable detail of its last call's failure
  *    (cuops_last_error) and the name of the kernel its last call ran
- *    (cuops_last_kernel);
+ *    (cuops_last_kernel); every call that takes a handle, the accessors
+ *    included, resets both;
  *  - sizes, strides and leading dimensions are int64_t, counted in elements
  *    (bytes for packed int4 data); matrices are row-major;
  *  - on a GPU handle every data pointer is a device pointer and the work is
  *    enqueued on the handle's stream (asynchronous, like cuBLAS); on a CPU
  *    handle pointers are host pointers and the call is synchronous;
  *  - bad input never crashes and never writes: it returns a specific status
- *    and leaves the detail in cuops_last_error(h).
+ *    and leaves the detail in cuops_last_error(h);
+ *  - a pointer the call never dereferences is not checked (NULL or
+ *    misaligned is accepted): A and B of a GEMM with k == 0, x of a W4A16
+ *    GEMM with k == 0, every operand of an empty problem but the output the
+ *    call writes (C of a GEMM with k == 0, y of a W4A16 GEMM with k == 0,
+ *    *out of a reduce with n == 0).
  *
  * This header is C11 and needs no CUDA header.
  */
@@ -134,7 +142,8 @@ CUOPS_API cuops_status_t cuops_create(cuops_handle_t *handle, int device);
 /** Destroy a handle and the workspace it owns. NULL is a no-op. */
 CUOPS_API cuops_status_t cuops_destroy(cuops_handle_t handle);
 
-/** Detail of the last cuops_create() failure in this thread (never NULL). */
+/** Why this thread's last cuops_create() call failed; "" when it succeeded
+ *  (never NULL). */
 CUOPS_API const char *cuops_create_error(void);
 
 /** The device index the handle was created for (CUOPS_DEVICE_CPU for the CPU). */
@@ -175,17 +184,20 @@ CUOPS_API cuops_status_t cuops_set_workspace(cuops_handle_t handle, void *worksp
 /** Name of a status ("CUOPS_STATUS_SUCCESS", ...); never NULL. */
 CUOPS_API const char *cuops_status_string(cuops_status_t status);
 
-/** Human-readable detail of the handle's last failure ("" after a success). */
+/** Human-readable detail of the handle's last call's failure ("" after a
+ *  success). */
 CUOPS_API const char *cuops_last_error(cuops_handle_t handle);
 
-/** Name of the kernel the handle's last successful call ran (e.g.
- *  "sm90_ws_128x256", "cpu_reference"); "" when it ran none. */
+/** Name of the kernel the handle's last call ran (e.g. "sm90_ws_128x256",
+ *  "cpu_reference"); "" when that call failed or ran none (an accessor, an
+ *  empty problem, cuops_w4_packed_size). */
 CUOPS_API const char *cuops_last_kernel(cuops_handle_t handle);
 
 /**
  * The variants an op can be forced to through `cuops_options_t.variant` on a
- * GPU handle (the CUDA backend's kernels). A CPU handle has one: "cpu_reference"
- * (and "auto"); the names listed here are NOT_SUPPORTED there.
+ * GPU handle (the CUDA backend's kernels), "auto" first. A CPU handle serves
+ * "auto" and "cpu_reference" only; every other name listed here is
+ * NOT_SUPPORTED there.
  * @param op     "gemm", "dequant", "w4a16", "scan" or "reduce".
  * @param names  receives a static array of `*count` names.
  */
@@ -238,7 +250,8 @@ CUOPS_API cuops_status_t cuops_gemm_ex(cuops_handle_t handle, cuops_op_t trans_a
  *
  * @param n, k        rows and columns of the dense weight (n, k >= 0).
  * @param group_size  columns per quantization group: a positive even number
- *                    (32, 64, 128, ... or k for per-channel); the last group
+ *                    (32, 64, 128, ...), or any size >= k for one group per
+ *                    row (k for per-channel, odd k included); the last group
  *                    of a row may be partial.
  * @param qweight     packed int4: element c of row r is byte qweight[r*ldq + c/2],
  *                    low nibble for even c, high nibble for odd c. ldq >= max(1, ceil(k/2))
@@ -275,7 +288,8 @@ CUOPS_API cuops_status_t cuops_dequant_int4_ex(cuops_handle_t handle, int64_t n,
  * for activations of act_type (F16 or BF16). The prepacked buffer lives where
  * the handle's data lives (device memory on a GPU handle). On a GPU handle
  * group_size must be a multiple of 16, or at least k (one group per row):
- * CUOPS_STATUS_NOT_SUPPORTED otherwise (the CPU backend takes any even size).
+ * CUOPS_STATUS_NOT_SUPPORTED otherwise (the CPU backend takes every group
+ * size cuops_dequant_int4 takes).
  */
 CUOPS_API cuops_status_t cuops_w4_packed_size(cuops_handle_t handle, int64_t n, int64_t k,
                                               int64_t group_size, cuops_dtype_t act_type,
@@ -327,7 +341,8 @@ CUOPS_API cuops_status_t cuops_gemm_w4a16_ex(cuops_handle_t handle, int64_t m, i
  *
  * @param n, k        output and input features: the dense weight is W[n,k];
  *                    k and n must be multiples of 8.
- * @param group_size  a positive even number (pass k for per-channel, GPTQ's -1).
+ * @param group_size  a positive even number, or any size >= k (pass k for
+ *                    per-channel, GPTQ's -1).
  * @param qweight     int32 [k/8, n]: word [i][j] holds W[j, 8i+p] in bits 4p..4p+3.
  * @param qzeros      int32 [ceil(k/group), n/8]: word [g][j] holds the zero of
  *                    row 8j+p, group g, in bits 4p..4p+3.
@@ -353,7 +368,8 @@ CUOPS_API cuops_status_t cuops_import_gptq(cuops_handle_t handle, int64_t n, int
 
 /**
  * Convert a 4-bit AWQ checkpoint (AutoAWQ "GEMM" packing) into the seed format.
- * @param n, k     n a multiple of 8; any k >= 1.
+ * @param n, k     n a multiple of 8; any k (k == 0 is an empty call).
+ * group_size as for cuops_import_gptq.
  * @param qweight  int32 [k, n/8]: word [c][j] holds W[8j + o, c] for the nibble at
  *                 bits 4p..4p+3 with o = {0,2,4,6,1,3,5,7}[p].
  * @param qzeros   int32 [ceil(k/group), n/8], same interleaved nibble order;

@@ -13,6 +13,9 @@
  *   make build/tests/test_api_validation && ./build/tests/test_api_validation
  */
 #include <inttypes.h>
+#if !defined(__STDC_NO_THREADS__)
+#include <threads.h> /* C11 threads: in glibc's libc since 2.34, no -lpthread */
+#endif
 
 #include "test_util.h"
 
@@ -99,6 +102,16 @@ static void check_row(cuops_handle_t h, cuops_handle_t row_handle, cuops_status_
         check_row(h, (hh), row_st_, (expected), #call, __LINE__);  \
     } while (0)
 
+/* A row whose detail must also name `needle`: proof that the check the row
+ * aims at refused it, not an earlier one. */
+#define ROW_SAYS(hh, expected, needle, call)                                             \
+    do {                                                                                 \
+        ROW(hh, expected, call);                                                         \
+        CHECK(strstr(cuops_last_error(hh), (needle)) != NULL,                            \
+              "[%s] line %d: detail '%s' does not mention '%s'", handle_label(h), __LINE__, \
+              cuops_last_error(hh), (needle));                                           \
+    } while (0)
+
 static const cuops_options_t bogus_variant = {"no_such_variant", 0, 0};
 static const cuops_options_t gpu_variant_on_cpu = {"sm90_ws_128x256", 0, 0};
 /* a negative split count: INVALID_VALUE on every op, before dtype support */
@@ -135,12 +148,20 @@ static void gemm_rows(cuops_handle_t h, int is_cpu)
     ROW(h, INV, cuops_gemm(h, OPN, OPN, 4, 5, 6, 1, A, -6, B, 5, 0, C, 5, F16, F32));
     /* lda >= max(1, k) even when k == 0 */
     ROW(h, INV, cuops_gemm(h, OPN, OPN, 4, 5, 0, 1, A, 0, B, 5, 0, C, 5, F16, F32));
+    /* ldb (trans_b N) and ldc >= max(1, n) even when n == 0 */
+    ROW_SAYS(h, INV, "ldb", cuops_gemm(h, OPN, OPN, 4, 0, 6, 1, A, 6, B, 0, 0, C, 1, F16, F32));
+    ROW_SAYS(h, INV, "max(1, n)",
+             cuops_gemm(h, OPN, OPN, 4, 0, 6, 1, A, 6, B, 1, 0, C, 0, F16, F32));
     /* byte extents overflowing int64 */
     ROW(h, INV, cuops_gemm(h, OPN, OPN, P40, P40, P40, 1, A, P40, B, P40, 0, C, P40, F16, F32));
     /* elements fit (2^61) but f32 bytes (2^63) do not */
     ROW(h, INV, cuops_gemm(h, OPN, OPN, (int64_t)1 << 30, 1, (int64_t)1 << 31, 1, A,
                            (int64_t)1 << 31, B, 1, 0, C, 1, F32, F32));
     ROW(h, INV, cuops_gemm(h, OPN, OPN, 2, 1, 1, 1, A, 1, B, 1, 0, C, INT64_MAX, F16, F32));
+    /* B's extent alone overflows ((2-1) * 2^62 + 1 two-byte elements); every
+     * ld and the A and C extents pass */
+    ROW_SAYS(h, INV, "B extent", cuops_gemm(h, OPN, OPN, 1, 1, 2, 1, A, 2, B, (int64_t)1 << 62, 0,
+                                            C, 1, F16, F32));
     /* NULL data */
     ROW(h, INV, cuops_gemm(h, OPN, OPN, 4, 5, 6, 1, NULL, 6, B, 5, 0, C, 5, F16, F32));
     ROW(h, INV, cuops_gemm(h, OPN, OPN, 4, 5, 6, 1, A, 6, NULL, 5, 0, C, 5, F16, F32));
@@ -216,6 +237,13 @@ static void dequant_rows(cuops_handle_t h, int is_cpu)
     ROW(h, OK, cuops_dequant_int4(h, 3, 0, 4, NULL, 1, NULL, F16, NULL, NULL, 1, F32));
     ROW(h, INV, cuops_dequant_int4(h, 3, 0, 4, NULL, 0, NULL, F16, NULL, NULL, 1, F32));
     ROW(h, INV, cuops_dequant_int4(h, 0, 10, 3, NULL, 5, NULL, F16, NULL, NULL, 10, F32));
+    /* ldo >= max(1, k) even when k == 0 */
+    ROW_SAYS(h, INV, "ldo", cuops_dequant_int4(h, 3, 0, 4, Q, 1, S, F16, Z, OUT, 0, F32));
+    /* qweight's extent alone overflows (ldq = INT64_MAX, two rows) */
+    ROW_SAYS(h, INV, "qweight extent",
+             cuops_dequant_int4(h, 2, 2, 2, Q, INT64_MAX, S, F16, Z, OUT, 2, F32));
+    /* an odd group below k is refused (an odd one >= k is one group per row) */
+    ROW_SAYS(h, INV, "group_size", cuops_dequant_int4(h, 8, 33, 3, Q, 17, S, F16, Z, OUT, 33, F32));
     ROW(h, INV, cuops_dequant_int4_ex(h, 3, 10, 4, Q, 5, S, F16, Z, OUT, 10, F32, &negative_split));
     if (is_cpu)
         ROW(h, NSUP, cuops_dequant_int4_ex(h, 3, 10, 4, Q, 5, S, F16, Z, OUT, 10, F32,
@@ -250,6 +278,8 @@ static void w4_rows(cuops_handle_t h, int is_cpu)
     ROW(h, NSUP, cuops_w4_prepack(h, 3, 10, 4, Q, 5, S, I32, Z, F16, PACKED));
     ROW(h, NSUP, cuops_w4_prepack(h, 3, 10, 4, Q, 5, S, F16, Z, F32, PACKED));
     ROW(h, OK, cuops_w4_prepack(h, 0, 10, 4, NULL, 5, NULL, F16, NULL, F16, NULL));
+    ROW_SAYS(h, INV, "group_size", cuops_w4_packed_size(h, 8, 33, 3, F16, bytes));
+    ROW_SAYS(h, INV, "group_size", cuops_w4_prepack(h, 8, 33, 3, Q, 17, S, F16, Z, F16, PACKED));
     ROW(h, INV, cuops_w4_prepack(h, 3, 10, 4, Q, 5, (char *)S + 1, BF16, Z, F16, PACKED));
     ROW(h, INV, cuops_w4_prepack(h, 3, 10, 4, Q, 5, (char *)S + 6, F32, Z, BF16, PACKED));
 
@@ -266,6 +296,13 @@ static void w4_rows(cuops_handle_t h, int is_cpu)
     ROW(h, INV, cuops_gemm_w4a16(h, 2, 3, 10, 4, X, 10, NULL, Y, 3, F16));
     ROW(h, INV, cuops_gemm_w4a16(h, 2, 3, 10, 4, X, 10, PACKED, NULL, 3, F16));
     ROW(h, INV, cuops_gemm_w4a16(h, P40, 3, P40, 4, X, P40, PACKED, Y, 3, F16));
+    /* y's extent alone overflows ((2-1) * 2^62 + 3 two-byte elements) */
+    ROW_SAYS(h, INV, "y extent",
+             cuops_gemm_w4a16(h, 2, 3, 10, 4, X, 10, PACKED, Y, (int64_t)1 << 62, F16));
+    /* ldx >= max(1, k) and ldy >= max(1, n) at k == 0 and n == 0 */
+    ROW_SAYS(h, INV, "ldx", cuops_gemm_w4a16(h, 2, 3, 0, 4, X, 0, PACKED, Y, 3, F16));
+    ROW_SAYS(h, INV, "ldy", cuops_gemm_w4a16(h, 2, 0, 10, 4, X, 10, PACKED, Y, 0, F16));
+    ROW_SAYS(h, INV, "group_size", cuops_gemm_w4a16(h, 2, 8, 33, 3, X, 33, PACKED, Y, 8, F16));
     ROW(h, NSUP, cuops_gemm_w4a16(h, 2, 3, 10, 4, X, 10, PACKED, Y, 3, F32));
     ROW(h, NSUP, cuops_gemm_w4a16(h, 2, 3, 10, 4, X, 10, PACKED, Y, 3, I32));
     ROW(h, OK, cuops_gemm_w4a16(h, 0, 3, 10, 4, NULL, 10, NULL, NULL, 3, F16));
@@ -287,6 +324,11 @@ static void scan_rows(cuops_handle_t h, int is_cpu)
     ROW(h, INV, cuops_scan(h, SUM, 0, I32, -1, IN, OUT));
     ROW(h, INV, cuops_scan(h, SUM, 0, I32, P40 + 1, IN, OUT));
     ROW(h, INV, cuops_scan(h, SUM, 0, I32, INT64_MAX, IN, OUT));
+    /* n = 2^40 itself passes the length check (U8 is then refused as
+     * unserved, not as invalid); 2^40 + 1 does not (an invalid length
+     * outranks the dtype) */
+    ROW(h, NSUP, cuops_scan(h, SUM, 0, U8, P40, IN, OUT));
+    ROW_SAYS(h, INV, "2^40", cuops_scan(h, SUM, 0, U8, P40 + 1, IN, OUT));
     ROW(h, INV, cuops_scan(h, SUM, 0, I32, P40, NULL, OUT));
     ROW(h, INV, cuops_scan(h, MIN, 1, F32, 100, NULL, OUT));
     ROW(h, INV, cuops_scan(h, MAX, 0, F64, 100, IN, NULL));
@@ -303,6 +345,8 @@ static void scan_rows(cuops_handle_t h, int is_cpu)
     ROW(h, INV, cuops_reduce(h, SUM, BAD_DTYPE, 100, IN, RES));
     ROW(h, INV, cuops_reduce(h, SUM, I64, -1, IN, RES));
     ROW(h, INV, cuops_reduce(h, SUM, I64, P40 + 1, IN, RES));
+    ROW(h, NSUP, cuops_reduce(h, SUM, U8, P40, IN, RES));
+    ROW_SAYS(h, INV, "2^40", cuops_reduce(h, MAX, U8, P40 + 1, IN, RES));
     ROW(h, INV, cuops_reduce(h, SUM, I64, 100, NULL, RES));
     ROW(h, INV, cuops_reduce(h, MIN, F64, 100, IN, NULL));
     ROW(h, INV, cuops_reduce(h, MIN, F64, 0, NULL, NULL)); /* n == 0 still writes *out */
@@ -450,6 +494,375 @@ static void zero_size_writes(cuops_handle_t h)
 }
 
 /* ------------------------------------------------------------------------ */
+/* CPU-only: promises of cuops.h that a successful call must keep           */
+/* ------------------------------------------------------------------------ */
+
+static size_t fsize(cuops_dtype_t t) { return t == F32 ? 4 : 2; }
+
+/* Every element of a float output was written (outputs start as 0xFF bytes,
+ * a NaN in each float type, and the data here gives finite results). */
+static int all_finite(const void *p, cuops_dtype_t t, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (!isfinite(tu_get(p, t, i))) return 0;
+    return 1;
+}
+
+/* alpha == 0 with k > 0 still reads A and B: an Inf in A or a NaN in B
+ * gives NaN in C (0 * the sum), not the 0 of the reference BLAS. And k == 0
+ * gives C = beta*C for any alpha, NaN and Inf included. */
+static void gemm_alpha_edges(cuops_handle_t h)
+{
+    float a[2] = {INFINITY, (float)tu_rand_uniform(0.5, 2)};
+    float b[2] = {(float)tu_rand_uniform(0.5, 2), (float)tu_rand_uniform(0.5, 2)};
+    float c = (float)tu_rand_uniform(0.5, 2);
+    CHECK_STATUS(cuops_gemm(h, OPN, OPN, 1, 1, 2, 0.0f, a, 2, b, 1, 0.0f, &c, 1, F32, F32), OK);
+    CHECK(isnan(c), "alpha 0, Inf in A: C = %g, expected NaN", (double)c);
+    a[0] = (float)tu_rand_uniform(0.5, 2);
+    b[1] = NAN;
+    c = (float)tu_rand_uniform(0.5, 2);
+    CHECK_STATUS(cuops_gemm(h, OPN, OPN, 1, 1, 2, 0.0f, a, 2, b, 1, 0.0f, &c, 1, F32, F32), OK);
+    CHECK(isnan(c), "alpha 0, NaN in B: C = %g, expected NaN", (double)c);
+
+    const float alphas[3] = {NAN, INFINITY, -INFINITY};
+    for (int i = 0; i < 3; i++) {
+        const float c0 = (float)tu_rand_uniform(0.5, 2);
+        c = c0;
+        CHECK_STATUS(cuops_gemm(h, OPN, OPN, 1, 1, 0, alphas[i], NULL, 1, NULL, 1, 0.5f, &c, 1,
+                                F32, F32), OK);
+        CHECK(c == 0.5f * c0, "k == 0, alpha %g: C = %g, expected beta*C = %g", (double)alphas[i],
+              (double)c, (double)(0.5f * c0));
+    }
+}
+
+/* dequant serves any alignment on the CPU: scales, zeros and out one or two
+ * bytes past an aligned base give the aligned run's bits, for every scale and
+ * output type. */
+static void dequant_any_alignment(cuops_handle_t h)
+{
+    enum { N = 3, K = 10, G = 4, NG = 3, LDQ = 5 };
+    static const cuops_dtype_t types[3] = {F16, BF16, F32};
+    unsigned char q[N * LDQ], z[N * NG];
+    for (size_t i = 0; i < sizeof q; i++) q[i] = (unsigned char)tu_rand_u64();
+    for (size_t i = 0; i < sizeof z; i++) z[i] = (unsigned char)(tu_rand_u64() & 15);
+    for (int si = 0; si < 3; si++)
+        for (int oi = 0; oi < 3; oi++)
+            for (int off = 1; off <= 2; off++) {
+                const cuops_dtype_t st = types[si], ot = types[oi];
+                _Alignas(16) unsigned char sa[N * NG * 4], sm[N * NG * 4 + 8], zm[N * NG + 8];
+                _Alignas(16) unsigned char oa[N * K * 4], om[N * K * 4 + 8];
+                tu_fill_float(sa, st, N * NG, 0.25, 2.0);
+                memcpy(sm + off, sa, N * NG * fsize(st));
+                memcpy(zm + off, z, sizeof z);
+                memset(oa, 0xFF, sizeof oa);
+                memset(om, 0xFF, sizeof om);
+                CHECK_STATUS(cuops_dequant_int4(h, N, K, G, q, LDQ, sa, st, z, oa, K, ot), OK);
+                CHECK(all_finite(oa, ot, N * K), "aligned dequant left elements unwritten");
+                cuops_status_t r = cuops_dequant_int4(h, N, K, G, q, LDQ, sm + off, st, zm + off,
+                                                      om + off, K, ot);
+                CHECK(r == OK, "scales %d / out %d at base+%d: %s (%s)", (int)st, (int)ot, off,
+                      cuops_status_string(r), cuops_last_error(h));
+                CHECK(memcmp(om + off, oa, N * K * fsize(ot)) == 0,
+                      "scales %d / out %d at base+%d: bits differ from the aligned run", (int)st,
+                      (int)ot, off);
+            }
+}
+
+/* A random seed-format weight n x k (ldq = ceil(k/2)) with F16 scales,
+ * prepacked for F16 activations into a malloc'd buffer of *bytes. */
+static unsigned char *w4_random_packed(cuops_handle_t h, int64_t n, int64_t k, int64_t g,
+                                       size_t *bytes)
+{
+    enum { MAXB = 512 };
+    unsigned char q[MAXB], z[MAXB];
+    uint16_t s[MAXB];
+    const int64_t ldq = (k + 1) / 2, ng = (k + g - 1) / g;
+    if (n * ldq > MAXB || n * ng > MAXB) return NULL;
+    for (int64_t i = 0; i < n * ldq; i++) q[i] = (unsigned char)tu_rand_u64();
+    for (int64_t i = 0; i < n * ng; i++) z[i] = (unsigned char)(tu_rand_u64() & 15);
+    tu_fill_float(s, F16, (size_t)(n * ng), 0.25, 2.0);
+    if (cuops_w4_packed_size(h, n, k, g, F16, bytes) != OK) return NULL;
+    unsigned char *p = malloc(*bytes);
+    if (p && cuops_w4_prepack(h, n, k, g, q, ldq, s, F16, z, F16, p) != OK) {
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* cuops_w4_prepack writes no more than cuops_w4_packed_size bytes (64
+ * sentinel bytes past them survive: odd and even k, n not a multiple of 16
+ * bytes of nibbles, zeros given or NULL); and on a CPU handle `packed` needs
+ * no alignment: a copy at base + 1 or + 3 gives the aligned run's y. */
+static void w4_packed_bounds_and_alignment(cuops_handle_t h)
+{
+    unsigned char q[64], z[64];
+    uint16_t s[64];
+    for (int i = 0; i < 64; i++) {
+        q[i] = (unsigned char)tu_rand_u64();
+        z[i] = (unsigned char)(tu_rand_u64() & 15);
+    }
+    tu_fill_float(s, F16, 64, 0.25, 2.0);
+    for (int64_t n = 3; n <= 5; n += 2)
+        for (int64_t k = 10; k <= 11; k++)
+            for (int with_zeros = 0; with_zeros < 2; with_zeros++) {
+                size_t bytes = 0;
+                CHECK_STATUS(cuops_w4_packed_size(h, n, k, 4, F16, &bytes), OK);
+                unsigned char *p = malloc(bytes + 64);
+                if (!p) continue;
+                memset(p, 0xA5, bytes + 64);
+                CHECK_STATUS(cuops_w4_prepack(h, n, k, 4, q, (k + 1) / 2, s, F16,
+                                              with_zeros ? z : NULL, F16, p), OK);
+                int tail = 1;
+                for (size_t i = 0; i < 64; i++) tail &= p[bytes + i] == 0xA5;
+                CHECK(tail, "prepack n=%lld k=%lld zeros=%d wrote past its %zu bytes", (long long)n,
+                      (long long)k, with_zeros, bytes);
+                free(p);
+            }
+
+    enum { M = 2, N = 3, K = 10 };
+    size_t bytes = 0;
+    unsigned char *pa = w4_random_packed(h, N, K, 4, &bytes);
+    unsigned char *pm = malloc(bytes + 8);
+    CHECK(pa != NULL && pm != NULL, "random packed weight: %s", cuops_last_error(h));
+    if (pa && pm) {
+        _Alignas(16) uint16_t x[M * K], ya[M * N], ym[M * N];
+        tu_fill_float(x, F16, M * K, -1, 1);
+        memset(ya, 0xFF, sizeof ya);
+        CHECK_STATUS(cuops_gemm_w4a16(h, M, N, K, 4, x, K, pa, ya, N, F16), OK);
+        CHECK(all_finite(ya, F16, M * N), "aligned w4a16 left y unwritten");
+        for (int off = 1; off <= 3; off += 2) {
+            memcpy(pm + off, pa, bytes);
+            memset(ym, 0xFF, sizeof ym);
+            cuops_status_t r = cuops_gemm_w4a16(h, M, N, K, 4, x, K, pm + off, ym, N, F16);
+            CHECK(r == OK, "packed at base+%d: %s (%s)", off, cuops_status_string(r),
+                  cuops_last_error(h));
+            CHECK(memcmp(ym, ya, sizeof ya) == 0, "packed at base+%d: y differs", off);
+        }
+    }
+    free(pa);
+    free(pm);
+}
+
+/* A group_size >= k is one group per row whatever its parity: with odd
+ * k = 33, groups k, k + 2 and INT64_MAX give the bits of group k + 1 (the
+ * same [n, 1] scales and zeros) in dequant, and the same packed size and y
+ * through prepack + W4A16. (An odd group below k is refused: the table.) */
+static void odd_group_per_row(cuops_handle_t h)
+{
+    enum { N = 8, K = 33, LDQ = 17, M = 3 };
+    unsigned char q[N * LDQ], z[N];
+    uint16_t s[N], x[M * K];
+    for (size_t i = 0; i < sizeof q; i++) q[i] = (unsigned char)tu_rand_u64();
+    for (size_t i = 0; i < sizeof z; i++) z[i] = (unsigned char)(tu_rand_u64() & 15);
+    tu_fill_float(s, F16, N, 0.25, 2.0);
+    tu_fill_float(x, F16, M * K, -1, 1);
+    float ref[N * K], got[N * K];
+    memset(ref, 0xFF, sizeof ref);
+    CHECK_STATUS(cuops_dequant_int4(h, N, K, K + 1, q, LDQ, s, F16, z, ref, K, F32), OK);
+    CHECK(all_finite(ref, F32, N * K), "dequant group k+1 left elements unwritten");
+
+    size_t ref_bytes = 0;
+    CHECK_STATUS(cuops_w4_packed_size(h, N, K, K + 1, F16, &ref_bytes), OK);
+    unsigned char *pref = malloc(ref_bytes), *pg = malloc(ref_bytes);
+    uint16_t yref[M * N], y[M * N];
+    memset(yref, 0xFF, sizeof yref);
+    if (!pref || !pg) {
+        CHECK(0, "malloc(%zu)", ref_bytes);
+        free(pref);
+        free(pg);
+        return;
+    }
+    CHECK_STATUS(cuops_w4_prepack(h, N, K, K + 1, q, LDQ, s, F16, z, F16, pref), OK);
+    CHECK_STATUS(cuops_gemm_w4a16(h, M, N, K, K + 1, x, K, pref, yref, N, F16), OK);
+    CHECK(all_finite(yref, F16, M * N), "w4a16 group k+1 left y unwritten");
+
+    const int64_t groups[3] = {K, K + 2, INT64_MAX};
+    for (int i = 0; i < 3; i++) {
+        const long long g = (long long)groups[i];
+        memset(got, 0xFF, sizeof got);
+        cuops_status_t r = cuops_dequant_int4(h, N, K, groups[i], q, LDQ, s, F16, z, got, K, F32);
+        CHECK(r == OK, "dequant k=%d group %lld: %s (%s)", K, g, cuops_status_string(r),
+              cuops_last_error(h));
+        CHECK(memcmp(got, ref, sizeof ref) == 0, "dequant k=%d group %lld differs from group k+1",
+              K, g);
+        size_t bytes = 0;
+        r = cuops_w4_packed_size(h, N, K, groups[i], F16, &bytes);
+        CHECK(r == OK && bytes == ref_bytes,
+              "packed size k=%d group %lld: %s, %zu (group k+1: %zu)", K, g,
+              cuops_status_string(r), bytes, ref_bytes);
+        if (r != OK || bytes != ref_bytes) continue;
+        CHECK_STATUS(cuops_w4_prepack(h, N, K, groups[i], q, LDQ, s, F16, z, F16, pg), OK);
+        memset(y, 0xFF, sizeof y);
+        r = cuops_gemm_w4a16(h, M, N, K, groups[i], x, K, pg, y, N, F16);
+        CHECK(r == OK, "w4a16 k=%d group %lld: %s (%s)", K, g, cuops_status_string(r),
+              cuops_last_error(h));
+        CHECK(memcmp(y, yref, sizeof y) == 0, "w4a16 k=%d group %lld: y differs from group k+1", K,
+              g);
+    }
+    free(pref);
+    free(pg);
+}
+
+/* Scan buffers that touch without overlapping (in = b, out = b + 10 and the
+ * reverse) are not "overlapping": accepted, and the sums are right. */
+static void scan_adjacent(cuops_handle_t h)
+{
+    int64_t b[20], src[10];
+    for (int i = 0; i < 20; i++) b[i] = (int64_t)(tu_rand_u64() >> 24) - ((int64_t)1 << 39);
+    for (int dir = 0; dir < 2; dir++) {
+        int64_t *in = dir ? b + 10 : b, *out = dir ? b : b + 10;
+        memcpy(src, in, sizeof src);
+        cuops_status_t r = cuops_scan(h, SUM, 0, I64, 10, in, out);
+        CHECK(r == OK, "scan in=b%s out=b%s: %s (%s)", dir ? "+10" : "", dir ? "" : "+10",
+              cuops_status_string(r), cuops_last_error(h));
+        int64_t acc = 0;
+        int ok = 1;
+        for (int i = 0; i < 10; i++) {
+            acc += src[i];
+            ok &= out[i] == acc && in[i] == src[i];
+        }
+        CHECK(ok, "scan in=b%s out=b%s: wrong prefix sums or in changed", dir ? "+10" : "",
+              dir ? "" : "+10");
+    }
+}
+
+/* The kernel name is per call: an empty problem (gemm m == 0, scan n == 0)
+ * and every accessor reset it to "" (and the detail of a failure to "")
+ * after a call that ran "cpu_reference". */
+static void kernel_name_resets(cuops_handle_t h)
+{
+    float a[6], b[6], c[4];
+    tu_fill_float(a, F32, 6, -1, 1);
+    tu_fill_float(b, F32, 6, -1, 1);
+    int32_t in[3] = {(int32_t)(tu_rand_u64() % 1000), 2, 3}, out[3];
+    CHECK_STATUS(cuops_gemm(h, OPN, OPN, 2, 2, 3, 1, a, 3, b, 2, 0, c, 2, F32, F32), OK);
+    CHECK(strcmp(cuops_last_kernel(h), "cpu_reference") == 0, "gemm ran '%s'",
+          cuops_last_kernel(h));
+    CHECK_STATUS(cuops_gemm(h, OPN, OPN, 0, 2, 3, 1, a, 3, b, 2, 0, c, 2, F32, F32), OK);
+    CHECK(cuops_last_kernel(h)[0] == '\0', "gemm m == 0 ran '%s'", cuops_last_kernel(h));
+    CHECK_STATUS(cuops_scan(h, SUM, 0, I32, 3, in, out), OK);
+    CHECK(strcmp(cuops_last_kernel(h), "cpu_reference") == 0, "scan ran '%s'",
+          cuops_last_kernel(h));
+    CHECK_STATUS(cuops_scan(h, SUM, 0, I32, 0, in, out), OK);
+    CHECK(cuops_last_kernel(h)[0] == '\0', "scan n == 0 ran '%s'", cuops_last_kernel(h));
+
+    static const char *const names[4] = {"get_device", "set_stream(NULL)", "get_stream",
+                                         "set_workspace(NULL, 0)"};
+    for (int i = 0; i < 4; i++)
+        for (int fail = 0; fail < 2; fail++) {
+            /* before: a success that ran a kernel, or a failure with a detail */
+            cuops_status_t r = cuops_gemm(h, OPN, OPN, 2, 2, 3, 1, a, fail ? 2 : 3, b, 2, 0, c, 2,
+                                          F32, F32);
+            CHECK(r == (fail ? INV : OK), "gemm before %s: %s", names[i], cuops_status_string(r));
+            CHECK(fail ? cuops_last_error(h)[0] != '\0'
+                       : strcmp(cuops_last_kernel(h), "cpu_reference") == 0,
+                  "gemm before %s left no %s", names[i], fail ? "detail" : "kernel name");
+            int dev;
+            void *stream;
+            switch (i) {
+            case 0: r = cuops_get_device(h, &dev); break;
+            case 1: r = cuops_set_stream(h, NULL); break;
+            case 2: r = cuops_get_stream(h, &stream); break;
+            default: r = cuops_set_workspace(h, NULL, 0); break;
+            }
+            CHECK(r == OK, "%s: %s", names[i], cuops_status_string(r));
+            CHECK(cuops_last_kernel(h)[0] == '\0' && cuops_last_error(h)[0] == '\0',
+                  "%s after a %s gemm: last_kernel '%s', last_error '%s'", names[i],
+                  fail ? "failed" : "successful", cuops_last_kernel(h), cuops_last_error(h));
+        }
+}
+
+/* Options on a CPU handle: NULL variant (zeroed options), "auto" and
+ * "cpu_reference" give the plain call's bits for every op; every other name
+ * cuops_variant_names lists (a CUDA kernel) is NOT_SUPPORTED and writes nothing. */
+enum { VAR_OUT_BYTES = 128 };
+typedef struct variant_data {
+    float a[8], b[12];                 /* gemm 2x3x4, f32 */
+    unsigned char q[15], z[9];         /* dequant 3x10, group 4 */
+    uint16_t s[9], x[20];
+    unsigned char *packed;             /* w4a16 2x3x10, group 4 */
+    double in[16];                     /* scan, reduce */
+} variant_data_t;
+
+static cuops_status_t run_variant(cuops_handle_t h, int op, const cuops_options_t *o,
+                                  const variant_data_t *d, void *out)
+{
+    switch (op) {
+    case 0:
+        return o ? cuops_gemm_ex(h, OPN, OPN, 2, 3, 4, 1, d->a, 4, d->b, 3, 0, out, 3, F32, F32, o)
+                 : cuops_gemm(h, OPN, OPN, 2, 3, 4, 1, d->a, 4, d->b, 3, 0, out, 3, F32, F32);
+    case 1:
+        return o ? cuops_dequant_int4_ex(h, 3, 10, 4, d->q, 5, d->s, F16, d->z, out, 10, F32, o)
+                 : cuops_dequant_int4(h, 3, 10, 4, d->q, 5, d->s, F16, d->z, out, 10, F32);
+    case 2:
+        return o ? cuops_gemm_w4a16_ex(h, 2, 3, 10, 4, d->x, 10, d->packed, out, 3, F16, o)
+                 : cuops_gemm_w4a16(h, 2, 3, 10, 4, d->x, 10, d->packed, out, 3, F16);
+    case 3:
+        return o ? cuops_scan_ex(h, SUM, 0, F64, 16, d->in, out, o)
+                 : cuops_scan(h, SUM, 0, F64, 16, d->in, out);
+    default:
+        return o ? cuops_reduce_ex(h, SUM, F64, 16, d->in, out, o)
+                 : cuops_reduce(h, SUM, F64, 16, d->in, out);
+    }
+}
+
+static void cpu_variants(cuops_handle_t h)
+{
+    static const char *const ops[5] = {"gemm", "dequant", "w4a16", "scan", "reduce"};
+    static const cuops_dtype_t out_type[5] = {F32, F32, F16, F64, F64};
+    static const size_t out_count[5] = {6, 30, 6, 16, 1};
+    variant_data_t d;
+    tu_fill_float(d.a, F32, 8, -1, 1);
+    tu_fill_float(d.b, F32, 12, -1, 1);
+    for (int i = 0; i < 15; i++) d.q[i] = (unsigned char)tu_rand_u64();
+    for (int i = 0; i < 9; i++) d.z[i] = (unsigned char)(tu_rand_u64() & 15);
+    tu_fill_float(d.s, F16, 9, 0.25, 2.0);
+    tu_fill_float(d.x, F16, 20, -1, 1);
+    tu_fill_float(d.in, F64, 16, -1, 1);
+    size_t bytes = 0;
+    d.packed = w4_random_packed(h, 3, 10, 4, &bytes);
+    CHECK(d.packed != NULL, "random packed weight: %s", cuops_last_error(h));
+    if (!d.packed) return;
+
+    const cuops_options_t forms[3] = {{NULL, 0, 0}, {"auto", 0, 0}, {"cpu_reference", 0, 0}};
+    _Alignas(16) unsigned char ref[VAR_OUT_BYTES], got[VAR_OUT_BYTES];
+    for (int op = 0; op < 5; op++) {
+        memset(ref, 0xFF, sizeof ref);
+        CHECK_STATUS(run_variant(h, op, NULL, &d, ref), OK);
+        CHECK(all_finite(ref, out_type[op], out_count[op]), "%s: plain call left output unwritten",
+              ops[op]);
+        for (int f = 0; f < 3; f++) {
+            memset(got, 0xFF, sizeof got);
+            cuops_status_t r = run_variant(h, op, &forms[f], &d, got);
+            const char *vn = forms[f].variant ? forms[f].variant : "NULL";
+            CHECK(r == OK, "%s variant %s: %s (%s)", ops[op], vn, cuops_status_string(r),
+                  cuops_last_error(h));
+            CHECK(memcmp(got, ref, sizeof ref) == 0,
+                  "%s variant %s: output differs from the plain call", ops[op], vn);
+        }
+        const char *const *list = NULL;
+        int count = 0, tried = 0;
+        CHECK_STATUS(cuops_variant_names(ops[op], &list, &count), OK);
+        for (int v = 0; list && v < count; v++) {
+            if (strcmp(list[v], "auto") == 0 || strcmp(list[v], "cpu_reference") == 0) continue;
+            const cuops_options_t o = {list[v], 0, 0};
+            memset(got, 0xFF, sizeof got);
+            cuops_status_t r = run_variant(h, op, &o, &d, got);
+            int untouched_out = 1;
+            for (size_t i = 0; i < sizeof got; i++) untouched_out &= got[i] == 0xFF;
+            CHECK(r == NSUP && untouched_out && strstr(cuops_last_error(h), list[v]) != NULL,
+                  "%s variant %s on the CPU: %s, output %s, detail '%s'", ops[op], list[v],
+                  cuops_status_string(r), untouched_out ? "untouched" : "written",
+                  cuops_last_error(h));
+            tried++;
+        }
+        CHECK(tried > 0, "%s: no GPU variant listed to try", ops[op]);
+    }
+    free(d.packed);
+}
+
+/* ------------------------------------------------------------------------ */
 /* Handle calls                                                             */
 /* ------------------------------------------------------------------------ */
 
@@ -562,6 +975,51 @@ static void handle_calls(void)
     CHECK_STATUS(cuops_destroy(NULL), OK);
 }
 
+/* cuops_create_error() is per thread: a new thread starts with "", its own
+ * failure gives it its own reason, and the main thread's reason survives. */
+#if !defined(__STDC_NO_THREADS__)
+typedef struct create_probe {
+    int fresh_empty;
+    cuops_status_t st;
+    char detail[256];
+} create_probe_t;
+
+static int create_in_thread(void *arg)
+{
+    create_probe_t *p = arg;
+    p->fresh_empty = cuops_create_error()[0] == '\0';
+    cuops_handle_t g = NULL;
+    p->st = cuops_create(&g, -7);
+    snprintf(p->detail, sizeof p->detail, "%s", cuops_create_error());
+    return 0;
+}
+#endif
+
+static void create_error_per_thread(void)
+{
+#if !defined(__STDC_NO_THREADS__)
+    cuops_handle_t g = NULL;
+    CHECK_STATUS(cuops_create(&g, -5), INV);
+    char mine[256];
+    snprintf(mine, sizeof mine, "%s", cuops_create_error());
+    CHECK(strstr(mine, "-5") != NULL, "create(-5) detail '%s'", mine);
+    create_probe_t p = {0, OK, ""};
+    thrd_t t;
+    if (thrd_create(&t, create_in_thread, &p) != thrd_success) {
+        CHECK(0, "thrd_create failed");
+        return;
+    }
+    thrd_join(t, NULL);
+    CHECK(p.fresh_empty, "a new thread's create_error was not empty");
+    CHECK(p.st == INV && strstr(p.detail, "-7") != NULL, "thread create(-7): %s, detail '%s'",
+          cuops_status_string(p.st), p.detail);
+    CHECK(strcmp(cuops_create_error(), mine) == 0,
+          "main thread's create_error became '%s' (was '%s')", cuops_create_error(), mine);
+#else
+    SKIP("create_error per thread: no C11 <threads.h>");
+#endif
+}
+
 int main(void)
 {
     tu_seed_from_env();
@@ -569,6 +1027,7 @@ int main(void)
         for (int i = 0; i < BUF_BYTES; i++) golden[b][i] = (unsigned char)tu_rand_u64();
 
     handle_calls();
+    create_error_per_thread();
 
     cuops_handle_t h = NULL;
     CHECK_STATUS(cuops_create(&h, CUOPS_DEVICE_CPU), OK);
@@ -577,6 +1036,13 @@ int main(void)
         gemm_ld_boundaries(h);
         w4_size_extremes(h);
         zero_size_writes(h);
+        gemm_alpha_edges(h);
+        dequant_any_alignment(h);
+        w4_packed_bounds_and_alignment(h);
+        odd_group_per_row(h);
+        scan_adjacent(h);
+        kernel_name_resets(h);
+        cpu_variants(h);
         cuops_destroy(h);
     }
 

@@ -4,7 +4,8 @@
  * checked against the formula computed here.
  *
  * Covers every scale_type x out_type, zeros and NULL zeros, group sizes 32,
- * 64, 128, 2, 6, 130, k = 1, 7, 129, 4095, 4098 (partial last groups), n = 1,
+ * 64, 128, 2, 6, 130 and k, k + 2 for odd k (one group per row), k = 1, 7,
+ * 129, 4095, 4098 (partial last groups), n = 1,
  * 17, 1537, padded ldq/ldo, pointers offset by one byte/element, every forced
  * variant (NOT_SUPPORTED allowed only for the vector variants, and each
  * variant must run somewhere; the bulk-store ones only on sm_90), calls
@@ -211,6 +212,14 @@ static void dequant_cases(void)
                 dq_case_t c = mk(ns[nn], ks[kk], groups[g], types[i % 3], types[(i / 3) % 3], i % 2);
                 run_case(&c);
             }
+    /* per-channel with an odd k: group_size = k (odd) and k + 2, both one
+     * group per row (the API hands the backends the even size k + 1) */
+    for (int kk = 0; kk < 4; kk++)
+        for (int extra = 0; extra <= 2; extra += 2, i++) {
+            const int64_t k = ks[kk];
+            dq_case_t c = mk(ns[i % 2], k, k + extra, types[i % 3], types[(i / 3) % 3], i % 2);
+            run_case(&c);
+        }
     /* aligned rows with a partial last chunk (the auto fast path's tail) */
     for (int o = 0; o < 3; o++) {
         dq_case_t a = mk(17, 4095, 128, types[o], types[o], o % 2);

@@ -529,6 +529,7 @@ static void run_gpu_tests(cuops_handle_t h)
         {64, 64, 32, 1, CUOPS_DTYPE_F16, 1},       /* smallest tile-aligned shape */
         {1, 2, 2, 0, CUOPS_DTYPE_F32, 1},          /* one row, one byte, per-channel */
         {7, 17, 18, 1, CUOPS_DTYPE_BF16, 1},       /* per-channel, k not a multiple of 16 */
+        {9, 17, 17, 0, CUOPS_DTYPE_F16, 1},        /* per-channel, group_size == k odd */
         {136, 320, 32, 1, CUOPS_DTYPE_F16, 1},
         {129, 1000, 64, 0, CUOPS_DTYPE_F32, 1},    /* last group partial, k % 64 != 0 */
         {65, 1537, 128, 1, CUOPS_DTYPE_BF16, 0},

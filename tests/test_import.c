@@ -187,90 +187,146 @@ static void hand_built(cuops_handle_t h)
     CHECK(azout[2] == 5 && azout[0] == 0, "awq zero row 2 = %d", azout[2]);
 }
 
+static int all_sentinel(const void *p, size_t bytes)
+{
+    for (size_t i = 0; i < bytes; i++)
+        if (((const uint8_t *)p)[i] != SENTINEL) return 0;
+    return 1;
+}
+
+/* A refused call: its status, no byte of any output written (each refilled
+ * with the sentinel first) and, on a handle, a detail in cuops_last_error. */
+#define REFUSED(hh, expected, call)                                                        \
+    do {                                                                                   \
+        memset(qout, SENTINEL, sizeof qout);                                               \
+        memset(sout, SENTINEL, sizeof sout);                                               \
+        memset(zout, SENTINEL, sizeof zout);                                               \
+        CHECK_STATUS((call), (expected));                                                  \
+        CHECK(all_sentinel(qout, sizeof qout) && all_sentinel(sout, sizeof sout) &&        \
+                  all_sentinel(zout, sizeof zout),                                         \
+              "line %d: a refused call wrote an output", __LINE__);                        \
+        if ((hh) != NULL)                                                                  \
+            CHECK(cuops_last_error(hh)[0] != '\0', "line %d: no detail for a refused call", \
+                  __LINE__);                                                               \
+    } while (0)
+
 static void bad_arguments(cuops_handle_t h)
 {
     int32_t qw[64] = {0}, qz[8] = {0};
     uint16_t sc[64] = {0};
     uint8_t qout[256], zout[64];
     uint16_t sout[64];
-    memset(qout, SENTINEL, sizeof qout);
-    CHECK_STATUS(cuops_import_gptq(h, 12, 8, 8, qw, qz, sc, CUOPS_DTYPE_F16, 2, qout, 4, sout, zout),
-                 CUOPS_STATUS_INVALID_VALUE); /* n % 8 */
-    CHECK_STATUS(cuops_import_gptq(h, 8, 12, 4, qw, qz, sc, CUOPS_DTYPE_F16, 2, qout, 6, sout, zout),
-                 CUOPS_STATUS_INVALID_VALUE); /* k % 8 */
-    CHECK_STATUS(cuops_import_gptq(h, 8, 8, 3, qw, qz, sc, CUOPS_DTYPE_F16, 2, qout, 4, sout, zout),
-                 CUOPS_STATUS_INVALID_VALUE); /* odd group */
-    CHECK_STATUS(cuops_import_gptq(h, 8, 8, 0, qw, qz, sc, CUOPS_DTYPE_F16, 2, qout, 4, sout, zout),
-                 CUOPS_STATUS_INVALID_VALUE);
-    CHECK_STATUS(cuops_import_gptq(h, 8, 8, 8, qw, qz, sc, CUOPS_DTYPE_F16, 3, qout, 4, sout, zout),
-                 CUOPS_STATUS_INVALID_VALUE); /* version */
-    CHECK_STATUS(cuops_import_gptq(h, 8, 8, 8, qw, qz, sc, CUOPS_DTYPE_F16, 2, qout, 3, sout, zout),
-                 CUOPS_STATUS_INVALID_VALUE); /* ldq_out */
-    CHECK_STATUS(cuops_import_gptq(h, 8, 8, 8, NULL, qz, sc, CUOPS_DTYPE_F16, 2, qout, 4, sout, zout),
-                 CUOPS_STATUS_INVALID_VALUE);
-    CHECK_STATUS(cuops_import_awq(h, 8, 8, 8, qw, qz, sc, CUOPS_DTYPE_F16, qout, 4, sout, NULL),
-                 CUOPS_STATUS_INVALID_VALUE);
-    CHECK_STATUS(cuops_import_awq(h, -8, 8, 8, qw, qz, sc, CUOPS_DTYPE_F16, qout, 4, sout, zout),
-                 CUOPS_STATUS_INVALID_VALUE);
-    CHECK_STATUS(cuops_import_awq(h, 8, 8, 8, qw, qz, sc, CUOPS_DTYPE_F64, qout, 4, sout, zout),
-                 CUOPS_STATUS_NOT_SUPPORTED);
-    CHECK_STATUS(cuops_import_awq(h, 8, 8, 8, qw, qz, sc, (cuops_dtype_t)99, qout, 4, sout, zout),
-                 CUOPS_STATUS_INVALID_VALUE);
-    CHECK(strlen(cuops_last_error(h)) > 0, "no detail for a bad call");
+    const cuops_dtype_t F16 = CUOPS_DTYPE_F16;
+    const cuops_status_t INV = CUOPS_STATUS_INVALID_VALUE;
+    /* n % 8, k % 8, an odd group below k, group 0, version 3, a short ldq_out */
+    REFUSED(h, INV, cuops_import_gptq(h, 12, 8, 8, qw, qz, sc, F16, 2, qout, 4, sout, zout));
+    REFUSED(h, INV, cuops_import_gptq(h, 8, 12, 4, qw, qz, sc, F16, 2, qout, 6, sout, zout));
+    REFUSED(h, INV, cuops_import_gptq(h, 8, 8, 3, qw, qz, sc, F16, 2, qout, 4, sout, zout));
+    REFUSED(h, INV, cuops_import_gptq(h, 8, 8, 0, qw, qz, sc, F16, 2, qout, 4, sout, zout));
+    REFUSED(h, INV, cuops_import_gptq(h, 8, 8, 8, qw, qz, sc, F16, 3, qout, 4, sout, zout));
+    REFUSED(h, INV, cuops_import_gptq(h, 8, 8, 8, qw, qz, sc, F16, 2, qout, 3, sout, zout));
+    REFUSED(h, INV, cuops_import_gptq(h, 8, 8, 8, NULL, qz, sc, F16, 2, qout, 4, sout, zout));
+    REFUSED(h, INV, cuops_import_awq(h, 8, 8, 8, qw, qz, sc, F16, qout, 4, sout, NULL));
+    REFUSED(h, INV, cuops_import_awq(h, -8, 8, 8, qw, qz, sc, F16, qout, 4, sout, zout));
+    REFUSED(h, CUOPS_STATUS_NOT_SUPPORTED,
+            cuops_import_awq(h, 8, 8, 8, qw, qz, sc, CUOPS_DTYPE_F64, qout, 4, sout, zout));
+    REFUSED(h, INV,
+            cuops_import_awq(h, 8, 8, 8, qw, qz, sc, (cuops_dtype_t)99, qout, 4, sout, zout));
+    /* the detail of a failure is gone after the next success */
+    CHECK_STATUS(cuops_import_awq(h, 8, 8, 8, qw, qz, sc, F16, qout, 4, sout, zout),
+                 CUOPS_STATUS_SUCCESS);
+    CHECK(cuops_last_error(h)[0] == '\0', "detail after a successful import: %s",
+          cuops_last_error(h));
     /* the order of the checks (ops.c): a short pitch and a NULL pointer
      * outrank an unserved scale dtype; the pitch holds for an empty n too */
-    CHECK_STATUS(cuops_import_awq(h, 8, 8, 8, qw, qz, sc, CUOPS_DTYPE_F64, qout, 3, sout, zout),
-                 CUOPS_STATUS_INVALID_VALUE);
-    CHECK_STATUS(cuops_import_gptq(h, 8, 8, 8, qw, NULL, sc, CUOPS_DTYPE_F64, 2, qout, 4, sout, zout),
-                 CUOPS_STATUS_INVALID_VALUE);
-    CHECK_STATUS(cuops_import_gptq(h, 0, 8, 8, NULL, NULL, NULL, CUOPS_DTYPE_F16, 2, NULL, 3, NULL,
-                                   NULL),
-                 CUOPS_STATUS_INVALID_VALUE);
-    CHECK_STATUS(cuops_import_gptq(h, 0, 8, 8, NULL, NULL, NULL, CUOPS_DTYPE_F16, 2, NULL, 4, NULL,
-                                   NULL),
+    REFUSED(h, INV, cuops_import_awq(h, 8, 8, 8, qw, qz, sc, CUOPS_DTYPE_F64, qout, 3, sout, zout));
+    REFUSED(h, INV,
+            cuops_import_gptq(h, 8, 8, 8, qw, NULL, sc, CUOPS_DTYPE_F64, 2, qout, 4, sout, zout));
+    REFUSED(h, INV,
+            cuops_import_gptq(h, 0, 8, 8, NULL, NULL, NULL, F16, 2, NULL, 3, NULL, NULL));
+    CHECK_STATUS(cuops_import_gptq(h, 0, 8, 8, NULL, NULL, NULL, F16, 2, NULL, 4, NULL, NULL),
                  CUOPS_STATUS_SUCCESS);
-    CHECK_STATUS(cuops_import_awq(h, 8, 0, 8, NULL, NULL, NULL, CUOPS_DTYPE_F16, NULL, 0, NULL, NULL),
+    CHECK_STATUS(cuops_import_awq(h, 8, 0, 8, NULL, NULL, NULL, F16, NULL, 0, NULL, NULL),
                  CUOPS_STATUS_SUCCESS);
-    CHECK_STATUS(cuops_import_awq(h, 0, 8, 8, NULL, NULL, NULL, CUOPS_DTYPE_F64, NULL, 4, NULL, NULL),
-                 CUOPS_STATUS_NOT_SUPPORTED);
+    REFUSED(h, CUOPS_STATUS_NOT_SUPPORTED,
+            cuops_import_awq(h, 0, 8, 8, NULL, NULL, NULL, CUOPS_DTYPE_F64, NULL, 4, NULL, NULL));
     /* pointers between two elements: int32 words, scales of their dtype */
-    CHECK_STATUS(cuops_import_gptq(h, 8, 8, 8, (const int32_t *)((char *)qw + 2), qz, sc,
-                                   CUOPS_DTYPE_F16, 2, qout, 4, sout, zout),
-                 CUOPS_STATUS_INVALID_VALUE);
-    CHECK_STATUS(cuops_import_awq(h, 8, 8, 8, qw, (const int32_t *)((char *)qz + 1), sc,
-                                  CUOPS_DTYPE_F16, qout, 4, sout, zout),
-                 CUOPS_STATUS_INVALID_VALUE);
-    CHECK_STATUS(cuops_import_awq(h, 8, 8, 8, qw, qz, (char *)sc + 1, CUOPS_DTYPE_BF16, qout, 4, sout,
-                                  zout),
-                 CUOPS_STATUS_INVALID_VALUE);
-    CHECK_STATUS(cuops_import_gptq(h, 8, 8, 8, qw, qz, sc, CUOPS_DTYPE_F32, 2, qout, 4,
-                                   (char *)sout + 2, zout),
-                 CUOPS_STATUS_INVALID_VALUE);
+    REFUSED(h, INV, cuops_import_gptq(h, 8, 8, 8, (const int32_t *)((char *)qw + 2), qz, sc, F16, 2,
+                                      qout, 4, sout, zout));
+    REFUSED(h, INV, cuops_import_awq(h, 8, 8, 8, qw, (const int32_t *)((char *)qz + 1), sc, F16,
+                                     qout, 4, sout, zout));
+    REFUSED(h, INV, cuops_import_awq(h, 8, 8, 8, qw, qz, (char *)sc + 1, CUOPS_DTYPE_BF16, qout, 4,
+                                     sout, zout));
+    REFUSED(h, INV, cuops_import_gptq(h, 8, 8, 8, qw, qz, sc, CUOPS_DTYPE_F32, 2, qout, 4,
+                                      (char *)sout + 2, zout));
     CHECK(strstr(cuops_last_error(h), "scales_out") != NULL, "detail does not name scales_out: %s",
           cuops_last_error(h));
-    CHECK_STATUS(cuops_import_awq(NULL, 8, 8, 8, qw, qz, sc, CUOPS_DTYPE_F16, qout, 4, sout, zout),
-                 CUOPS_STATUS_INVALID_VALUE);
+    REFUSED(NULL, INV, cuops_import_awq(NULL, 8, 8, 8, qw, qz, sc, F16, qout, 4, sout, zout));
     /* GPTQ v1 with a stored 15 (zero 16): refused before anything is written */
     qz[0] = (int32_t)0x000F0000u;
-    memset(qout, SENTINEL, sizeof qout);
-    memset(sout, SENTINEL, sizeof sout);
-    memset(zout, SENTINEL, sizeof zout);
-    CHECK_STATUS(cuops_import_gptq(h, 8, 8, 8, qw, qz, sc, CUOPS_DTYPE_F16, 1, qout, 4, sout, zout),
-                 CUOPS_STATUS_NOT_SUPPORTED);
-    int untouched = 1;
-    for (size_t i = 0; i < sizeof qout; i++) untouched &= qout[i] == SENTINEL;
-    CHECK(untouched, "a refused call wrote qweight_out");
-    untouched = 1;
-    for (size_t i = 0; i < sizeof sout; i++) untouched &= ((const uint8_t *)sout)[i] == SENTINEL;
-    for (size_t i = 0; i < sizeof zout; i++) untouched &= zout[i] == SENTINEL;
-    CHECK(untouched, "a refused call wrote scales_out or zeros_out");
-    /* the same words are fine as version 2 */
-    CHECK_STATUS(cuops_import_gptq(h, 8, 8, 8, qw, qz, sc, CUOPS_DTYPE_F16, 2, qout, 4, sout, zout),
+    REFUSED(h, CUOPS_STATUS_NOT_SUPPORTED,
+            cuops_import_gptq(h, 8, 8, 8, qw, qz, sc, F16, 1, qout, 4, sout, zout));
+    /* the same words are fine as version 2, and the detail is cleared */
+    CHECK_STATUS(cuops_import_gptq(h, 8, 8, 8, qw, qz, sc, F16, 2, qout, 4, sout, zout),
                  CUOPS_STATUS_SUCCESS);
     CHECK(zout[4] == 15, "v2 zero row 4 = %d", zout[4]);
+    CHECK(cuops_last_error(h)[0] == '\0', "detail after a successful import: %s",
+          cuops_last_error(h));
     /* n == 0 / k == 0: nothing to do */
-    CHECK_STATUS(cuops_import_awq(h, 0, 8, 8, NULL, NULL, NULL, CUOPS_DTYPE_F16, NULL, 4, NULL, NULL),
+    CHECK_STATUS(cuops_import_awq(h, 0, 8, 8, NULL, NULL, NULL, F16, NULL, 4, NULL, NULL),
                  CUOPS_STATUS_SUCCESS);
+}
+
+/* A group_size >= k is one group per row whatever its parity: AWQ with odd
+ * k = 33 and group 33 or 35 (GPTQ: k = 32, group 33) imports exactly what
+ * the even single group does; an odd group below k is refused, and the
+ * detail names group_size. */
+static void odd_group_per_row(cuops_handle_t h)
+{
+    for (int awq = 0; awq < 2; awq++) {
+        const int64_t n = 8, k = awq ? 33 : 32, ldq = (k + 1) / 2;
+        const int64_t groups[3] = {k + (k & 1), k | 1, (k | 1) + 2}; /* the even one first */
+        seed_weights_t s = make_seed(n, k, groups[0], CUOPS_DTYPE_F16, 0);
+        int32_t *qw, *qz;
+        if (awq) pack_awq(&s, &qw, &qz);
+        else pack_gptq(&s, 2, &qw, &qz);
+        uint8_t *sc = transpose_scales(&s);
+        uint8_t qout[3][8 * 17], sout[3][8 * 2], zout[3][8];
+        for (int i = 0; i < 3; i++) {
+            memset(qout[i], SENTINEL, sizeof qout[i]);
+            memset(sout[i], SENTINEL, sizeof sout[i]);
+            memset(zout[i], SENTINEL, sizeof zout[i]);
+            const cuops_dtype_t f16 = CUOPS_DTYPE_F16;
+            cuops_status_t r =
+                awq ? cuops_import_awq(h, n, k, groups[i], qw, qz, sc, f16, qout[i], ldq, sout[i],
+                                       zout[i])
+                    : cuops_import_gptq(h, n, k, groups[i], qw, qz, sc, f16, 2, qout[i], ldq,
+                                        sout[i], zout[i]);
+            char what[96];
+            snprintf(what, sizeof what, "%s k=%lld group=%lld", awq ? "awq" : "gptq", (long long)k,
+                     (long long)groups[i]);
+            CHECK(r == CUOPS_STATUS_SUCCESS, "%s: %s (%s)", what, cuops_status_string(r),
+                  cuops_last_error(h));
+            CHECK(check_imported(&s, qout[i], ldq, sout[i], zout[i], what) == 0, "%s: wrong import",
+                  what);
+            CHECK(memcmp(qout[i], qout[0], sizeof qout[0]) == 0 &&
+                      memcmp(sout[i], sout[0], sizeof sout[0]) == 0 &&
+                      memcmp(zout[i], zout[0], sizeof zout[0]) == 0,
+                  "%s: outputs differ from group %lld", what, (long long)groups[0]);
+        }
+        cuops_status_t r =
+            awq ? cuops_import_awq(h, n, k, 3, qw, qz, sc, CUOPS_DTYPE_F16, qout[0], ldq, sout[0],
+                                   zout[0])
+                : cuops_import_gptq(h, n, k, 3, qw, qz, sc, CUOPS_DTYPE_F16, 2, qout[0], ldq,
+                                    sout[0], zout[0]);
+        CHECK(r == CUOPS_STATUS_INVALID_VALUE && strstr(cuops_last_error(h), "group_size") != NULL,
+              "%s k=%lld group 3: %s, detail '%s'", awq ? "awq" : "gptq", (long long)k,
+              cuops_status_string(r), cuops_last_error(h));
+        free(qw);
+        free(qz);
+        free(sc);
+        free_seed(&s);
+    }
 }
 
 int main(void)
@@ -283,6 +339,7 @@ int main(void)
     }
     hand_built(h);
     bad_arguments(h);
+    odd_group_per_row(h);
 
     const cuops_dtype_t types[3] = {CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32};
     const int64_t gptq_shapes[][3] = {{8, 8, 8}, {16, 128, 32}, {64, 256, 128}, {136, 264, 128},

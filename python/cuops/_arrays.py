@@ -128,7 +128,8 @@ def view(x, name="array", writable=False):
     elif len(shape) == 2:
         if shape[1] > 1 and strides[1] != 1:
             raise ValueError(f"cuops: {name} rows must be contiguous (stride[1] == 1); "
-                             "call .contiguous() first")
+                             "make a row-major copy first (torch: .contiguous(), "
+                             "numpy: numpy.ascontiguousarray)")
         ld = strides[0] if shape[0] > 1 else max(shape[1], 1)
     else:
         raise ValueError(f"cuops: {name} must be 1-D or 2-D, got shape {shape}")

@@ -54,7 +54,10 @@ def gemm_impl(a, b, trans_a=False, trans_b=False, alpha=1.0, beta=0.0, c=None,
 
 def _check_groups(vs, vz, n, k, group_size):
     """scales [n, groups] (or flat) of a float type, zeros uint8 of the same shape."""
-    ngroups = (k + group_size - 1) // group_size if group_size > 0 else 0
+    _need(group_size > 0 and (group_size % 2 == 0 or group_size >= k),
+          f"group_size must be a positive even number, or at least k = {k} (one group per row); "
+          f"got {group_size}")
+    ngroups = (k + group_size - 1) // group_size
     _need(vs.shape in ((n, ngroups),) or (len(vs.shape) == 1 and vs.shape[0] == n * ngroups),
           f"scales must be [{n}, {ngroups}], got {vs.shape}")
     _need(vs.dtype in ("f16", "bf16", "f32"), f"scales must be float16, bfloat16 or float32, got {vs.dtype}")

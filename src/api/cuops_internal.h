@@ -53,6 +53,29 @@ struct cuops_handle {
     char last_error[CUOPS_ERROR_LEN];
 };
 
+/* The start of every call that takes a handle (ops, importers, accessors):
+ * the detail and the kernel name describe the last call only, so both are
+ * reset; a call that runs a kernel names it once it has run. */
+static inline void cuops_begin_call(struct cuops_handle *h)
+{
+    h->last_error[0] = '\0';
+    h->last_kernel = "";
+}
+
+/* The int4 group size the backends see, or 0 for one the API refuses. A
+ * group is a positive even number of columns, so a byte's two nibbles never
+ * straddle groups; a size of at least k is one group per row ("k for
+ * per-channel"), taken whatever its parity as the even size ceil(k/2) * 2
+ * (2 for k = 0), so an odd k per channel works and every layout and kernel
+ * sees an even size and the same single group. */
+static inline int64_t cuops_int4_group_size(int64_t group_size, int64_t k)
+{
+    if (group_size <= 0) return 0;
+    if (group_size % 2 == 0) return group_size;
+    if (group_size >= k) return k > 0 ? k + (k & 1) : 2;
+    return 0;
+}
+
 /* Record a failure detail on the handle and return `status`. */
 cuops_status_t cuops_fail(struct cuops_handle *h, cuops_status_t status, const char *fmt, ...)
 #if defined(__GNUC__)

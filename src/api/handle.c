@@ -125,7 +125,7 @@ CUOPS_API const char *cuops_create_error(void) { return create_error_text; }
 CUOPS_API cuops_status_t cuops_get_device(cuops_handle_t handle, int *device)
 {
     if (handle == NULL) return CUOPS_STATUS_INVALID_VALUE;
-    handle->last_error[0] = '\0';
+    cuops_begin_call(handle);
     if (device == NULL)
         return cuops_fail(handle, CUOPS_STATUS_INVALID_VALUE, "get_device: device pointer is NULL");
     *device = handle->device;
@@ -135,7 +135,7 @@ CUOPS_API cuops_status_t cuops_get_device(cuops_handle_t handle, int *device)
 CUOPS_API cuops_status_t cuops_set_stream(cuops_handle_t handle, void *stream)
 {
     if (handle == NULL) return CUOPS_STATUS_INVALID_VALUE;
-    handle->last_error[0] = '\0';
+    cuops_begin_call(handle);
     if (handle->device == CUOPS_DEVICE_CPU) {
         handle->stream = stream;
         return CUOPS_STATUS_SUCCESS;
@@ -146,7 +146,7 @@ CUOPS_API cuops_status_t cuops_set_stream(cuops_handle_t handle, void *stream)
 CUOPS_API cuops_status_t cuops_get_stream(cuops_handle_t handle, void **stream)
 {
     if (handle == NULL) return CUOPS_STATUS_INVALID_VALUE;
-    handle->last_error[0] = '\0';
+    cuops_begin_call(handle);
     if (stream == NULL)
         return cuops_fail(handle, CUOPS_STATUS_INVALID_VALUE, "get_stream: stream pointer is NULL");
     *stream = handle->stream;
@@ -156,7 +156,7 @@ CUOPS_API cuops_status_t cuops_get_stream(cuops_handle_t handle, void **stream)
 CUOPS_API cuops_status_t cuops_set_workspace(cuops_handle_t handle, void *workspace, size_t bytes)
 {
     if (handle == NULL) return CUOPS_STATUS_INVALID_VALUE;
-    handle->last_error[0] = '\0';
+    cuops_begin_call(handle);
     /* NULL hands the choice back to the handle's own workspace. */
     handle->user_workspace = workspace;
     handle->user_workspace_bytes = workspace ? bytes : 0;

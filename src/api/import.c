@@ -14,15 +14,16 @@ static cuops_status_t import_call(struct cuops_handle *h, const char *fn, cuops_
                                   void *scales_out, uint8_t *zeros_out)
 {
     if (h == NULL) return CUOPS_STATUS_INVALID_VALUE;
-    h->last_error[0] = '\0';
-    h->last_kernel = "";
+    cuops_begin_call(h);
     if (n < 0 || k < 0)
         return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "%s: n (%lld) and k (%lld) must be >= 0", fn,
                           (long long)n, (long long)k);
-    if (group_size <= 0 || group_size % 2 != 0)
+    if (cuops_int4_group_size(group_size, k) == 0)
         return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
-                          "%s: group_size (%lld) must be a positive even number (k for per-channel)", fn,
-                          (long long)group_size);
+                          "%s: group_size (%lld) must be a positive even number, or at least k "
+                          "(one group per row)",
+                          fn, (long long)group_size);
+    group_size = cuops_int4_group_size(group_size, k);
     if (n % 8 != 0)
         return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
                           "%s: n (%lld) must be a multiple of 8 (qzeros pack 8 rows per int32)", fn,

@@ -32,12 +32,6 @@
  * today's GPUs, and small enough that tile counts stay far from overflow. */
 #define MAX_SCAN_ELEMENTS ((int64_t)1 << 40)
 
-static void begin_call(struct cuops_handle *h)
-{
-    h->last_error[0] = '\0';
-    h->last_kernel = "";
-}
-
 static int op_is_valid(cuops_op_t op) { return op == CUOPS_OP_N || op == CUOPS_OP_T; }
 static const char *op_name(cuops_op_t op) { return op == CUOPS_OP_T ? "T" : "N"; }
 
@@ -121,10 +115,12 @@ static cuops_status_t check_int4_weight(struct cuops_handle *h, const char *op, 
 {
     if (n < 0) return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "%s: n (%" PRId64 ") < 0", op, n);
     if (k < 0) return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "%s: k (%" PRId64 ") < 0", op, k);
-    if (group_size <= 0 || group_size % 2 != 0)
+    if (cuops_int4_group_size(group_size, k) == 0)
         return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
-                          "%s: group_size (%" PRId64 ") must be a positive even number", op,
-                          group_size);
+                          "%s: group_size (%" PRId64
+                          ") must be a positive even number, or at least k (one group per row)",
+                          op, group_size);
+    group_size = cuops_int4_group_size(group_size, k);
     if (!dtype_is_valid(scale_type))
         return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
                           "%s: scale_type (%d) is not a cuops_dtype_t", op, (int)scale_type);
@@ -174,7 +170,7 @@ static cuops_status_t gemm_call(struct cuops_handle *h, cuops_op_t trans_a, cuop
                                 const cuops_options_t *opt)
 {
     if (h == NULL) return CUOPS_STATUS_INVALID_VALUE;
-    begin_call(h);
+    cuops_begin_call(h);
     if (check_split_k(h, "gemm", opt) != CUOPS_STATUS_SUCCESS)
         return CUOPS_STATUS_INVALID_VALUE;
     if (!op_is_valid(trans_a))
@@ -198,14 +194,14 @@ static cuops_status_t gemm_call(struct cuops_handle *h, cuops_op_t trans_a, cuop
     int64_t b_rows = trans_b == CUOPS_OP_N ? k : n, b_cols = trans_b == CUOPS_OP_N ? n : k;
     if (lda < max1(a_cols))
         return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
-                          "gemm: lda (%" PRId64 ") < %s (%" PRId64 ") for trans_a = %s", lda,
+                          "gemm: lda (%" PRId64 ") < max(1, %s) (%" PRId64 ") for trans_a = %s", lda,
                           trans_a == CUOPS_OP_N ? "k" : "m", max1(a_cols), op_name(trans_a));
     if (ldb < max1(b_cols))
         return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
-                          "gemm: ldb (%" PRId64 ") < %s (%" PRId64 ") for trans_b = %s", ldb,
+                          "gemm: ldb (%" PRId64 ") < max(1, %s) (%" PRId64 ") for trans_b = %s", ldb,
                           trans_b == CUOPS_OP_N ? "n" : "k", max1(b_cols), op_name(trans_b));
     if (ldc < max1(n))
-        return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "gemm: ldc (%" PRId64 ") < n (%" PRId64 ")",
+        return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "gemm: ldc (%" PRId64 ") < max(1, n) (%" PRId64 ")",
                           ldc, max1(n));
     size_t ab_size = cuops_dtype_size(ab_type), c_size = cuops_dtype_size(c_type);
     if (!extent_fits(a_rows, a_cols, lda, ab_size))
@@ -327,11 +323,12 @@ static cuops_status_t dequant_call(struct cuops_handle *h, int64_t n, int64_t k,
                                    int64_t ldo, cuops_dtype_t out_type, const cuops_options_t *opt)
 {
     if (h == NULL) return CUOPS_STATUS_INVALID_VALUE;
-    begin_call(h);
+    cuops_begin_call(h);
     if (check_split_k(h, "dequant", opt) != CUOPS_STATUS_SUCCESS)
         return CUOPS_STATUS_INVALID_VALUE;
     cuops_status_t st = check_int4_weight(h, "dequant", n, k, group_size, ldq, scale_type);
     if (st != CUOPS_STATUS_SUCCESS) return st;
+    group_size = cuops_int4_group_size(group_size, k);
     if (!dtype_is_valid(out_type))
         return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
                           "dequant: out_type (%d) is not a cuops_dtype_t", (int)out_type);
@@ -418,17 +415,19 @@ CUOPS_API cuops_status_t cuops_w4_packed_size(cuops_handle_t handle, int64_t n, 
 {
     struct cuops_handle *h = handle;
     if (h == NULL) return CUOPS_STATUS_INVALID_VALUE;
-    begin_call(h);
+    cuops_begin_call(h);
     if (bytes == NULL)
         return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "w4_packed_size: bytes is NULL");
     if (n < 0)
         return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "w4_packed_size: n (%" PRId64 ") < 0", n);
     if (k < 0)
         return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "w4_packed_size: k (%" PRId64 ") < 0", k);
-    if (group_size <= 0 || group_size % 2 != 0)
+    if (cuops_int4_group_size(group_size, k) == 0)
         return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
-                          "w4_packed_size: group_size (%" PRId64 ") must be a positive even number",
+                          "w4_packed_size: group_size (%" PRId64
+                          ") must be a positive even number, or at least k (one group per row)",
                           group_size);
+    group_size = cuops_int4_group_size(group_size, k);
     if (!w4_weight_fits(n, k, group_size))
         return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
                           "w4_packed_size: an n = %" PRId64 " x k = %" PRId64
@@ -460,9 +459,10 @@ CUOPS_API cuops_status_t cuops_w4_prepack(cuops_handle_t handle, int64_t n, int6
 {
     struct cuops_handle *h = handle;
     if (h == NULL) return CUOPS_STATUS_INVALID_VALUE;
-    begin_call(h);
+    cuops_begin_call(h);
     cuops_status_t st = check_int4_weight(h, "w4_prepack", n, k, group_size, ldq, scale_type);
     if (st != CUOPS_STATUS_SUCCESS) return st;
+    group_size = cuops_int4_group_size(group_size, k);
     st = check_act_type(h, "w4_prepack", act_type, 1);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     int empty = (n == 0 || k == 0);
@@ -516,16 +516,18 @@ static cuops_status_t w4a16_call(struct cuops_handle *h, int64_t m, int64_t n, i
                                  const cuops_options_t *opt)
 {
     if (h == NULL) return CUOPS_STATUS_INVALID_VALUE;
-    begin_call(h);
+    cuops_begin_call(h);
     if (check_split_k(h, "w4a16", opt) != CUOPS_STATUS_SUCCESS)
         return CUOPS_STATUS_INVALID_VALUE;
     if (m < 0) return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "w4a16: m (%" PRId64 ") < 0", m);
     if (n < 0) return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "w4a16: n (%" PRId64 ") < 0", n);
     if (k < 0) return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "w4a16: k (%" PRId64 ") < 0", k);
-    if (group_size <= 0 || group_size % 2 != 0)
+    if (cuops_int4_group_size(group_size, k) == 0)
         return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
-                          "w4a16: group_size (%" PRId64 ") must be a positive even number",
+                          "w4a16: group_size (%" PRId64
+                          ") must be a positive even number, or at least k (one group per row)",
                           group_size);
+    group_size = cuops_int4_group_size(group_size, k);
     cuops_status_t st = check_act_type(h, "w4a16", act_type, 1);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     if (ldx < max1(k))
@@ -662,7 +664,7 @@ static cuops_status_t scan_call(struct cuops_handle *h, cuops_reduce_op_t op, in
                                 const cuops_options_t *opt)
 {
     if (h == NULL) return CUOPS_STATUS_INVALID_VALUE;
-    begin_call(h);
+    cuops_begin_call(h);
     if (check_split_k(h, "scan", opt) != CUOPS_STATUS_SUCCESS)
         return CUOPS_STATUS_INVALID_VALUE;
     cuops_status_t st = check_scan_args(h, "scan", op, type, n);
@@ -724,7 +726,7 @@ static cuops_status_t reduce_call(struct cuops_handle *h, cuops_reduce_op_t op, 
                                   int64_t n, const void *in, void *out, const cuops_options_t *opt)
 {
     if (h == NULL) return CUOPS_STATUS_INVALID_VALUE;
-    begin_call(h);
+    cuops_begin_call(h);
     if (check_split_k(h, "reduce", opt) != CUOPS_STATUS_SUCCESS)
         return CUOPS_STATUS_INVALID_VALUE;
     cuops_status_t st = check_scan_args(h, "reduce", op, type, n);

@@ -181,6 +181,16 @@ def test_argument_contracts():
             check("bytes per row" in str(e), str(e))
     w = cuops.dequant_int4(big, s, z, 7, g)  # k = 7: 4 bytes per row, the last nibble unused
     check(w.shape == (n, 7), f"odd k: shape {w.shape}")
+    # one group per row with an odd k: group_size = k (odd) gives what the even size above gives
+    w7 = cuops.dequant_int4(big, s, z, 7, 7)
+    check(np.array_equal(w7, w), "odd k per channel (group_size = k = 7)")
+    # a group size that is neither even nor >= k, or not positive: refused by name
+    for bad in (0, -2, 3):
+        try:
+            cuops.dequant_int4(big, s, z, 7, bad)
+            check(False, f"group_size {bad} was accepted")
+        except ValueError as e:
+            check("group_size" in str(e), str(e))
     # a buffer prepacked for another shape
     n, k, g = 8, 64, 32
     q = rng.integers(0, 256, (n, k // 2), dtype=np.uint8)
