@@ -126,6 +126,17 @@ if [ -x "$bench" ]; then
         > /dev/null 2>&1
     check "grep -q '\"trans\": \"NN\"' '$ptxdir/trans.json'" \
           "cuops-bench's GEMM rows do not record --trans NN in the JSON"
+    # a command line that selects no row is a usage error (exit 2), named
+    "$bench" reduce --dtype f16 --quick > /dev/null 2> "$ptxdir/norow.err"
+    rc=$?
+    check "[ $rc -eq 2 ] && grep -q 'no row' '$ptxdir/norow.err'" \
+          "cuops-bench reduce --dtype f16 selected no row but exited $rc without saying so"
+    # without a GPU the CPU rows keep their own shapes: the options they ignore are named
+    out=$("$bench" scan --shape 4096 --quick 2> "$ptxdir/cpu.err")
+    if printf '%s' "$out" | grep -q 'no CUDA device'; then
+        check "grep -q -- '--shape' '$ptxdir/cpu.err'" \
+              "cuops-bench without a GPU ignored --shape without saying so"
+    fi
 
 else
     s=$((s+1)); echo "SKIP: no cuops-bench beside $lib: its environment checks skipped" >&2

@@ -878,6 +878,14 @@ int main(int argc, char **argv)
            env.unsupported);
 
     int rc = env.failures ? 1 : 0;
+    if (env.num_rows == 0) {
+        /* e.g. `reduce --dtype f16`: a command line that selects nothing is a
+         * usage error, not a clean run */
+        fprintf(stderr, "cuops-bench: no row to run: the ops, dtypes, shapes and suites asked "
+                        "for select none (dtypes: gemm f16 bf16 f32; dequant, w4a16 f16 bf16; "
+                        "scan, reduce i32 i64 f32 f64)\n");
+        rc = 2;
+    }
     if (env.opt.json_path) {
         char sha[64], date[32];
         git_sha(sha, sizeof(sha));
