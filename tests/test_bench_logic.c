@@ -456,6 +456,14 @@ static void test_power_summary(void)
     CHECK(fabs(mhz - 1605.0) < 1e-9, "mean clock %.6f, expected 1605", mhz);
     CHECK(fabs(w - 583.625) < 1e-9, "mean power %.6f W, expected 583.625", w);
     CHECK(fabs(share - 0.5) < 1e-12, "power-limited share %.6f, expected 0.5", share);
+
+    /* the series' mean power from the energy counter: 138 J over 0.2 s */
+    double e = bv_energy_watts(5000000ull, 5138000ull, 0.2);
+    CHECK(fabs(e - 690.0) < 1e-9, "energy counter: %.6f W, expected 690", e);
+    CHECK(isnan(bv_energy_watts(0ull, 5138000ull, 0.2)), "no start reading: NAN");
+    CHECK(isnan(bv_energy_watts(5138000ull, 5000000ull, 0.2)), "a counter that went back: NAN");
+    CHECK(isnan(bv_energy_watts(5000000ull, 5138000ull, 0.0)), "no time: NAN");
+    CHECK(isnan(bv_energy_watts(5000000ull, 5000000ull, -1.0)), "negative time: NAN");
 }
 
 static void test_json_escape(void)

@@ -92,10 +92,13 @@ typedef enum bench_row_status {
 /* The SM clock and board power while a timed series ran (bench_power.cu):
  * means over samples taken every few ms by a host thread through NVML, and
  * the share of samples in which the clock was held down by power. samples
- * == 0 (every number NAN) where NVML is not available. */
+ * == 0 (every number NAN) where NVML is not available. energy_watts: the
+ * series' mean power from NVML's energy counter (NAN where the driver has
+ * none); `watts`, the driver's power reading, lags by its ~1 s window. */
 typedef struct bench_power {
     int samples;
     double sm_mhz, watts, power_limited;
+    double energy_watts;
 } bench_power_t;
 
 typedef struct bench_row {
@@ -159,6 +162,7 @@ typedef struct bench_env {
     cudaEvent_t ev_start[64], ev_stop[64];
     uint64_t fill_counter;      /* fresh random streams per buffer */
     void *power_sampler;        /* bench_power.cu; NULL without NVML */
+    double power_limit_w;       /* the board's enforced power limit (NVML); NAN if unknown */
 } bench_env_t;
 
 /* A fresh row in env->rows, every number NAN, status OK, valid 0. */

@@ -4,6 +4,7 @@
  *
  *   gpu, sm, git_sha, date (UTC), cuda      the machine and the build
  *   clocks {sm_mhz, mem_mhz}                the GPU's peak clocks
+ *   power_limit_w                           the board's enforced power limit (NVML)
  *   baseline_timing                         "sequential" or "interleaved" (--interleave)
  *   ceilings {copy_gbps, vendor_gemm_tflops, mma_sync_tflops, wgmma_tflops}
  *                                           measured in the same run (the last two
@@ -12,7 +13,10 @@
  *           us (median of events), tflops, gbps, pct_of_ceiling,
  *           baseline (cuBLAS, CUB, ...), baseline_us, baseline_timing, speedup,
  *           valid, max_rel_err, triton_seed_us / triton_hoisted_us (dequant),
- *           sm_mhz, power_w, power_limited (and baseline_ ones; with NVML),
+ *           sm_mhz, power_w, power_limited, energy_w (and baseline_ ones; with
+ *           NVML: means over the timed series; power_w is the driver's reading,
+ *           which lags by its ~1 s window, energy_w the energy counter's
+ *           difference over the series' wall time, idle gaps included),
  *           copy_same_us (a copy of the row's own bytes), note} ]
  *
  * Keys that do not apply to a row are left out (trans, lda, the Triton and
@@ -100,12 +104,20 @@ static inline void bj_row(FILE *f, const bench_row_t *r)
         bj_key(f, "sm_mhz"); bj_number(f, r->power.sm_mhz); fputs(", ", f);
         bj_key(f, "power_w"); bj_number(f, r->power.watts); fputs(", ", f);
         bj_key(f, "power_limited"); bj_number(f, r->power.power_limited);
+        if (isfinite(r->power.energy_watts)) {
+            fputs(", ", f);
+            bj_key(f, "energy_w"); bj_number(f, r->power.energy_watts);
+        }
     }
     if (r->baseline_power.samples > 0) {
         fputs(", ", f);
         bj_key(f, "baseline_sm_mhz"); bj_number(f, r->baseline_power.sm_mhz); fputs(", ", f);
         bj_key(f, "baseline_power_w"); bj_number(f, r->baseline_power.watts); fputs(", ", f);
         bj_key(f, "baseline_power_limited"); bj_number(f, r->baseline_power.power_limited);
+        if (isfinite(r->baseline_power.energy_watts)) {
+            fputs(", ", f);
+            bj_key(f, "baseline_energy_w"); bj_number(f, r->baseline_power.energy_watts);
+        }
     }
     if (isfinite(r->copy_same_us)) {
         fputs(", ", f);
@@ -143,6 +155,8 @@ static inline int bench_write_json(const bench_env_t *env, const char *path, con
     bj_key(f, "sm_mhz"); bj_number(f, env->gpu ? (double)env->sm_clock_mhz : NAN); fputs(", ", f);
     bj_key(f, "mem_mhz"); bj_number(f, env->gpu ? (double)env->mem_clock_mhz : NAN);
     fputs("}, ", f);
+    /* the board's enforced power limit: compute-bound rows run against it */
+    bj_key(f, "power_limit_w"); bj_number(f, env->gpu ? env->power_limit_w : NAN); fputs(", ", f);
     /* how rows and baselines were timed: one after the other, or
      * alternating repetition by repetition (--interleave; gemm, w4a16 only:
      * each row's own baseline_timing says which) */

@@ -497,16 +497,22 @@ void bench_row_done(bench_env_t *env, bench_row_t *r)
     format_num(pct, sizeof(pct), "%.1f", r->pct_of_ceiling);
     format_num(bus, sizeof(bus), "%.2f", r->baseline_us);
     format_num(sp, sizeof(sp), "%.3f", r->speedup);
-    /* after the last column: the clock and power of the series (NVML),
-     * the row's and the baseline's, and how much of it power held down */
+    /* after the last column: the clock and power of the series (NVML; the
+     * energy counter's mean where the driver has one, else the lagging power
+     * reading), the row's and the baseline's, and how much of it power held
+     * down */
     char valid[160];
     int len = snprintf(valid, sizeof(valid), "%s", status_word(r));
     if (r->power.samples > 0 && len > 0 && len < (int)sizeof(valid))
         len += snprintf(valid + len, sizeof(valid) - (size_t)len, "  %.0f MHz %.0f W %.0f%% pwr",
-                        r->power.sm_mhz, r->power.watts, 100.0 * r->power.power_limited);
+                        r->power.sm_mhz,
+                        isfinite(r->power.energy_watts) ? r->power.energy_watts : r->power.watts,
+                        100.0 * r->power.power_limited);
     if (r->baseline_power.samples > 0 && len > 0 && len < (int)sizeof(valid))
         snprintf(valid + len, sizeof(valid) - (size_t)len, " | base %.0f MHz %.0f W",
-                 r->baseline_power.sm_mhz, r->baseline_power.watts);
+                 r->baseline_power.sm_mhz,
+                 isfinite(r->baseline_power.energy_watts) ? r->baseline_power.energy_watts
+                                                          : r->baseline_power.watts);
     /* the baseline is named only where it ran (as in the JSON) */
     printf(TABLE_FMT, r->op, r->variant, r->kernel[0] ? r->kernel : "-", r->dtype, shape, us, tf,
            gb, pct, r->baseline && isfinite(r->baseline_us) ? r->baseline : "-", bus, sp, valid);
@@ -828,6 +834,7 @@ int main(int argc, char **argv)
         return 2;
     }
     env.copy_gbps = NAN;
+    env.power_limit_w = NAN;
     env.vendor_gemm_tflops = NAN;
     /* tensor-core ceilings measured by cuops-probe on this GPU, if given */
     bv_probe_ceilings(getenv("CUOPS_PROBE_JSON"), &env.mma_sync_tflops, &env.wgmma_tflops);
@@ -862,6 +869,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "device: %s (sm_%d, %d MHz SM / %d MHz memory peak, L2 %lld MiB), "
                         "CUDA runtime %d\n", env.gpu_name, env.sm, env.sm_clock_mhz,
                 env.mem_clock_mhz, (long long)(env.l2_bytes >> 20), env.runtime_version);
+        if (isfinite(env.power_limit_w))
+            fprintf(stderr, "board power limit: %.0f W (NVML, enforced)\n", env.power_limit_w);
         measure_copy(&env);
         /* the compute ceiling of GEMM rows and of W4A16 prefill rows */
         if (env.opt.run_op[BENCH_GEMM] || env.opt.run_op[BENCH_W4A16]) measure_vendor_gemm(&env);

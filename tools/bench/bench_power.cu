@@ -15,8 +15,11 @@
  * entry points are declared here: the bench neither needs nvml.h to build nor
  * libnvidia-ml to load. The power reading is the driver's (an average over a
  * window of the order of a second on this GPU family), so for series shorter
- * than that it lags; the clock and the reasons are current.
+ * than that it lags; the clock and the reasons are current. So the row also
+ * gets the series' own mean power from the energy counter read at its start
+ * and end (energy_watts), and the run the board's enforced power limit.
  */
+#include <time.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -39,7 +42,10 @@ typedef struct power_sampler {
     nvml_return_t (*get_clock)(nvml_device_t, int, unsigned *);
     nvml_return_t (*get_power)(nvml_device_t, unsigned *);
     nvml_return_t (*get_reasons)(nvml_device_t, unsigned long long *);
+    nvml_return_t (*get_energy)(nvml_device_t, unsigned long long *); /* mJ; may be NULL */
     nvml_return_t (*shutdown)(void);
+    unsigned long long energy_begin; /* mJ at the series' start; 0: not read */
+    double begin_seconds;
     pthread_t thread;
     int running;
     volatile int stop;
@@ -50,8 +56,23 @@ bench_power_t bench_power_none(void)
 {
     bench_power_t p;
     p.samples = 0;
-    p.sm_mhz = p.watts = p.power_limited = NAN;
+    p.sm_mhz = p.watts = p.power_limited = p.energy_watts = NAN;
     return p;
+}
+
+static double monotonic_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The energy counter in mJ, 0 where it cannot be read. */
+static unsigned long long energy_now(const power_sampler_t *s)
+{
+    unsigned long long mj = 0;
+    if (!s->get_energy || s->get_energy(s->dev, &mj) != 0) return 0;
+    return mj;
 }
 
 static void sample_once(power_sampler_t *s)
@@ -77,6 +98,7 @@ static void *sampler_main(void *arg)
 void bench_power_init(bench_env_t *env)
 {
     env->power_sampler = NULL;
+    env->power_limit_w = NAN;
     void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
         fprintf(stderr, "note: NVML not available (%s): rows carry no clock or power\n",
@@ -103,6 +125,10 @@ void bench_power_init(bench_env_t *env)
     if (!s->get_reasons)
         s->get_reasons = (nvml_return_t(*)(nvml_device_t, unsigned long long *))dlsym(
             lib, "nvmlDeviceGetCurrentClocksThrottleReasons");
+    s->get_energy = (nvml_return_t(*)(nvml_device_t, unsigned long long *))dlsym(
+        lib, "nvmlDeviceGetTotalEnergyConsumption");
+    nvml_return_t (*get_limit)(nvml_device_t, unsigned *) =
+        (nvml_return_t(*)(nvml_device_t, unsigned *))dlsym(lib, "nvmlDeviceGetEnforcedPowerLimit");
     s->shutdown = (nvml_return_t(*)(void))dlsym(lib, "nvmlShutdown");
     char bus[32] = "";
     if (!init || !by_bus || !s->get_clock || !s->get_power || init() != 0 ||
@@ -115,6 +141,9 @@ void bench_power_init(bench_env_t *env)
         free(s);
         return;
     }
+    unsigned limit_mw = 0;
+    if (get_limit && get_limit(s->dev, &limit_mw) == 0 && limit_mw > 0)
+        env->power_limit_w = 1e-3 * (double)limit_mw;
     env->power_sampler = s;
 }
 
@@ -134,6 +163,8 @@ void bench_power_begin(bench_env_t *env)
     power_sampler_t *s = (power_sampler_t *)env->power_sampler;
     if (!s || s->running) return;
     memset(&s->acc, 0, sizeof(s->acc));
+    s->energy_begin = energy_now(s);
+    s->begin_seconds = monotonic_seconds();
     s->stop = 0;
     s->running = pthread_create(&s->thread, NULL, sampler_main, s) == 0;
 }
@@ -144,8 +175,11 @@ bench_power_t bench_power_end(bench_env_t *env)
     bench_power_t p = bench_power_none();
     if (!s || !s->running) return p;
     s->stop = 1;
+    const unsigned long long energy_end = energy_now(s);
+    const double seconds = monotonic_seconds() - s->begin_seconds;
     pthread_join(s->thread, NULL);
     s->running = 0;
+    p.energy_watts = bv_energy_watts(s->energy_begin, energy_end, seconds);
     /* a series shorter than the period still gets its one reading */
     if (s->acc.samples == 0) sample_once(s);
     p.samples = s->acc.samples;

@@ -342,6 +342,19 @@ static inline void bv_power_add(bv_power_acc_t *a, unsigned sm_mhz, unsigned mil
     a->power_limited += bv_clock_reasons_power(reasons);
 }
 
+/* Mean board power (W) over a series from NVML's energy counter (mJ since
+ * the driver loaded) read at its start and end, `seconds` apart: NAN when a
+ * reading is missing (energy_* 0: the counter read failed), the counter went
+ * back, or no time passed. Unlike the sampled power reading, which the
+ * driver averages over a window of about a second, this is the series' own
+ * energy (to the counter's update granularity). */
+static inline double bv_energy_watts(unsigned long long energy_begin_mj,
+                                     unsigned long long energy_end_mj, double seconds)
+{
+    if (energy_begin_mj == 0 || energy_end_mj < energy_begin_mj || !(seconds > 0.0)) return NAN;
+    return 1e-3 * (double)(energy_end_mj - energy_begin_mj) / seconds;
+}
+
 /* Mean SM clock (MHz), mean power (W) and the share of samples held by
  * power (0..1); NAN each when there was no sample. */
 static inline void bv_power_summary(const bv_power_acc_t *a, double *sm_mhz, double *watts,
