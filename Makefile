@@ -44,7 +44,8 @@ PROBE_SRC  := $(wildcard tools/probe/*.cu)
 TEST_C     := $(wildcard tests/test_*.c)
 TEST_CU    := $(wildcard tests/test_*.cu)
 TEST_BIN   := $(TEST_C:tests/%.c=$(BUILD)/tests/%) $(TEST_CU:tests/%.cu=$(BUILD)/tests/%) \
-              $(BUILD)/tests/test_python $(BUILD)/tests/test_binary $(BUILD)/tests/test_run_tests
+              $(BUILD)/tests/test_python $(BUILD)/tests/test_binary $(BUILD)/tests/test_run_tests \
+              $(BUILD)/tests/test_docs
 RPATH      := -Wl,-rpath,'$$ORIGIN/../lib'
 
 BIN := $(BUILD)/bin/cuops-bench
@@ -93,6 +94,10 @@ $(BUILD)/tests/test_python: tests/test_python.sh $(LIB) $(wildcard tests/python/
 $(BUILD)/tests/test_binary: tests/test_binary.sh $(LIB)
 	@mkdir -p $(dir $@)
 	cp tests/test_binary.sh $@ && chmod +x $@
+
+$(BUILD)/tests/test_docs: tests/test_docs.sh
+	@mkdir -p $(dir $@)
+	cp tests/test_docs.sh $@ && chmod +x $@
 
 $(BUILD)/tests/test_run_tests: tests/test_run_tests.sh scripts/run-tests.sh
 	@mkdir -p $(dir $@)
