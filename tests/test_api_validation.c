@@ -150,7 +150,7 @@ static void gemm_rows(cuops_handle_t h, int is_cpu)
     ROW(h, INV, cuops_gemm(h, OPN, OPN, 4, 5, 0, 1, A, 0, B, 5, 0, C, 5, F16, F32));
     /* ldb (trans_b N) and ldc >= max(1, n) even when n == 0 */
     ROW_SAYS(h, INV, "ldb", cuops_gemm(h, OPN, OPN, 4, 0, 6, 1, A, 6, B, 0, 0, C, 1, F16, F32));
-    ROW_SAYS(h, INV, "max(1, n)",
+    ROW_SAYS(h, INV, "ldc (0) < max(1, n)",
              cuops_gemm(h, OPN, OPN, 4, 0, 6, 1, A, 6, B, 1, 0, C, 0, F16, F32));
     /* byte extents overflowing int64 */
     ROW(h, INV, cuops_gemm(h, OPN, OPN, P40, P40, P40, 1, A, P40, B, P40, 0, C, P40, F16, F32));

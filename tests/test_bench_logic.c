@@ -463,7 +463,8 @@ static void test_power_summary(void)
     CHECK(isnan(bv_energy_watts(0ull, 5138000ull, 0.2)), "no start reading: NAN");
     CHECK(isnan(bv_energy_watts(5138000ull, 5000000ull, 0.2)), "a counter that went back: NAN");
     CHECK(isnan(bv_energy_watts(5000000ull, 5138000ull, 0.0)), "no time: NAN");
-    CHECK(isnan(bv_energy_watts(5000000ull, 5000000ull, -1.0)), "negative time: NAN");
+    CHECK(isnan(bv_energy_watts(5000000ull, 5138000ull, -1.0)), "negative time: NAN");
+    CHECK(isnan(bv_energy_watts(5000000ull, 5000000ull, 0.2)), "a counter that did not move: NAN");
 }
 
 static void test_json_escape(void)

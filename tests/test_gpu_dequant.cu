@@ -525,6 +525,9 @@ static void import_case(int awq, int version, int64_t n, int64_t k, int64_t grou
     const cuops_status_t want = force_overflow ? CUOPS_STATUS_NOT_SUPPORTED : CUOPS_STATUS_SUCCESS;
     CHECK(sg == want, "%s: gpu %s (%s)", what, cuops_status_string(sg), cuops_last_error(gpu));
     CHECK(sc_ == want, "%s: cpu %s (%s)", what, cuops_status_string(sc_), cuops_last_error(cpu));
+    /* a refusal names no kernel, although the GPU ran its overflow check before refusing */
+    CHECK(sg == CUOPS_STATUS_SUCCESS || cuops_last_kernel(gpu)[0] == '\0',
+          "%s: refused, yet last_kernel is '%s'", what, cuops_last_kernel(gpu));
     /* identical outputs, padding included (both untouched on a refusal) */
     CHECK(memcmp(gq, rq, ob) == 0, "%s: qweight_out differs", what);
     CHECK(memcmp(gs, rs, sb) == 0, "%s: scales_out differs", what);
@@ -544,6 +547,8 @@ static void import_cases(void)
         import_case(1, 2, 8, 7, 2, types[t], 0, 0);
     }
     import_case(0, 1, 64, 256, 64, CUOPS_DTYPE_F16, 2, 1);
+    /* AWQ per channel with an odd k: group_size = k */
+    import_case(1, 2, 8, 33, 33, CUOPS_DTYPE_BF16, 1, 0);
     if (!quick) import_case(0, 2, 4096, 4096, 128, CUOPS_DTYPE_F16, 0, 0);
 }
 

@@ -210,14 +210,17 @@ cuops_status_t cuops_cuda_switch_stream(struct cuops_handle *h, void *stream);
  * to give back to cuops_cuda_leave. */
 int cuops_cuda_enter(struct cuops_handle *h);
 void cuops_cuda_leave(struct cuops_handle *h, int prev);
-/* The end of an API call on the CUDA backend: the caller's device back, and
- * no failure detail left by a path the call fell back from when it succeeded
- * (a workspace that could not grow, a split with no room). */
+/* The end of an API call on the CUDA backend: the caller's device back; no
+ * failure detail left by a path the call fell back from when it succeeded
+ * (a workspace that could not grow, a split with no room), and no kernel
+ * name left by a launch that succeeded before a later step of a failed call
+ * did not (cuops.h: "" after a failure). */
 static inline cuops_status_t cuops_cuda_end_call(struct cuops_handle *h, int prev,
                                                  cuops_status_t st)
 {
     cuops_cuda_leave(h, prev);
     if (st == CUOPS_STATUS_SUCCESS) h->last_error[0] = '\0';
+    else h->last_kernel = "";
     return st;
 }
 

@@ -344,14 +344,15 @@ static inline void bv_power_add(bv_power_acc_t *a, unsigned sm_mhz, unsigned mil
 
 /* Mean board power (W) over a series from NVML's energy counter (mJ since
  * the driver loaded) read at its start and end, `seconds` apart: NAN when a
- * reading is missing (energy_* 0: the counter read failed), the counter went
- * back, or no time passed. Unlike the sampled power reading, which the
+ * reading is missing (energy_* 0: the counter read failed), the counter did
+ * not move (it updates on its own period; a running board never draws 0 W)
+ * or went back, or no time passed. Unlike the sampled power reading, which the
  * driver averages over a window of about a second, this is the series' own
  * energy (to the counter's update granularity). */
 static inline double bv_energy_watts(unsigned long long energy_begin_mj,
                                      unsigned long long energy_end_mj, double seconds)
 {
-    if (energy_begin_mj == 0 || energy_end_mj < energy_begin_mj || !(seconds > 0.0)) return NAN;
+    if (energy_begin_mj == 0 || energy_end_mj <= energy_begin_mj || !(seconds > 0.0)) return NAN;
     return 1e-3 * (double)(energy_end_mj - energy_begin_mj) / seconds;
 }
 

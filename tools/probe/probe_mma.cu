@@ -300,24 +300,33 @@ __global__ void __launch_bounds__(256, 1) mma_gemm_loop_copies(int iters, float 
  * by the bulk-copy engine instead: one thread announces the tile on its slot's
  * mbarrier and issues one 16 KB cp.async.bulk in each of the first three
  * k-steps; after the tile's four k-steps every thread waits for the tile
- * before it (one tile kept in flight, as above). The shared-memory bytes
- * written are the same; the 12 copies per thread and their address math are
- * gone. Against `mma_gemm_loop_copies` it splits the copies' cost into their
- * issue (LSU/MIO slots, which this form does not spend) and their writes into
- * shared memory beside ldmatrix's reads (which it still makes). sm_90 only.
+ * before it (one tile kept in flight, as above), and each warp's lane 0 says
+ * so on the slot's `empty` barrier, which thread 0 waits on before it
+ * announces the slot's next tile: the warps run the loop unsynchronized, and
+ * a warp two tiles behind must not find its slot's barrier a phase further
+ * on (thread 0 waits there only if a warp lags that far). The shared-memory
+ * bytes written are the same; the 12 copies per thread and their address
+ * math are gone. Against `mma_gemm_loop_copies` it splits the copies' cost
+ * into their issue (LSU/MIO slots, which this form does not spend) and their
+ * writes into shared memory beside ldmatrix's reads (which it still makes).
+ * sm_90a only (the mbarrier helpers), like the wgmma loops.
  */
 template <int KIND>
 __global__ void __launch_bounds__(256, 1) mma_gemm_loop_bulk(int iters, float *sink, long long *timing)
 {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if PROBE_SM90A
     constexpr int TILE = GEMM_LOOP_TILE, PIECE = TILE / 3; /* 48 KB in three 16 KB pieces */
+    constexpr int WARPS = 8;
     extern __shared__ __align__(1024) uint8_t smem[];
-    __shared__ __align__(8) uint64_t bars[3];
+    __shared__ __align__(8) uint64_t bars[6]; /* full[3] (tile landed), empty[3] (every warp past it) */
     const gemm_loop_warp w = gemm_loop_setup<KIND, 1>(smem); /* ends with __syncthreads */
     const uint32_t ring = cuops_smem_addr(smem) + TILE;
-    const uint32_t bar0 = cuops_smem_addr(bars);
+    const uint32_t bar0 = cuops_smem_addr(bars), empty0 = bar0 + 24;
     if (threadIdx.x == 0) {
-        for (int i = 0; i < 3; i++) cuops_mbar_init(bar0 + 8 * i, 1);
+        for (int i = 0; i < 3; i++) {
+            cuops_mbar_init(bar0 + 8 * i, 1);
+            cuops_mbar_init(empty0 + 8 * i, WARPS);
+        }
         cuops_mbar_init_fence();
     }
     __syncthreads();
@@ -334,7 +343,11 @@ __global__ void __launch_bounds__(256, 1) mma_gemm_loop_bulk(int iters, float *s
         for (int ks = 0; ks < 4; ks++) {
             const int buf = ks & 1, nbuf = buf ^ 1;
             if (ks < 3 && threadIdx.x == 0) {
-                if (ks == 0) cuops_mbar_arrive_expect_tx(bar, TILE);
+                if (ks == 0) {
+                    /* the slot's last tile (it - 3) passed by every warp */
+                    if (it >= 3) cuops_mbar_wait(empty0 + 8 * slot, (uint32_t)((it - 3) / 3) & 1u);
+                    cuops_mbar_arrive_expect_tx(bar, TILE);
+                }
                 cuops_bulk_load(ring + slot * TILE + ks * PIECE, src.at(ks * PIECE), PIECE, bar);
             }
             w.frags(af[nbuf], bf[nbuf], (ks + 1) & 3);
@@ -344,6 +357,7 @@ __global__ void __launch_bounds__(256, 1) mma_gemm_loop_bulk(int iters, float *s
         if (it > 0) {
             const int prev = it - 1;
             cuops_mbar_wait(bar0 + 8 * (prev % 3), (uint32_t)(prev / 3) & 1u);
+            if ((threadIdx.x & 31) == 0) cuops_mbar_arrive(empty0 + 8 * (prev % 3));
         }
         src.next_tile();
         slot = slot == 2 ? 0 : slot + 1;
@@ -593,7 +607,7 @@ void probe_mma(void)
                          kind_names[kind], si ? "DRAM" : "L2");
                 snprintf(note, sizeof note, "   <- + 48 KB of cp.async per k-tile from %s", si ? "DRAM" : "L2");
                 run_gemm_loop(k, 4 * GEMM_LOOP_TILE, series, kind_names[kind], "ldmatrix", "random", note);
-                if (g_dev.prop.major < 9) continue;
+                if (g_dev.prop.major != 9) continue; /* sm_90a code only, as the wgmma loops */
                 k = kind == 0 ? mma_gemm_loop_bulk<KIND_F16_F32ACC> : mma_gemm_loop_bulk<KIND_BF16_F32ACC>;
                 snprintf(series, sizeof series, "mma.sync %s gemm loop 64x64 +ldmatrix random +bulk %s",
                          kind_names[kind], si ? "DRAM" : "L2");
