@@ -6,7 +6,8 @@
  * (cuops_decode_wgmma_block_rows: 64 or 128 where K is split), and where
  * auto takes the narrow form (cuops_decode_narrow_fits) instead, at the
  * shapes measured on the H200 (docs/gemm.md, decode steps 3-8), their
- * edges, and a sweep of n, k and SM counts.
+ * edges, a sweep of n, k and SM counts, and the rule under 4 TB/s of DRAM
+ * bandwidth (measured on an H100).
  */
 #include "test_util.h"
 
@@ -49,13 +50,49 @@ static void test_named_shapes(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const rows_case_t *c = &cases[i];
         const int rows = cuops_decode_wgmma_rows(c->n, c->sms);
-        const int narrow = cuops_decode_narrow_fits(c->n, c->sms);
+        const int narrow = cuops_decode_narrow_fits(c->n, c->sms, 0);
+        /* the H200's own bandwidth takes the same rule as an unknown one */
+        CHECK(cuops_decode_narrow_fits(c->n, c->sms, 4917) == narrow,
+              "%s: the rule at 4917 GB/s differs from the default", c->why);
         const int block = cuops_decode_wgmma_block_rows(c->n, c->k, c->sms);
         CHECK(rows == c->rows && narrow == c->narrow && block == c->block,
               "%s (n %lld, k %lld, %lld SMs): %d rows, narrow %d, blocks of %d; expected %d, %d, %d",
               c->why, (long long)c->n, (long long)c->k, (long long)c->sms, rows, narrow, block,
               c->rows, c->narrow, c->block);
     }
+}
+
+/* Under 4 TB/s of DRAM bandwidth (an H100 SXM: 3352 GB/s) auto takes the
+ * narrow form wherever its tiles hold 32 rows or more and keep 3/4 of the
+ * SMs busy, including where the H200 rule leaves the call to the cluster
+ * form: the decode suite's shapes (P214 call 2, H100). */
+static void test_low_bandwidth(void)
+{
+    static const struct { int64_t n; int h200, h100; const char *why; } cases[] = {
+        {4096, 0, 1, "4096 x *: 64-row split blocks on the H200, narrow on the H100"},
+        {14336, 0, 1, "14336 x 4096: 128-row blocks unsplit on the H200, narrow on the H100"},
+        {28672, 0, 1, "28672 x 8192: 256-row blocks unsplit on the H200, narrow on the H100"},
+        {6144, 1, 1, "6144: narrow on both"},
+        {2048, 0, 0, "2048: 16-row narrow tiles, the cluster form on both"},
+        {3072, 0, 0, "3072: 24-row narrow tiles, the cluster form on both"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const int h200 = cuops_decode_narrow_fits(cases[i].n, 132, 4917);
+        const int h100 = cuops_decode_narrow_fits(cases[i].n, 132, 3352);
+        CHECK(h200 == cases[i].h200 && h100 == cases[i].h100, "%s: narrow %d at 4917 GB/s, %d at 3352",
+              cases[i].why, h200, h100);
+    }
+    /* at any bandwidth the narrow form needs its tile rule; under 4 TB/s that rule alone */
+    int64_t bad = 0, more = 0;
+    for (int64_t n = 1; n <= 40000; n += 7) {
+        const int64_t rows = cuops_decode_narrow_rows(n, 132), tiles = (n + rows - 1) / rows;
+        const int tile_rule = 4 * n >= 3 * ((tiles + 131) / 132) * 132 * rows && rows >= 32;
+        const int lo = cuops_decode_narrow_fits(n, 132, 3352), hi = cuops_decode_narrow_fits(n, 132, 0);
+        bad += lo != tile_rule || (hi && !lo);
+        more += lo && !hi;
+    }
+    CHECK(bad == 0 && more > 1000, "low-bandwidth sweep: %lld shapes broke the rule, %lld more narrow",
+          (long long)bad, (long long)more);
 }
 
 static void test_sweep(void)
@@ -69,7 +106,7 @@ static void test_sweep(void)
                 const int64_t sms = sms_list[si], k = k_list[ki];
                 const int rows = cuops_decode_wgmma_rows(n, sms);
                 const int block = cuops_decode_wgmma_block_rows(n, k, sms);
-                const int fits = cuops_decode_narrow_fits(n, sms);
+                const int fits = cuops_decode_narrow_fits(n, sms, 0);
                 const int64_t n256 = (n + 255) / 256, n128 = (n + 127) / 128, n64 = (n + 63) / 64;
                 int ok = rows == 128 || rows == 256;
                 if (rows == 128) {
@@ -110,6 +147,7 @@ static void test_sweep(void)
 int main(void)
 {
     test_named_shapes();
+    test_low_bandwidth();
     test_sweep();
     return tu_finish("test_gemm_decode_rows");
 }

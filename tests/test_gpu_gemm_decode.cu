@@ -57,6 +57,7 @@
 
 static cuops_handle_t g_gpu, g_cpu;
 static int g_device_dead, g_quick, g_num_sms, g_sm_major;
+static int64_t g_dram_gbps; /* peak DRAM bandwidth from the memory clock and bus width */
 /* the Hopper decode kernel (gemm_sm90_decode.cu): forced on every case on
  * sm_90, where it must serve every case with k >= 1 (the cases keep lda, ldb
  * multiples of 8 and the operands 16-byte aligned) */
@@ -118,18 +119,21 @@ static int64_t wgmma_rows(int64_t n)
 }
 
 /* auto on sm_90 takes the narrow form when its tiles keep 3/4 of the SMs
- * busy (n >= 3/4 x rounds x SMs x rows per tile), hold 32 rows or more,
- * the cluster form's blocks would cover under 3/4 of the SMs, and not
- * where 64-row blocks would cover at most half of them (gemm_tuning.h) */
+ * busy (n >= 3/4 x rounds x SMs x rows per tile) and hold 32 rows or more;
+ * with 4 TB/s of DRAM bandwidth or more (or an unknown one) also only where
+ * the cluster form's blocks would cover under 3/4 of the SMs, and not where
+ * 64-row blocks would cover at most half of them (gemm_tuning.h) */
 static int auto_takes_narrow(int64_t n, int64_t k)
 {
     const int64_t sms = g_num_sms > 0 ? g_num_sms : 132;
     const int64_t wrows = wgmma_rows(n);
     if (g_sm_major != 9 || k < 1) return 0;
     if (narrow_rows(n) < 32) return 0;
+    const int fills = 4 * n >= 3 * narrow_rounds(n) * sms * narrow_rows(n);
+    if (g_dram_gbps > 0 && g_dram_gbps < 4000) return fills;
     if (2 * ((n + 63) / 64) <= sms) return 0;
     if (4 * ((n + wrows - 1) / wrows) >= 3 * sms) return 0;
-    return 4 * n >= 3 * narrow_rounds(n) * sms * narrow_rows(n);
+    return fills;
 }
 
 /* auto on sm_90 takes the Hopper kernel for every call it serves (k >= 1
@@ -1305,6 +1309,11 @@ int main(void)
     CHECK(cudaGetDeviceProperties(&prop, 0) == cudaSuccess, "cudaGetDeviceProperties failed");
     g_num_sms = prop.multiProcessorCount;
     g_sm_major = prop.major;
+    int mem_khz = 0, bus_bits = 0;
+    if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, 0) == cudaSuccess &&
+        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0) == cudaSuccess)
+        g_dram_gbps = (int64_t)mem_khz * bus_bits / 4 / 1000000; /* two transfers per clock, bits to bytes */
+    printf("device: %d SMs, %lld GB/s of DRAM bandwidth (peak)\n", g_num_sms, (long long)g_dram_gbps);
     if (prop.major < 8) {
         SKIP("device is sm_%d%d; the decode kernels need sm_80", prop.major, prop.minor);
         cuops_destroy(g_gpu);

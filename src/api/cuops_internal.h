@@ -39,6 +39,8 @@ struct cuops_handle {
     int num_sms;
     int64_t l2_bytes;
     int64_t smem_optin_bytes;  /* max dynamic shared memory per block */
+    int64_t dram_gbps;         /* peak DRAM bandwidth, GB/s, from the memory clock and bus
+                                * width (0 if the runtime does not say) */
     const char *last_kernel;   /* static string: what the last call ran */
     /* src/cuda/scan: device-resident scan/reduce state (tile counters, epoch,
      * look-back status words) kept across calls so that no call needs a

@@ -156,16 +156,26 @@ static inline int cuops_decode_wgmma_block_rows(int64_t n, int64_t k, int64_t sm
  *    blocks cover more it runs unsplit, with four consumer warpgroups, and
  *    measured 0.3-3 % faster (28672 x 8192); 128-row blocks unsplit at
  *    14336 x 4096 2-5 % faster than the narrow form at m = 1..64 (H200,
- *    P151: docs/gemm.md, decode step 7). */
-static inline int cuops_decode_narrow_fits(int64_t n, int64_t sms)
+ *    P151: docs/gemm.md, decode step 7).
+ * The last two hold on the H200's 4.9 TB/s. On a GPU with less DRAM bandwidth
+ * (dram_gbps below CUOPS_DECODE_NARROW_ALL_GBPS; 0 = unknown takes the H200
+ * rule) the narrow form is taken wherever its tiles fit: on an H100 (3.35 TB/s,
+ * P214 call 2, both forms with paired issue, decode suite f16 / bf16 twice)
+ * it was ahead of the cluster form at 4096^2 by 5 %, 14336 x 4096 by 1-2.5 %,
+ * 28672 x 8192 by 0.2-1.8 % and 64 x 4096 x 14336 by 1.3 %, behind only at
+ * 1 x 4096 x 14336 (1 %): suite 1.046-1.049x cuBLAS forced against auto's
+ * 1.027-1.030x. */
+#define CUOPS_DECODE_NARROW_ALL_GBPS 4000
+static inline int cuops_decode_narrow_fits(int64_t n, int64_t sms, int64_t dram_gbps)
 {
     const int64_t rows = cuops_decode_narrow_rows(n, sms);
     const int64_t tiles = (n + rows - 1) / rows;
     const int64_t rounds = sms > 0 ? (tiles + sms - 1) / sms : 1;
     const int64_t wrows = cuops_decode_wgmma_rows(n, sms);
     const int64_t blocks = (n + wrows - 1) / wrows;
-    return 4 * n >= 3 * rounds * sms * rows && rows >= 32 && 4 * blocks < 3 * sms &&
-           !cuops_decode_rows64_split(n, sms);
+    const int fits = 4 * n >= 3 * rounds * sms * rows && rows >= 32;
+    if (dram_gbps > 0 && dram_gbps < CUOPS_DECODE_NARROW_ALL_GBPS) return fits;
+    return fits && 4 * blocks < 3 * sms && !cuops_decode_rows64_split(n, sms);
 }
 
 /* The decode kernel's x box for x stored [k, m] (trans_a = T; the wgmma N):
@@ -336,7 +346,8 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
  *    SMs busy, hold 32 rows or more, and the cluster form would split K
  *    with 128- or 256-row blocks, not 64-row ones (cuops_decode_narrow_fits:
  *    n ~ 4225-12550 and 16900-25100 on 132 SMs; between them 128-row
- *    cluster blocks run unsplit); else sm90_decode_wgmma (weight by TMA, wgmma from shared
+ *    cluster blocks run unsplit; on GPUs under 4 TB/s of DRAM bandwidth,
+ *    wherever its tiles fit); else sm90_decode_wgmma (weight by TMA, wgmma from shared
  *    memory; 256- or 128-row blocks unsplit, 64- or 128-row blocks with
  *    cluster split-K: cuops_decode_wgmma_block_rows); both ahead of the
  *    decode kernels.
@@ -387,7 +398,7 @@ static inline int cuops_gemm_auto_candidates(const struct cuops_handle *h,
          * n = 6144-22016 but 3-8 % behind the 64-row split blocks at
          * n = 4096 (k = 4096, 8192), which it therefore leaves to them. */
         if (h->sm_major == 9 && &cuops_gemm_sm90_decode_narrow && d->k >= 1 &&
-            cuops_decode_narrow_fits(d->n, h->num_sms > 0 ? h->num_sms : 132))
+            cuops_decode_narrow_fits(d->n, h->num_sms > 0 ? h->num_sms : 132, h->dram_gbps))
             out[n++] = &cuops_gemm_sm90_decode_narrow;
         /* sm90_decode_wgmma measured 0.77-1.01x cuBLAS on the decode suite
          * against 0.41-0.97x for the mma.sync decode kernels (H200, 5c8d568);
