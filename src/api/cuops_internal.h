@@ -85,6 +85,23 @@ cuops_status_t cuops_fail(struct cuops_handle *h, cuops_status_t status, const c
 #endif
     ;
 
+/* The group-size check of every int4 entry point (dequant, W4A16 packed
+ * size, prepack and GEMM, the importers): INVALID_VALUE naming `op` for a
+ * size cuops_int4_group_size refuses, else *group_size becomes the size the
+ * backends see. */
+static inline cuops_status_t cuops_check_int4_group(struct cuops_handle *h, const char *op,
+                                                    int64_t k, int64_t *group_size)
+{
+    const int64_t g = cuops_int4_group_size(*group_size, k);
+    if (g == 0)
+        return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
+                          "%s: group_size (%lld) must be a positive even number, or at least k "
+                          "(one group per row)",
+                          op, (long long)*group_size);
+    *group_size = g;
+    return CUOPS_STATUS_SUCCESS;
+}
+
 /* Bytes of one element of a dtype (U8 = 1); 0 for an unknown dtype. */
 size_t cuops_dtype_size(cuops_dtype_t t);
 /* "f16", "bf16", ... for messages; "?" for an unknown dtype. */

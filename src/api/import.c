@@ -18,12 +18,8 @@ static cuops_status_t import_call(struct cuops_handle *h, const char *fn, cuops_
     if (n < 0 || k < 0)
         return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "%s: n (%lld) and k (%lld) must be >= 0", fn,
                           (long long)n, (long long)k);
-    if (cuops_int4_group_size(group_size, k) == 0)
-        return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
-                          "%s: group_size (%lld) must be a positive even number, or at least k "
-                          "(one group per row)",
-                          fn, (long long)group_size);
-    group_size = cuops_int4_group_size(group_size, k);
+    if (cuops_check_int4_group(h, fn, k, &group_size) != CUOPS_STATUS_SUCCESS)
+        return CUOPS_STATUS_INVALID_VALUE;
     if (n % 8 != 0)
         return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
                           "%s: n (%lld) must be a multiple of 8 (qzeros pack 8 rows per int32)", fn,

@@ -108,19 +108,16 @@ static cuops_status_t check_cpu_variant(struct cuops_handle *h, const char *op,
                       op, opt->variant);
 }
 
-/* Checks shared by dequant and prepack: the seed-format weight arguments. */
+/* Checks shared by dequant and prepack: the seed-format weight arguments;
+ * *group_size becomes the size the backends see (cuops_check_int4_group). */
 static cuops_status_t check_int4_weight(struct cuops_handle *h, const char *op, int64_t n,
-                                        int64_t k, int64_t group_size, int64_t ldq,
+                                        int64_t k, int64_t *group_size, int64_t ldq,
                                         cuops_dtype_t scale_type)
 {
     if (n < 0) return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "%s: n (%" PRId64 ") < 0", op, n);
     if (k < 0) return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "%s: k (%" PRId64 ") < 0", op, k);
-    if (cuops_int4_group_size(group_size, k) == 0)
-        return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
-                          "%s: group_size (%" PRId64
-                          ") must be a positive even number, or at least k (one group per row)",
-                          op, group_size);
-    group_size = cuops_int4_group_size(group_size, k);
+    if (cuops_check_int4_group(h, op, k, group_size) != CUOPS_STATUS_SUCCESS)
+        return CUOPS_STATUS_INVALID_VALUE;
     if (!dtype_is_valid(scale_type))
         return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
                           "%s: scale_type (%d) is not a cuops_dtype_t", op, (int)scale_type);
@@ -129,7 +126,7 @@ static cuops_status_t check_int4_weight(struct cuops_handle *h, const char *op, 
         return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
                           "%s: ldq (%" PRId64 ") < max(1, ceil(k/2)) (%" PRId64 ") bytes", op,
                           ldq, max1(packed_k));
-    int64_t groups = ceil_div(k, group_size);
+    int64_t groups = ceil_div(k, *group_size);
     if (!extent_fits(n, packed_k, ldq, 1))
         return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
                           "%s: qweight extent (n = %" PRId64 ", ldq = %" PRId64
@@ -137,7 +134,7 @@ static cuops_status_t check_int4_weight(struct cuops_handle *h, const char *op, 
                           op, n, ldq);
     /* scales and zeros are [n, groups] contiguous */
     if (!extent_fits(n, groups, groups, cuops_dtype_size(scale_type)) ||
-        !w4_weight_fits(n, k, group_size))
+        !w4_weight_fits(n, k, *group_size))
         return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
                           "%s: scales extent (n = %" PRId64 ", groups = %" PRId64
                           ") overflows int64 bytes",
@@ -326,9 +323,8 @@ static cuops_status_t dequant_call(struct cuops_handle *h, int64_t n, int64_t k,
     cuops_begin_call(h);
     if (check_split_k(h, "dequant", opt) != CUOPS_STATUS_SUCCESS)
         return CUOPS_STATUS_INVALID_VALUE;
-    cuops_status_t st = check_int4_weight(h, "dequant", n, k, group_size, ldq, scale_type);
+    cuops_status_t st = check_int4_weight(h, "dequant", n, k, &group_size, ldq, scale_type);
     if (st != CUOPS_STATUS_SUCCESS) return st;
-    group_size = cuops_int4_group_size(group_size, k);
     if (!dtype_is_valid(out_type))
         return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
                           "dequant: out_type (%d) is not a cuops_dtype_t", (int)out_type);
@@ -422,12 +418,8 @@ CUOPS_API cuops_status_t cuops_w4_packed_size(cuops_handle_t handle, int64_t n, 
         return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "w4_packed_size: n (%" PRId64 ") < 0", n);
     if (k < 0)
         return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "w4_packed_size: k (%" PRId64 ") < 0", k);
-    if (cuops_int4_group_size(group_size, k) == 0)
-        return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
-                          "w4_packed_size: group_size (%" PRId64
-                          ") must be a positive even number, or at least k (one group per row)",
-                          group_size);
-    group_size = cuops_int4_group_size(group_size, k);
+    if (cuops_check_int4_group(h, "w4_packed_size", k, &group_size) != CUOPS_STATUS_SUCCESS)
+        return CUOPS_STATUS_INVALID_VALUE;
     if (!w4_weight_fits(n, k, group_size))
         return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
                           "w4_packed_size: an n = %" PRId64 " x k = %" PRId64
@@ -460,9 +452,8 @@ CUOPS_API cuops_status_t cuops_w4_prepack(cuops_handle_t handle, int64_t n, int6
     struct cuops_handle *h = handle;
     if (h == NULL) return CUOPS_STATUS_INVALID_VALUE;
     cuops_begin_call(h);
-    cuops_status_t st = check_int4_weight(h, "w4_prepack", n, k, group_size, ldq, scale_type);
+    cuops_status_t st = check_int4_weight(h, "w4_prepack", n, k, &group_size, ldq, scale_type);
     if (st != CUOPS_STATUS_SUCCESS) return st;
-    group_size = cuops_int4_group_size(group_size, k);
     st = check_act_type(h, "w4_prepack", act_type, 1);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     int empty = (n == 0 || k == 0);
@@ -522,12 +513,8 @@ static cuops_status_t w4a16_call(struct cuops_handle *h, int64_t m, int64_t n, i
     if (m < 0) return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "w4a16: m (%" PRId64 ") < 0", m);
     if (n < 0) return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "w4a16: n (%" PRId64 ") < 0", n);
     if (k < 0) return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE, "w4a16: k (%" PRId64 ") < 0", k);
-    if (cuops_int4_group_size(group_size, k) == 0)
-        return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
-                          "w4a16: group_size (%" PRId64
-                          ") must be a positive even number, or at least k (one group per row)",
-                          group_size);
-    group_size = cuops_int4_group_size(group_size, k);
+    if (cuops_check_int4_group(h, "w4a16", k, &group_size) != CUOPS_STATUS_SUCCESS)
+        return CUOPS_STATUS_INVALID_VALUE;
     cuops_status_t st = check_act_type(h, "w4a16", act_type, 1);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     if (ldx < max1(k))
