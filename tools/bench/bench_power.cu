@@ -19,7 +19,6 @@
  * gets the series' own mean power from the energy counter read at its start
  * and end (energy_watts), and the run the board's enforced power limit.
  */
-#include <time.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -58,13 +57,6 @@ bench_power_t bench_power_none(void)
     p.samples = 0;
     p.sm_mhz = p.watts = p.power_limited = p.energy_watts = NAN;
     return p;
-}
-
-static double monotonic_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* The energy counter in mJ, 0 where it cannot be read. */
@@ -164,7 +156,7 @@ void bench_power_begin(bench_env_t *env)
     if (!s || s->running) return;
     memset(&s->acc, 0, sizeof(s->acc));
     s->energy_begin = energy_now(s);
-    s->begin_seconds = monotonic_seconds();
+    s->begin_seconds = bench_host_seconds();
     s->stop = 0;
     s->running = pthread_create(&s->thread, NULL, sampler_main, s) == 0;
 }
@@ -176,7 +168,7 @@ bench_power_t bench_power_end(bench_env_t *env)
     if (!s || !s->running) return p;
     s->stop = 1;
     const unsigned long long energy_end = energy_now(s);
-    const double seconds = monotonic_seconds() - s->begin_seconds;
+    const double seconds = bench_host_seconds() - s->begin_seconds;
     pthread_join(s->thread, NULL);
     s->running = 0;
     p.energy_watts = bv_energy_watts(s->energy_begin, energy_end, seconds);
