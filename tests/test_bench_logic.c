@@ -467,6 +467,33 @@ static void test_power_summary(void)
     CHECK(isnan(bv_energy_watts(5000000ull, 5000000ull, 0.2)), "a counter that did not move: NAN");
 }
 
+/* The board line of the bench's header: peak DRAM bandwidth from the memory
+ * clock and bus width, and the UUID as nvidia-smi prints it. */
+static void test_board(void)
+{
+    CHECK(bv_dram_peak_gbps(3201000, 6144) == 4916, "H200 3201 MHz x 6144 bits: %lld",
+          bv_dram_peak_gbps(3201000, 6144));
+    CHECK(bv_dram_peak_gbps(2619000, 5120) == 3352, "H100 SXM 2619 MHz x 5120 bits: %lld",
+          bv_dram_peak_gbps(2619000, 5120));
+    /* a board reporting two 64-bit channels fewer reads 2 % lower */
+    CHECK(bv_dram_peak_gbps(3201000, 6016) == 4814, "3201 MHz x 6016 bits: %lld",
+          bv_dram_peak_gbps(3201000, 6016));
+    CHECK(bv_dram_peak_gbps(0, 6144) == 0 && bv_dram_peak_gbps(3201000, 0) == 0 &&
+              bv_dram_peak_gbps(-1, 6144) == 0,
+          "an unknown clock or bus gives 0");
+
+    unsigned char u[16];
+    for (int i = 0; i < 16; i++) u[i] = (unsigned char)(0x10 * i + 15 - i);
+    char s[41];
+    memset(s, 'x', sizeof s);
+    bv_format_uuid(u, s);
+    CHECK(strcmp(s, "GPU-0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0") == 0, "uuid formatted as %s", s);
+    CHECK(strlen(s) == 40, "uuid length %zu", strlen(s));
+    memset(u, 0, sizeof u);
+    bv_format_uuid(u, s);
+    CHECK(strcmp(s, "GPU-00000000-0000-0000-0000-000000000000") == 0, "zero uuid as %s", s);
+}
+
 static void test_json_escape(void)
 {
     char buf[128];
@@ -627,6 +654,7 @@ int main(void)
     test_stats();
     test_json_escape();
     test_power_summary();
+    test_board();
     test_probe_ceilings();
     test_variant_spec();
     test_number_parsing();

@@ -126,6 +126,10 @@ if [ -x "$bench" ]; then
         > /dev/null 2>&1
     check "grep -q '\"trans\": \"NN\"' '$ptxdir/trans.json'" \
           "cuops-bench's GEMM rows do not record --trans NN in the JSON"
+    # every run records its board (null values without a GPU): which board,
+    # its memory bus and cluster residency tell two machines of one name apart
+    check "grep -q '\"board\": {\"uuid\": ' '$ptxdir/trans.json' && grep -q '\"mem_bus_bits\": ' '$ptxdir/trans.json' && grep -q '\"max_clusters\": {\"2\": ' '$ptxdir/trans.json'" \
+          "cuops-bench's JSON has no board object (uuid, mem_bus_bits, max_clusters)"
     # a command line that selects no row is a usage error (exit 2), named
     "$bench" reduce --dtype f16 --quick > /dev/null 2> "$ptxdir/norow.err"
     rc=$?

@@ -5,6 +5,12 @@
  *   gpu, sm, git_sha, date (UTC), cuda      the machine and the build
  *   clocks {sm_mhz, mem_mhz}                the GPU's peak clocks
  *   power_limit_w                           the board's enforced power limit (NVML)
+ *   board {uuid, mem_bus_bits, dram_peak_gbps, max_clusters {2, 4, 8}}
+ *                                           which board, the memory bus the runtime
+ *                                           reports and the peak it gives (the
+ *                                           library's decode rule reads that peak),
+ *                                           and how many clusters of 2 / 4 / 8 CTAs
+ *                                           fit at once at one CTA per SM
  *   baseline_timing                         "sequential" or "interleaved" (--interleave)
  *   ceilings {copy_gbps, vendor_gemm_tflops, mma_sync_tflops, wgmma_tflops}
  *                                           measured in the same run (the last two
@@ -157,6 +163,28 @@ static inline int bench_write_json(const bench_env_t *env, const char *path, con
     fputs("}, ", f);
     /* the board's enforced power limit: compute-bound rows run against it */
     bj_key(f, "power_limit_w"); bj_number(f, env->gpu ? env->power_limit_w : NAN); fputs(", ", f);
+    /* the board: two machines of one name can differ in memory bus and GPC
+     * layout, and the library's rules ask about both */
+    bj_key(f, "board");
+    fputs("{", f);
+    bj_key(f, "uuid");
+    bv_json_write_string(f, env->gpu && env->board_uuid[0] ? env->board_uuid : NULL);
+    fputs(", ", f);
+    bj_key(f, "mem_bus_bits");
+    bj_number(f, env->gpu && env->mem_bus_bits > 0 ? (double)env->mem_bus_bits : NAN);
+    fputs(", ", f);
+    bj_key(f, "dram_peak_gbps");
+    bj_number(f, env->gpu && env->dram_peak_gbps > 0 ? (double)env->dram_peak_gbps : NAN);
+    fputs(", ", f);
+    bj_key(f, "max_clusters");
+    fputs("{", f);
+    for (int i = 0; i < 3; i++) {
+        static const char *const names[3] = {"2", "4", "8"};
+        bj_key(f, names[i]);
+        bj_number(f, env->gpu && env->max_clusters[i] >= 0 ? (double)env->max_clusters[i] : NAN);
+        if (i < 2) fputs(", ", f);
+    }
+    fputs("}}, ", f);
     /* how rows and baselines were timed: one after the other, or
      * alternating repetition by repetition (--interleave; gemm, w4a16 only:
      * each row's own baseline_timing says which) */

@@ -783,6 +783,37 @@ static void utc_date(char *buf, size_t len)
 /* main                                                                     */
 /* ------------------------------------------------------------------------ */
 
+/* A kernel of no work, for the cluster residency query in setup_gpu. */
+__global__ void bench_cluster_probe_kernel(int *p)
+{
+    extern __shared__ int smem[];
+    if (p) p[threadIdx.x] = smem[threadIdx.x];
+}
+
+/* Clusters of `size` CTAs (128 threads, smem bytes of dynamic shared memory)
+ * that fit on the device at once; -1 where the runtime cannot say. */
+static int cluster_residency(int size, size_t smem)
+{
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = (unsigned)size;
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    cfg.gridDim = dim3((unsigned)size * 64u);
+    cfg.blockDim = dim3(128);
+    cfg.dynamicSmemBytes = smem;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    int clusters = -1;
+    if (cudaOccupancyMaxActiveClusters(&clusters, (void *)bench_cluster_probe_kernel, &cfg) !=
+        cudaSuccess) {
+        (void)cudaGetLastError();
+        return -1;
+    }
+    return clusters;
+}
+
 static int setup_gpu(bench_env_t *env)
 {
     int count = 0;
@@ -808,6 +839,26 @@ static int setup_gpu(bench_env_t *env)
         env->sm_clock_mhz = khz / 1000;
     if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, 0) == cudaSuccess)
         env->mem_clock_mhz = khz / 1000;
+    else
+        khz = 0;
+    /* what tells two boards of one name apart: the memory bus the runtime
+     * reports (a board with memory channels disabled reports fewer bits), the
+     * board's UUID, and how many clusters fit at once (the GPC layout) */
+    int bus_bits = 0;
+    if (cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0) != cudaSuccess)
+        bus_bits = 0;
+    env->mem_bus_bits = bus_bits;
+    env->dram_peak_gbps = bv_dram_peak_gbps(khz, bus_bits);
+    bv_format_uuid((const unsigned char *)prop.uuid.bytes, env->board_uuid);
+    const int sizes[3] = {2, 4, 8};
+    for (int i = 0; i < 3; i++) env->max_clusters[i] = -1;
+    if (prop.major >= 9 &&
+        cudaFuncSetAttribute(bench_cluster_probe_kernel,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             (int)prop.sharedMemPerBlockOptin) == cudaSuccess)
+        for (int i = 0; i < 3; i++)
+            env->max_clusters[i] = cluster_residency(sizes[i], prop.sharedMemPerBlockOptin);
+    (void)cudaGetLastError();
     if (cudaStreamCreateWithFlags(&env->stream, cudaStreamNonBlocking) != cudaSuccess) return -1;
     if (cuops_set_stream(env->h, (void *)env->stream) != CUOPS_STATUS_SUCCESS) return -1;
     if (cublasCreate(&env->cublas) != CUBLAS_STATUS_SUCCESS) return -1;
@@ -871,6 +922,10 @@ int main(int argc, char **argv)
                 env.mem_clock_mhz, (long long)(env.l2_bytes >> 20), env.runtime_version);
         if (isfinite(env.power_limit_w))
             fprintf(stderr, "board power limit: %.0f W (NVML, enforced)\n", env.power_limit_w);
+        fprintf(stderr, "board %s: memory %d MHz x %d bits = %lld GB/s peak; clusters of 2 / 4 / 8 "
+                        "at one CTA per SM: %d / %d / %d\n",
+                env.board_uuid, env.mem_clock_mhz, env.mem_bus_bits, env.dram_peak_gbps,
+                env.max_clusters[0], env.max_clusters[1], env.max_clusters[2]);
         measure_copy(&env);
         /* the compute ceiling of GEMM rows and of W4A16 prefill rows */
         if (env.opt.run_op[BENCH_GEMM] || env.opt.run_op[BENCH_W4A16]) measure_vendor_gemm(&env);

@@ -368,6 +368,39 @@ static inline void bv_power_summary(const bv_power_acc_t *a, double *sm_mhz, dou
 }
 
 /* ------------------------------------------------------------------------ */
+/* The board (bench_main.cu's header): what tells two machines of one name  */
+/* apart                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Peak DRAM bandwidth (GB/s) from the runtime's memory clock (kHz) and bus
+ * width (bits), two transfers per clock on every line: an H200 that reports
+ * 3201 MHz x 6144 bits gives 4916 (truncated), an H100 SXM 2619 MHz x 5120 bits 3352.
+ * The same arithmetic as the library's handle (dram_gbps, which auto's decode
+ * rule reads). 0 where either is unknown (0 or negative). */
+static inline long long bv_dram_peak_gbps(long long mem_khz, long long bus_bits)
+{
+    if (mem_khz <= 0 || bus_bits <= 0) return 0;
+    return mem_khz * bus_bits * 2 / 8 / 1000000;
+}
+
+/* The board's UUID as nvidia-smi prints it (GPU-xxxxxxxx-xxxx-xxxx-xxxx-
+ * xxxxxxxxxxxx) from the 16 bytes of cudaDeviceProp.uuid: runs on one board
+ * carry the same string, so a result that moves between runs can be told
+ * from a machine that changed. out holds at least 41 bytes. */
+static inline void bv_format_uuid(const unsigned char bytes[16], char out[41])
+{
+    static const char hex[] = "0123456789abcdef";
+    char *o = out;
+    *o++ = 'G'; *o++ = 'P'; *o++ = 'U';
+    for (int i = 0; i < 16; i++) {
+        if (i == 0 || i == 4 || i == 6 || i == 8 || i == 10) *o++ = '-';
+        *o++ = hex[bytes[i] >> 4];
+        *o++ = hex[bytes[i] & 15];
+    }
+    *o = '\0';
+}
+
+/* ------------------------------------------------------------------------ */
 /* JSON string escaping                                                     */
 /* ------------------------------------------------------------------------ */
 

@@ -38,7 +38,7 @@ extern "C" cuops_status_t cuops_cuda_init(struct cuops_handle *h, char *why)
     h->l2_bytes = prop.l2CacheSize;
     h->smem_optin_bytes = (int64_t)prop.sharedMemPerBlockOptin;
     /* two transfers per memory clock (kHz) on every bus line: H200 3201 MHz x
-     * 6144 bits = 4917 GB/s, H100 SXM 80 GB 2619 MHz x 5120 bits = 3352 GB/s */
+     * 6144 bits = 4916 GB/s (truncated), H100 SXM 80 GB 2619 MHz x 5120 bits = 3352 GB/s */
     int mem_khz = 0, bus_bits = 0;
     h->dram_gbps = 0;
     if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, h->device) == cudaSuccess &&
