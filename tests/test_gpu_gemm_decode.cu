@@ -74,14 +74,12 @@ static const int64_t k_fixed_rows_n[2] = {128, 64};
 #define NARROW_SLOT (NUM_VARIANTS + 2)
 #define FIXED_SLOT (NUM_VARIANTS + 3) /* and + 4: k_fixed_rows[slot - FIXED_SLOT] */
 /* the study forms of the weight's issue (gemm_sm90_decode.cu, SDW_ISSUE_*):
- * the cluster form one stage at a time, in interleaved pairs at every block
- * height and in interleaved groups of four (pairs where its ring is short),
- * the narrow form one stage at a time (it issues pairs itself); forced on
- * every case on sm_90 */
-#define NUM_ISSUE_FORMS 4
+ * the cluster form one stage at a time and in interleaved pairs at every
+ * block height, the narrow form one stage at a time (it issues pairs
+ * itself); forced on every case on sm_90 */
+#define NUM_ISSUE_FORMS 3
 static const char *const k_issue_forms[NUM_ISSUE_FORMS] = {
-    "sm90_decode_wgmma_single", "sm90_decode_wgmma_pairs64", "sm90_decode_wgmma_quads64",
-    "sm90_decode_narrow_single"};
+    "sm90_decode_wgmma_single", "sm90_decode_wgmma_pairs64", "sm90_decode_narrow_single"};
 #define ISSUE_SLOT (FIXED_SLOT + 2) /* k_issue_forms[slot - ISSUE_SLOT] */
 static int g_issue_ran[NUM_ISSUE_FORMS];
 static int g_fixed_ran[2], g_fixed_split[2]; /* cases each served; of those, split (auto or forced) */
@@ -860,14 +858,13 @@ static void test_transposed(cuops_op_t ta, cuops_op_t tb)
                                  {1, 4096, 4096}, {9, 1000, 3000}, {24, 136, 4104},
                                  {40, 264, 200}};
     /* and the weight's issue forced (gemm_sm90_decode.cu, SDW_ISSUE_*): one
-     * stage at a time, interleaved pairs or groups of four k-blocks (with
-     * the weight stored [k, n], pairs of whole k-blocks for both) */
-    const char *const forced[7] = {k_wgmma,
+     * stage at a time, or interleaved pairs of k-blocks (with the weight
+     * stored [k, n], pairs of whole k-blocks) */
+    const char *const forced[6] = {k_wgmma,
                                    k_fixed_rows[0],
                                    k_fixed_rows[1],
                                    "sm90_decode_wgmma_single",
                                    "sm90_decode_wgmma_pairs64",
-                                   "sm90_decode_wgmma_quads64",
                                    NULL};
     const int nforced = (int)(sizeof forced / sizeof forced[0]);
     int served = 0;
@@ -1175,13 +1172,6 @@ static void test_big(void)
         {"sm90_decode_wgmma_pairs64", 16, 28672, 8192, BF16, BF16, 1.0f, 0.0f, 0, 0},
         {"sm90_decode_wgmma_pairs64", 64, 1024, 14336, F16, BF16, 1.0f, 0.5f, 5, 0},
         {"sm90_decode_wgmma_pairs64", 3, 4096, 14336, F16, F32, 1.0f, 0.0f, 0, 0},
-        /* groups of four: unsplit 256-row blocks at m = 16 (6 stages; 128
-         * k-blocks, 32 groups), m = 64 (5 stages: issued as pairs), and 256-row
-         * blocks (a forced split keeps 256) split 3: 74-75 k-blocks per rank,
-         * a last group of 2 or 3 */
-        {"sm90_decode_wgmma_quads64", 16, 28672, 8192, F16, BF16, 1.0f, 0.5f, 0, 0},
-        {"sm90_decode_wgmma_quads64", 64, 28672, 8192, BF16, F32, -0.75f, 0.0f, 0, 0},
-        {"sm90_decode_wgmma_quads64", 1, 1024, 14336, F16, F16, 1.0f, 0.0f, 3, 0},
         /* the narrow form's tiles in pairs of k-blocks: one tile per CTA with
          * an odd count (65 k-blocks; 32-row tiles), and on 132 SMs 133 tiles
          * of 256 rows, so one CTA runs two with 65 k-blocks each (the ring

@@ -107,21 +107,12 @@
  * of a k-block already bring 64 x CONS contiguous columns together; not
  * measured paired). The variants "sm90_decode_wgmma_single" and
  * "_pairs64" force one (PAIRS64 issues as PAIRS for the [k, n] weight).
- * QUADS64 (the study variant "_quads64"): four k-blocks' tiles at a time in
- * 64-row boxes interleaved, each row's 512 bytes together (cuops-probe tma,
- * P214: 101.3 % of the copy against 100.5 % for pairs, docs/probe.md); the
- * host issues it as PAIRS64 where the ring holds fewer than 6 stages (256-row
- * blocks at m > 32: waiting for four free stages of five would leave the
- * consumers one stage in flight) and on the [k, n] weight. */
+ * (Four k-blocks at a time, "_quads64", was measured and withdrawn: P214 call
+ * 2, 0-1.6 % behind pairs on most rows; docs/gemm.md.) */
 #define SDW_ISSUE_AUTO (-1)
 #define SDW_ISSUE_SINGLE 0
 #define SDW_ISSUE_PAIRS 1
 #define SDW_ISSUE_PAIRS64 2
-#define SDW_ISSUE_QUADS64 3
-/* k-blocks the producer issues at a time in each issue form */
-#define SDW_ISSUE_GROUP(issue) ((issue) == SDW_ISSUE_QUADS64 ? 4 : (issue) == SDW_ISSUE_SINGLE ? 1 : 2)
-/* whether the form cuts each k-block's tile into 64-row boxes */
-#define SDW_ISSUE_ROWS64(issue) ((issue) == SDW_ISSUE_PAIRS64 || (issue) == SDW_ISSUE_QUADS64)
 #define SDW_PRODUCER_REGS 32
 #define SDW_CONSUMER_REGS 112
 /* the narrow form (below): NW weight rows per tile (a multiple of 8 up to
@@ -374,28 +365,26 @@ static __device__ __forceinline__ void sdw_store4_fast(int c_type, char *dst, fl
                         cuops_pack2<__nv_bfloat16>(alpha * v.z, alpha * v.w));
 }
 
-/* The producer's next n (1 to 4) stages of its STAGES-stage ring, in ring
- * order, each waited free (stage s's empty barrier at empty_bars + 8 s);
- * returns the first: the t-th is sdw_ring_at<STAGES>(first, t). Both forms'
- * grouped issue (SDW_ISSUE_*). */
+/* The producer's next n (1 or 2) stages of its STAGES-stage ring, in ring
+ * order, each waited free (stage s's empty barrier at empty_bars + 8 s):
+ * st[0], and st[1] when n == 2. Both forms' paired issue (SDW_ISSUE_*).
+ * Written out for two, not as a loop over 1-4: one producer thread issues
+ * every instruction of a stage in turn, and the rolled 1-4 loops a4300f3 put
+ * here (~100 more dependent instructions per pair of 256-row stages) made
+ * the forced split-K calls, whose few CTAs each stream fast, 33-48 % slower
+ * and 1 x 14336 x 4096 2 % slower (H100, P216 call 2; docs/gemm.md). */
 template <int STAGES>
-static __device__ __forceinline__ int sdw_claim_stages(uint32_t empty_bars, int n, int &stage,
-                                                       uint32_t &phase)
+static __device__ __forceinline__ void sdw_claim_stages(uint32_t empty_bars, int n, int (&st)[2],
+                                                        int &stage, uint32_t &phase)
 {
-    const int first = stage;
-#pragma unroll 1
-    for (int t = 0; t < n; t++) {
+    st[0] = stage;
+    cuops_mbar_wait(empty_bars + 8u * (uint32_t)stage, phase ^ 1u);
+    cuops_ring_advance<STAGES>(stage, phase);
+    st[1] = stage;
+    if (n == 2) {
         cuops_mbar_wait(empty_bars + 8u * (uint32_t)stage, phase ^ 1u);
         cuops_ring_advance<STAGES>(stage, phase);
     }
-    return first;
-}
-
-/* the stage t places after `first` in a STAGES-stage ring (t < STAGES) */
-template <int STAGES>
-static __device__ __forceinline__ int sdw_ring_at(int first, int t)
-{
-    return first + t < STAGES ? first + t : first + t - STAGES;
 }
 
 template <typename T, int XN, int CONS, bool WMN, bool XMN>
@@ -477,28 +466,22 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
                     cuops_tma_load_2d(x_smem + st * XBYTES, &tmap_x, SDW_FULL_BAR(st),
                                       kb * SDW_BK, 0);
             };
-            /* PAIRS64 / QUADS64 cut the tile into 64-row boxes (the host
-             * passes them for a K-major weight only: the [k, n] weight
-             * arrives in CONS boxes, whole k-blocks at most two at a time) */
-            const int pieces = !WMN && SDW_ISSUE_ROWS64(p.issue) ? CONS : 1;
-            const int group = WMN && p.issue != SDW_ISSUE_SINGLE ? 2 : SDW_ISSUE_GROUP(p.issue);
+            /* PAIRS64 cuts the tile into 64-row boxes (the host passes it for
+             * a K-major weight only: the [k, n] weight arrives in CONS boxes) */
+            const int pieces = p.issue == SDW_ISSUE_PAIRS64 ? CONS : 1;
             uint32_t phase = 0;
             int stage = 0;
             for (int kb = kb0; kb < kb1;) {
-                /* SINGLE: one stage per step; PAIRS / PAIRS64 (QUADS64): two
-                 * (four) consecutive k-blocks once all their stages are free,
-                 * fewer at the end of the range */
-                const int n = kb1 - kb < group ? kb1 - kb : group;
-                const int s0 = sdw_claim_stages<STAGES>(SDW_EMPTY_BAR(0), n, stage, phase);
-#pragma unroll 1
-                for (int t = 0; t < n; t++) expect(sdw_ring_at<STAGES>(s0, t), kb + t);
+                /* SINGLE: one stage per step; PAIRS / PAIRS64: two (k-blocks kb
+                 * and kb + 1) once both stages are free, but for a last odd one */
+                const int n = p.issue != SDW_ISSUE_SINGLE && kb + 1 < kb1 ? 2 : 1;
+                int st[2];
+                sdw_claim_stages<STAGES>(SDW_EMPTY_BAR(0), n, st, stage, phase);
+                for (int t = 0; t < n; t++) expect(st[t], kb + t);
                 /* row group by row group, each group's k-blocks back to back */
-#pragma unroll 1
                 for (int c = 0; c < pieces; c++)
-#pragma unroll 1
-                    for (int t = 0; t < n; t++) load_w(sdw_ring_at<STAGES>(s0, t), kb + t, c);
-#pragma unroll 1
-                for (int t = 0; t < n; t++) load_xt(sdw_ring_at<STAGES>(s0, t), kb + t);
+                    for (int t = 0; t < n; t++) load_w(st[t], kb + t, c);
+                for (int t = 0; t < n; t++) load_xt(st[t], kb + t);
                 kb += n;
             }
         }
@@ -800,20 +783,16 @@ static __device__ __forceinline__ void sdn_cta(const CUtensorMap &tmap_w, const 
                      * and kb + 1 back to back once both stages are free (as the
                      * cluster form's SDW_ISSUE_PAIRS), but for a last odd one */
                     const int n = p.issue != SDW_ISSUE_SINGLE && kb + 1 < p.kblocks ? 2 : 1;
-                    const int s0 = sdw_claim_stages<STAGES>(SDN_EMPTY_BAR(0), n, stage, phase);
+                    int st[2];
+                    sdw_claim_stages<STAGES>(SDN_EMPTY_BAR(0), n, st, stage, phase);
                     for (int t = 0; t < n; t++)
-                        cuops_mbar_arrive_expect_tx(SDN_FULL_BAR(sdw_ring_at<STAGES>(s0, t)),
-                                                    WBYTES + xbytes);
-                    for (int t = 0; t < n; t++) {
-                        const int st = sdw_ring_at<STAGES>(s0, t);
-                        cuops_tma_load_2d(w_smem + st * WBYTES, &tmap_w, SDN_FULL_BAR(st),
+                        cuops_mbar_arrive_expect_tx(SDN_FULL_BAR(st[t]), WBYTES + xbytes);
+                    for (int t = 0; t < n; t++)
+                        cuops_tma_load_2d(w_smem + st[t] * WBYTES, &tmap_w, SDN_FULL_BAR(st[t]),
                                           (kb + t) * SDW_BK, tile * NW);
-                    }
-                    for (int t = 0; t < n; t++) {
-                        const int st = sdw_ring_at<STAGES>(s0, t);
-                        cuops_tma_load_2d(x_smem + st * SDN_X_TILE_BYTES, &tmap_x,
-                                          SDN_FULL_BAR(st), (kb + t) * SDW_BK, 0);
-                    }
+                    for (int t = 0; t < n; t++)
+                        cuops_tma_load_2d(x_smem + st[t] * SDN_X_TILE_BYTES, &tmap_x,
+                                          SDN_FULL_BAR(st[t]), (kb + t) * SDW_BK, 0);
                     kb += n;
                 }
             }
@@ -1076,14 +1055,11 @@ static cuops_status_t sdw_launch_rows(struct cuops_handle *h, const cuops_gemm_d
     sdw_params_t p;
     if (issue == SDW_ISSUE_AUTO)
         issue = cons >= 2 && d->trans_b == CUOPS_OP_T ? SDW_ISSUE_PAIRS64 : SDW_ISSUE_SINGLE;
-    /* groups of four want six stages or more, and a K-major weight */
-    if (issue == SDW_ISSUE_QUADS64 && (SDW_STAGES(xn, cons) < 6 || d->trans_b == CUOPS_OP_N))
-        issue = SDW_ISSUE_PAIRS64;
     /* the [k, n] weight's k-block comes as CONS 64-column boxes already:
      * paired, it issues whole k-blocks */
     if (issue == SDW_ISSUE_PAIRS64 && d->trans_b == CUOPS_OP_N) issue = SDW_ISSUE_PAIRS;
-    /* PAIRS64 and QUADS64 read the (K-major) weight in 64-row boxes */
-    const int box_rows = SDW_ISSUE_ROWS64(issue) ? 64 : rows;
+    /* PAIRS64 reads the (K-major) weight in 64-row boxes */
+    const int box_rows = issue == SDW_ISSUE_PAIRS64 ? 64 : rows;
     cuops_status_t st =
         sdw_prepare(h, d, xn, (uint32_t)box_rows, &tmap_w, &tmap_x, &tmap_x_last, &p);
     if (st != CUOPS_STATUS_SUCCESS) return st;
@@ -1149,12 +1125,6 @@ static cuops_status_t sdw_launch_pairs64(struct cuops_handle *h, const cuops_gem
     return sdw_launch_rows(h, d, opt, 0, SDW_ISSUE_PAIRS64, "sm90_decode_wgmma_pairs64");
 }
 
-static cuops_status_t sdw_launch_quads64(struct cuops_handle *h, const cuops_gemm_desc_t *d,
-                                         const cuops_options_t *opt)
-{
-    return sdw_launch_rows(h, d, opt, 0, SDW_ISSUE_QUADS64, "sm90_decode_wgmma_quads64");
-}
-
 static cuops_status_t sdw_launch_128(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                      const cuops_options_t *opt)
 {
@@ -1176,10 +1146,6 @@ extern "C" const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma_single = {
     "sm90_decode_wgmma_single", sdw_supports, sdw_launch_single};
 extern "C" const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma_pairs64 = {
     "sm90_decode_wgmma_pairs64", sdw_supports, sdw_launch_pairs64};
-/* Four k-blocks at a time in interleaved 64-row boxes (SDW_ISSUE_QUADS64,
- * pairs where the ring is shallower than 6 stages): for study */
-extern "C" const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma_quads64 = {
-    "sm90_decode_wgmma_quads64", sdw_supports, sdw_launch_quads64};
 /* 128-row blocks with the split chosen for them (or forced): for study, and
  * for auto where gemm_tuning.h sends it */
 extern "C" const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma128 = {

@@ -59,9 +59,6 @@ __attribute__((weak, visibility("hidden")))
 extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma_single;
 __attribute__((weak, visibility("hidden")))
 extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma_pairs64;
-/* gemm_sm90_decode.cu: the same issuing four k-blocks at a time (study) */
-__attribute__((weak, visibility("hidden")))
-extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma_quads64;
 /* gemm_sm90_decode.cu: the same with 64-row blocks (one consumer) */
 __attribute__((weak, visibility("hidden")))
 extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma64;
@@ -322,8 +319,6 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
         out[n++] = &cuops_gemm_sm90_decode_wgmma_single;
     if (&cuops_gemm_sm90_decode_wgmma_pairs64 && n < max)
         out[n++] = &cuops_gemm_sm90_decode_wgmma_pairs64;
-    if (&cuops_gemm_sm90_decode_wgmma_quads64 && n < max)
-        out[n++] = &cuops_gemm_sm90_decode_wgmma_quads64;
     if (&cuops_gemm_sm90_decode_narrow && n < max) out[n++] = &cuops_gemm_sm90_decode_narrow;
     if (&cuops_gemm_sm90_decode_narrow_single && n < max)
         out[n++] = &cuops_gemm_sm90_decode_narrow_single;
