@@ -471,15 +471,15 @@ static void test_power_summary(void)
  * clock and bus width, and the UUID as nvidia-smi prints it. */
 static void test_board(void)
 {
-    CHECK(bv_dram_peak_gbps(3201000, 6144) == 4916, "H200 3201 MHz x 6144 bits: %lld",
-          bv_dram_peak_gbps(3201000, 6144));
-    CHECK(bv_dram_peak_gbps(2619000, 5120) == 3352, "H100 SXM 2619 MHz x 5120 bits: %lld",
-          bv_dram_peak_gbps(2619000, 5120));
+    CHECK(cuops_dram_peak_gbps(3201000, 6144) == 4916, "H200 3201 MHz x 6144 bits: %lld",
+          (long long)cuops_dram_peak_gbps(3201000, 6144));
+    CHECK(cuops_dram_peak_gbps(2619000, 5120) == 3352, "H100 SXM 2619 MHz x 5120 bits: %lld",
+          (long long)cuops_dram_peak_gbps(2619000, 5120));
     /* a board reporting two 64-bit channels fewer reads 2 % lower */
-    CHECK(bv_dram_peak_gbps(3201000, 6016) == 4814, "3201 MHz x 6016 bits: %lld",
-          bv_dram_peak_gbps(3201000, 6016));
-    CHECK(bv_dram_peak_gbps(0, 6144) == 0 && bv_dram_peak_gbps(3201000, 0) == 0 &&
-              bv_dram_peak_gbps(-1, 6144) == 0,
+    CHECK(cuops_dram_peak_gbps(3201000, 6016) == 4814, "3201 MHz x 6016 bits: %lld",
+          (long long)cuops_dram_peak_gbps(3201000, 6016));
+    CHECK(cuops_dram_peak_gbps(0, 6144) == 0 && cuops_dram_peak_gbps(3201000, 0) == 0 &&
+              cuops_dram_peak_gbps(-1, 6144) == 0,
           "an unknown clock or bus gives 0");
 
     unsigned char u[16];

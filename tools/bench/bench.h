@@ -141,7 +141,7 @@ typedef struct bench_env {
     int64_t l2_bytes;
     int sm_clock_mhz, mem_clock_mhz;
     int mem_bus_bits;           /* the runtime's memory bus width; 0 if unknown */
-    long long dram_peak_gbps;   /* bv_dram_peak_gbps of the two: what the library's rules read */
+    long long dram_peak_gbps;   /* cuops_dram_peak_gbps of the two: what the library's rules read */
     char board_uuid[48];        /* GPU-..., as nvidia-smi prints it; "" if unknown */
     int max_clusters[3];        /* clusters of 2, 4, 8 CTAs resident at once at one CTA per SM
                                    (all the shared memory a block may opt in to): the GPC

@@ -848,7 +848,7 @@ static int setup_gpu(bench_env_t *env)
     if (cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0) != cudaSuccess)
         bus_bits = 0;
     env->mem_bus_bits = bus_bits;
-    env->dram_peak_gbps = bv_dram_peak_gbps(khz, bus_bits);
+    env->dram_peak_gbps = cuops_dram_peak_gbps(khz, bus_bits);
     bv_format_uuid((const unsigned char *)prop.uuid.bytes, env->board_uuid);
     const int sizes[3] = {2, 4, 8};
     for (int i = 0; i < 3; i++) env->max_clusters[i] = -1;

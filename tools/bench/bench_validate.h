@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "cpu/float16.h"
+#include "cuda/common/dram_peak.h"
 #include "cuops.h"
 
 #define BV_MSG_LEN 1024
@@ -372,16 +373,8 @@ static inline void bv_power_summary(const bv_power_acc_t *a, double *sm_mhz, dou
 /* apart                                                                    */
 /* ------------------------------------------------------------------------ */
 
-/* Peak DRAM bandwidth (GB/s) from the runtime's memory clock (kHz) and bus
- * width (bits), two transfers per clock on every line: an H200 that reports
- * 3201 MHz x 6144 bits gives 4916 (truncated), an H100 SXM 2619 MHz x 5120 bits 3352.
- * The same arithmetic as the library's handle (dram_gbps, which auto's decode
- * rule reads). 0 where either is unknown (0 or negative). */
-static inline long long bv_dram_peak_gbps(long long mem_khz, long long bus_bits)
-{
-    if (mem_khz <= 0 || bus_bits <= 0) return 0;
-    return mem_khz * bus_bits * 2 / 8 / 1000000;
-}
+/* The peak DRAM bandwidth: cuops_dram_peak_gbps (cuda/common/dram_peak.h),
+ * the library's own arithmetic, so the figure recorded is what its rules read. */
 
 /* The board's UUID as nvidia-smi prints it (GPU-xxxxxxxx-xxxx-xxxx-xxxx-
  * xxxxxxxxxxxx) from the 16 bytes of cudaDeviceProp.uuid: runs on one board

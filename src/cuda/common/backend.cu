@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cuda/common/cuda_common.cuh"
+#include "cuda/common/dram_peak.h"
 
 extern "C" cuops_status_t cuops_cuda_init(struct cuops_handle *h, char *why)
 {
@@ -37,13 +38,12 @@ extern "C" cuops_status_t cuops_cuda_init(struct cuops_handle *h, char *why)
     h->num_sms = prop.multiProcessorCount;
     h->l2_bytes = prop.l2CacheSize;
     h->smem_optin_bytes = (int64_t)prop.sharedMemPerBlockOptin;
-    /* two transfers per memory clock (kHz) on every bus line: H200 3201 MHz x
-     * 6144 bits = 4916 GB/s (truncated), H100 SXM 80 GB 2619 MHz x 5120 bits = 3352 GB/s */
+    /* peak DRAM bandwidth from the memory clock and bus width (dram_peak.h) */
     int mem_khz = 0, bus_bits = 0;
     h->dram_gbps = 0;
     if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, h->device) == cudaSuccess &&
         cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, h->device) == cudaSuccess)
-        h->dram_gbps = (int64_t)mem_khz * bus_bits * 2 / 8 / 1000000;
+        h->dram_gbps = cuops_dram_peak_gbps(mem_khz, bus_bits);
     (void)cudaGetLastError();
 
     /* The arrival counters (cuops_cuda_counters), allocated and zeroed here

@@ -371,7 +371,7 @@ static __device__ __forceinline__ void sdw_store4_fast(int c_type, char *dst, fl
  * Written out for two, not as a loop over 1-4: one producer thread issues
  * every instruction of a stage in turn, and the rolled 1-4 loops a4300f3 put
  * here (~100 more dependent instructions per pair of 256-row stages) made
- * the forced split-K calls, whose few CTAs each stream fast, 33-48 % slower
+ * the forced split-K calls, whose few CTAs each stream fast, 13-48 % slower
  * and 1 x 14336 x 4096 2 % slower (H100, P216 call 2; docs/gemm.md). */
 template <int STAGES>
 static __device__ __forceinline__ void sdw_claim_stages(uint32_t empty_bars, int n, int (&st)[2],
