@@ -416,17 +416,19 @@ __global__ void wgmma_loop(int iters, float *sink, long long *timing)
 #endif
 }
 
-/* The same loop at N = 256 with A from registers, B from shared memory, the
- * form the W4A16 kernels issue. REWRITE = 0: one A set, never changed (the
- * instruction's own rate). REWRITE = 1: two A sets used by alternate groups,
- * each rewritten by 16 ALU ops before its group (as a dequantizing kernel
- * must, after the wait that retires the set's previous group). */
-template <int BF16, int REWRITE>
+/* The same loop with A from registers, B from shared memory, the form the
+ * W4A16 kernels issue: N = 256 (the prefill kernel) or N = 64 (the decode
+ * kernel at m = 64, whose x tile is wgmma's N). REWRITE = 0: one A set, never
+ * changed (the instruction's own rate). REWRITE = 1: two A sets used by
+ * alternate groups, each rewritten by 16 ALU ops before its group (as a
+ * dequantizing kernel must, after the wait that retires the set's previous
+ * group). */
+template <int N, int BF16, int REWRITE>
 __global__ void wgmma_rs_loop(int iters, float *sink, long long *timing)
 {
 #if PROBE_SM90A
     extern __shared__ __align__(1024) uint8_t smem[];
-    const int b_bytes = 256 * 16 * 2;
+    const int b_bytes = N * 16 * 2;
     uint16_t *s16 = reinterpret_cast<uint16_t *>(smem);
     for (int i = threadIdx.x; i < b_bytes / 2; i += blockDim.x)
         s16[i] = (uint16_t)((BF16 ? 0x3c00u : 0x2000u) ^ (i & 7u));
@@ -441,9 +443,9 @@ __global__ void wgmma_rs_loop(int iters, float *sink, long long *timing)
     for (int j = 0; j < 4; j++)
 #pragma unroll
         for (int r = 0; r < 4; r++) a0[j][r] = a1[j][r] = seed ^ (uint32_t)(j * 4 + r);
-    float d[128];
+    float d[N / 2];
 #pragma unroll
-    for (int i = 0; i < 128; i++) d[i] = 0.0f;
+    for (int i = 0; i < N / 2; i++) d[i] = 0.0f;
     stamp(timing, 0);
     auto group = [&](uint32_t (&a)[4][4], int it) {
         if (REWRITE) {
@@ -455,8 +457,12 @@ __global__ void wgmma_rs_loop(int iters, float *sink, long long *timing)
         cuops_wgmma_fence();
 #pragma unroll
         for (int j = 0; j < 4; j++) {
-            if (BF16) cuops_wgmma_m64n256k16_rs_bf16(d, a[j], desc_b, 1);
-            else cuops_wgmma_m64n256k16_rs_f16(d, a[j], desc_b, 1);
+            if constexpr (N == 256) {
+                if (BF16) cuops_wgmma_m64n256k16_rs_bf16(d, a[j], desc_b, 1);
+                else cuops_wgmma_m64n256k16_rs_f16(d, a[j], desc_b, 1);
+            } else {
+                cuops_wgmma_m64nk16<N, !BF16>(d, a[j], desc_b, 1);
+            }
         }
         cuops_wgmma_commit();
         cuops_wgmma_wait<1>();
@@ -474,7 +480,7 @@ __global__ void wgmma_rs_loop(int iters, float *sink, long long *timing)
     stamp(timing, 1);
     float s = 0.0f;
 #pragma unroll
-    for (int i = 0; i < 128; i++) s += d[i];
+    for (int i = 0; i < N / 2; i++) s += d[i];
     sink[blockIdx.x * blockDim.x + threadIdx.x] = s;
 #else
     (void)iters; (void)sink; (void)timing;
@@ -653,23 +659,35 @@ void probe_mma(void)
             }
         }
     }
-    printf("\n== wgmma m64n256k16 with A from registers (B from shared memory), 2 warpgroups/CTA\n");
-    printf("%-6s %-26s %10s %12s %12s %9s\n", "type", "A", "cyc/wgmma", "FLOP/clk/SM", "TFLOP/s", "MHz");
-    for (int bf = 0; bf < 2; bf++)
-        for (int rw = 0; rw < 2; rw++) {
-            loop_kernel_t k = bf ? (rw ? wgmma_rs_loop<1, 1> : wgmma_rs_loop<1, 0>)
-                                 : (rw ? wgmma_rs_loop<0, 1> : wgmma_rs_loop<0, 0>);
-            const int iters = 8192;
-            double ms, mhz, cpi;
-            run_loop(k, sms, 256, 256 * 16 * 2, iters, &ms, &mhz, &cpi);
-            double flop = 2.0 * 64 * 256 * 16 * 4.0 * iters * 2 * sms;
-            double tflops = flop / (ms * 1e-3) / 1e12;
-            double per_clk_sm = flop / (ms * 1e-3) / (mhz * 1e6) / sms;
-            char series[96];
-            snprintf(series, sizeof series, "wgmma rs %s N=256 WG/CTA=2 %s", bf ? "bf16" : "f16",
-                     rw ? "A rewritten per group" : "A fixed");
-            probe_add("wgmma_rs", series, 256, tflops, "TFLOP/s", per_clk_sm, "FLOP/clk/SM");
-            printf("%-6s %-26s %10.1f %12.0f %12.1f %9.0f\n", bf ? "bf16" : "f16",
-                   rw ? "rewritten per group" : "fixed", cpi / 4.0, per_clk_sm, tflops, mhz);
-        }
+    printf("\n== wgmma m64nNk16 with A from registers (B from shared memory)\n");
+    printf("%-6s %5s %7s %-26s %10s %12s %12s %9s\n", "type", "N", "WG/CTA", "A", "cyc/wgmma", "FLOP/clk/SM",
+           "TFLOP/s", "MHz");
+    /* N = 256 with two warpgroups (the prefill kernel's CTA; its 128 accumulators
+     * per thread leave no room for four), N = 64 with two and four (the decode
+     * kernel at m = 64 runs four consumer warpgroups) */
+    const int rs_n[3] = {256, 64, 64}, rs_wg[3] = {2, 2, 4};
+    for (int ci = 0; ci < 3; ci++)
+        for (int bf = 0; bf < 2; bf++)
+            for (int rw = 0; rw < 2; rw++) {
+                const int n = rs_n[ci], wg = rs_wg[ci];
+                loop_kernel_t k;
+                if (n == 256)
+                    k = bf ? (rw ? wgmma_rs_loop<256, 1, 1> : wgmma_rs_loop<256, 1, 0>)
+                           : (rw ? wgmma_rs_loop<256, 0, 1> : wgmma_rs_loop<256, 0, 0>);
+                else
+                    k = bf ? (rw ? wgmma_rs_loop<64, 1, 1> : wgmma_rs_loop<64, 1, 0>)
+                           : (rw ? wgmma_rs_loop<64, 0, 1> : wgmma_rs_loop<64, 0, 0>);
+                const int iters = 8192 * 256 / n / wg * 2;
+                double ms, mhz, cpi;
+                run_loop(k, sms, 128 * wg, (size_t)n * 16 * 2, iters, &ms, &mhz, &cpi);
+                double flop = 2.0 * 64 * n * 16 * 4.0 * iters * wg * sms;
+                double tflops = flop / (ms * 1e-3) / 1e12;
+                double per_clk_sm = flop / (ms * 1e-3) / (mhz * 1e6) / sms;
+                char series[96];
+                snprintf(series, sizeof series, "wgmma rs %s N=%d WG/CTA=%d %s", bf ? "bf16" : "f16", n, wg,
+                         rw ? "A rewritten per group" : "A fixed");
+                probe_add("wgmma_rs", series, n, tflops, "TFLOP/s", per_clk_sm, "FLOP/clk/SM");
+                printf("%-6s %5d %7d %-26s %10.1f %12.0f %12.1f %9.0f\n", bf ? "bf16" : "f16", n, wg,
+                       rw ? "rewritten per group" : "fixed", cpi / 4.0, per_clk_sm, tflops, mhz);
+            }
 }
