@@ -36,7 +36,8 @@
 #include <string.h>
 
 #include "cpu/float16.h"
-#include "cuda/common/dram_peak.h"
+#include "cuda/common/dram_peak.h" /* cuops_dram_peak_gbps: the board line's peak is the
+                                       * library's own arithmetic, what its rules read */
 #include "cuops.h"
 
 #define BV_MSG_LEN 1024
@@ -372,9 +373,6 @@ static inline void bv_power_summary(const bv_power_acc_t *a, double *sm_mhz, dou
 /* The board (bench_main.cu's header): what tells two machines of one name  */
 /* apart                                                                    */
 /* ------------------------------------------------------------------------ */
-
-/* The peak DRAM bandwidth: cuops_dram_peak_gbps (cuda/common/dram_peak.h),
- * the library's own arithmetic, so the figure recorded is what its rules read. */
 
 /* The board's UUID as nvidia-smi prints it (GPU-xxxxxxxx-xxxx-xxxx-xxxx-
  * xxxxxxxxxxxx) from the 16 bytes of cudaDeviceProp.uuid: runs on one board

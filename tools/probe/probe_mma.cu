@@ -518,6 +518,13 @@ template <int KIND> static loop_kernel_t mma_kernel(int ilp)
     }
 }
 
+/* wgmma_rs_loop at N for the type (bf) and A form (rw: rewritten per group) */
+template <int N> static loop_kernel_t wgmma_rs_kernel(int bf, int rw)
+{
+    return bf ? (rw ? wgmma_rs_loop<N, 1, 1> : wgmma_rs_loop<N, 1, 0>)
+              : (rw ? wgmma_rs_loop<N, 0, 1> : wgmma_rs_loop<N, 0, 0>);
+}
+
 static loop_kernel_t mma_kernel_of(int kind, int ilp)
 {
     if (kind == KIND_F16_F32ACC) return mma_kernel<KIND_F16_F32ACC>(ilp);
@@ -670,13 +677,7 @@ void probe_mma(void)
         for (int bf = 0; bf < 2; bf++)
             for (int rw = 0; rw < 2; rw++) {
                 const int n = rs_n[ci], wg = rs_wg[ci];
-                loop_kernel_t k;
-                if (n == 256)
-                    k = bf ? (rw ? wgmma_rs_loop<256, 1, 1> : wgmma_rs_loop<256, 1, 0>)
-                           : (rw ? wgmma_rs_loop<256, 0, 1> : wgmma_rs_loop<256, 0, 0>);
-                else
-                    k = bf ? (rw ? wgmma_rs_loop<64, 1, 1> : wgmma_rs_loop<64, 1, 0>)
-                           : (rw ? wgmma_rs_loop<64, 0, 1> : wgmma_rs_loop<64, 0, 0>);
+                const loop_kernel_t k = n == 256 ? wgmma_rs_kernel<256>(bf, rw) : wgmma_rs_kernel<64>(bf, rw);
                 const int iters = 8192 * 256 / n / wg * 2;
                 double ms, mhz, cpi;
                 run_loop(k, sms, 128 * wg, (size_t)n * 16 * 2, iters, &ms, &mhz, &cpi);
