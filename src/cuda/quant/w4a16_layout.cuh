@@ -199,15 +199,6 @@ cuops_status_t w4a16_launch_decode_wgmma(struct cuops_handle *h, const cuops_w4a
                                          const w4_geometry_t *geo, int kt, int64_t forced_splits,
                                          const char **kernel_name);
 
-/* The same work dealt stream-K (w4a16_decode_wgmma_sk.cu, sm_90a): one CTA
- * per SM, each the same count of (192-row block, 64-k block) units, cut
- * blocks summed in k order from fp32 partials in the workspace. Serves what
- * w4a16_decode_wgmma serves, on at most 1365 SMs. */
-int w4a16_decode_wgmma_sk_serves(const struct cuops_handle *h, const cuops_w4a16_desc_t *d,
-                                 const w4_geometry_t *geo);
-cuops_status_t w4a16_launch_decode_wgmma_sk(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
-                                            const w4_geometry_t *geo, const char **kernel_name);
-
 /* The decode kernel fed by a producer thread through a shared-memory ring
  * of bulk copies (w4a16_decode_bulk_ring.cu, sm_90): m <= 8, group_size
  * 64 * 2^p or one group per row, x 16-byte aligned with ldx % 8 == 0, x
