@@ -58,7 +58,6 @@
 
 #include "cuda/common/cluster_splitk.cuh"
 #include "cuda/gemm/gemm_sm90.h"
-#include "cuda/quant/w4a16_decode_sk_plan.h"
 #include "cuda/quant/w4a16_decode_wgmma_form.h"
 #include "cuda/quant/w4a16_wgmma.cuh"
 
@@ -103,25 +102,6 @@ typedef struct w4d_params {
     int splits;              /* cluster size: CTAs per weight block */
 } w4d_params_t;
 
-/* The stream-K form (variant w4a16_decode_wgmma_sk, 256-row CTAs): the
- * (block, 64-k block) units dealt evenly over `ctas` CTAs as
- * w4a16_decode_sk_plan.h says, at most two pieces per CTA, run as two
- * launches of one piece per CTA: phase 0 every CTA's first piece, phase 1
- * the second pieces, CTA `order[i]`'s as block i (the longest first: the
- * SMs whose first piece ends soonest take them, so each SM runs about one
- * CTA's units in all). With `pdl` phase 1 is a programmatic dependent launch
- * that phase 0 releases at once: its CTAs take SMs as phase 0's leave them. */
-#define W4D_SK_MAX_CTAS 256
-typedef struct w4d_sk {
-    int64_t units;
-    int ctas;
-    int phase;
-    int pdl;
-    float4 *partials;   /* [slot][consumer][float4 j][thread] */
-    unsigned *counters; /* [first CTA of a cut block][consumer] */
-    uint16_t order[W4D_SK_MAX_CTAS];
-} w4d_sk_t;
-
 #if CUOPS_SM90A_DEVICE
 
 /* float4 j of a thread's fragment (x rows 8j + 2(l%4) + {0,1}, weight rows
@@ -141,11 +121,9 @@ static __device__ __forceinline__ void w4d_store_frag(const w4d_params_t &p, int
     }
 }
 
-template <typename T, int XN, int KT, int KP, bool SK>
-static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const w4d_params_t &p,
-                                               const w4d_sk_t *sk)
+template <typename T, int XN, int KT, int KP>
+static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const w4d_params_t &p)
 {
-    static_assert(!SK || KP == 1, "the stream-K form has 256-row CTAs");
     static_assert(KP == 1 || (KP == W4D_CONSUMERS && KT == W4D_CONSUMERS),
                   "KP = 4 gives each consumer one block of a 4-block stage");
     constexpr int ACC = XN / 2;              /* accumulators per block and thread */
@@ -165,30 +143,10 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
 #define W4D_FULL_BAR(s) (bars + 8u * (uint32_t)(s))
 #define W4D_EMPTY_BAR(s) (bars + 8u * (uint32_t)(STAGES + (s)))
 
-    int split = 0, wb, kt0, kt1;
-    w4s_piece_t piece = {};
-    if constexpr (SK) {
-        /* this CTA's piece: its range's first, or in phase 1 its second */
-        const int64_t c = sk->phase == 0 ? (int64_t)blockIdx.x : (int64_t)sk->order[blockIdx.x];
-        const int64_t u0 = w4s_unit_begin(c, sk->units, sk->ctas);
-        const int64_t u1 = w4s_unit_begin(c + 1, sk->units, sk->ctas);
-        piece = w4s_piece_at(u0, u1, p.ktiles, sk->units, sk->ctas);
-        if (sk->phase == 1) {
-            const int64_t u = u0 + (piece.k1 - piece.k0);
-            if (u >= u1) return; /* one piece: nothing in phase 1 */
-            piece = w4s_piece_at(u, u1, p.ktiles, sk->units, sk->ctas);
-        } else if (sk->pdl) {
-            /* phase 1 may be scheduled now; its CTAs wait for SMs */
-            asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-        }
-        wb = (int)piece.block;
-        kt0 = piece.k0;
-        kt1 = piece.k1;
-    } else {
-        split = (int)cuops_cluster_ctarank();
-        wb = (int)blockIdx.x / p.splits;
-        cuops_cluster_k_share(split, p.ktiles, p.splits, &kt0, &kt1);
-    }
+    const int split = (int)cuops_cluster_ctarank();
+    const int wb = (int)blockIdx.x / p.splits;
+    int kt0, kt1;
+    cuops_cluster_k_share(split, p.ktiles, p.splits, &kt0, &kt1);
 
     const int warpgroup = threadIdx.x / 128;
     if (threadIdx.x == 0) {
@@ -494,71 +452,6 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
             if (p.splits > 1) cuops_cluster_sync_relaxed(); /* no CTA leaves while its partials are read */
             return;
         }
-        if constexpr (SK) {
-            if (piece.pieces > 1) {
-                /* a cut block: publish this piece; the last to arrive adds
-                 * the pieces in k order, ((p0 + p1) + p2) + ...: p0 + p1 is
-                 * the same sum either way round, and from p2 on every piece,
-                 * this one's included, is read back */
-                auto piece_ptr = [&](int q) {
-                    const int slot = q == 0 ? 2 * piece.counter + 1 : 2 * (piece.counter + q);
-                    return sk->partials + ((size_t)slot * W4D_CONSUMERS + consumer) * (F4 * 128) + ct;
-                };
-                float4 *own = piece_ptr(piece.q);
-#pragma unroll
-                for (int j = 0; j < F4; j++)
-                    __stcg(own + j * 128, make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2],
-                                                      acc[4 * j + 3]));
-                __threadfence();
-                cuops_named_bar_sync(2u + (uint32_t)consumer, 128);
-                bool last = false;
-                if (ct == 0) {
-                    unsigned *counter = sk->counters + (size_t)piece.counter * W4D_CONSUMERS + consumer;
-                    last = atomicAdd(counter, 1u) == (unsigned)(piece.pieces - 1);
-                    if (last) *counter = 0u; /* ready for the next call */
-                    __threadfence();
-                }
-                last = cuops_named_bar_or(2u + (uint32_t)consumer, 128, last);
-                if (last) {
-                    __threadfence();
-                    if (piece.q > 1) {
-                        const float4 *o = piece_ptr(0);
-#pragma unroll
-                        for (int j = 0; j < F4; j++) {
-                            const float4 v = __ldcg(o + j * 128);
-                            acc[4 * j] = v.x;
-                            acc[4 * j + 1] = v.y;
-                            acc[4 * j + 2] = v.z;
-                            acc[4 * j + 3] = v.w;
-                        }
-                    }
-                    for (int q = 1; q < piece.pieces; q++) {
-                        const float4 *o = piece_ptr(q == 1 && piece.q == 1 ? 0 : q);
-#pragma unroll
-                        for (int j = 0; j < F4; j++) {
-                            const float4 v = __ldcg(o + j * 128);
-                            acc[4 * j] += v.x;
-                            acc[4 * j + 1] += v.y;
-                            acc[4 * j + 2] += v.z;
-                            acc[4 * j + 3] += v.w;
-                        }
-                    }
-                }
-                if (!last) piece.pieces = 0; /* nothing to store */
-            }
-            if (piece.pieces > 0) {
-#pragma unroll
-                for (int j = 0; j < F4; j++)
-                    w4d_store_frag<T, KP>(p, wb, consumer, warp, g, tq, j,
-                                          make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2],
-                                                      acc[4 * j + 3]));
-            }
-            /* phase 1 does not end before phase 0 (work after it in the
-             * stream waits for both) */
-            if (sk->phase == 1 && sk->pdl && ct == 0)
-                asm volatile("griddepcontrol.wait;" ::: "memory");
-            return;
-        }
         if (p.splits == 1) {
             /* no partner (and no cluster launched): y from the registers */
 #pragma unroll
@@ -598,17 +491,7 @@ __global__ void __launch_bounds__(W4D_THREADS, 1)
 w4a16_decode_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_x, const w4d_params_t p)
 {
 #if CUOPS_SM90A_DEVICE
-    w4d_cta<T, XN, KT, KP, false>(tmap_x, p, nullptr);
-#endif
-}
-
-template <typename T, int XN>
-__global__ void __launch_bounds__(W4D_THREADS, 1)
-w4a16_decode_wgmma_sk_kernel(const __grid_constant__ CUtensorMap tmap_x, const w4d_params_t p,
-                             const __grid_constant__ w4d_sk_t sk)
-{
-#if CUOPS_SM90A_DEVICE
-    w4d_cta<T, XN, W4D_KT, 1, true>(tmap_x, p, &sk);
+    w4d_cta<T, XN, KT, KP>(tmap_x, p);
 #endif
 }
 
@@ -742,119 +625,6 @@ cuops_status_t w4a16_launch_decode_wgmma(struct cuops_handle *h, const cuops_w4a
     }
     st = cuops_cuda_check_launch(h, name);
     if (st != CUOPS_STATUS_SUCCESS) return st;
-    h->last_kernel = name;
-    return CUOPS_STATUS_SUCCESS;
-}
-
-/* ---- the stream-K form (variant w4a16_decode_wgmma_sk) ----------------------- */
-
-/* CTAs of the stream-K form: one per SM (at most one per unit), and never
- * fewer than blocks, so that a CTA's units span at most two pieces. */
-static int64_t w4d_sk_ctas(int64_t blocks, int64_t units, int sms)
-{
-    const int64_t g = w4s_ctas(units, sms);
-    return g > blocks ? g : blocks;
-}
-
-cuops_status_t w4a16_launch_decode_wgmma_sk(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
-                                            const w4_geometry_t *geo, const char **kernel_name)
-{
-    const char *const name = "w4a16_decode_wgmma_sk";
-    *kernel_name = name;
-    const int sms = h->num_sms > 0 ? h->num_sms : 132;
-    const int xn = w4d_xn(d->m);
-    const int smem = w4d_smem_bytes(xn, W4D_KT, 1);
-    const int64_t blocks = cuops_ceil_div(geo->strips, W4D_STRIPS);
-    const int64_t units = blocks * geo->ktiles;
-    const int64_t ctas = w4d_sk_ctas(blocks, units, sms);
-    if (!w4a16_decode_wgmma_serves(h, d, geo) || W4D_CONSUMERS * ctas > CUOPS_COUNTERS_MAX ||
-        units > ((int64_t)1 << 40))
-        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
-                          "%s: serves what w4a16_decode_wgmma serves with at most %d 256-row "
-                          "blocks (m %lld, n %lld, k %lld, group_size %lld)",
-                          name, CUOPS_COUNTERS_MAX / W4D_CONSUMERS, (long long)d->m,
-                          (long long)d->n, (long long)d->k, (long long)d->group_size);
-
-    w4d_params_t p;
-    memset(&p, 0, sizeof p);
-    w4_wgmma_common_params(&p, d, geo);
-    p.splits = 1;
-    w4d_sk_t sk;
-    memset(&sk, 0, sizeof sk);
-    sk.units = units;
-    sk.ctas = (int)ctas;
-    /* phase 1 overlaps phase 0 only where every CTA of phase 0 is resident
-     * at once (its waiting CTAs would otherwise hold SMs that phase 0 still
-     * needs) and the order fits the table */
-    sk.pdl = ctas <= sms && ctas <= W4D_SK_MAX_CTAS;
-
-    /* second pieces, longest first (ties in CTA order); none: one launch */
-    int64_t second = 0;
-    for (int64_t c = 0; c < ctas && c < W4D_SK_MAX_CTAS; c++) {
-        const int64_t u0 = w4s_unit_begin(c, units, ctas), u1 = w4s_unit_begin(c + 1, units, ctas);
-        const int64_t end = (u0 / geo->ktiles + 1) * geo->ktiles;
-        const int64_t len = u1 > end ? u1 - end : 0;
-        int64_t i = c;
-        while (i > 0) { /* insertion by length, stable */
-            const int64_t o = sk.order[i - 1];
-            const int64_t ou0 = w4s_unit_begin(o, units, ctas), ou1 = w4s_unit_begin(o + 1, units, ctas);
-            const int64_t oend = (ou0 / geo->ktiles + 1) * geo->ktiles;
-            if ((ou1 > oend ? ou1 - oend : 0) >= len) break;
-            sk.order[i] = sk.order[i - 1];
-            i--;
-        }
-        sk.order[i] = (uint16_t)c;
-        second += len > 0;
-    }
-    if (ctas > W4D_SK_MAX_CTAS) second = ctas; /* no table: phase 1 in CTA order, every CTA */
-    if (ctas > W4D_SK_MAX_CTAS)
-        for (int i = 0; i < W4D_SK_MAX_CTAS; i++) sk.order[i] = (uint16_t)i;
-
-    /* the workspace after x's copy (if any): two partial slots per CTA,
-     * then the counters when the workspace is the caller's */
-    const size_t slot_bytes = (size_t)W4D_CONSUMERS * 128 * (size_t)(xn / 2) * 4;
-    const size_t partial_bytes = 2 * (size_t)ctas * slot_bytes;
-    const size_t ncounters = (size_t)W4D_CONSUMERS * (size_t)ctas;
-    void *extra = NULL;
-    CUtensorMap tmap_x;
-    cuops_status_t st =
-        w4_wgmma_x_map_extra(h, d, (uint32_t)xn, name, &tmap_x,
-                             partial_bytes + cuops_cuda_counter_bytes(h, ncounters), &extra);
-    if (st != CUOPS_STATUS_SUCCESS) return st;
-    sk.partials = (float4 *)extra;
-    st = cuops_cuda_counters(h, ncounters, (char *)extra + partial_bytes, &sk.counters);
-    if (st != CUOPS_STATUS_SUCCESS) return st;
-
-    void (*fn)(const CUtensorMap, const w4d_params_t, const w4d_sk_t);
-    const int bf = d->act_type == CUOPS_DTYPE_BF16;
-    switch (xn) {
-    case 8: fn = bf ? w4a16_decode_wgmma_sk_kernel<__nv_bfloat16, 8> : w4a16_decode_wgmma_sk_kernel<__half, 8>; break;
-    case 16: fn = bf ? w4a16_decode_wgmma_sk_kernel<__nv_bfloat16, 16> : w4a16_decode_wgmma_sk_kernel<__half, 16>; break;
-    case 32: fn = bf ? w4a16_decode_wgmma_sk_kernel<__nv_bfloat16, 32> : w4a16_decode_wgmma_sk_kernel<__half, 32>; break;
-    default: fn = bf ? w4a16_decode_wgmma_sk_kernel<__nv_bfloat16, 64> : w4a16_decode_wgmma_sk_kernel<__half, 64>; break;
-    }
-    CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    sk.phase = 0;
-    fn<<<(unsigned)ctas, W4D_THREADS, smem, cuops_stream(h)>>>(tmap_x, p, sk);
-    st = cuops_cuda_check_launch(h, name);
-    if (st != CUOPS_STATUS_SUCCESS) return st;
-    if (second > 0) {
-        sk.phase = 1;
-        cudaLaunchConfig_t cfg = {};
-        cudaLaunchAttribute attr = {};
-        cfg.gridDim = dim3((unsigned)second, 1, 1);
-        cfg.blockDim = dim3(W4D_THREADS, 1, 1);
-        cfg.dynamicSmemBytes = (size_t)smem;
-        cfg.stream = cuops_stream(h);
-        attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        attr.val.programmaticStreamSerializationAllowed = sk.pdl;
-        cfg.attrs = &attr;
-        cfg.numAttrs = 1;
-        CUOPS_CUDA_TRY(h, cudaLaunchKernelEx(&cfg, fn, tmap_x, p, sk));
-        st = cuops_cuda_check_launch(h, name);
-        if (st != CUOPS_STATUS_SUCCESS) return st;
-    }
     h->last_kernel = name;
     return CUOPS_STATUS_SUCCESS;
 }

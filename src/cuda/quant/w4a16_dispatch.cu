@@ -52,11 +52,6 @@
  *                        (w4a16_decode_wgmma.cu); NOT_SUPPORTED elsewhere
  *   w4a16_decode_wgmma_kt1  the same with one 64-k block per pipeline stage
  *                        (the default takes 4: fewer, larger bulk copies)
- *   w4a16_decode_wgmma_sk  the same 256-row form dealt stream-K: every CTA
- *                        the same count of (block, 64-k block) units, as two
- *                        launches of one piece per CTA, cut blocks summed in
- *                        k order from fp32 partials in the workspace; a study
- *                        form; options.split_k is ignored
  *   w4a16_decode_bulk_ring  sm_90, m <= 8, group_size 64 * 2^p or one group
  *                        per row: whole strips per CTA, the weight streamed
  *                        by one producer thread through a ring of 32 KB bulk
@@ -104,8 +99,7 @@ static const char *const w4a16_variants[] = {"auto", "w4a16_decode_splitk", "w4a
                                              "w4a16_decode_phase_ring",
                                              "w4a16_decode_phase_ring_w8",
                                              "w4a16_decode_bulk_ring_xsum",
-                                             "w4a16_decode_phase_ring_q1",
-                                             "w4a16_decode_wgmma_sk"};
+                                             "w4a16_decode_phase_ring_q1"};
 enum {
     W4A16_AUTO = 0,
     W4A16_DECODE_SPLITK = 1,
@@ -123,8 +117,7 @@ enum {
     W4A16_DECODE_PHASE_RING_W8 = 13,
     W4A16_DECODE_BULK_RING_XSUM = 14,
     W4A16_DECODE_PHASE_RING_Q1 = 15,
-    W4A16_DECODE_WGMMA_SK = 16,
-    W4A16_NUM_VARIANTS = 17
+    W4A16_NUM_VARIANTS = 16
 };
 
 /* ---- prefill (m >= 256): w4a16_prefill_dequant_gemm.cu --------------------
@@ -241,10 +234,6 @@ extern "C" cuops_status_t cuops_cuda_gemm_w4a16(struct cuops_handle *h,
         const char *kernel = NULL;
         return w4a16_launch_decode_wgmma(h, d, &geo, variant == W4A16_DECODE_WGMMA_KT1 ? 1 : 0,
                                          opt && opt->split_k > 0 ? opt->split_k : 0, &kernel);
-    }
-    if (variant == W4A16_DECODE_WGMMA_SK) {
-        const char *kernel = NULL;
-        return w4a16_launch_decode_wgmma_sk(h, d, &geo, &kernel);
     }
     if (variant == W4A16_DECODE_BULK_RING || variant == W4A16_DECODE_BULK_RING_W8 ||
         variant == W4A16_DECODE_BULK_RING_XSUM) {

@@ -199,15 +199,6 @@ cuops_status_t w4a16_launch_decode_wgmma(struct cuops_handle *h, const cuops_w4a
                                          const w4_geometry_t *geo, int kt, int64_t forced_splits,
                                          const char **kernel_name);
 
-/* Its stream-K form (variant w4a16_decode_wgmma_sk): the 256-row blocks
- * (block, 64-k block) units dealt evenly over one CTA per SM, at most two
- * pieces per CTA, run as two launches of one piece each (the second a
- * programmatic dependent launch), cut blocks summed in k order from fp32
- * partials in the workspace. Serves what w4a16_decode_wgmma serves, with at
- * most 1024 blocks. */
-cuops_status_t w4a16_launch_decode_wgmma_sk(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
-                                            const w4_geometry_t *geo, const char **kernel_name);
-
 /* The decode kernel fed by a producer thread through a shared-memory ring
  * of bulk copies (w4a16_decode_bulk_ring.cu, sm_90): m <= 8, group_size
  * 64 * 2^p or one group per row, x 16-byte aligned with ldx % 8 == 0, x

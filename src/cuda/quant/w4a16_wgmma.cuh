@@ -162,49 +162,27 @@ static __device__ __forceinline__ void w4f_dequant_words(uint32_t (&a)[4][4], co
 
 /* The TMA map of x (K-major, 64 x box_rows boxes, 128-byte swizzle): over x
  * itself when TMA can read it in place, else over a K-major copy packed into
- * the workspace first. `extra_bytes` more of the call's workspace, after the
- * copy and 256-byte aligned, are the caller's: *extra (NULL when none).
- * `name` heads the error message. */
-static inline cuops_status_t w4_wgmma_x_map_extra(struct cuops_handle *h,
-                                                  const cuops_w4a16_desc_t *d, uint32_t box_rows,
-                                                  const char *name, CUtensorMap *map,
-                                                  size_t extra_bytes, void **extra)
-{
-    const void *x = d->x;
-    int64_t ldx = d->ldx;
-    *extra = NULL;
-    const int pack = !cuops_sm90_tma_ok(d->x, d->ldx);
-    const int64_t ldp = cuops_sm90_packed_ld(d->k);
-    size_t pack_bytes = 0;
-    if (pack) {
-        if (d->m > (int64_t)(SIZE_MAX / 4) / ldp)
-            return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "%s: m %lld too large to pack x", name,
-                              (long long)d->m);
-        pack_bytes = (size_t)d->m * (size_t)ldp * 2u;
-    }
-    const size_t extra_at = extra_bytes ? (pack_bytes + 255) / 256 * 256 : pack_bytes;
-    if (pack || extra_bytes) {
-        void *ws_raw = NULL;
-        cuops_status_t st = cuops_cuda_workspace(h, extra_at + extra_bytes + 256, &ws_raw);
-        if (st != CUOPS_STATUS_SUCCESS) return st;
-        char *ws = (char *)(((uintptr_t)ws_raw + 255) & ~(uintptr_t)255);
-        if (pack) {
-            st = cuops_sm90_pack_kmajor(h, d->x, d->ldx, 1, d->m, d->k, ws, ldp);
-            if (st != CUOPS_STATUS_SUCCESS) return st;
-            x = ws;
-            ldx = ldp;
-        }
-        if (extra_bytes) *extra = ws + extra_at;
-    }
-    return cuops_sm90_encode_kmajor(h, map, x, d->act_type, d->m, d->k, ldx, box_rows);
-}
-
-/* The same with no workspace of the caller's. */
+ * the workspace first. `name` heads the error message. */
 static inline cuops_status_t w4_wgmma_x_map(struct cuops_handle *h, const cuops_w4a16_desc_t *d,
                                             uint32_t box_rows, const char *name, CUtensorMap *map)
 {
-    void *unused = NULL;
-    return w4_wgmma_x_map_extra(h, d, box_rows, name, map, 0, &unused);
+    const void *x = d->x;
+    int64_t ldx = d->ldx;
+    if (!cuops_sm90_tma_ok(d->x, d->ldx)) {
+        const int64_t ldp = cuops_sm90_packed_ld(d->k);
+        if (d->m > (int64_t)(SIZE_MAX / 4) / ldp)
+            return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "%s: m %lld too large to pack x", name,
+                              (long long)d->m);
+        void *ws_raw = NULL;
+        cuops_status_t st = cuops_cuda_workspace(h, (size_t)d->m * (size_t)ldp * 2u + 256, &ws_raw);
+        if (st != CUOPS_STATUS_SUCCESS) return st;
+        void *ws = (void *)(((uintptr_t)ws_raw + 255) & ~(uintptr_t)255);
+        st = cuops_sm90_pack_kmajor(h, d->x, d->ldx, 1, d->m, d->k, ws, ldp);
+        if (st != CUOPS_STATUS_SUCCESS) return st;
+        x = ws;
+        ldx = ldp;
+    }
+    return cuops_sm90_encode_kmajor(h, map, x, d->act_type, d->m, d->k, ldx, box_rows);
 }
 
 /* The kernel parameters both wgmma kernels share (P: w4f_params_t or
