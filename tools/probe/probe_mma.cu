@@ -456,14 +456,7 @@ __global__ void wgmma_rs_loop(int iters, float *sink, long long *timing)
         }
         cuops_wgmma_fence();
 #pragma unroll
-        for (int j = 0; j < 4; j++) {
-            if constexpr (N == 256) {
-                if (BF16) cuops_wgmma_m64n256k16_rs_bf16(d, a[j], desc_b, 1);
-                else cuops_wgmma_m64n256k16_rs_f16(d, a[j], desc_b, 1);
-            } else {
-                cuops_wgmma_m64nk16<N, !BF16>(d, a[j], desc_b, 1);
-            }
-        }
+        for (int j = 0; j < 4; j++) cuops_wgmma_m64nk16<N, !BF16>(d, a[j], desc_b, 1);
         cuops_wgmma_commit();
         cuops_wgmma_wait<1>();
     };

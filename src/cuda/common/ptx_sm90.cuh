@@ -736,7 +736,7 @@ CUOPS_WGMMA_SS_M64N128K16(cuops_wgmma_m64n128k16_ss_f16, "f16")
 CUOPS_WGMMA_SS_M64N128K16(cuops_wgmma_m64n128k16_ss_bf16, "bf16")
 #undef CUOPS_WGMMA_SS_M64N128K16
 
-/* wgmma.m64nNk16, D += A * B, with N in {8, 16, 32, 64} (also 128 and 256
+/* wgmma.m64nNk16, D += A * B, with N in {8, 16, 32, 64, 256} (also 128
  * with A from shared memory) and the input type (F16: f16, else bf16)
  * chosen at compile time: A from shared memory (a descriptor) or from
  * registers (the four registers of one k16 step). */
@@ -770,7 +770,7 @@ template <int N, bool F16>
 __device__ __forceinline__ void cuops_wgmma_m64nk16(float (&acc)[N / 2], const uint32_t (&a)[4],
                                                     uint64_t desc_b, int accumulate)
 {
-    static_assert(N == 8 || N == 16 || N == 32 || N == 64, "N is 8, 16, 32 or 64");
+    static_assert(N == 8 || N == 16 || N == 32 || N == 64 || N == 256, "N is 8, 16, 32, 64 or 256");
     if constexpr (N == 8) {
         if constexpr (F16) cuops_wgmma_m64n8k16_rs_f16(acc, a, desc_b, accumulate);
         else cuops_wgmma_m64n8k16_rs_bf16(acc, a, desc_b, accumulate);
@@ -780,9 +780,12 @@ __device__ __forceinline__ void cuops_wgmma_m64nk16(float (&acc)[N / 2], const u
     } else if constexpr (N == 32) {
         if constexpr (F16) cuops_wgmma_m64n32k16_rs_f16(acc, a, desc_b, accumulate);
         else cuops_wgmma_m64n32k16_rs_bf16(acc, a, desc_b, accumulate);
-    } else {
+    } else if constexpr (N == 64) {
         if constexpr (F16) cuops_wgmma_m64n64k16_rs_f16(acc, a, desc_b, accumulate);
         else cuops_wgmma_m64n64k16_rs_bf16(acc, a, desc_b, accumulate);
+    } else {
+        if constexpr (F16) cuops_wgmma_m64n256k16_rs_f16(acc, a, desc_b, accumulate);
+        else cuops_wgmma_m64n256k16_rs_bf16(acc, a, desc_b, accumulate);
     }
 }
 

@@ -259,7 +259,6 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
             /* the current block's group: zero (magic form) and scale of
              * rows g and g + 8, as w4f_dequant_words takes them */
             uint32_t z_lo, z_hi, s_lo, s_hi;
-            /* this lane's words of block t of stage stg */
             /* The lane's base address through a shuffle, which ptxas does
              * not recompute, so it stays in one register: computed plainly,
              * ptxas (at 112 registers) rebuilt it from the thread index
@@ -268,6 +267,7 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
              * instructions per block instead of ~134, and m = 17..64 on
              * 256-row CTAs 2.1-3.2 % faster (P218; docs/w4a16.md). */
             const uint32_t q_lane_smem = __shfl_sync(0xffffffffu, q_smem + q_lane, lane);
+            /* this lane's words of block t of stage stg */
             auto words_at = [&](int stg, int t, uint32_t (&w)[8]) {
                 w4f_lds_words(w, q_lane_smem + (uint32_t)(stg * KT * QBYTES + t * W4_TILE_BYTES));
             };
