@@ -14,8 +14,11 @@
  * of the pair-store variants can be mixed (full / partial / past the end,
  * pairs straddling rows, rows half a sector off), NaN-poisoned outputs whose
  * row padding and a guard band after the last row must stay untouched, and
- * 16384x4096 checked on sampled rows. Without a CUDA device it SKIPs. CUOPS_TEST_QUICK=1 (the
- * compute-sanitizer run) drops the large shapes.
+ * 16384x4096 checked on sampled rows. Last, random cases of auto (random_cases: shape,
+ * types, group, strides and placement drawn per case; CUOPS_TEST_RANDOM_CASES, default
+ * 150; CUOPS_TEST_RANDOM_ONLY=1 runs them alone). Without a CUDA device it SKIPs.
+ * CUOPS_TEST_QUICK=1 (the compute-sanitizer run) drops the large shapes and takes 15
+ * random cases.
  */
 #include <cuda_runtime.h>
 
@@ -77,6 +80,20 @@ static int variant_index(const char *name)
     return 0;
 }
 
+/* The whole case in one line (failure messages, the random cases' replay). */
+static void describe(const dq_case_t *c, char *what, size_t size)
+{
+    int len = snprintf(what, size,
+                       "n=%lld k=%lld group=%lld %s->%s zeros=%d ldq+%lld ldo+%lld off(q%lld s%lld+%dB z%lld o%lld+%dB) %s",
+                       (long long)c->n, (long long)c->k, (long long)c->group,
+                       c->st == CUOPS_DTYPE_F16 ? "f16" : c->st == CUOPS_DTYPE_BF16 ? "bf16" : "f32",
+                       c->ot == CUOPS_DTYPE_F16 ? "f16" : c->ot == CUOPS_DTYPE_BF16 ? "bf16" : "f32", c->zeros,
+                       (long long)c->ldq_pad, (long long)c->ldo_pad, (long long)c->q_off, (long long)c->s_off,
+                       c->s_byte, (long long)c->z_off, (long long)c->o_off, c->o_byte, c->variant ? c->variant : "auto");
+    if ((c->s_lo != 0.0 || c->s_hi != 0.0) && len > 0 && (size_t)len < size)
+        snprintf(what + len, size - (size_t)len, " scales in [%g, %g)", c->s_lo, c->s_hi);
+}
+
 /* Runs one case; returns 1 when compared, 0 when the forced variant declined. */
 static int run_case(const dq_case_t *c)
 {
@@ -88,12 +105,7 @@ static int run_case(const dq_case_t *c)
     const size_t zbytes = (size_t)(c->z_off + c->n * ng);
     const size_t oelems = (size_t)(c->o_off + c->n * ldo + GUARD);
     char what[256];
-    snprintf(what, sizeof what,
-             "n=%lld k=%lld group=%lld %s->%s zeros=%d ldq+%lld ldo+%lld off(q%lld s%lld+%dB z%lld o%lld+%dB) %s",
-             (long long)c->n, (long long)c->k, (long long)c->group, c->st == CUOPS_DTYPE_F16 ? "f16" : c->st == CUOPS_DTYPE_BF16 ? "bf16" : "f32",
-             c->ot == CUOPS_DTYPE_F16 ? "f16" : c->ot == CUOPS_DTYPE_BF16 ? "bf16" : "f32", c->zeros,
-             (long long)c->ldq_pad, (long long)c->ldo_pad, (long long)c->q_off, (long long)c->s_off,
-             c->s_byte, (long long)c->z_off, (long long)c->o_off, c->o_byte, c->variant ? c->variant : "auto");
+    describe(c, what, sizeof what);
 
     uint8_t *hq = (uint8_t *)malloc(qbytes), *hs = (uint8_t *)malloc(sbytes), *hz = (uint8_t *)malloc(zbytes);
     uint8_t *ref = (uint8_t *)malloc(oelems * oes), *got = (uint8_t *)malloc(oelems * oes);
@@ -108,7 +120,8 @@ static int run_case(const dq_case_t *c)
             *dout = NULL;
     /* scales and out land s_byte / o_byte bytes into their device buffers;
      * the host arrays stay element-aligned */
-    if (cudaMalloc((void **)&ds, sbytes + c->s_byte) == cudaSuccess)
+    /* (a call with no groups has no scales; cudaMalloc of 0 bytes gives NULL) */
+    if (cudaMalloc((void **)&ds, sbytes + c->s_byte > 0 ? sbytes + c->s_byte : 1) == cudaSuccess)
         cudaMemcpy(ds + c->s_byte, hs, sbytes, cudaMemcpyHostToDevice);
     if (cudaMalloc((void **)&dout, oelems * oes + c->o_byte) == cudaSuccess)
         cudaMemcpy(dout + c->o_byte, got, oelems * oes, cudaMemcpyHostToDevice);
@@ -552,9 +565,131 @@ static void import_cases(void)
     if (!quick) import_case(0, 2, 4096, 4096, 128, CUOPS_DTYPE_F16, 0, 0);
 }
 
+/* ---- random cases of auto ------------------------------------------------ */
+
+/* Auto picks its kernel by output count, k, out type and alignment
+ * (choose_auto in dequant_dispatch.cu: the warp-transposed or b16 kernels
+ * from 2^24 outputs, warp_coalesced x1 / x2 / x4 by chunks per resident
+ * thread, else the widest hoisted_bN whose loads and stores line up, else
+ * the scalar path), so each case here draws its shape and placement at
+ * random: k log-uniform up to 16384, a multiple of 512 (the warp-transposed
+ * stores) or within 3 of a multiple of 128; group 32 / 64 / 128, another
+ * even size, a multiple of 16, k or more (one group per row, odd too); n
+ * for a log-uniform output count up to 2^25 (2^22 quick), or straddling one
+ * of auto's lines (2^24 outputs, the x2 / x4 chunk counts); now and then n
+ * or k = 0 or tiny (subnormal) scales; every scale / out type, zeros or
+ * NULL; half the cases with rows and pointers on the vector kernels'
+ * alignment, half with padding and offsets drawn freely (scales and out
+ * between two elements now and then). run_case checks each as every case
+ * above is checked.
+ *
+ * Case i draws from its own seed (CUOPS_TEST_SEED and i), so a failure,
+ * printed with that seed and i, replays with the same CUOPS_TEST_SEED.
+ * Cost on an H100 host: outputs average ~2M per log-uniform case and ~9M
+ * per case at a line (1 in 6), at ~40 ns of host work each (fill, the CPU
+ * oracle, the formula and the whole-buffer compare; the GPU's share is
+ * negligible), so the default 150 cases take ~20 s (18 s measured). */
+static uint64_t g_seed;
+
+/* 0 half the time, else a multiple of `step` or any small count */
+static int64_t pick_offset(int64_t step)
+{
+    const int64_t r = tu_rand_below(4);
+    return r < 2 ? 0 : r == 2 ? step * (1 + tu_rand_below(3)) : 1 + tu_rand_below(2 * step);
+}
+
+static dq_case_t random_case(int64_t max_outputs, int64_t sms)
+{
+    dq_case_t c;
+    memset(&c, 0, sizeof c);
+    c.st = types[tu_rand_below(3)];
+    c.ot = types[tu_rand_below(3)];
+    c.zeros = (int)tu_rand_below(2);
+    const int64_t ses = (int64_t)esz(c.st), oes = (int64_t)esz(c.ot), c16 = 16 / oes;
+    const int64_t kind = tu_rand_below(3);
+    c.k = kind == 0 ? tu_rand_log(1, 16384) : kind == 1 ? 512 * tu_rand_log(1, 16) : 128 * tu_rand_log(1, 64) + tu_rand_below(7) - 3;
+    static const int64_t common[3] = {32, 64, 128};
+    const int64_t g = tu_rand_below(8);
+    c.group = g < 4   ? common[g % 3]
+              : g == 4 ? 2 * (1 + tu_rand_below(128))  /* any even size */
+              : g == 5 ? 16 * (1 + tu_rand_below(128)) /* whole chunks, rarely a power of two */
+              : g == 6 ? c.k
+                       : c.k + tu_rand_below(64);
+    if (c.group < 1) c.group = 2; /* k = 0 */
+    /* auto's lines in outputs: 2^24, and warp_coalesced_x2 / x4's chunk counts */
+    const int64_t lines[3] = {(int64_t)1 << 24, 2 * 2048 * sms * c16, 4 * 2048 * sms * c16};
+    const int64_t line = lines[tu_rand_below(3)];
+    if (tu_rand_below(6) == 0 && line <= max_outputs)
+        c.n = line / c.k + tu_rand_below(3) - 1; /* just below, at or just above it */
+    else
+        c.n = tu_rand_log(1, max_outputs) / c.k;
+    if (c.n < 1) c.n = 1;
+    if (tu_rand_below(50) == 0) { /* an empty call writes nothing */
+        if (tu_rand_below(2)) c.n = 0;
+        else c.k = 0;
+    }
+    if (tu_rand_below(10) == 0) {
+        c.s_hi = c.st == CUOPS_DTYPE_F16 ? 2e-6 : 4e-38;
+        c.s_lo = -c.s_hi;
+    }
+    const int64_t row = (c.k + 1) / 2;
+    if (tu_rand_below(2)) {
+        /* half the cases lay rows and pointers out as the vector kernels
+         * need (8-byte packed loads, 16-byte stores), where only the group
+         * size can turn them down; independent draws would rarely do so */
+        c.ldq_pad = (8 - row % 8) % 8 + 8 * tu_rand_below(2);
+        c.ldo_pad = (c16 - c.k % c16) % c16 + c16 * tu_rand_below(2);
+        c.q_off = 8 * tu_rand_below(3);
+        c.s_off = tu_rand_below(4);
+        c.z_off = tu_rand_below(17);
+        c.o_off = c16 * tu_rand_below(3);
+    } else {
+        c.ldq_pad = tu_rand_below(2) ? 0 : tu_rand_below(2) ? 8 * (1 + tu_rand_below(2)) : 1 + tu_rand_below(15);
+        c.ldo_pad = tu_rand_below(2) ? 0 : tu_rand_below(2) ? c16 * (1 + tu_rand_below(2)) : 1 + tu_rand_below(2 * c16);
+        c.q_off = pick_offset(8);
+        c.s_off = pick_offset(16 / ses);
+        c.z_off = pick_offset(16);
+        c.o_off = pick_offset(c16);
+        if (tu_rand_below(8) == 0) c.s_byte = (int)(1 + tu_rand_below(ses - 1));
+        if (tu_rand_below(8) == 0) c.o_byte = (int)(1 + tu_rand_below(oes - 1));
+    }
+    if (c.k == 0) { /* ldq and ldo >= 1 */
+        c.ldq_pad += c.ldq_pad == 0 ? 8 : 0;
+        c.ldo_pad += c.ldo_pad == 0 ? c16 : 0;
+    }
+    return c;
+}
+
+static void random_cases(void)
+{
+    const int cases = tu_random_cases(quick ? 15 : 150);
+    int dev = 0, sms = 0, passed = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    const int64_t max_outputs = quick ? (int64_t)1 << 22 : (int64_t)1 << 25;
+    const uint64_t saved = tu_rng_state;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < cases; i++) {
+        tu_seed(tu_case_seed(g_seed, i));
+        const dq_case_t c = random_case(max_outputs, sms > 0 ? sms : 132);
+        const int failed = tu_failed;
+        const int ok = run_case(&c) && tu_failed == failed;
+        char what[256];
+        describe(&c, what, sizeof what);
+        CHECK(ok, "random case %d of CUOPS_TEST_SEED=%llu (kernel '%s'): %s", i, (unsigned long long)g_seed,
+              cuops_last_kernel(gpu), what);
+        passed += ok;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    tu_rng_state = saved;
+    printf("random dequant cases (auto): %d run, %d passed (%.1f s)\n", cases, passed,
+           (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+}
+
 int main(void)
 {
-    tu_seed_from_env();
+    g_seed = tu_seed_from_env();
     quick = getenv("CUOPS_TEST_QUICK") != NULL;
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
@@ -576,13 +711,17 @@ int main(void)
           "dequant variants: %d, first %s", variant_count, variant_count ? variant_names[0] : "-");
     if (variant_count > 32) variant_count = 32;
 
-    dequant_cases();
-    variant_cases();
-    if (!quick) {
-        large_case();
-        auto_choice_cases();
+    /* CUOPS_TEST_RANDOM_ONLY=1: the random cases alone (a longer search) */
+    if (!tu_env_flag("CUOPS_TEST_RANDOM_ONLY")) {
+        dequant_cases();
+        variant_cases();
+        if (!quick) {
+            large_case();
+            auto_choice_cases();
+        }
+        import_cases();
     }
-    import_cases();
+    random_cases();
 
     cuops_destroy(gpu);
     cuops_destroy(cpu);

@@ -22,6 +22,10 @@
  * (one row at m = 1 once came out at 1.0 where that size is ~2900, so the
  * fp32 rounding of 8192-term sums read as a 5e-3 relative error).
  *
+ * Last, random shapes through auto alone (test_random_shapes): 120 cases,
+ * or CUOPS_TEST_RANDOM_CASES, for the dispatch decisions no fixed list covers;
+ * CUOPS_TEST_RANDOM_ONLY=1 runs that section alone.
+ *
  * Without a CUDA device the test says SKIP and passes. CUOPS_TEST_QUICK=1
  * (the compute-sanitizer runs) keeps small shapes and fewer dtype pairs (still
  * every variant and every transpose). CUOPS_TEST_SEED
@@ -41,6 +45,8 @@ static int g_unsupported[MAX_VARIANTS]; /* cases it declined with NOT_SUPPORTED 
 static int g_quick;
 static double g_cpu_mnk;                /* work given to the CPU reference, m*n*k summed */
 static int g_device_dead;               /* a kernel faulted: the context is gone */
+static int g_auto_only;                 /* run_case runs auto alone (the random shapes) */
+static uint64_t g_seed;                 /* CUOPS_TEST_SEED of this run */
 
 typedef struct gemm_case {
     cuops_op_t ta, tb;
@@ -201,7 +207,8 @@ static void run_case_body(const gemm_case_t *c, const char *what, int64_t lda, i
             ref2 += v * v;
         }
 
-    for (int v = 0; v < g_variant_count && v < MAX_VARIANTS; v++) {
+    const int variants = g_auto_only ? 1 : g_variant_count;
+    for (int v = 0; v < variants && v < MAX_VARIANTS; v++) {
         cuops_options_t opt;
         memset(&opt, 0, sizeof opt);
         opt.variant = g_variants[v];
@@ -538,6 +545,10 @@ static void test_transposes_and_dtypes(void)
             }
 }
 
+/* The most m*n*k one case gives the CPU reference (~0.7 ns per multiply-add,
+ * so ~20 ms); larger GEMMs are skipped or go through the random-vector check. */
+static double cpu_case_cap(void) { return g_quick ? 2e5 : 3e7; }
+
 /* Shapes {1, 7, 65, 129, 1537}^3 (CPU work per case capped), rotating dtype,
  * transposes, alpha and beta so each shape sees a different mix. */
 static void test_shape_sweep(void)
@@ -546,7 +557,7 @@ static void test_shape_sweep(void)
     static const int64_t dims_quick[3] = {1, 7, 65};
     const int nd = g_quick ? 3 : 5;
     const int64_t *dims = g_quick ? dims_quick : dims_full;
-    const double cap = g_quick ? 2e5 : 3e7;
+    const double cap = cpu_case_cap();
     int idx = 0;
     for (int a = 0; a < nd; a++)
         for (int b = 0; b < nd; b++)
@@ -772,6 +783,168 @@ static void test_big(void)
     }
 }
 
+/* ------------------------------------------------------------------------ */
+/* Random shapes through auto                                               */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * auto picks among many kernels by shape (decode kernels for small m, split-K
+ * and tail plans, cluster sizes, small-grid picks, packs for operands off 16
+ * bytes, shifted-row epilogues for C rows off 16 bytes); the fixed shapes
+ * above meet only some of those decisions. Here each case is drawn at random
+ * and run through auto alone (the forced variants have their own sweeps):
+ * a random transpose pair and dtype pair, alpha and beta (beta == 0 half the
+ * time, C then NaN-poisoned), and one of four shape regimes: small (up to
+ * 300), any (log-uniform up to 5000 on each dimension), large (250..5000),
+ * decode (m up to 64, n or k 256..30000, the other up to 8192; NT and whole
+ * multiples of 64 more often than elsewhere). Each dimension is tiny (up to
+ * 80) a quarter of the time, else log-uniform, two thirds of those moved to
+ * a multiple of 8, 64, 128 or 256 and half of these then 1..3 off it: the
+ * aligned paths and their near misses.
+ *
+ * Cases within cpu_case_cap() go through run_case (CPU reference, element by
+ * element), with padded leading dimensions, a base off alignment and C off
+ * 16 bytes drawn a part of the time; larger ones through the random-vector
+ * check, whose buffers are tight and 16-byte aligned (its rows still fall off
+ * 16 bytes wherever a dimension is off a multiple of 8).
+ *
+ * Cost, at the default 120 cases: about 70 go to the CPU reference (at most
+ * ~20 ms each) and 50 to the vector check, whose host work, O(mk + kn + mn),
+ * is capped per case at ~2 s (random_case_work). Its estimate of the sum is
+ * ~9 s of one core (12 s in nine runs of ten); an H100 host measured 6.2,
+ * 7.8, 11.2 and 11.5 s for four seeds (600 cases: 53 s), nearly all of it
+ * host time: the largest GPU call is ~2.5e11 flops. CUOPS_TEST_RANDOM_CASES
+ * sets the count; CUOPS_TEST_QUICK draws 12 cases with dimensions up to 256
+ * (1024 for decode's n or k).
+ * The cases depend on CUOPS_TEST_SEED alone, not on what the sections
+ * above drew, so a seed replays them even after those sections change.
+ */
+
+/* A dimension in [lo, hi] as the header above draws it; `whole`: a multiple
+ * of 64, 128 or 256 (log-uniform before rounding), as model weights are. */
+static int64_t random_dim(int64_t lo, int64_t hi, int whole)
+{
+    static const int64_t steps[4] = {8, 64, 128, 256};
+    const int64_t style = whole ? 2 : tu_rand_below(4);
+    int64_t v;
+    if (style == 0 && lo <= 80) {
+        v = tu_rand_between(lo, hi < 80 ? hi : 80);
+    } else {
+        v = tu_rand_log(lo, hi);
+        if (style >= 2) {
+            const int64_t step = steps[whole ? 1 + tu_rand_below(3) : tu_rand_below(4)];
+            v = (v + step / 2) / step * step;
+            if (v < step) v = step;
+            while (whole && v > hi && v > step) v -= step;
+            if (!whole && tu_rand_below(2)) v += tu_rand_between(1, 3) * (tu_rand_below(2) ? 1 : -1);
+        }
+    }
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* Host work of a case in CPU-reference multiply-adds (~0.7 ns each): the
+ * reference's m*n*k, or for the vector check about 25 per element of A and B
+ * (filling one, the fp16 conversion the dearest; B x and A (B x); the fp64 dot
+ * products along C's edges, 2 (m + n) k) and 15 per element of C. */
+static double random_case_work(int64_t m, int64_t n, int64_t k)
+{
+    const double mnk = (double)m * n * k, ab = (double)m * k + (double)k * n, mn = (double)m * n;
+    return mnk <= cpu_case_cap() ? mnk + 15.0 * (ab + mn) : 25.0 * ab + 15.0 * mn;
+}
+
+static gemm_case_t random_case(void)
+{
+    const int64_t small = g_quick ? 80 : 300, big = g_quick ? 256 : 5000;
+    const int64_t wide = g_quick ? 1024 : 30000, deep = g_quick ? 512 : 8192;
+    gemm_case_t c;
+    memset(&c, 0, sizeof c);
+    int64_t regime;
+    do {
+        regime = tu_rand_below(4);
+        if (regime < 3) {
+            const int64_t lo = regime == 2 ? big / 20 : 1, hi = regime == 0 ? small : big;
+            c.m = random_dim(lo, hi, 0);
+            c.n = random_dim(lo, hi, 0);
+            c.k = random_dim(lo, hi, 0);
+        } else {
+            /* decode: a few rows against a weight of model size, wide or
+             * deep; half of the weights whole multiples, the rows of 16
+             * bytes that the decode kernels' tensor maps need */
+            const int whole = (int)tu_rand_below(2), wide_n = (int)tu_rand_below(2);
+            c.m = random_dim(1, 64, 0);
+            c.n = random_dim(256, wide_n ? wide : deep, whole);
+            c.k = random_dim(wide_n ? 64 : 256, wide_n ? deep : wide, whole);
+        }
+    } while (random_case_work(c.m, c.n, c.k) > 3e9); /* ~2 s of host work */
+    /* decode: NT (x [m, k] times W [n, k]^T), a model's projections, half the time */
+    const int trans = regime == 3 && tu_rand_below(2) ? 1 : (int)tu_rand_below(4);
+    const int dt = (int)tu_rand_below(7);
+    c.ta = (trans & 2) ? CUOPS_OP_T : CUOPS_OP_N;
+    c.tb = (trans & 1) ? CUOPS_OP_T : CUOPS_OP_N;
+    c.ab = k_ab[dt];
+    c.ct = k_c[dt];
+    /* multiples of 1/16, which describe()'s %g prints exactly */
+    c.alpha = tu_rand_below(4) == 0 ? 1.0f : (float)tu_rand_between(-32, 32) / 16.0f;
+    c.beta = tu_rand_below(2) ? 0.0f : tu_rand_below(3) == 0 ? 1.0f : (float)tu_rand_between(-24, 24) / 16.0f;
+    c.align_c = 1;
+    if ((double)c.m * c.n * c.k <= cpu_case_cap()) {
+        if (tu_rand_below(4) == 0) c.pad_a = tu_rand_between(1, 8);
+        if (tu_rand_below(4) == 0) c.pad_b = tu_rand_between(1, 8);
+        if (tu_rand_below(4) == 0) c.pad_c = tu_rand_between(1, 8);
+        if (tu_rand_below(4) == 0) c.misalign = tu_rand_between(1, 7);
+        c.align_c = (int)tu_rand_below(2);
+    }
+    return c;
+}
+
+static void test_random_shapes(void)
+{
+    const int count = tu_random_cases(g_quick ? 12 : 120);
+    /* which kernels auto ran, to see what the draw reached */
+    struct { char name[64]; int cases; } picks[64];
+    memset(picks, 0, sizeof picks);
+    int npicks = 0, ran = 0, passed = 0;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    tu_seed(g_seed ^ 0x52414E444F4D53ull);
+    g_auto_only = 1;
+    for (int i = 0; i < count && !g_device_dead; i++) {
+        const gemm_case_t c = random_case();
+        const int exact = (double)c.m * c.n * c.k <= cpu_case_cap();
+        const int failed0 = tu_failed, passed0 = tu_passed;
+        if (exact) run_case(&c);
+        else run_vector_case(NULL, c.ta, c.tb, c.m, c.n, c.k, c.alpha, c.beta, c.ab, c.ct);
+        ran++;
+        const char *kernel = cuops_last_kernel(g_gpu);
+        CHECK(tu_passed > passed0 || tu_failed > failed0, "random case %d checked nothing", i);
+        if (tu_failed == failed0) {
+            passed++;
+            int p = 0;
+            while (p < npicks && strcmp(picks[p].name, kernel) != 0) p++;
+            if (p == npicks && npicks < 64)
+                snprintf(picks[npicks++].name, sizeof picks[0].name, "%s", kernel);
+            if (p < npicks) picks[p].cases++;
+            continue;
+        }
+        /* the leading dimensions as run_case and run_vector_case build them */
+        const int64_t cols_a = c.ta == CUOPS_OP_N ? c.k : c.m;
+        const int64_t cols_b = c.tb == CUOPS_OP_N ? c.n : c.k;
+        char what[320];
+        describe(what, sizeof what, &c, cols_a + c.pad_a, cols_b + c.pad_b, c.n + c.pad_c);
+        fprintf(stderr,
+                "FAILED random case %d of %d (auto ran '%s', checked by %s): %s align_c=%d; "
+                "replay: CUOPS_TEST_SEED=%llu%s\n",
+                i, count, kernel, exact ? "the CPU reference" : "C x = alpha A (B x) + beta C0 x",
+                what, c.align_c, (unsigned long long)g_seed, g_quick ? " CUOPS_TEST_QUICK=1" : "");
+    }
+    g_auto_only = 0;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    fprintf(stderr, "random shapes: %d of %d case(s) ran, %d passed, %.1f s (auto ran:", ran, count,
+            passed, (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+    for (int p = 0; p < npicks; p++) fprintf(stderr, " %s x%d", picks[p].name, picks[p].cases);
+    fprintf(stderr, ")\n");
+}
+
 /* The dispatch's own contract: names, forced variants, the auto choice. */
 static void test_dispatch_contract(void)
 {
@@ -844,7 +1017,7 @@ done:
 
 int main(void)
 {
-    tu_seed_from_env();
+    g_seed = tu_seed_from_env();
     const char *q = getenv("CUOPS_TEST_QUICK");
     g_quick = q && q[0] && strcmp(q, "0") != 0;
 
@@ -871,20 +1044,26 @@ int main(void)
     for (int v = 0; v < g_variant_count; v++) fprintf(stderr, " %s", g_variants[v]);
     fprintf(stderr, "\n");
 
-    test_dispatch_contract();
-    test_transposes_and_dtypes();
-    test_shape_sweep();
-    test_padding_and_misalignment();
-    test_huge_leading_dimension();
-    test_k_zero();
-    test_k_zero_null_operands();
-    test_simt_ragged();
-    test_aligned_shapes();
-    test_large_grids();
-    test_big();
+    /* CUOPS_TEST_RANDOM_ONLY=1: the random shapes alone (a longer search
+     * with CUOPS_TEST_RANDOM_CASES, without the fixed sweeps' minutes) */
+    const int random_only = tu_env_flag("CUOPS_TEST_RANDOM_ONLY");
+    if (!random_only) {
+        test_dispatch_contract();
+        test_transposes_and_dtypes();
+        test_shape_sweep();
+        test_padding_and_misalignment();
+        test_huge_leading_dimension();
+        test_k_zero();
+        test_k_zero_null_operands();
+        test_simt_ragged();
+        test_aligned_shapes();
+        test_large_grids();
+        test_big();
+    }
+    test_random_shapes();
 
     fprintf(stderr, "CPU reference work: %.3g multiply-adds\n", g_cpu_mnk);
-    if (!g_device_dead) {
+    if (!g_device_dead && !random_only) {
         for (int v = 0; v < g_variant_count; v++) {
             fprintf(stderr, "variant %-28s ran %4d case(s), declined %4d\n", g_variants[v],
                     g_served[v], g_unsupported[v]);

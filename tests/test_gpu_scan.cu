@@ -16,6 +16,10 @@
  * last epoch with stamps of epoch 0 planted: the wrapping call must clear
  * them). A user workspace full of 0xFF bytes covers the memset path.
  *
+ * Last, random cases of auto's scan and reduce (random_cases: op, type,
+ * size, placement drawn per case; CUOPS_TEST_RANDOM_CASES, default 150;
+ * CUOPS_TEST_RANDOM_ONLY=1 runs them alone).
+ *
  * Tolerances: integers and float min/max exact; f32 sum |out - ref| <=
  * 1e-5 * (running sum of |x|), f64 sum 1e-12 * (running sum of |x|).
  * Without a CUDA device every case is skipped and the test exits 0.
@@ -1114,6 +1118,212 @@ static void auto_large_forms(void)
     cudaFree(d_in); cudaFree(d_out);
 }
 
+/* ---- random cases of auto -------------------------------------------------- */
+
+/* Auto's scan picks a ring form by type and input bytes (the 4 MB and
+ * 128 MB lines), a head scanned before an aligned body by where in and out
+ * sit modulo 16 and 256 bytes, realigned stores where they disagree modulo
+ * 16, `lookback`'s kernels where n is within the head; the reduce picks its
+ * rounds by bytes. The sweeps above fix those at chosen points; each case
+ * here draws them: op, type, inclusive or exclusive; a placement (aligned,
+ * in place at any offset, in and out at the same offset modulo 256 bytes,
+ * the same modulo 16 only, or apart, each within 256 bytes of its base); n
+ * log-uniform to 2^25 (2^20 quick), within 3 of a power of two, of a
+ * multiple of a tile or reduce round (16-64 KB) past in's head, or of a
+ * whole wave of such tiles, or within three heads (0 included). The scan
+ * must give the CPU's results (compare's rules), run the kernel
+ * auto_scan_kernel names, leave the poison before and after the output
+ * and, out of place, the input alone; the reduce of the same input must
+ * give the CPU's result and leave the elements beside *out alone.
+ *
+ * Case i draws from its own seed (CUOPS_TEST_SEED and i): a failure,
+ * printed with that seed and i, replays with the same CUOPS_TEST_SEED, and
+ * shard s of N takes the cases with i % N == s. Cost on an H100 host: n
+ * averages ~3M elements over the draws and the host work (fill, the CPU
+ * scan and reduce, the copies, the compare) is ~12 ns per element, the GPU's
+ * share negligible, so the default 150 cases take ~6 s (5.6 s measured). */
+static uint64_t g_seed;
+
+/* The kernel auto's scan runs (scan_auto, cuops_scan_ring_head,
+ * cuops_scan_ring_auto_form): a ring form's vector kernel where `ring`
+ * fits and n reaches past in's head (to its 16-byte boundary where in and
+ * out agree only modulo 16, else to its 256-byte one; none where both are
+ * aligned), realigned where they disagree modulo 16; NULL where `lookback`'s
+ * kernels run instead (not named here). */
+static const char *auto_scan_kernel(cuops_dtype_t t, size_t n, uintptr_t in, uintptr_t out, char *buf,
+                                    size_t size)
+{
+    const size_t es = elem_size(t), bytes = n * es;
+    const int apart = (in - out) % 16 != 0;
+    const size_t to = in % 16 == 0 && out % 16 == 0 ? 0 : apart || (in - out) % 256 == 0 ? 256 : 16;
+    if (!ring_fits() || (to ? (to - in % to) % to / es : 0) >= n) return NULL;
+    const char *form = es == 8 ? (bytes < ((size_t)128 << 20) ? "ring"
+                                  : t == CUOPS_DTYPE_F64      ? "ring_lead2"
+                                                              : "ring_lead2_fused")
+                       : bytes >= ((size_t)4 << 20) && wide512_fits() ? "ring_lead2_wide512"
+                       : bytes >= ((size_t)256 << 20)                 ? "ring_lead2"
+                                                                      : "ring";
+    snprintf(buf, size, "scan_%s_vec16%s", form, apart ? "_out_shifted" : "");
+    return buf;
+}
+
+/* Buffers of the random cases, sized once for the largest n. */
+typedef struct random_bufs {
+    size_t nmax;
+    unsigned char *in, *ref, *got, *back;
+    double *abs_sum;
+    unsigned char *d_in, *d_out, *d_red;
+} random_bufs_t;
+
+/* One case as drawn: in place, in and out are both d_out + out_off. */
+typedef struct random_scan {
+    cuops_dtype_t t;
+    cuops_reduce_op_t op;
+    int exclusive, in_place;
+    int64_t n;
+    size_t in_off, out_off; /* elements past the 256-byte aligned bases */
+} random_scan_t;
+
+static random_scan_t random_draw(int64_t nmax, int sms)
+{
+    random_scan_t r;
+    memset(&r, 0, sizeof r);
+    r.t = k_types[tu_rand_below(4)];
+    r.op = k_ops[tu_rand_below(3)];
+    r.exclusive = (int)tu_rand_below(2);
+    const size_t es = elem_size(r.t), per256 = 256 / es;
+    const int place = (int)tu_rand_below(5);
+    r.in_place = place == 1;
+    if (place == 1 || place == 2) { /* in place, or alike modulo 256 bytes */
+        r.out_off = r.in_off = (size_t)tu_rand_below((int64_t)per256);
+    } else if (place == 3) { /* alike modulo 16 bytes, not 256 */
+        r.in_off = (size_t)tu_rand_below((int64_t)per256);
+        r.out_off = (r.in_off + (size_t)(1 + tu_rand_below(15)) * (16 / es)) % per256;
+    } else if (place == 4) { /* apart modulo 16 bytes */
+        size_t d;
+        do d = (size_t)(1 + tu_rand_below((int64_t)per256 - 1)); while (d * es % 16 == 0);
+        r.in_off = (size_t)tu_rand_below((int64_t)per256);
+        r.out_off = (r.in_off + d) % per256;
+    }
+    const int64_t head = (int64_t)((per256 - r.in_off) % per256); /* to in's 256-byte boundary */
+    static const int64_t tile_kb[7] = {16, 20, 24, 32, 40, 48, 64};
+    const int64_t tile = tile_kb[tu_rand_below(7)] * 1024 / (int64_t)es, d = tu_rand_below(7) - 3;
+    const int64_t wave = tile * sms * (1 + tu_rand_below(2)); /* a grid of one or two CTAs per SM */
+    int64_t n;
+    switch (tu_rand_below(8)) {
+    case 0: case 1: n = tu_rand_below(32) == 0 ? 0 : tu_rand_log(1, nmax); break;
+    case 2: case 3: n = ((int64_t)1 << tu_rand_below(64 - __builtin_clzll((uint64_t)nmax))) + d; break;
+    case 4: case 5: n = head + tile * tu_rand_log(1, nmax / tile) + d; break;
+    case 6: n = head + wave * tu_rand_log(1, nmax / wave > 1 ? nmax / wave : 1) + d; break;
+    default: n = tu_rand_below(3 * (int64_t)per256); break;
+    }
+    r.n = n < 0 ? 0 : n > nmax ? nmax : n;
+    return r;
+}
+
+/* Runs case i as drawn; returns 1 when every check passed. */
+static int random_case(int i, const random_bufs_t *b, int sms)
+{
+    const int failed = tu_failed;
+    const random_scan_t r = random_draw((int64_t)b->nmax, sms);
+    const cuops_dtype_t t = r.t;
+    const cuops_reduce_op_t op = r.op;
+    const int exclusive = r.exclusive, in_place = r.in_place;
+    const int64_t n = r.n;
+    const size_t es = elem_size(t), in_off = r.in_off, out_off = r.out_off;
+
+    char what[200];
+    snprintf(what, sizeof what, "random case %d of CUOPS_TEST_SEED=%llu: %s %s %s n=%lld, in +%zu, out +%zu "
+             "elements%s", i, (unsigned long long)g_seed, type_name(t), op_name(op),
+             exclusive ? "exclusive" : "inclusive", (long long)n, in_place ? out_off : in_off, out_off,
+             in_place ? " (in place)" : "");
+    fill_input(b->in, t, op, (size_t)n);
+    CHECK_STATUS(cuops_scan(g_cpu, op, exclusive, t, n, b->in, b->ref), CUOPS_STATUS_SUCCESS);
+    if (is_float(t) && op == CUOPS_REDUCE_SUM) {
+        double sum = 0;
+        for (int64_t k = 0; k < n; k++) b->abs_sum[k] = (sum += fabs(tu_get(b->in, t, (size_t)k)));
+    }
+    const int pb = poison_byte(t);
+    const size_t bytes = (size_t)n * es, out_bytes = (out_off + (size_t)n + GUARD_ELEMS) * es;
+    unsigned char *src = b->d_in + in_off * es, *dst = b->d_out + out_off * es;
+    cudaMemset(b->d_out, pb, out_bytes);
+    cudaMemcpy(src, b->in, bytes, cudaMemcpyHostToDevice); /* the reduce's input, in place or not */
+    if (in_place) cudaMemcpy(dst, b->in, bytes, cudaMemcpyHostToDevice);
+    cuops_status_t st = cuops_scan(g_gpu, op, exclusive, t, n, in_place ? dst : src, dst);
+    cudaError_t err = cudaDeviceSynchronize();
+    CHECK(st == CUOPS_STATUS_SUCCESS && err == cudaSuccess, "%s: %s (%s) %s", what, cuops_status_string(st),
+          cuops_last_error(g_gpu), cudaGetErrorString(err));
+    if (st == CUOPS_STATUS_SUCCESS && err == cudaSuccess) {
+        char want[80];
+        const char *kernel = cuops_last_kernel(g_gpu);
+        if (auto_scan_kernel(t, (size_t)n, (uintptr_t)(in_place ? dst : src), (uintptr_t)dst, want, sizeof want))
+            CHECK(strcmp(kernel, want) == 0, "%s: ran '%s', not '%s'", what, kernel, want);
+        cudaMemcpy(b->got, b->d_out, out_bytes, cudaMemcpyDeviceToHost);
+        const size_t bad = compare(b->got + out_off * es, b->ref, b->abs_sum, t, op, (size_t)n, what);
+        CHECK(bad == 0, "%s (kernel %s): %zu of %lld elements wrong", what, kernel, bad, (long long)n);
+        CHECK(guard_intact(b->got, out_off * es, pb) &&
+                  guard_intact(b->got + out_off * es + bytes, GUARD_ELEMS * es, pb),
+              "%s (kernel %s): wrote before the start or past the end", what, kernel);
+        if (!in_place) {
+            cudaMemcpy(b->back, src, bytes, cudaMemcpyDeviceToHost);
+            CHECK(memcmp(b->back, b->in, bytes) == 0, "%s (kernel %s): input modified", what, kernel);
+        }
+    }
+    /* the reduce over the same input at in's offset */
+    unsigned char rref[8], rgot[3 * 8];
+    CHECK_STATUS(cuops_reduce(g_cpu, op, t, n, b->in, rref), CUOPS_STATUS_SUCCESS);
+    cudaMemset(b->d_red, pb, 3 * es);
+    st = cuops_reduce(g_gpu, op, t, n, src, b->d_red + es);
+    err = cudaDeviceSynchronize();
+    CHECK(st == CUOPS_STATUS_SUCCESS && err == cudaSuccess, "%s, reduce: %s (%s) %s", what,
+          cuops_status_string(st), cuops_last_error(g_gpu), cudaGetErrorString(err));
+    if (st == CUOPS_STATUS_SUCCESS && err == cudaSuccess) {
+        cudaMemcpy(rgot, b->d_red, 3 * es, cudaMemcpyDeviceToHost);
+        const double abs_total = is_float(t) && op == CUOPS_REDUCE_SUM && n > 0 ? b->abs_sum[n - 1] : 0;
+        CHECK(compare(rgot + es, rref, &abs_total, t, op, 1, what) == 0, "%s, reduce (kernel %s): wrong result",
+              what, cuops_last_kernel(g_gpu));
+        CHECK(guard_intact(rgot, es, pb) && guard_intact(rgot + 2 * es, es, pb), "%s, reduce: wrote next to *out",
+              what);
+    }
+    return tu_failed == failed;
+}
+
+static void random_cases(int quick)
+{
+    const int cases = tu_random_cases(quick ? 15 : 150);
+    random_bufs_t b;
+    memset(&b, 0, sizeof b);
+    b.nmax = quick ? ((size_t)1 << 20) + 3 : ((size_t)1 << 25) + 3;
+    const size_t in_bytes = (64 + b.nmax) * 8, out_bytes = (64 + b.nmax + GUARD_ELEMS) * 8;
+    int sms = 0, run = 0, passed = 0;
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+    b.in = (unsigned char *)malloc(b.nmax * 8);
+    b.ref = (unsigned char *)malloc(b.nmax * 8);
+    b.back = (unsigned char *)malloc(b.nmax * 8);
+    b.got = (unsigned char *)malloc(out_bytes);
+    b.abs_sum = (double *)malloc(b.nmax * sizeof(double));
+    if (!b.in || !b.ref || !b.back || !b.got || !b.abs_sum || cudaMalloc((void **)&b.d_in, in_bytes) != cudaSuccess ||
+        cudaMalloc((void **)&b.d_out, out_bytes) != cudaSuccess || cudaMalloc((void **)&b.d_red, 3 * 8) != cudaSuccess) {
+        SKIP("random cases: out of memory");
+    } else {
+        const uint64_t saved = tu_rng_state;
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (int i = 0; i < cases; i++) {
+            if (shard_skipped(i)) continue;
+            tu_seed(tu_case_seed(g_seed, i));
+            run++;
+            passed += random_case(i, &b, sms > 0 ? sms : 132);
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        tu_rng_state = saved;
+        printf("random scan/reduce cases (auto): %d run, %d passed (%.1f s)\n", run, passed,
+               (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+    }
+    free(b.in); free(b.ref); free(b.back); free(b.got); free(b.abs_sum);
+    cudaFree(b.d_in); cudaFree(b.d_out); cudaFree(b.d_red);
+}
+
 int main(void)
 {
     int count = 0;
@@ -1130,7 +1340,7 @@ int main(void)
     CHECK_STATUS(st, CUOPS_STATUS_SUCCESS);
     CHECK_STATUS(cuops_create(&g_cpu, CUOPS_DEVICE_CPU), CUOPS_STATUS_SUCCESS);
     if (st != CUOPS_STATUS_SUCCESS || g_cpu == NULL) return tu_finish("test_gpu_scan");
-    tu_seed_from_env();
+    g_seed = tu_seed_from_env();
 
     CHECK_STATUS(cuops_variant_names("scan", &g_scan_variants, &g_scan_variant_count),
                  CUOPS_STATUS_SUCCESS);
@@ -1180,6 +1390,13 @@ int main(void)
         cuops_destroy(g_cpu);
         return tu_finish("test_gpu_scan");
     }
+    /* CUOPS_TEST_RANDOM_ONLY=1: the random cases alone (a longer search) */
+    if (tu_env_flag("CUOPS_TEST_RANDOM_ONLY")) {
+        if (!variant_skipped("auto")) random_cases(quick);
+        cuops_destroy(g_gpu);
+        cuops_destroy(g_cpu);
+        return tu_finish("test_gpu_scan");
+    }
     /* 3*2^21+1: 769 tiles of 8192, so each persistent CTA runs several, and
      * the wide look-back walks more than one group of 256 predecessors */
     /* 61440 +- 1: exact multiples of every ring form's tile (20, 24, 40 and
@@ -1217,6 +1434,7 @@ int main(void)
         if (!quick) huge_case();
         if (!quick) large_8byte_case();
     }
+    if (!variant_skipped("auto")) random_cases(quick);
 
     cuops_destroy(g_gpu);
     cuops_destroy(g_cpu);

@@ -19,7 +19,9 @@
  * have their own sweeps (run_warp_tests, run_bulk_ring_tests,
  * run_phase_ring_tests; CUOPS_TEST_QUICK=1 keeps them to a few shapes).
  * Split-K calls of two handles on two streams at once give the bits of a
- * call alone (run_concurrent_handles_tests).
+ * call alone (run_concurrent_handles_tests). Last, random shapes through
+ * auto (run_random_tests: CUOPS_TEST_RANDOM_CASES, CUOPS_TEST_RANDOM_CASE;
+ * CUOPS_TEST_RANDOM_ONLY=1 runs that section alone).
  *
  *   build/tests/test_gpu_w4a16          (CUOPS_TEST_SEED=... to replay)
  */
@@ -448,6 +450,20 @@ static void gpu_gemm_check(cuops_handle_t h, const host_weight_t *w, const float
               "%s m=%lld k=%lld g=%lld ldx=%lld ran %s, expected w4a16_stream_*", vname,
               (long long)m, (long long)k, (long long)w->group_size, (long long)ldx,
               cuops_last_kernel(h));
+    /* auto where none of those serves: w4a16_decode_splitk for m <= 64; past
+     * that, from m = 256 on sm_90, the fused prefill kernel where its group
+     * rule holds, else w4a16_dequant_gemm; else w4a16_mma (decode_splitk and
+     * mma both run as w4a16_mma_splitk_*) */
+    if (st == CUOPS_STATUS_SUCCESS && is_auto && !auto_warp && !auto_bulk && !auto_phase &&
+        !dwgmma_serves && !serves) {
+        const char *want = !(m >= 256 && g_sm_major == 9) ? "w4a16_mma_splitk_"
+                           : (w->group_size % 64 == 0 || w->group_size >= k)
+                               ? "w4a16_prefill_wgmma_ahead"
+                               : "w4a16_dequant_gemm";
+        CHECK(strncmp(cuops_last_kernel(h), want, strlen(want)) == 0,
+              "auto m=%lld n=%lld k=%lld g=%lld ran %s, expected %s*", (long long)m, (long long)n,
+              (long long)k, (long long)w->group_size, cuops_last_kernel(h), want);
+    }
     /* a forced variant runs a kernel named after it */
     if (st == CUOPS_STATUS_SUCCESS && is_warp)
         CHECK(strstr(cuops_last_kernel(h), "w4a16_decode_warp") != NULL,
@@ -1327,6 +1343,221 @@ static void run_concurrent_handles_tests(cuops_handle_t h)
     if (s2) cudaStreamDestroy(s2);
 }
 
+/* ---- random shapes through auto ------------------------------------------- */
+
+/*
+ * auto picks among the ring kernels, the per-warp, wgmma, stream and split-K
+ * decode kernels and the prefill kernels, and each plans its own K split,
+ * by m, n, k, group size, x's alignment and the SM count: more decisions
+ * than the fixed shapes above can pin. Here N random calls of auto (80;
+ * CUOPS_TEST_RANDOM_CASES=N; CUOPS_TEST_QUICK: 10 with n, k <= 2048) each go
+ * through gpu_gemm_check: the kernel auto should run where this file models
+ * the choice, the fp64 reference, NaN poison and guard bands, a bitwise
+ * repeat. Drawn: act f16/bf16; m in 1..96 with extra weight on the kernels'
+ * edges, sometimes 97..1100 (prefill, around m = 256 more often); n and k of
+ * any size the API takes (n up to 14336, sometimes up to 32768 for the
+ * many-strips picks; k up to 8192), off every tile multiple or at multiples
+ * of 16/64/128/256; group 16 * j, 32, 64, 128, 64 * 2^p, per-channel (== k,
+ * or > k); zeros or symmetric; f16/bf16/f32 scales; ldx and ldy padding, x
+ * only 2-byte aligned. One case in four is a model's shape (see rnd_draw).
+ *
+ * Host cost, in units of one fp64 multiply-add of gemm_reference (0.8 ns on
+ * one core): m * n * k for the reference plus RND_W_COST * n * k for
+ * make_weight and dequant_reference (15 ns per weight element). The section
+ * has RND_AVG = 2e8 units per case, 1.6e10 for the 80 cases (~13 s on one
+ * core; the GPU's share is small beside it); a case may take up to 4x its
+ * share of what is left, at most 2^31 units (~1.7 s), and one drawn larger
+ * is shrunk (n, then m) to fit. The draws lean large, so a run uses about
+ * the whole budget; CUOPS_TEST_QUICK has 2^23 units per case (~0.07 s in all).
+ *
+ * Each case draws from its own seed, made from CUOPS_TEST_SEED and its
+ * index, so CUOPS_TEST_SEED replays the section, and CUOPS_TEST_RANDOM_CASE=i
+ * (with the same seed and count) runs case i alone, none of the fixed
+ * sections.
+ */
+#define RND_W_COST 20
+#define RND_AVG ((int64_t)3 << 26)
+#define RND_AVG_QUICK ((int64_t)1 << 23)
+#define RND_MAX ((int64_t)1 << 31)
+#define RND_MIN ((int64_t)1 << 20)
+
+static uint64_t g_seed; /* the run's CUOPS_TEST_SEED */
+
+typedef struct rnd_case {
+    cuops_dtype_t act, scale_type;
+    int64_t n, k, group_size;
+    int zeros;
+    gemm_case_t g; /* m, strides, x offset; auto */
+} rnd_case_t;
+
+static int64_t rnd_pick(const int64_t *v, size_t count) { return v[tu_rand_u64() % count]; }
+
+static void rnd_draw(rnd_case_t *c, int quick, int64_t cap)
+{
+    /* the decode kernels' limits: xsum form m <= 3, bulk ring 8, phase ring
+     * from 5, per-warp and phase ring 16, m fragments 32, wgmma decode 64 */
+    static const int64_t m_edges[] = {1, 2, 3, 4, 5, 8, 9, 16, 17, 32, 33, 48, 64, 65};
+    /* auto's prefill kernels from m = 256, x tiles of 256 rows */
+    static const int64_t m_prefill[] = {255, 256, 257, 511, 512, 513};
+    static const int64_t g_other[] = {16, 48, 80, 96, 192, 256, 512, 1024, 2048};
+    static const cuops_dtype_t stypes[] = {CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32};
+    const int64_t nmax = quick ? 2048 : 14336, kmax = quick ? 2048 : 8192;
+    /* one case in four a model's shape: n, k multiples of 256, x rows 16-byte
+     * aligned, groups of 64 * 2^p or per-channel (what the ring kernels and
+     * the 16-byte paths need); the others anything the API takes */
+    const int model = tu_rand_u64() % 4 == 0;
+    c->act = (tu_rand_u64() & 1) ? CUOPS_DTYPE_BF16 : CUOPS_DTYPE_F16;
+    int64_t m;
+    const uint64_t rm = tu_rand_u64() % 16;
+    if (rm < 5)
+        m = rnd_pick(m_edges, sizeof m_edges / sizeof m_edges[0]);
+    else if (rm < 13)
+        m = tu_rand_between(1, 96);
+    else if (rm < 14)
+        m = rnd_pick(m_prefill, sizeof m_prefill / sizeof m_prefill[0]);
+    else
+        m = tu_rand_between(97, quick ? 300 : 1100);
+    /* n past 14336 for the many-strips picks (the bulk ring's from 21120
+     * rows on 132 SMs, at m <= 8): half the model shapes at m <= 8, one in
+     * eight of the rest; k is then drawn up to what fits the cap */
+    const int wide = !quick && (model && m <= 8 ? tu_rand_u64() % 2 : tu_rand_u64() % 8 == 0);
+    int64_t n, n_align = model ? 256 : 1;
+    if (wide)
+        n = tu_rand_between(nmax, 32768) / n_align * n_align;
+    else if (model)
+        n = 256 * tu_rand_between(1, nmax / 256);
+    else
+        switch (tu_rand_u64() % 6) {
+        case 0: case 1: case 2: n = tu_rand_log(1, nmax); break;
+        case 3: n = tu_rand_between(1, 200); break; /* a few strips, the last partly past n */
+        case 4:
+            n_align = (int64_t)64 << (tu_rand_u64() % 3);
+            n = n_align * tu_rand_between(1, nmax / n_align);
+            break;
+        default: n = tu_rand_between(nmax / 2, nmax); break;
+        }
+    int64_t kfit = wide ? cap / ((m + RND_W_COST) * n) : kmax;
+    if (kfit > kmax) kfit = kmax;
+    if (kfit < 256) kfit = 256;
+    int64_t k, a;
+    if (model)
+        k = 256 * tu_rand_between(1, kfit / 256);
+    else
+        switch (tu_rand_u64() % 8) {
+        case 0: case 1: case 2: k = tu_rand_log(1, kfit); break;
+        case 3: case 4:
+            a = (int64_t)64 << (tu_rand_u64() % 3);
+            k = a * tu_rand_between(1, kfit / a);
+            break;
+        case 5: k = 16 * tu_rand_between(1, kfit / 16); break;
+        case 6: k = 64 * tu_rand_between(1, kfit / 64 - 1) + tu_rand_between(-15, 15); break; /* a partial tile */
+        default: k = tu_rand_between(kfit / 2, kfit); break;
+        }
+    int64_t gs;
+    switch (tu_rand_u64() % 8) {
+    case 0: gs = 32; break;
+    case 1: gs = 64; break;
+    case 2: gs = 128; break;
+    case 3: gs = k; break;                      /* per-channel */
+    case 4: gs = k + tu_rand_between(1, 300); break;    /* per-channel, odd ones rounded up */
+    case 5: gs = rnd_pick(g_other, sizeof g_other / sizeof g_other[0]); break;
+    case 6: gs = 16 * tu_rand_between(1, k >= 32 ? k / 16 : 1); break;
+    default: gs = (int64_t)64 << (tu_rand_u64() % 6); break; /* the rings' 64 * 2^p */
+    }
+    if (model && gs % 64 != 0 && gs < k) gs = (int64_t)64 << (tu_rand_u64() % 6);
+    c->scale_type = stypes[tu_rand_u64() % 3];
+    c->zeros = (int)(tu_rand_u64() & 1);
+    gemm_case_t g = {m, 0, 0, 0, NULL, 0, 1};
+    const uint64_t rs = tu_rand_u64() % 10;
+    if (rs < 2)
+        g.ldx_pad = (8 - k % 8) % 8 + 8 * tu_rand_between(0, 2); /* 16-byte rows past k */
+    else if (rs < 4 && !model)
+        g.ldx_pad = tu_rand_between(1, 13);
+    if (tu_rand_u64() % 10 < 3) g.ldy_pad = tu_rand_between(1, 9);
+    if (tu_rand_u64() % 8 == 0 && !model) g.x_offset = (int)tu_rand_between(1, 7);
+    /* over the cap: fewer weight rows (kept on n's multiple; a prefill keeps
+     * 256), then fewer x rows */
+    if ((m + RND_W_COST) * n * k > cap) {
+        int64_t fit = cap / ((m + RND_W_COST) * k);
+        if (n_align > 1 && fit >= n_align) fit -= fit % n_align;
+        const int64_t floor_n = m > 96 && n > 256 ? 256 : 1;
+        n = fit > floor_n ? fit : floor_n;
+        if ((m + RND_W_COST) * n * k > cap) {
+            const int64_t mf = cap / (n * k) - RND_W_COST;
+            m = mf > 1 ? mf : 1;
+        }
+        if ((m + RND_W_COST) * n * k > cap) {
+            fit = cap / ((m + RND_W_COST) * k);
+            n = fit > 1 ? fit : 1;
+        }
+        g.m = m;
+    }
+    c->n = n;
+    c->k = k;
+    c->group_size = gs;
+    c->g = g;
+}
+
+static void run_random_tests(cuops_handle_t h, int quick, int only)
+{
+    const int cases = tu_random_cases(quick ? 10 : 80);
+    if (cases <= 0) return;
+    if (g_only_variant) { /* gpu_gemm_check runs forced variants only then */
+        fprintf(stderr, "random shapes: not run (auto only; CUOPS_TEST_VARIANT is set)\n");
+        return;
+    }
+    CHECK(only < cases, "CUOPS_TEST_RANDOM_CASE=%d: there are %d cases", only, cases);
+    const int64_t avg = quick ? RND_AVG_QUICK : RND_AVG;
+    int64_t left = avg * cases;
+    int ran = 0, passed = 0;
+    double used = 0.0;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < cases; i++) {
+        int64_t cap = 4 * left / (cases - i);
+        if (cap > left) cap = left;
+        if (cap > RND_MAX) cap = RND_MAX;
+        if (cap < RND_MIN) cap = RND_MIN;
+        tu_seed(tu_case_seed(g_seed, i));
+        rnd_case_t c;
+        rnd_draw(&c, quick, cap);
+        const int64_t cost = (c.g.m + RND_W_COST) * c.n * c.k;
+        left = left > cost ? left - cost : 0;
+        if (only >= 0 && i != only) continue;
+        used += (double)cost;
+        const int failed0 = tu_failed;
+        host_weight_t w;
+        make_weight(&w, c.n, c.k, c.group_size, c.scale_type, c.zeros);
+        gpu_weight_t gw;
+        if (gpu_prepack(h, &w, c.act, &gw)) {
+            float *wd = dequant_reference(&w, c.act);
+            gpu_gemm_check(h, &w, wd, &gw, c.act, c.g);
+            free(wd);
+        }
+        cudaFree(gw.packed);
+        ran++;
+        if (tu_failed == failed0)
+            passed++;
+        else
+            fprintf(stderr,
+                    "FAIL random case %d (CUOPS_TEST_SEED=%llu CUOPS_TEST_RANDOM_CASES=%d "
+                    "CUOPS_TEST_RANDOM_CASE=%d%s): %s m=%lld n=%lld k=%lld group_size=%lld "
+                    "zeros=%d scales=%s ldq=%lld ldx=%lld ldy=%lld x_offset=%d, kernel %s\n",
+                    i, (unsigned long long)g_seed, cases, i, quick ? " CUOPS_TEST_QUICK=1" : "",
+                    act_name(c.act), (long long)c.g.m, (long long)c.n, (long long)c.k,
+                    (long long)c.group_size, c.zeros,
+                    c.scale_type == CUOPS_DTYPE_F32 ? "f32" : act_name(c.scale_type),
+                    (long long)w.ldq, (long long)(c.k + c.g.ldx_pad),
+                    (long long)(c.n + c.g.ldy_pad), c.g.x_offset, cuops_last_kernel(h));
+        free_weight(&w);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    fprintf(stderr,
+            "random shapes: %d of %d cases passed (CUOPS_TEST_SEED=%llu; %.2g host units, %.1f s)\n",
+            passed, ran, (unsigned long long)g_seed, used,
+            (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+}
+
 /* ---- CPU backend round trip ------------------------------------------------ */
 
 static void run_cpu_tests(void)
@@ -1403,7 +1634,7 @@ int main(void)
 {
     g_quick = getenv("CUOPS_TEST_QUICK") != NULL;
     g_only_variant = getenv("CUOPS_TEST_VARIANT");
-    tu_seed_from_env();
+    g_seed = tu_seed_from_env();
     run_cpu_tests();
 
     int count = 0;
@@ -1425,15 +1656,22 @@ int main(void)
         g_sm_major = cudaGetDeviceProperties(&prop, 0) == cudaSuccess ? prop.major : 0;
         g_smem_optin = g_sm_major ? (int)prop.sharedMemPerBlockOptin : 0;
         g_num_sms = g_sm_major ? prop.multiProcessorCount : 0;
-        run_gpu_tests(h);
-        run_decode_wgmma_rows_tests(h, g_quick);
-        run_warp_tests(h, g_quick);
-        run_bulk_ring_tests(h, g_quick);
-        run_phase_ring_tests(h, g_quick);
-        /* not under the sanitizer's quick sweep: it runs kernels one at a
-         * time, so the two calls could not overlap (the gates time out) */
-        if (!g_quick) run_concurrent_handles_tests(h);
-        test_create_during_capture();
+        const char *one = getenv("CUOPS_TEST_RANDOM_CASE"); /* replay one random case */
+        const int only = one ? atoi(one) : -1;
+        /* CUOPS_TEST_RANDOM_ONLY=1: the random shapes alone (a longer search) */
+        const int random_only = tu_env_flag("CUOPS_TEST_RANDOM_ONLY");
+        if (only < 0 && !random_only) {
+            run_gpu_tests(h);
+            run_decode_wgmma_rows_tests(h, g_quick);
+            run_warp_tests(h, g_quick);
+            run_bulk_ring_tests(h, g_quick);
+            run_phase_ring_tests(h, g_quick);
+            /* not under the sanitizer's quick sweep: it runs kernels one at a
+             * time, so the two calls could not overlap (the gates time out) */
+            if (!g_quick) run_concurrent_handles_tests(h);
+            test_create_during_capture();
+        }
+        run_random_tests(h, g_quick, only);
         cuops_destroy(h);
     }
     return tu_finish("test_gpu_w4a16");

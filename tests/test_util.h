@@ -69,6 +69,41 @@ static inline double tu_rand_uniform(double lo, double hi)
 {
     return lo + (hi - lo) * (double)(tu_rand_u64() >> 11) * (1.0 / 9007199254740992.0);
 }
+/* Uniform integer in [0, n), n > 0. */
+static inline int64_t tu_rand_below(int64_t n) { return (int64_t)(tu_rand_u64() % (uint64_t)n); }
+/* Uniform integer in [lo, hi]. */
+static inline int64_t tu_rand_between(int64_t lo, int64_t hi) { return lo + tu_rand_below(hi - lo + 1); }
+/* Log-uniform integer in [lo, hi], lo >= 1: sizes from 1 to 10 as likely as
+ * from 1000 to 10000 (the random-shape sections). */
+static inline int64_t tu_rand_log(int64_t lo, int64_t hi)
+{
+    const int64_t v = (int64_t)exp(tu_rand_uniform(log((double)lo), log((double)hi + 1.0)));
+    return v < lo ? lo : v > hi ? hi : v;
+}
+/* The seed of random case i of a run seeded with `seed` (splitmix64 of the
+ * two): each case draws from its own, so one case replays alone and the
+ * cases do not depend on what the sections before them drew. */
+static inline uint64_t tu_case_seed(uint64_t seed, int i)
+{
+    uint64_t z = seed + 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+/* How many random cases a section runs: CUOPS_TEST_RANDOM_CASES, else
+ * `fallback`; 0 (or less) turns the section off. */
+static inline int tu_random_cases(int fallback)
+{
+    const char *s = getenv("CUOPS_TEST_RANDOM_CASES");
+    if (s == NULL || s[0] == 0) return fallback;
+    return atoi(s) > 0 ? atoi(s) : 0;
+}
+/* An environment flag: set, not empty and not "0". */
+static inline int tu_env_flag(const char *name)
+{
+    const char *v = getenv(name);
+    return v && v[0] && strcmp(v, "0") != 0;
+}
 /* Seed from the environment (CUOPS_TEST_SEED) or the clock: fresh data every run,
  * reproducible when the printed seed is given back. */
 static inline uint64_t tu_seed_from_env(void)
