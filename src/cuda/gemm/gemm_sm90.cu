@@ -1458,11 +1458,13 @@ static int sm90_ws_can_run(const struct cuops_handle *h, const cuops_gemm_desc_t
 template <int BM, int BN>
 static int sm90_ws_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 {
-    if (!sm90_ws_can_run<BM, BN>(h, d)) return 0;
-    /* Decode-sized M leaves a 128-row tile mostly empty and gives too few
-     * tiles to spread a weight read over all SMs: left to other kernels. */
-    if (d->m <= 64) return 0;
-    return 1;
+    /* Decode-sized M (m <= 64) leaves a 128-row tile mostly empty, but the
+     * auto order puts the decode kernels and the split-K entries first, so
+     * only the small-m calls they all decline get here: operands TMA cannot
+     * read in place (rows off 16 bytes, e.g. odd k) with more tiles than a
+     * split takes or K too short to split. Packed, they stream the weight
+     * over one tile row per CTA; before, they went to fallback_tiled. */
+    return sm90_ws_can_run<BM, BN>(h, d);
 }
 
 /*
@@ -1967,7 +1969,7 @@ static cuops_status_t sm90_ws_plain(struct cuops_handle *h, const cuops_gemm_des
 {
     if (!sm90_ws_supports<BM, BN>(h, d))
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
-                          "%s: needs sm_90, f16/bf16 inputs, f16/bf16/f32 output, m > 64", name);
+                          "%s: needs sm_90, f16/bf16 inputs, f16/bf16/f32 output", name);
     int tail = 0;
     cuops_status_t st = d->k == 0 ? cuops_sm90_scale_c(h, d)
                                   : sm90_ws_run<BM, BN>(h, d, opt, 0, 0, direct_c, &tail);
@@ -2009,7 +2011,7 @@ static cuops_status_t sm90_ws_mc_launch(struct cuops_handle *h, const cuops_gemm
     const char *const name = sm90_mc_name<BM, BN, MCM, MCN>();
     if (!sm90_ws_mc_supports<BM, BN, MCM, MCN>(h, d))
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
-                          "%s: needs sm_90, f16/bf16 inputs, f16/bf16/f32 output, m > 64 and "
+                          "%s: needs sm_90, f16/bf16 inputs, f16/bf16/f32 output and "
                           "room for a cluster of %d CTAs",
                           name, MCM * MCN);
     cuops_status_t st =
