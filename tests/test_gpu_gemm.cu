@@ -991,7 +991,8 @@ static void test_dispatch_contract(void)
                                    db, n, 0.0f, dc, n, CUOPS_DTYPE_F32, CUOPS_DTYPE_F32, &opt),
                      CUOPS_STATUS_NOT_SUPPORTED);
 
-        /* auto: aligned f32 -> the SIMT SGEMM; misaligned f32 -> the fallback */
+        /* auto: aligned f32 -> the SIMT SGEMM; misaligned f32 -> the SIMT SGEMM
+         * on operands copied onto aligned rows; k == 0 -> the fallback */
         CHECK_STATUS(cuops_gemm(g_gpu, CUOPS_OP_N, CUOPS_OP_T, m, n, k, 1.0f, da, k, db, k, 0.0f,
                                 dc, n, CUOPS_DTYPE_F32, CUOPS_DTYPE_F32),
                      CUOPS_STATUS_SUCCESS);
@@ -1001,8 +1002,13 @@ static void test_dispatch_contract(void)
         CHECK_STATUS(cuops_gemm(g_gpu, CUOPS_OP_N, CUOPS_OP_T, m - 1, n, k, 1.0f, da + 1, k, db,
                                 k, 0.0f, dc, n, CUOPS_DTYPE_F32, CUOPS_DTYPE_F32),
                      CUOPS_STATUS_SUCCESS);
-        CHECK(!strcmp(cuops_last_kernel(g_gpu), "fallback_tiled"),
+        CHECK(!strcmp(cuops_last_kernel(g_gpu), "sgemm_simt_packed"),
               "auto f32 misaligned ran '%s'", cuops_last_kernel(g_gpu));
+        CHECK_STATUS(cuops_gemm(g_gpu, CUOPS_OP_N, CUOPS_OP_T, m - 1, n, 0, 1.0f, da + 1, 1, db,
+                                1, 0.5f, dc, n, CUOPS_DTYPE_F32, CUOPS_DTYPE_F32),
+                     CUOPS_STATUS_SUCCESS);
+        CHECK(!strcmp(cuops_last_kernel(g_gpu), "fallback_tiled"),
+              "auto f32 k = 0 ran '%s'", cuops_last_kernel(g_gpu));
         /* auto f16 runs some kernel and says which */
         CHECK_STATUS(cuops_gemm(g_gpu, CUOPS_OP_N, CUOPS_OP_T, 128, 128, 64, 1.0f, da, 64, db,
                                 64, 0.0f, dc, 128, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16),

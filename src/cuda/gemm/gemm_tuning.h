@@ -37,6 +37,8 @@ extern const cuops_gemm_kernel_t cuops_gemm_sgemm_simt_128x128_bk16;
 /* sgemm_simt.cu: lane order for packed LDS.128 returns, conflict-free stores */
 extern const cuops_gemm_kernel_t cuops_gemm_sgemm_simt_128x128_bk16_paired;
 extern const cuops_gemm_kernel_t cuops_gemm_sgemm_simt_128x128_bk32_paired;
+/* sgemm_simt.cu: operands off 16 bytes copied onto aligned rows, then bk16_paired */
+extern const cuops_gemm_kernel_t cuops_gemm_sgemm_simt_packed;
 
 /* Tables of other kernel families: array order is that family's preference. */
 __attribute__((weak, visibility("hidden")))
@@ -328,6 +330,7 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
     if (n < max) out[n++] = &cuops_gemm_sgemm_simt_128x128_bk16;
     if (n < max) out[n++] = &cuops_gemm_sgemm_simt_128x128_bk16_paired;
     if (n < max) out[n++] = &cuops_gemm_sgemm_simt_128x128_bk32_paired;
+    if (n < max) out[n++] = &cuops_gemm_sgemm_simt_packed;
     if (n < max) out[n++] = &cuops_gemm_fallback_tiled;
     return n;
 }
@@ -374,7 +377,9 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
  *    mma.sync kernels, then the fallback.
  *  F32: the paired-lane SIMT SGEMM with BK = 16 (H200, 4096^3: 47.0 TFLOP/s,
  *    against 45.3 for the plain BK = 16 kernel and 43.4 for BK = 8), then the
- *    plain BK = 16 kernel (for what the paired one declines), then the fallback.
+ *    plain BK = 16 kernel (for what the paired one declines), then
+ *    sgemm_simt_packed (operands off 16 bytes or off 4-float rows copied onto
+ *    aligned rows first), then the fallback (k == 0).
  */
 static inline int cuops_gemm_auto_candidates(const struct cuops_handle *h,
                                              const cuops_gemm_desc_t *d,
@@ -428,6 +433,7 @@ static inline int cuops_gemm_auto_candidates(const struct cuops_handle *h,
     } else if (d->ab_type == CUOPS_DTYPE_F32) {
         out[n++] = &cuops_gemm_sgemm_simt_128x128_bk16_paired;
         out[n++] = &cuops_gemm_sgemm_simt_128x128_bk16;
+        out[n++] = &cuops_gemm_sgemm_simt_packed;
     }
     out[n++] = &cuops_gemm_fallback_tiled;
     return n;

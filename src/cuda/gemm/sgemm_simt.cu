@@ -691,3 +691,127 @@ extern "C" const cuops_gemm_kernel_t cuops_gemm_sgemm_simt_128x128_bk16_paired =
     "sgemm_simt_128x128_bk16_paired", simt_supports, simt_launch_bk16_paired};
 extern "C" const cuops_gemm_kernel_t cuops_gemm_sgemm_simt_128x128_bk32_paired = {
     "sgemm_simt_128x128_bk32_paired", simt_supports, simt_launch_bk32_paired};
+
+/* ---- "sgemm_simt_packed": operands off 16 bytes ------------------------- */
+
+/*
+ * The kernels above load and store 16 bytes at a time, so they decline an A,
+ * B or C whose base is off 16 bytes or whose leading dimension is off 4
+ * floats: any f32 GEMM with an odd k or n in the usual layouts. Those calls
+ * went to fallback_tiled, a few TFLOP/s. This entry copies each such operand
+ * onto rows of a multiple of 4 floats in the workspace (O(mk + kn + mn)
+ * beside the O(mnk) product), runs the paired BK = 16 kernel on the copies,
+ * and copies a C staged that way back (C is copied in first only when beta
+ * reads it). Operands already fit for the kernel are read in place.
+ */
+__global__ void __launch_bounds__(256)
+sgemm_copy_rows_kernel(const float *__restrict__ src, int64_t lds, float *__restrict__ dst,
+                       int64_t ldd, int64_t rows, int64_t cols)
+{
+    for (int64_t r = blockIdx.y; r < rows; r += gridDim.y)
+        for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < cols;
+             c += (int64_t)gridDim.x * blockDim.x)
+            dst[r * ldd + c] = src[r * lds + c];
+}
+
+static void copy_rows(struct cuops_handle *h, const float *src, int64_t lds, float *dst,
+                      int64_t ldd, int64_t rows, int64_t cols)
+{
+    const int64_t bx = cuops_ceil_div(cols, 256);
+    const dim3 grid((unsigned)(bx < 32 ? bx : 32), (unsigned)(rows < 65535 ? rows : 65535));
+    sgemm_copy_rows_kernel<<<grid, 256, 0, cuops_stream(h)>>>(src, lds, dst, ldd, rows, cols);
+}
+
+static bool fits_simt(const void *p, int64_t ld) { return cuops_aligned(p, 16) && ld % 4 == 0; }
+static int64_t round4(int64_t x) { return (x + 3) & ~(int64_t)3; }
+static size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
+
+/* The operands as stored: rows x cols at stride ld. */
+typedef struct packed_plan {
+    int64_t rows[3], cols[3];
+    bool pack[3];  /* A, B, C */
+    size_t bytes[3];
+    size_t total;
+} packed_plan_t;
+
+static packed_plan_t packed_plan(const cuops_gemm_desc_t *d)
+{
+    packed_plan_t p;
+    p.rows[0] = d->trans_a == CUOPS_OP_N ? d->m : d->k;
+    p.cols[0] = d->trans_a == CUOPS_OP_N ? d->k : d->m;
+    p.rows[1] = d->trans_b == CUOPS_OP_N ? d->k : d->n;
+    p.cols[1] = d->trans_b == CUOPS_OP_N ? d->n : d->k;
+    p.rows[2] = d->m;
+    p.cols[2] = d->n;
+    p.pack[0] = !fits_simt(d->a, d->lda);
+    p.pack[1] = !fits_simt(d->b, d->ldb);
+    p.pack[2] = !fits_simt(d->c, d->ldc);
+    p.total = 0;
+    for (int i = 0; i < 3; i++) {
+        p.bytes[i] = p.pack[i] ? align256((size_t)p.rows[i] * (size_t)round4(p.cols[i]) * 4u) : 0;
+        p.total += p.bytes[i];
+    }
+    return p;
+}
+
+static int simt_packed_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
+{
+    if (h->sm_major < 8) return 0;
+    if (d->ab_type != CUOPS_DTYPE_F32 || d->c_type != CUOPS_DTYPE_F32) return 0;
+    /* k == 0 (beta * C) and empty calls stay with the fallback */
+    if (d->m < 1 || d->n < 1 || d->k < 1) return 0;
+    if (d->m > SG_MAX_DIM || d->n > SG_MAX_DIM || d->k > SG_MAX_DIM) return 0;
+    if (cuops_ceil_div(d->m, SG_BM) * cuops_ceil_div(d->n, SG_BN) > INT_MAX) return 0;
+    if (!cuops_aligned(d->a, 4) || !cuops_aligned(d->b, 4) || !cuops_aligned(d->c, 4)) return 0;
+    /* nothing of this call may go into a workspace that holds its operands */
+    if (cuops_cuda_gemm_operands_in_workspace(h, d)) return 0;
+    const packed_plan_t p = packed_plan(d);
+    if (h->user_workspace && p.total > 0 && h->user_workspace_bytes < p.total + 256) return 0;
+    return 1;
+}
+
+static cuops_status_t simt_packed_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                         const cuops_options_t *opt)
+{
+    const char *const name = "sgemm_simt_packed";
+    if (!simt_packed_supports(h, d))
+        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
+                          "%s: needs f32 A/B/C, m, n, k >= 1 and workspace for the copies", name);
+    const packed_plan_t p = packed_plan(d);
+    cuops_gemm_desc_t g = *d;
+    if (p.total > 0) {
+        void *ws = NULL;
+        cuops_status_t st = cuops_cuda_workspace_aligned(h, p.total, 256, &ws);
+        if (st != CUOPS_STATUS_SUCCESS) return st;
+        char *at = (char *)ws;
+        const void *src[3] = {d->a, d->b, d->c};
+        const int64_t ld[3] = {d->lda, d->ldb, d->ldc};
+        void *dst[3] = {NULL, NULL, NULL};
+        for (int i = 0; i < 3; i++) {
+            if (!p.pack[i]) continue;
+            dst[i] = at;
+            at += p.bytes[i];
+            /* C is read only where beta is not 0 (beta == 0 never reads it) */
+            if (i < 2 || d->beta != 0.0f)
+                copy_rows(h, (const float *)src[i], ld[i], (float *)dst[i], round4(p.cols[i]),
+                          p.rows[i], p.cols[i]);
+        }
+        if (p.pack[0]) { g.a = dst[0]; g.lda = round4(p.cols[0]); }
+        if (p.pack[1]) { g.b = dst[1]; g.ldb = round4(p.cols[1]); }
+        if (p.pack[2]) { g.c = dst[2]; g.ldc = round4(p.cols[2]); }
+        st = cuops_cuda_check_launch(h, "sgemm_copy_rows_kernel");
+        if (st != CUOPS_STATUS_SUCCESS) return st;
+    }
+    cuops_status_t st = simt_launch_paired<16>(h, &g, opt, name);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
+    if (p.pack[2]) {
+        copy_rows(h, (const float *)g.c, g.ldc, (float *)d->c, d->ldc, d->m, d->n);
+        st = cuops_cuda_check_launch(h, "sgemm_copy_rows_kernel");
+        if (st != CUOPS_STATUS_SUCCESS) return st;
+    }
+    h->last_kernel = name;
+    return CUOPS_STATUS_SUCCESS;
+}
+
+extern "C" const cuops_gemm_kernel_t cuops_gemm_sgemm_simt_packed = {
+    "sgemm_simt_packed", simt_packed_supports, simt_packed_launch};
