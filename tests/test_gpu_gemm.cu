@@ -945,6 +945,36 @@ static void test_random_shapes(void)
     fprintf(stderr, ")\n");
 }
 
+/* A user workspace too small for the packs that a call off 16 bytes needs:
+ * auto still serves it (the sm90 entries decline it, fallback_tiled runs). */
+static void test_small_user_workspace(void)
+{
+    void *ws = NULL;
+    if (cudaMalloc(&ws, 4096) != cudaSuccess) {
+        CHECK(0, "cudaMalloc 4096 bytes failed");
+        return;
+    }
+    CHECK_STATUS(cuops_set_workspace(g_gpu, ws, 4096), CUOPS_STATUS_SUCCESS);
+    gemm_case_t c;
+    memset(&c, 0, sizeof c);
+    c.ta = CUOPS_OP_N;
+    c.tb = CUOPS_OP_T;
+    c.m = 16;
+    c.n = 300;
+    c.k = 301; /* rows off 16 bytes: x and the weight would be packed */
+    c.alpha = 1.0f;
+    c.ab = CUOPS_DTYPE_F16;
+    c.ct = CUOPS_DTYPE_F16;
+    c.align_c = 1;
+    g_auto_only = 1;
+    run_case(&c);
+    g_auto_only = 0;
+    CHECK(!strcmp(cuops_last_kernel(g_gpu), "fallback_tiled"),
+          "auto with a 4 KB user workspace, 16 x 300 x 301 NT, ran '%s'", cuops_last_kernel(g_gpu));
+    CHECK_STATUS(cuops_set_workspace(g_gpu, NULL, 0), CUOPS_STATUS_SUCCESS);
+    cudaFree(ws);
+}
+
 /* The dispatch's own contract: names, forced variants, the auto choice. */
 static void test_dispatch_contract(void)
 {
@@ -1065,6 +1095,7 @@ int main(void)
         test_aligned_shapes();
         test_large_grids();
         test_big();
+        test_small_user_workspace();
     }
     test_random_shapes();
 

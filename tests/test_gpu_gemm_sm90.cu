@@ -35,6 +35,9 @@
  * reduced inside a thread-block cluster through distributed shared memory):
  * same checks, its own determinism check and declines.
  *
+ * Decode-sized m (section 6): the entry forced at m = 1, 16, 64, and auto on
+ * a small-m call off 16 bytes that no decode or split-K kernel takes.
+ *
  * The 128 x 128 tile (section 8): sections 1-4 forced on "sm90_ws_128x128",
  * a C off 16 bytes (shifted rows), sampled suite shapes, and its cluster
  * split-K form "sm90_ws_128x128_splitk_dsmem" on split shapes, bitwise
@@ -813,17 +816,21 @@ int main(void)
         gemm_case_t c5 = {N, T, 2048, 2048, 1024, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 1};
         run_case(gpu, cpu, &c5, NULL, VARIANT);
     }
-    /* 6. The variant declines decode-sized M (left to other kernels). */
+    /* 6. Decode-sized M (declined before P219): forced, the 128-row tile is
+     *    mostly empty but correct; in auto it serves the small-m calls no
+     *    decode or split-K kernel takes, operands off 16 bytes (odd k, a
+     *    misaligned base) packed. */
     {
-        cuops_options_t opt;
-        memset(&opt, 0, sizeof opt);
-        opt.variant = VARIANT;
-        void *d = NULL;
-        cudaMalloc(&d, 1 << 20);
-        st = cuops_gemm_ex(gpu, N, T, 16, 64, 64, 1.0f, d, 64, d, 64, 0.0f, d, 64, CUOPS_DTYPE_F16,
-                           CUOPS_DTYPE_F16, &opt);
-        CHECK_STATUS(st, CUOPS_STATUS_NOT_SUPPORTED);
-        cudaFree(d);
+        gemm_case_t c1 = {N, T, 16, 64, 64, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 0};
+        run_case(gpu, cpu, &c1, VARIANT, VARIANT);
+        gemm_case_t c2 = {N, T, 1, 300, 301, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32, -0.75f, 0.5f, 0, 1, 0, 0};
+        run_case(gpu, cpu, &c2, VARIANT, VARIANT);
+        gemm_case_t c3 = {T, N, 64, 1000, 33, CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 3, 0, 0, 0};
+        run_case(gpu, cpu, &c3, VARIANT, VARIANT);
+        /* auto: 16 x 20000 x 301 NT (odd k; the split-K plan does not split
+         * 79 tiles on 132 SMs), packed, not fallback_tiled */
+        gemm_case_t c4 = {N, T, 16, 20000, 301, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 0};
+        run_case(gpu, cpu, &c4, NULL, VARIANT);
     }
     /* 7. Split-K. Every case below is one the plan splits on an H100/H200
      *    (114-132 SMs); on a device where it would not, the case is skipped. */

@@ -1452,6 +1452,16 @@ static int sm90_ws_can_run(const struct cuops_handle *h, const cuops_gemm_desc_t
     if (!cuops_aligned(d->a, 2) || !cuops_aligned(d->b, 2) ||
         !cuops_aligned(d->c, cuops_dtype_size(d->c_type)))
         return 0;
+    /* A user workspace too small for the operands that must be packed (rows
+     * TMA cannot read in place): decline, so that auto goes on down its list
+     * (to fallback_tiled) instead of failing the call for want of room. */
+    if (h->user_workspace) {
+        const size_t row_bytes = (size_t)cuops_sm90_packed_ld(d->k) * 2u;
+        size_t need = 0;
+        if (!cuops_sm90_tma_ok(d->a, d->lda)) need += ((size_t)d->m * row_bytes + 255) & ~(size_t)255;
+        if (!cuops_sm90_tma_ok(d->b, d->ldb)) need += ((size_t)d->n * row_bytes + 255) & ~(size_t)255;
+        if (need > 0 && h->user_workspace_bytes < need + 256) return 0;
+    }
     return 1;
 }
 
