@@ -91,6 +91,10 @@ cuops_status_t cuops_cuda_fail(struct cuops_handle *h, cudaError_t err, const ch
 
 static inline int64_t cuops_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/* Round a workspace size or offset up to 256 bytes (regions carved from one
+ * workspace block stay 256-byte aligned). */
+static inline size_t cuops_align256(size_t b) { return (b + 255) & ~(size_t)255; }
+
 /* ---- element types as template parameters ---------------------------- */
 
 template <typename T> struct cuops_elem;

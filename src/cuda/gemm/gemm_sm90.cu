@@ -1437,6 +1437,13 @@ template <int BM, int BN> static int64_t sm90_tiles(const cuops_gemm_desc_t *d)
 
 /* Arch, dtypes, shared memory, size limits and element alignment: what
  * every table entry needs. */
+/* Workspace bytes of an operand of `rows` rows packed K-major onto rows of
+ * cuops_sm90_packed_ld(k) elements (16-bit) */
+static size_t sm90_packed_bytes(int64_t rows, int64_t k)
+{
+    return cuops_align256((size_t)rows * (size_t)cuops_sm90_packed_ld(k) * 2u);
+}
+
 template <int BM, int BN>
 static int sm90_ws_can_run(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 {
@@ -1456,10 +1463,8 @@ static int sm90_ws_can_run(const struct cuops_handle *h, const cuops_gemm_desc_t
      * TMA cannot read in place): decline, so that auto goes on down its list
      * (to fallback_tiled) instead of failing the call for want of room. */
     if (h->user_workspace) {
-        const size_t row_bytes = (size_t)cuops_sm90_packed_ld(d->k) * 2u;
-        size_t need = 0;
-        if (!cuops_sm90_tma_ok(d->a, d->lda)) need += ((size_t)d->m * row_bytes + 255) & ~(size_t)255;
-        if (!cuops_sm90_tma_ok(d->b, d->ldb)) need += ((size_t)d->n * row_bytes + 255) & ~(size_t)255;
+        const size_t need = (cuops_sm90_tma_ok(d->a, d->lda) ? 0 : sm90_packed_bytes(d->m, d->k)) +
+                            (cuops_sm90_tma_ok(d->b, d->ldb) ? 0 : sm90_packed_bytes(d->n, d->k));
         if (need > 0 && h->user_workspace_bytes < need + 256) return 0;
     }
     return 1;
@@ -1583,8 +1588,6 @@ static int sm90_ws_splitk_supports(const struct cuops_handle *h, const cuops_gem
     return sm90_ws_can_run<128, 256>(h, d) && sm90_splitk_splits<128, 256>(h, d) > 0;
 }
 
-static size_t sm90_align256(size_t x) { return (x + 255) & ~(size_t)255; }
-
 /* two arrival counters per tail tile (cuops_cuda_counters), fewer tiles than SMs */
 static_assert(2 * CUOPS_SM90_TAIL_MAX_SMS <= CUOPS_COUNTERS_MAX, "tail counters");
 
@@ -1668,8 +1671,8 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     const bool pack_a = !a_mn && (d->trans_a != CUOPS_OP_N || !a_tma);
     const bool pack_b = !b_mn && (d->trans_b != CUOPS_OP_T || !b_tma);
     const int64_t ldp = cuops_sm90_packed_ld(d->k);
-    const size_t a_bytes = pack_a ? sm90_align256((size_t)d->m * (size_t)ldp * 2u) : 0;
-    const size_t b_bytes = pack_b ? sm90_align256((size_t)d->n * (size_t)ldp * 2u) : 0;
+    const size_t a_bytes = pack_a ? sm90_packed_bytes(d->m, d->k) : 0;
+    const size_t b_bytes = pack_b ? sm90_packed_bytes(d->n, d->k) : 0;
     const int64_t num_tiles = sm90_tiles<BM, BN>(d);
     const size_t partial_bytes =
         (splits > 0 && !dsmem)
@@ -1681,7 +1684,7 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     bool stage_c = !shift_c && splits == 0 && !direct_c && esize == 2 && d->beta == 0.0f &&
                    !c_tma_direct && !operands_in_ws;
     const int64_t ldc_staged = cuops_sm90_packed_ld(d->n);
-    size_t c_bytes = stage_c ? sm90_align256((size_t)d->m * (size_t)ldc_staged * 2u) : 0;
+    size_t c_bytes = stage_c ? cuops_align256((size_t)d->m * (size_t)ldc_staged * 2u) : 0;
     if (stage_c && h->user_workspace &&
         h->user_workspace_bytes < a_bytes + b_bytes + partial_bytes + c_bytes + 256) {
         stage_c = false;
@@ -1697,7 +1700,7 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     int sk_tiles = sk_splits > 0 ? (int)(num_tiles % h->num_sms) : 0;
     size_t tail_bytes =
         sk_tiles > 0 ? (size_t)sk_tiles * sk_splits * tile::PARTIAL_F4_PER_UNIT * sizeof(float4) : 0;
-    const size_t counter_bytes = sm90_align256(cuops_cuda_counter_bytes(h, 2u * (size_t)sk_tiles));
+    const size_t counter_bytes = cuops_align256(cuops_cuda_counter_bytes(h, 2u * (size_t)sk_tiles));
     if (sk_tiles > 0 &&
         (operands_in_ws ||
          (h->user_workspace && h->user_workspace_bytes < a_bytes + b_bytes + partial_bytes +

@@ -574,13 +574,15 @@ sgemm_simt_paired_kernel(int m, int n, int k, float alpha, const float *__restri
 
 #define SG_MAX_DIM (INT_MAX - 2 * SG_BM) /* int coordinates inside the kernel never wrap */
 
+/* An operand the kernels' 16-byte loads and stores can address: base on 16
+ * bytes, rows a multiple of 4 floats (sgemm_simt_packed copies the others) */
+static bool fits_simt(const void *p, int64_t ld) { return cuops_aligned(p, 16) && ld % 4 == 0; }
+
 static int simt_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 {
     if (h->sm_major < 8) return 0;
     if (d->ab_type != CUOPS_DTYPE_F32 || d->c_type != CUOPS_DTYPE_F32) return 0;
-    if (!cuops_aligned(d->a, 16) || !cuops_aligned(d->b, 16) || !cuops_aligned(d->c, 16))
-        return 0;
-    if (d->lda % 4 || d->ldb % 4 || d->ldc % 4) return 0;
+    if (!fits_simt(d->a, d->lda) || !fits_simt(d->b, d->ldb) || !fits_simt(d->c, d->ldc)) return 0;
     if (d->m > SG_MAX_DIM || d->n > SG_MAX_DIM || d->k > SG_MAX_DIM) return 0;
     const int64_t tiles = cuops_ceil_div(d->m, SG_BM) * cuops_ceil_div(d->n, SG_BN);
     return tiles <= INT_MAX;
@@ -722,9 +724,7 @@ static void copy_rows(struct cuops_handle *h, const float *src, int64_t lds, flo
     sgemm_copy_rows_kernel<<<grid, 256, 0, cuops_stream(h)>>>(src, lds, dst, ldd, rows, cols);
 }
 
-static bool fits_simt(const void *p, int64_t ld) { return cuops_aligned(p, 16) && ld % 4 == 0; }
 static int64_t round4(int64_t x) { return (x + 3) & ~(int64_t)3; }
-static size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
 
 /* The operands as stored: rows x cols at stride ld. */
 typedef struct packed_plan {
@@ -748,7 +748,7 @@ static packed_plan_t packed_plan(const cuops_gemm_desc_t *d)
     p.pack[2] = !fits_simt(d->c, d->ldc);
     p.total = 0;
     for (int i = 0; i < 3; i++) {
-        p.bytes[i] = p.pack[i] ? align256((size_t)p.rows[i] * (size_t)round4(p.cols[i]) * 4u) : 0;
+        p.bytes[i] = p.pack[i] ? cuops_align256((size_t)p.rows[i] * (size_t)round4(p.cols[i]) * 4u) : 0;
         p.total += p.bytes[i];
     }
     return p;

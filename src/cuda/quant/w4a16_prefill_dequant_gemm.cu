@@ -177,8 +177,6 @@ __global__ void __launch_bounds__(W4P_THREADS, W4P_MIN_BLOCKS) w4p_dequant_kerne
 
 /* ---- host: chunk plan, x packing, dequant + GEMM per chunk --------------- */
 
-static size_t w4p_align256(size_t x) { return (x + 255) & ~(size_t)255; }
-
 /* Rows of W per chunk: a multiple of 64 (the packed row padding, so a chunk
  * is whole CTA-row groups of strips), balanced over the chunks and rounded
  * to the GEMM's 256-row tile when that keeps within the cap. */
@@ -226,7 +224,7 @@ cuops_status_t w4a16_launch_prefill_dequant_gemm(struct cuops_handle *h,
     if (pack_x && d->m > (int64_t)(SIZE_MAX / 4) / ldx_packed)
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "%s: m %lld too large to pack x", name,
                           (long long)d->m);
-    const size_t x_bytes = pack_x ? w4p_align256((size_t)d->m * (size_t)ldx_packed * 2u) : 0;
+    const size_t x_bytes = pack_x ? cuops_align256((size_t)d->m * (size_t)ldx_packed * 2u) : 0;
 
     /* a user workspace may start anywhere: 256 bytes of slack to align it */
     size_t ws_limit = SIZE_MAX;

@@ -99,8 +99,8 @@ static cuops_status_t textbook_levels(struct cuops_handle *h, const cuops_reduce
     /* ping-pong buffers for the partials of each level */
     T *buf[2] = {NULL, NULL};
     if (grid > 1) {
-        const size_t first = scan_align256((size_t)grid * sizeof(T));
-        const size_t second = scan_align256((size_t)textbook_grid(grid) * sizeof(T));
+        const size_t first = cuops_align256((size_t)grid * sizeof(T));
+        const size_t second = cuops_align256((size_t)textbook_grid(grid) * sizeof(T));
         void *ws = NULL;
         cuops_status_t st = cuops_cuda_workspace(h, 256 + first + second, &ws);
         if (st != CUOPS_STATUS_SUCCESS) return st;

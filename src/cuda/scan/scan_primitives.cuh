@@ -449,7 +449,5 @@ static inline int scan_supported_type(cuops_dtype_t t)
            t == CUOPS_DTYPE_F64;
 }
 
-/* Round a workspace offset up to 256 bytes. */
-static inline size_t scan_align256(size_t b) { return (b + 255) & ~(size_t)255; }
 
 #endif /* CUOPS_SCAN_PRIMITIVES_CUH */

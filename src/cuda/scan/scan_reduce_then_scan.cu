@@ -87,7 +87,7 @@ static cuops_status_t rts_level(struct cuops_handle *h, const T *in, T *out, int
     T *sums = NULL;
     if (tiles > 1) {
         sums = (T *)ws;
-        ws += scan_align256((size_t)tiles * sizeof(T));
+        ws += cuops_align256((size_t)tiles * sizeof(T));
         rts_tile_reduce_kernel<T, OP, VEC, NV><<<rts_grid(tiles), SCAN_BLOCK, 0, stream>>>(
             in, n, sums);
         cuops_status_t st = cuops_cuda_check_launch(h, name);
@@ -111,7 +111,7 @@ static size_t rts_workspace_bytes(int64_t n, int64_t first_tile)
     int64_t m = n, tile = first_tile;
     while (m > tile) {
         m = cuops_ceil_div(m, tile);
-        bytes += scan_align256((size_t)m * sizeof(T));
+        bytes += cuops_align256((size_t)m * sizeof(T));
         tile = vec_tile;
     }
     return bytes;

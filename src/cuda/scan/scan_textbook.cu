@@ -165,7 +165,7 @@ static cuops_status_t textbook_level(struct cuops_handle *h, const T *in, T *out
         return cuops_cuda_check_launch(h, name);
     }
     T *sums = (T *)ws;
-    ws += scan_align256((size_t)tiles * sizeof(T));
+    ws += cuops_align256((size_t)tiles * sizeof(T));
     scan_textbook_kernel<T, OP, ALGO><<<grid_for(tiles), TEXTBOOK_SCAN_BLOCK, 0, stream>>>(
         in, out, n, exclusive, sums, tiles);
     cuops_status_t st = cuops_cuda_check_launch(h, name);
@@ -185,7 +185,7 @@ static cuops_status_t textbook_run(struct cuops_handle *h, const cuops_scan_desc
     size_t bytes = 256;
     for (int64_t m = d->n; m > TILE;) {
         m = cuops_ceil_div(m, TILE);
-        bytes += scan_align256((size_t)m * sizeof(T));
+        bytes += cuops_align256((size_t)m * sizeof(T));
     }
     char *base = NULL;
     if (bytes > 256) {

@@ -90,7 +90,7 @@ static cuops_status_t tile_status_acquire(struct cuops_handle *h, int64_t tiles,
                                           bool clear = true)
 {
     const size_t header = 256;
-    const size_t flag_bytes = sizeof(T) == 4 ? (size_t)tiles * 8 : scan_align256((size_t)tiles * 4);
+    const size_t flag_bytes = sizeof(T) == 4 ? (size_t)tiles * 8 : cuops_align256((size_t)tiles * 4);
     const size_t value_bytes = sizeof(T) == 4 ? 0 : (size_t)tiles * 8;
     const size_t bytes = 256 + header + flag_bytes + 2 * value_bytes;
     void *ws = NULL;
