@@ -10,7 +10,10 @@
  * read), leading dimensions larger than a row (odd ldc for the scalar store
  * path), StaggerU and raster flags, k == 0, misaligned operands refused,
  * and no write outside C's m x n window (padding and a guard tail checked
- * byte for byte). Large shapes are checked with random vectors (C·x against
+ * byte for byte). sm80_packed gets operands the other variants refuse (odd
+ * and tight leading dimensions, bases off 16 bytes, in every layout, A or
+ * B or both), must refuse a user workspace too small for its packs and
+ * operands inside the workspace, and leaves what it reads unchanged. Large shapes are checked with random vectors (C·x against
  * A·(B·x) and xᵀ·C against (xᵀ·A)·B, in fp64) element by element.
  *
  * CUOPS_TEST_QUICK=1 (compute-sanitizer runs) keeps only the small shapes.
@@ -32,6 +35,7 @@ static int has_prefix(const char *s, const char *p) { return strncmp(s, p, strle
 static int variant_all_layouts(const char *name)
 {
     return strcmp(name, "sm80_128x256x32_s4") == 0 || strcmp(name, "sm80_lean_128x256x32_s4") == 0 ||
+           strcmp(name, "sm80_packed") == 0 ||
            strcmp(name, "sm80_128x256x32_s4_stagger") == 0 ||
            strcmp(name, "sm80_128x256x32_s4_noswizzle") == 0;
 }
@@ -54,6 +58,8 @@ typedef struct gemm_case {
     unsigned flags;
     int ldc_extra;   /* ldc = n + ldc_extra */
     int vector_check;/* 1: random-vector check instead of the full CPU GEMM */
+    int64_t lda, ldb;/* 0: a row rounded up to 8 elements, plus 8 */
+    int a_off, b_off;/* elements between a 256-byte aligned buffer and A / B */
 } gemm_case;
 
 static double op_a(const void *a, cuops_dtype_t t, cuops_op_t ta, int64_t lda, int64_t i, int64_t l)
@@ -69,8 +75,8 @@ static double op_b(const void *b, cuops_dtype_t t, cuops_op_t tb, int64_t ldb, i
 static int run_case(cuops_handle_t gpu, cuops_handle_t cpu, const gemm_case *cs)
 {
     const int64_t m = cs->m, n = cs->n, k = cs->k;
-    const int64_t lda = round_up8(cs->ta == CUOPS_OP_N ? k : m) + 8;
-    const int64_t ldb = round_up8(cs->tb == CUOPS_OP_T ? k : n) + 8;
+    const int64_t lda = cs->lda ? cs->lda : round_up8(cs->ta == CUOPS_OP_N ? k : m) + 8;
+    const int64_t ldb = cs->ldb ? cs->ldb : round_up8(cs->tb == CUOPS_OP_T ? k : n) + 8;
     const int64_t ldc = n + cs->ldc_extra;
     const int64_t a_rows = cs->ta == CUOPS_OP_N ? m : k, b_rows = cs->tb == CUOPS_OP_T ? n : k;
     const size_t a_elems = (size_t)(a_rows > 0 ? a_rows : 1) * lda;
@@ -90,10 +96,11 @@ static int run_case(cuops_handle_t gpu, cuops_handle_t cpu, const gemm_case *cs)
     }
     memcpy(href, hc0, c_elems * cs_);
 
-    void *da = NULL, *db = NULL, *dc = NULL;
-    cudaMalloc(&da, a_elems * es);
-    cudaMalloc(&db, b_elems * es);
+    void *da_buf = NULL, *db_buf = NULL, *dc = NULL;
+    cudaMalloc(&da_buf, (a_elems + cs->a_off) * es);
+    cudaMalloc(&db_buf, (b_elems + cs->b_off) * es);
     cudaMalloc(&dc, c_elems * cs_);
+    void *da = (char *)da_buf + (size_t)cs->a_off * es, *db = (char *)db_buf + (size_t)cs->b_off * es;
     cudaMemcpy(da, ha, a_elems * es, cudaMemcpyHostToDevice);
     cudaMemcpy(db, hb, b_elems * es, cudaMemcpyHostToDevice);
     cudaMemcpy(dc, hc0, c_elems * cs_, cudaMemcpyHostToDevice);
@@ -109,11 +116,14 @@ static int run_case(cuops_handle_t gpu, cuops_handle_t cpu, const gemm_case *cs)
     CHECK(sync == cudaSuccess, "%s: CUDA error %s", cs->variant, cudaGetErrorString(sync));
     int ran = 0, cannot_run_here = 0;
     char what[256];
-    snprintf(what, sizeof what, "%s %c%c m=%lld n=%lld k=%lld %s->%s a=%g b=%g flags=%u ldc=+%d",
+    snprintf(what, sizeof what,
+             "%s %c%c m=%lld n=%lld k=%lld %s->%s a=%g b=%g flags=%u ldc=+%d lda=%lld+%d "
+             "ldb=%lld+%d",
              cs->variant, cs->ta == CUOPS_OP_N ? 'N' : 'T', cs->tb == CUOPS_OP_N ? 'N' : 'T',
              (long long)m, (long long)n, (long long)k, cs->ab == CUOPS_DTYPE_F16 ? "f16" : "bf16",
              cs->ct == CUOPS_DTYPE_F32 ? "f32" : cs->ct == CUOPS_DTYPE_F16 ? "f16" : "bf16",
-             cs->alpha, cs->beta, cs->flags, cs->ldc_extra);
+             cs->alpha, cs->beta, cs->flags, cs->ldc_extra, (long long)lda, cs->a_off,
+             (long long)ldb, cs->b_off);
     if (!claimed) {
         CHECK(st == CUOPS_STATUS_NOT_SUPPORTED, "%s: a layout it does not claim gave %s", what,
               cuops_status_string(st));
@@ -133,6 +143,16 @@ static int run_case(cuops_handle_t gpu, cuops_handle_t cpu, const gemm_case *cs)
         }
     }
     cudaMemcpy(hc, dc, c_elems * cs_, cudaMemcpyDeviceToHost);
+    if (cs->a_off || cs->b_off || cs->lda || cs->ldb) {
+        /* the packs read A and B in place: both unchanged, byte for byte */
+        void *ca = malloc(a_elems * es), *cb = malloc(b_elems * es);
+        cudaMemcpy(ca, da, a_elems * es, cudaMemcpyDeviceToHost);
+        cudaMemcpy(cb, db, b_elems * es, cudaMemcpyDeviceToHost);
+        CHECK(memcmp(ca, ha, a_elems * es) == 0 && memcmp(cb, hb, b_elems * es) == 0,
+              "%s: A or B changed", what);
+        free(ca);
+        free(cb);
+    }
 
     if (cannot_run_here) {
         SKIP("%s: the variant cannot run on this GPU", what);
@@ -240,8 +260,8 @@ static int run_case(cuops_handle_t gpu, cuops_handle_t cpu, const gemm_case *cs)
             free(x); free(x2); free(bx); free(xa); free(y); free(yr); free(z); free(zr);
         }
     }
-    cudaFree(da);
-    cudaFree(db);
+    cudaFree(da_buf);
+    cudaFree(db_buf);
     cudaFree(dc);
     free(ha); free(hb); free(hc0); free(hc); free(href);
     return ran;
@@ -273,6 +293,158 @@ static void check_refusals(cuops_handle_t gpu, const char *variant)
     cudaFree(da);
     cudaFree(db);
     cudaFree(dc);
+}
+
+/* Whether cp.async reads an operand in place: a 16-byte base, ld % 8 == 0 */
+static int in_place(int off, int64_t ld) { return off % 8 == 0 && ld % 8 == 0; }
+
+/*
+ * sm80_packed on operands the other variants refuse. Placements per layout
+ * and shape: both leading dimensions tight (the row length: odd k, m or n
+ * go off 8 elements), A alone off 16 bytes, B alone off 16 bytes with an
+ * odd ld, both off 16 bytes with padded odd lds. Returns the cases that ran.
+ */
+static int run_packed_cases(cuops_handle_t gpu, cuops_handle_t cpu)
+{
+    static const int64_t shapes[][3] = {
+        {1, 1, 1},     {7, 17, 65},   {17, 7, 33},    {65, 129, 17},  {129, 65, 257},
+        {1, 300, 129}, {300, 1, 70},  {257, 263, 95}, {200, 136, 999}, {64, 1000, 4095},
+    };
+    static const int64_t medium[][3] = {{1537, 257, 129}, {513, 600, 1025}, {129, 1537, 201}};
+    const cuops_op_t ops[2] = {CUOPS_OP_N, CUOPS_OP_T};
+    const cuops_dtype_t abs_[2] = {CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16};
+    const cuops_dtype_t cts[3] = {CUOPS_DTYPE_F32, CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16};
+    const int n_shapes = (int)(sizeof shapes / sizeof shapes[0]);
+    const int n_medium = quick_mode ? 0 : (int)(sizeof medium / sizeof medium[0]);
+    int ran = 0, rot = 0, packed = 0;
+    for (int s = 0; s < n_shapes + n_medium; s++)
+        for (int lay = 0; lay < 4; lay++)
+            for (int place = 0; place < 4; place++, rot++) {
+                const int64_t *sh = s < n_shapes ? shapes[s] : medium[s - n_shapes];
+                gemm_case cs;
+                memset(&cs, 0, sizeof cs);
+                cs.variant = "sm80_packed";
+                cs.ta = ops[lay % 2];
+                cs.tb = ops[lay / 2];
+                cs.m = sh[0];
+                cs.n = sh[1];
+                cs.k = sh[2];
+                const int64_t a_row = cs.ta == CUOPS_OP_N ? cs.k : cs.m;
+                const int64_t b_row = cs.tb == CUOPS_OP_T ? cs.k : cs.n;
+                switch (place) {
+                case 0: cs.lda = a_row; cs.ldb = b_row; break;
+                case 1: cs.a_off = 1 + rot % 7; break;
+                case 2: cs.b_off = 3; cs.ldb = b_row | 1; break;
+                default:
+                    cs.a_off = 5;
+                    cs.b_off = 2;
+                    cs.lda = round_up8(a_row) + 3;
+                    cs.ldb = round_up8(b_row) + 1;
+                    break;
+                }
+                cs.ab = abs_[rot % 2];
+                cs.ct = cts[(rot / 2) % 3];
+                cs.alpha = (rot % 3 == 0) ? 1.0f : 0.75f;
+                cs.beta = (rot % 4 == 1) ? 0.5f : (rot % 4 == 3 ? -1.0f : 0.0f);
+                cs.ldc_extra = (rot % 2) ? 3 : 0;
+                cs.flags = (rot % 5 == 2) ? CUOPS_FLAG_STAGGER_K : 0u;
+                const int64_t lda = cs.lda ? cs.lda : round_up8(a_row) + 8;
+                const int64_t ldb = cs.ldb ? cs.ldb : round_up8(b_row) + 8;
+                if (!in_place(cs.a_off, lda) || !in_place(cs.b_off, ldb)) packed++;
+                ran += run_case(gpu, cpu, &cs);
+            }
+    CHECK(packed >= 3 * rot / 4, "sm80_packed: only %d of %d cases had an operand to pack", packed,
+          rot);
+    if (!quick_mode) {
+        /* several CTA waves with odd k and tight rows (4095^3-like), NT and
+         * NN; random-vector check */
+        for (int lay = 0; lay < 2; lay++) {
+            gemm_case cs;
+            memset(&cs, 0, sizeof cs);
+            cs.variant = "sm80_packed";
+            cs.ta = CUOPS_OP_N;
+            cs.tb = lay ? CUOPS_OP_N : CUOPS_OP_T;
+            cs.m = lay ? 4095 : 1029;
+            cs.n = lay ? 1029 : 4095;
+            cs.k = 2049;
+            cs.lda = cs.k;
+            cs.ldb = lay ? cs.n : cs.k;
+            cs.ab = abs_[lay];
+            cs.ct = cts[lay];
+            cs.alpha = 1.0f;
+            cs.beta = lay ? 0.25f : 0.0f;
+            cs.vector_check = 1;
+            ran += run_case(gpu, cpu, &cs);
+        }
+    }
+    return ran;
+}
+
+/* sm80_packed must decline (C untouched) where its packs have no room: a
+ * user workspace too small, or an operand inside the workspace; auto then
+ * still serves the call. */
+static void check_packed_refusals(cuops_handle_t gpu)
+{
+    const int64_t m = 40, n = 48, k = 63; /* k odd: rows off 16 bytes */
+    void *da = NULL, *db = NULL, *dc = NULL, *ws = NULL;
+    cudaMalloc(&da, m * k * 2);
+    cudaMalloc(&db, n * k * 2);
+    cudaMalloc(&dc, m * n * 4);
+    cudaMalloc(&ws, 1 << 20);
+    void *ha = malloc(m * k * 2), *hb = malloc(n * k * 2);
+    tu_fill_float(ha, CUOPS_DTYPE_F16, (size_t)(m * k), -1.0, 1.0);
+    tu_fill_float(hb, CUOPS_DTYPE_F16, (size_t)(n * k), -1.0, 1.0);
+    cudaMemcpy(da, ha, m * k * 2, cudaMemcpyHostToDevice);
+    cudaMemcpy(db, hb, n * k * 2, cudaMemcpyHostToDevice);
+    cudaMemset(dc, 0x7f, m * n * 4);
+    cuops_options_t opt = {0};
+    opt.variant = "sm80_packed";
+    /* a workspace smaller than the packs (2 x ~6 KB) */
+    CHECK_STATUS(cuops_set_workspace(gpu, ws, 1024), CUOPS_STATUS_SUCCESS);
+    CHECK_STATUS(cuops_gemm_ex(gpu, CUOPS_OP_N, CUOPS_OP_T, m, n, k, 1.0f, da, k, db, k, 0.0f, dc,
+                               n, CUOPS_DTYPE_F16, CUOPS_DTYPE_F32, &opt),
+                 CUOPS_STATUS_NOT_SUPPORTED);
+    float *hc = (float *)malloc(m * n * 4);
+    cudaMemcpy(hc, dc, m * n * 4, cudaMemcpyDeviceToHost);
+    int untouched = 1;
+    for (int64_t i = 0; i < m * n; i++) untouched &= ((uint32_t *)hc)[i] == 0x7f7f7f7fu;
+    CHECK(untouched, "sm80_packed: C changed by a call refused for its workspace");
+    CHECK_STATUS(cuops_gemm(gpu, CUOPS_OP_N, CUOPS_OP_T, m, n, k, 1.0f, da, k, db, k, 0.0f, dc, n,
+                            CUOPS_DTYPE_F16, CUOPS_DTYPE_F32),
+                 CUOPS_STATUS_SUCCESS);
+    CHECK(strcmp(cuops_last_kernel(gpu), "sm80_packed") != 0,
+          "auto ran sm80_packed with a 1 KB workspace");
+    /* the same call, its result checked: C[0][j] against the fp64 sum */
+    cudaMemcpy(hc, dc, m * n * 4, cudaMemcpyDeviceToHost);
+    long bad = 0;
+    for (int64_t i = 0; i < m; i += 13)
+        for (int64_t j = 0; j < n; j++) {
+            double ref = 0.0;
+            for (int64_t l = 0; l < k; l++)
+                ref += tu_get(ha, CUOPS_DTYPE_F16, (size_t)(i * k + l)) *
+                       tu_get(hb, CUOPS_DTYPE_F16, (size_t)(j * k + l));
+            if (!(fabs(hc[i * n + j] - ref) <= 1e-3 * (1.0 + fabs(ref)))) bad++;
+        }
+    CHECK(bad == 0, "auto with a 1 KB workspace: %ld wrong elements", bad);
+    /* A inside a workspace large enough for the packs */
+    CHECK_STATUS(cuops_set_workspace(gpu, ws, 1 << 20), CUOPS_STATUS_SUCCESS);
+    cudaMemcpy((char *)ws + 2, ha, m * k * 2, cudaMemcpyHostToDevice);
+    CHECK_STATUS(cuops_gemm_ex(gpu, CUOPS_OP_N, CUOPS_OP_T, m, n, k, 1.0f, (char *)ws + 2, k, db,
+                               k, 0.0f, dc, n, CUOPS_DTYPE_F16, CUOPS_DTYPE_F32, &opt),
+                 CUOPS_STATUS_NOT_SUPPORTED);
+    /* with room and the operands outside it, the forced call runs */
+    CHECK_STATUS(cuops_gemm_ex(gpu, CUOPS_OP_N, CUOPS_OP_T, m, n, k, 1.0f, da, k, db, k, 0.0f, dc,
+                               n, CUOPS_DTYPE_F16, CUOPS_DTYPE_F32, &opt),
+                 CUOPS_STATUS_SUCCESS);
+    CHECK(cudaDeviceSynchronize() == cudaSuccess, "sm80_packed refusals: CUDA error");
+    CHECK_STATUS(cuops_set_workspace(gpu, NULL, 0), CUOPS_STATUS_SUCCESS);
+    free(ha);
+    free(hb);
+    free(hc);
+    cudaFree(da);
+    cudaFree(db);
+    cudaFree(dc);
+    cudaFree(ws);
 }
 
 int main(void)
@@ -319,7 +491,7 @@ int main(void)
     if (only)
         CHECK(nv == 1, "CUOPS_TEST_VARIANT=%s is not an sm80_ gemm variant", only);
     else
-        CHECK(nv >= 16, "expected the 16 sm80_ variants in cuops_variant_names(\"gemm\"), found %d",
+        CHECK(nv >= 17, "expected the 17 sm80_ variants in cuops_variant_names(\"gemm\"), found %d",
               nv);
 
     static const int64_t small_shapes[][3] = {
@@ -339,7 +511,11 @@ int main(void)
     for (int v = 0; v < nv; v++) {
         const char *name = variants[v];
         int ran = 0, rot = 0;
-        check_refusals(gpu, name);
+        const int packed = strcmp(name, "sm80_packed") == 0;
+        if (packed)
+            check_packed_refusals(gpu);
+        else
+            check_refusals(gpu, name);
         /* the kernels the dispatch prefers get every dtype pair and the
          * 4096^3 steady state */
         const int full = strcmp(name, "sm80_128x256x32_s4") == 0 ||
@@ -421,6 +597,7 @@ int main(void)
                     }
             }
         }
+        if (packed) ran += run_packed_cases(gpu, cpu);
         /* k == 0: C = beta * C */
         {
             gemm_case cs;

@@ -39,6 +39,9 @@ extern const cuops_gemm_kernel_t cuops_gemm_sgemm_simt_128x128_bk16_paired;
 extern const cuops_gemm_kernel_t cuops_gemm_sgemm_simt_128x128_bk32_paired;
 /* sgemm_simt.cu: operands off 16 bytes copied onto aligned rows, then bk16_paired */
 extern const cuops_gemm_kernel_t cuops_gemm_sgemm_simt_packed;
+/* gemm_sm80_packed.cu: f16/bf16 operands off 16 bytes (or ld off 8) packed
+ * K-major, then the first mma.sync kernel of their table that takes the call */
+extern const cuops_gemm_kernel_t cuops_gemm_sm80_packed;
 
 /* Tables of other kernel families: array order is that family's preference. */
 __attribute__((weak, visibility("hidden")))
@@ -326,6 +329,7 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
         out[n++] = &cuops_gemm_sm90_decode_narrow_single;
     t = cuops_gemm_family_table(cuops_gemm_sm80_kernel_table, &count);
     for (int i = 0; i < count && n < max; i++) out[n++] = &t[i];
+    if (n < max) out[n++] = &cuops_gemm_sm80_packed;
     if (n < max) out[n++] = &cuops_gemm_sgemm_simt_128x128;
     if (n < max) out[n++] = &cuops_gemm_sgemm_simt_128x128_bk16;
     if (n < max) out[n++] = &cuops_gemm_sgemm_simt_128x128_bk16_paired;
@@ -374,7 +378,9 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
  *    on packed operands (16 x 32000 x 4095 NT 307 us against 1677 on
  *    fallback_tiled, H100, P219).
  *  F16/BF16 on sm_80..sm_89 (and later arches, through compute_80 PTX):
- *    mma.sync kernels, then the fallback.
+ *    mma.sync kernels, then the fallback. (sm80_packed, which packs the
+ *    operands those kernels decline, is forced-only until its GPU test
+ *    has run.)
  *  F32: the paired-lane SIMT SGEMM with BK = 16 (H200, 4096^3: 47.0 TFLOP/s,
  *    against 45.3 for the plain BK = 16 kernel and 43.4 for BK = 8), then the
  *    plain BK = 16 kernel (for what the paired one declines), then
