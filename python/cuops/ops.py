@@ -183,7 +183,9 @@ def _import_impl(fmt, qweight, qzeros, scales, group_size, gptq_version=1):
     else:
         k, n = vq.shape[0], vq.shape[1] * 8
     if group_size is None or group_size <= 0:
-        group_size = k
+        # per channel (GPTQ's -1); an empty k still needs a positive size
+        # (the groups count below divides by it)
+        group_size = max(k, 1)
     groups = (k + group_size - 1) // group_size
     _need(vs.shape == (groups, n), f"scales must be [{groups}, {n}], got {vs.shape}")
     _need(vz.shape == (groups, n // 8), f"qzeros must be [{groups}, {n // 8}], got {vz.shape}")
