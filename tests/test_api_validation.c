@@ -244,6 +244,11 @@ static void dequant_rows(cuops_handle_t h, int is_cpu)
              cuops_dequant_int4(h, 2, 2, 2, Q, INT64_MAX, S, F16, Z, OUT, 2, F32));
     /* an odd group below k is refused (an odd one >= k is one group per row) */
     ROW_SAYS(h, INV, "group_size", cuops_dequant_int4(h, 8, 33, 3, Q, 17, S, F16, Z, OUT, 33, F32));
+    /* an odd group >= k stands for the even k + 1, which int64 cannot hold at
+     * k = INT64_MAX: refused by name even for an empty n (it once became a
+     * negative group size) */
+    ROW_SAYS(h, INV, "k + 1", cuops_dequant_int4(h, 0, INT64_MAX, INT64_MAX, NULL, (int64_t)1 << 62,
+                                                 NULL, F16, NULL, NULL, INT64_MAX, F32));
     ROW(h, INV, cuops_dequant_int4_ex(h, 3, 10, 4, Q, 5, S, F16, Z, OUT, 10, F32, &negative_split));
     if (is_cpu)
         ROW(h, NSUP, cuops_dequant_int4_ex(h, 3, 10, 4, Q, 5, S, F16, Z, OUT, 10, F32,
@@ -279,6 +284,13 @@ static void w4_rows(cuops_handle_t h, int is_cpu)
     ROW(h, NSUP, cuops_w4_prepack(h, 3, 10, 4, Q, 5, S, F16, Z, F32, PACKED));
     ROW(h, OK, cuops_w4_prepack(h, 0, 10, 4, NULL, 5, NULL, F16, NULL, F16, NULL));
     ROW_SAYS(h, INV, "group_size", cuops_w4_packed_size(h, 8, 33, 3, F16, bytes));
+    /* per channel at k = INT64_MAX: the even size k + 1 does not fit int64 (it
+     * was NOT_SUPPORTED, the detail naming a group size of INT64_MIN) */
+    ROW_SAYS(h, INV, "k + 1", cuops_w4_packed_size(h, 1, INT64_MAX, INT64_MAX, F16, bytes));
+    ROW_SAYS(h, INV, "k + 1", cuops_w4_prepack(h, 0, INT64_MAX, INT64_MAX, NULL, (int64_t)1 << 62,
+                                               NULL, F16, NULL, F16, NULL));
+    ROW_SAYS(h, INV, "k + 1", cuops_gemm_w4a16(h, 0, 1, INT64_MAX, INT64_MAX, NULL, INT64_MAX,
+                                               NULL, NULL, 1, F16));
     ROW_SAYS(h, INV, "group_size", cuops_w4_prepack(h, 8, 33, 3, Q, 17, S, F16, Z, F16, PACKED));
     ROW(h, INV, cuops_w4_prepack(h, 3, 10, 4, Q, 5, (char *)S + 1, BF16, Z, F16, PACKED));
     ROW(h, INV, cuops_w4_prepack(h, 3, 10, 4, Q, 5, (char *)S + 6, F32, Z, BF16, PACKED));

@@ -275,6 +275,12 @@ static void bad_arguments(cuops_handle_t h)
     /* n == 0 / k == 0: nothing to do */
     CHECK_STATUS(cuops_import_awq(h, 0, 8, 8, NULL, NULL, NULL, F16, NULL, 4, NULL, NULL),
                  CUOPS_STATUS_SUCCESS);
+    /* ...but an odd group >= k at k = INT64_MAX, one group per row of the
+     * even size k + 1, does not fit int64 and is refused by name */
+    REFUSED(h, INV, cuops_import_awq(h, 0, INT64_MAX, INT64_MAX, NULL, NULL, NULL, F16, NULL,
+                                     (int64_t)1 << 62, NULL, NULL));
+    CHECK(strstr(cuops_last_error(h), "k + 1") != NULL, "detail does not name k + 1: %s",
+          cuops_last_error(h));
 }
 
 /* A group_size >= k is one group per row whatever its parity: AWQ with odd

@@ -69,12 +69,14 @@ static inline void cuops_begin_call(struct cuops_handle *h)
  * straddle groups; a size of at least k is one group per row ("k for
  * per-channel"), taken whatever its parity as the even size ceil(k/2) * 2
  * (2 for k = 0), so an odd k per channel works and every layout and kernel
- * sees an even size and the same single group. */
+ * sees an even size and the same single group. At k = INT64_MAX that even
+ * size, k + 1, does not fit int64 (the sum would be signed overflow), so an
+ * odd size there is refused. */
 static inline int64_t cuops_int4_group_size(int64_t group_size, int64_t k)
 {
     if (group_size <= 0) return 0;
     if (group_size % 2 == 0) return group_size;
-    if (group_size >= k) return k > 0 ? k + (k & 1) : 2;
+    if (group_size >= k && k < INT64_MAX) return k > 0 ? k + (k & 1) : 2;
     return 0;
 }
 
@@ -93,6 +95,11 @@ static inline cuops_status_t cuops_check_int4_group(struct cuops_handle *h, cons
                                                     int64_t k, int64_t *group_size)
 {
     const int64_t g = cuops_int4_group_size(*group_size, k);
+    if (g == 0 && *group_size > 0 && *group_size >= k)
+        return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
+                          "%s: group_size (%lld) >= k (%lld) asks for one group per row, of the "
+                          "even size k + 1, which overflows int64; pass an even group_size",
+                          op, (long long)*group_size, (long long)k);
     if (g == 0)
         return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
                           "%s: group_size (%lld) must be a positive even number, or at least k "
