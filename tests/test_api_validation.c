@@ -249,6 +249,11 @@ static void dequant_rows(cuops_handle_t h, int is_cpu)
      * negative group size) */
     ROW_SAYS(h, INV, "k + 1", cuops_dequant_int4(h, 0, INT64_MAX, INT64_MAX, NULL, (int64_t)1 << 62,
                                                  NULL, F16, NULL, NULL, INT64_MAX, F32));
+    /* qweight (2^61 bytes) and f16 scales (2^62) each fit, the weight as a
+     * whole (nibbles, scales and zeros) does not: the detail says so */
+    ROW_SAYS(h, INV, "weight", cuops_dequant_int4(h, (int64_t)1 << 30, (int64_t)1 << 32, 2, Q,
+                                                  (int64_t)1 << 31, S, F16, Z, OUT,
+                                                  (int64_t)1 << 32, F16));
     ROW(h, INV, cuops_dequant_int4_ex(h, 3, 10, 4, Q, 5, S, F16, Z, OUT, 10, F32, &negative_split));
     if (is_cpu)
         ROW(h, NSUP, cuops_dequant_int4_ex(h, 3, 10, 4, Q, 5, S, F16, Z, OUT, 10, F32,
@@ -291,6 +296,9 @@ static void w4_rows(cuops_handle_t h, int is_cpu)
                                                NULL, F16, NULL, F16, NULL));
     ROW_SAYS(h, INV, "k + 1", cuops_gemm_w4a16(h, 0, 1, INT64_MAX, INT64_MAX, NULL, INT64_MAX,
                                                NULL, NULL, 1, F16));
+    /* each buffer fits, the weight as a whole does not (see dequant_rows) */
+    ROW_SAYS(h, INV, "weight", cuops_w4_prepack(h, (int64_t)1 << 30, (int64_t)1 << 32, 2, Q,
+                                                (int64_t)1 << 31, S, F16, Z, F16, PACKED));
     ROW_SAYS(h, INV, "group_size", cuops_w4_prepack(h, 8, 33, 3, Q, 17, S, F16, Z, F16, PACKED));
     ROW(h, INV, cuops_w4_prepack(h, 3, 10, 4, Q, 5, (char *)S + 1, BF16, Z, F16, PACKED));
     ROW(h, INV, cuops_w4_prepack(h, 3, 10, 4, Q, 5, (char *)S + 6, F32, Z, BF16, PACKED));

@@ -133,12 +133,17 @@ static cuops_status_t check_int4_weight(struct cuops_handle *h, const char *op, 
                           ") overflows int64 bytes",
                           op, n, ldq);
     /* scales and zeros are [n, groups] contiguous */
-    if (!extent_fits(n, groups, groups, cuops_dtype_size(scale_type)) ||
-        !w4_weight_fits(n, k, *group_size))
+    if (!extent_fits(n, groups, groups, cuops_dtype_size(scale_type)))
         return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
                           "%s: scales extent (n = %" PRId64 ", groups = %" PRId64
                           ") overflows int64 bytes",
                           op, n, groups);
+    /* each buffer can fit while their sum does not: say so, not "scales" */
+    if (!w4_weight_fits(n, k, *group_size))
+        return cuops_fail(h, CUOPS_STATUS_INVALID_VALUE,
+                          "%s: an n = %" PRId64 " x k = %" PRId64 " weight (nibbles, %" PRId64
+                          " groups of scales and zeros per row) overflows int64 bytes",
+                          op, n, k, groups);
     return CUOPS_STATUS_SUCCESS;
 }
 
