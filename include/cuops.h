@@ -22,10 +22,10 @@
  *  - bad input never crashes and never writes: it returns a specific status
  *    and leaves the detail in cuops_last_error(h);
  *  - a pointer the call never dereferences is not checked (NULL or
- *    misaligned is accepted): A and B of a GEMM with k == 0, x of a W4A16
- *    GEMM with k == 0, every operand of an empty problem but the output the
- *    call writes (C of a GEMM with k == 0, y of a W4A16 GEMM with k == 0,
- *    *out of a reduce with n == 0).
+ *    misaligned is accepted): A and B of a GEMM with k == 0, x and packed of
+ *    a W4A16 GEMM with k == 0, every operand of an empty problem but the
+ *    output the call writes (C of a GEMM with k == 0, y of a W4A16 GEMM with
+ *    k == 0, *out of a reduce with n == 0).
  *
  * This header is C11 and needs no CUDA header.
  */
@@ -412,10 +412,11 @@ CUOPS_API cuops_status_t cuops_scan_ex(cuops_handle_t handle, cuops_reduce_op_t 
 
 /**
  * *out = in[0] op ... op in[n-1] (the identity when n == 0); out points to one
- * element of `type` (device memory on a GPU handle). Deterministic (float
- * sums: the same bits for the same input at the same address; min/max over
- * NaN or signed zeros as unspecified as for cuops_scan). in and out must be
- * aligned to the element size (CUOPS_STATUS_INVALID_VALUE otherwise).
+ * element of `type` (device memory on a GPU handle). Integer sums wrap in
+ * two's complement, as in cuops_scan. Deterministic (float sums: the same
+ * bits for the same input at the same address; min/max over NaN or signed
+ * zeros as unspecified as for cuops_scan). in and out must be aligned to the
+ * element size (CUOPS_STATUS_INVALID_VALUE otherwise).
  */
 CUOPS_API cuops_status_t cuops_reduce(cuops_handle_t handle, cuops_reduce_op_t op,
                                       cuops_dtype_t type, int64_t n, const void *in, void *out);
