@@ -88,8 +88,12 @@ static int sm80_packed_supports(const struct cuops_handle *h, const cuops_gemm_d
 {
     if (h->sm_major < 8) return 0;
     if (d->ab_type != CUOPS_DTYPE_F16 && d->ab_type != CUOPS_DTYPE_BF16) return 0;
-    /* k == 0 (C = beta * C) and empty calls stay with the fallback */
-    if (d->m < 1 || d->n < 1 || d->k < 1) return 0;
+    if (d->m < 1 || d->n < 1 || d->k < 0) return 0;
+    if (d->c_type != CUOPS_DTYPE_F16 && d->c_type != CUOPS_DTYPE_BF16 &&
+        d->c_type != CUOPS_DTYPE_F32)
+        return 0;
+    /* k == 0 reads neither operand: C = beta * C, whatever A and B are */
+    if (d->k == 0) return cuops_aligned(d->c, cuops_dtype_size(d->c_type));
     if (!cuops_aligned(d->a, 2) || !cuops_aligned(d->b, 2)) return 0;
     /* the packs must not overwrite an operand that lives in the workspace */
     if (cuops_cuda_gemm_operands_in_workspace(h, d)) return 0;
@@ -108,8 +112,13 @@ static cuops_status_t sm80_packed_launch(struct cuops_handle *h, const cuops_gem
 {
     if (!sm80_packed_supports(h, d))
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
-                          SM80_PACKED_NAME ": needs sm_80+, f16/bf16 A/B, k >= 1, a mma.sync "
-                                           "kernel for the packed call and workspace for the packs");
+                          SM80_PACKED_NAME ": needs sm_80+, f16/bf16 A/B, a mma.sync kernel for "
+                                           "the packed call and workspace for the packs");
+    if (d->k == 0) {
+        const cuops_status_t st = cuops_sm90_scale_c(h, d);
+        if (st == CUOPS_STATUS_SUCCESS) h->last_kernel = SM80_PACKED_NAME;
+        return st;
+    }
     const sm80_pack_plan_t p = sm80_pack_plan(d);
     void *ws = NULL;
     cuops_status_t st = cuops_cuda_workspace_aligned(h, p.a_bytes + p.b_bytes, 256, &ws);
