@@ -259,6 +259,18 @@ def test_importers():
         check(False, "short qzeros did not raise")
     except ValueError as e:
         check("qzeros" in str(e), str(e))
+    # per channel (group_size None / -1) with an empty k: an empty weight, not a division by zero
+    empty_s = np.zeros((0, n), np.float16)
+    for fmt, qw, qz in (("GPTQ", np.zeros((0, n), np.int32), np.zeros((0, n // 8), np.int32)),
+                        ("AWQ", np.zeros((0, n // 8), np.int32), np.zeros((0, n // 8), np.int32))):
+        for gs in (None, -1):
+            try:
+                imp = cuops.from_gptq if fmt == "GPTQ" else cuops.from_awq
+                qo, so, zo = imp(qw, qz, empty_s, gs)
+                check(qo.shape[0] == n and qo.size == 0 and so.size == 0 and zo.size == 0,
+                      f"{fmt} per channel, k = 0: shapes {qo.shape} {so.shape} {zo.shape}")
+            except Exception as e:  # noqa: BLE001 - any raise is the failure
+                check(False, f"{fmt} per channel, k = 0 (group_size {gs}) raised {type(e).__name__}: {e}")
 
 
 run([test_gemm, test_errors, test_scan_reduce, test_int4, test_slices_and_checks, test_argument_contracts,
