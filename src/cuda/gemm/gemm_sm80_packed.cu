@@ -49,8 +49,8 @@ static sm80_pack_plan_t sm80_pack_plan(const cuops_gemm_desc_t *d)
     p.pack_a = !sm80_operand_in_place(d->a, d->lda);
     p.pack_b = !sm80_operand_in_place(d->b, d->ldb);
     p.ld = cuops_sm90_packed_ld(d->k);
-    p.a_bytes = p.pack_a ? cuops_align256((size_t)d->m * (size_t)p.ld * 2u) : 0;
-    p.b_bytes = p.pack_b ? cuops_align256((size_t)d->n * (size_t)p.ld * 2u) : 0;
+    p.a_bytes = p.pack_a ? cuops_sm90_packed_bytes(d->m, d->k) : 0;
+    p.b_bytes = p.pack_b ? cuops_sm90_packed_bytes(d->n, d->k) : 0;
     return p;
 }
 

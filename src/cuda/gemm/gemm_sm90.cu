@@ -1437,13 +1437,6 @@ template <int BM, int BN> static int64_t sm90_tiles(const cuops_gemm_desc_t *d)
 
 /* Arch, dtypes, shared memory, size limits and element alignment: what
  * every table entry needs. */
-/* Workspace bytes of an operand of `rows` rows packed K-major onto rows of
- * cuops_sm90_packed_ld(k) elements (16-bit) */
-static size_t sm90_packed_bytes(int64_t rows, int64_t k)
-{
-    return cuops_align256((size_t)rows * (size_t)cuops_sm90_packed_ld(k) * 2u);
-}
-
 template <int BM, int BN>
 static int sm90_ws_can_run(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 {
@@ -1463,8 +1456,8 @@ static int sm90_ws_can_run(const struct cuops_handle *h, const cuops_gemm_desc_t
      * TMA cannot read in place): decline, so that auto goes on down its list
      * (to fallback_tiled) instead of failing the call for want of room. */
     if (h->user_workspace) {
-        const size_t need = (cuops_sm90_tma_ok(d->a, d->lda) ? 0 : sm90_packed_bytes(d->m, d->k)) +
-                            (cuops_sm90_tma_ok(d->b, d->ldb) ? 0 : sm90_packed_bytes(d->n, d->k));
+        const size_t need = (cuops_sm90_tma_ok(d->a, d->lda) ? 0 : cuops_sm90_packed_bytes(d->m, d->k)) +
+                            (cuops_sm90_tma_ok(d->b, d->ldb) ? 0 : cuops_sm90_packed_bytes(d->n, d->k));
         if (need > 0 && h->user_workspace_bytes < need + 256) return 0;
     }
     return 1;
@@ -1671,8 +1664,8 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     const bool pack_a = !a_mn && (d->trans_a != CUOPS_OP_N || !a_tma);
     const bool pack_b = !b_mn && (d->trans_b != CUOPS_OP_T || !b_tma);
     const int64_t ldp = cuops_sm90_packed_ld(d->k);
-    const size_t a_bytes = pack_a ? sm90_packed_bytes(d->m, d->k) : 0;
-    const size_t b_bytes = pack_b ? sm90_packed_bytes(d->n, d->k) : 0;
+    const size_t a_bytes = pack_a ? cuops_sm90_packed_bytes(d->m, d->k) : 0;
+    const size_t b_bytes = pack_b ? cuops_sm90_packed_bytes(d->n, d->k) : 0;
     const int64_t num_tiles = sm90_tiles<BM, BN>(d);
     const size_t partial_bytes =
         (splits > 0 && !dsmem)

@@ -91,6 +91,13 @@ static inline int cuops_sm90_tma_ok(const void *base, int64_t ld)
  * aligned 8192x8192x4096 call (H200, dbca219, docs/gemm.md). */
 static inline int64_t cuops_sm90_packed_ld(int64_t k) { return (k + 63) / 64 * 64; }
 
+/* Workspace bytes of an operand of `rows` rows packed K-major onto rows of
+ * cuops_sm90_packed_ld(k) 16-bit elements, rounded up to 256 bytes */
+static inline size_t cuops_sm90_packed_bytes(int64_t rows, int64_t k)
+{
+    return cuops_align256((size_t)rows * (size_t)cuops_sm90_packed_ld(k) * 2u);
+}
+
 /* Write the logical [rows, k] K-major operand into dst[rows, ld_dst]
  * (ld_dst % 8 == 0, e.g. cuops_sm90_packed_ld(k); dst 16-byte aligned), zeros in columns
  * k..ld_dst-1. The source element (r, c) is src[r*lds + c] when src_k_major,
