@@ -54,11 +54,15 @@ static sm80_pack_plan_t sm80_pack_plan(const cuops_gemm_desc_t *d)
     return p;
 }
 
-/* The call the inner kernel sees: packed operands K-major at a_at / b_at */
+/* The call the inner kernel sees: packed operands K-major at a_at / b_at.
+ * Where both operands are packed, their rows are zeros from k to ld, so k
+ * rounded up to 8 gives the same products and lets the decode kernels
+ * (k % 8 == 0) take an odd k. */
 static cuops_gemm_desc_t sm80_packed_desc(const cuops_gemm_desc_t *d, const sm80_pack_plan_t *p,
                                           const void *a_at, const void *b_at)
 {
     cuops_gemm_desc_t g = *d;
+    if (p->pack_a && p->pack_b) g.k = (d->k + 7) / 8 * 8;
     if (p->pack_a) {
         g.a = a_at;
         g.lda = p->ld;
@@ -72,13 +76,23 @@ static cuops_gemm_desc_t sm80_packed_desc(const cuops_gemm_desc_t *d, const sm80
     return g;
 }
 
-/* The first mma.sync kernel of the family's table that takes `g` */
+/* The kernel that runs the packed call `g`: at m <= 64 the first split-K
+ * decode kernel that takes it (every SM streams the weight, where 128 x 256
+ * tiles leave most of them idle; with the packs inside the workspace it runs
+ * unsplit, its partials having no room), else the first mma.sync kernel of
+ * the family's table that does */
 static const cuops_gemm_kernel_t *sm80_packed_inner(const struct cuops_handle *h,
                                                     const cuops_gemm_desc_t *g)
 {
     int count = 0;
+    const cuops_gemm_kernel_t *t = NULL;
+    if (g->m <= 64 && cuops_gemm_decode_kernel_table) {
+        t = cuops_gemm_decode_kernel_table(&count);
+        for (int i = 0; i < count; i++)
+            if (t[i].supports(h, g)) return &t[i];
+    }
     if (!cuops_gemm_sm80_kernel_table) return NULL; /* a tree built without the family */
-    const cuops_gemm_kernel_t *t = cuops_gemm_sm80_kernel_table(&count);
+    t = cuops_gemm_sm80_kernel_table(&count);
     for (int i = 0; i < count; i++)
         if (t[i].supports(h, g)) return &t[i];
     return NULL;
