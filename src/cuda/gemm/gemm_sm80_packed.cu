@@ -76,17 +76,31 @@ static cuops_gemm_desc_t sm80_packed_desc(const cuops_gemm_desc_t *d, const sm80
     return g;
 }
 
-/* The kernel that runs the packed call `g`: at m <= 64 the first split-K
- * decode kernel that takes it (every SM streams the weight, where 128 x 256
- * tiles leave most of them idle; with the packs inside the workspace it runs
- * unsplit, its partials having no room), else the first mma.sync kernel of
- * the family's table that does */
+/* Whether the decode kernels go first: m <= 32, or m <= 64 where 128 x 256
+ * tiles would cover under a quarter of the SMs. Forced on an H100 (P220 call
+ * 4) the decode kernel, unsplit on the packs, ran 1 x 4096 x 4095 in 46.3 us
+ * against 102.2 on the lean tiles, 16 x 32000 x 4095 321.9 against 367.1,
+ * 64 x 4096 x 14336 (x off 16 bytes; 16 tiles) 80.2 against 254.9, but
+ * 64 x 14336 x 4097 (56 tiles) 192.6 against 181.7. */
+static bool sm80_packed_decode_first(const struct cuops_handle *h, const cuops_gemm_desc_t *g)
+{
+    if (g->m > 64) return false;
+    if (g->m <= 32) return true;
+    const int64_t sms = h->num_sms > 0 ? h->num_sms : 108;
+    return 4 * cuops_ceil_div(g->n, 256) < sms;
+}
+
+/* The kernel that runs the packed call `g`: where sm80_packed_decode_first
+ * says so, the first split-K decode kernel that takes it (every SM streams
+ * the weight, where 128 x 256 tiles leave most of them idle; with the packs
+ * inside the workspace it runs unsplit, its partials having no room), else
+ * the first mma.sync kernel of the family's table that does */
 static const cuops_gemm_kernel_t *sm80_packed_inner(const struct cuops_handle *h,
                                                     const cuops_gemm_desc_t *g)
 {
     int count = 0;
     const cuops_gemm_kernel_t *t = NULL;
-    if (g->m <= 64 && cuops_gemm_decode_kernel_table) {
+    if (sm80_packed_decode_first(h, g) && cuops_gemm_decode_kernel_table) {
         t = cuops_gemm_decode_kernel_table(&count);
         for (int i = 0; i < count; i++)
             if (t[i].supports(h, g)) return &t[i];
