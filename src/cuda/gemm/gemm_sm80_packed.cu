@@ -14,16 +14,16 @@
  * elements (128-byte lines, zeros after k) in the workspace, with the packing
  * kernels the Hopper GEMM uses (gemm_sm90_pack.cu: a shifting row copy at 16
  * bytes per access for K-major sources, both operands in one launch; a
- * shared-memory transpose for the others), then runs the first mma.sync
- * kernel of the family's table that accepts the packed call. Operands that
+ * shared-memory transpose for the others), then runs the first kernel that
+ * accepts the packed call (sm80_packed_inner). Operands that
  * cp.async reads already stay in place (a transposed but aligned one too:
  * the classic kernel takes every layout, and rewriting a weight costs a
  * read and a write of it). C needs nothing: the kernels store to any ldc.
  *
  * Cost: one read and one write of each packed operand, O(mk + nk) bytes
- * beside the O(mnk) product. The m <= 64 calls the split-K decode kernels
- * would serve aligned still run on 128 x 256 tiles here (those kernels
- * decline operands inside the workspace, where their partial sums go).
+ * beside the O(mnk) product. At small m the packed call goes to the split-K
+ * decode kernels first (sm80_packed_decode_first), which run it unsplit:
+ * their partial sums would go where the packs are.
  */
 #include "cuda/gemm/gemm_sm80_common.cuh"
 #include "cuda/gemm/gemm_sm90.h"
