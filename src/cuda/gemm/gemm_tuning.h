@@ -380,7 +380,8 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
  *  F16/BF16 on sm_80..sm_89 (and later arches, through compute_80 PTX):
  *    mma.sync kernels, then sm80_packed (operands off 16 bytes or with ld
  *    off 8 elements packed K-major into the workspace, then the first
- *    mma.sync kernel that takes the packed call: 4095^3 f16 415 us against
+ *    kernel that takes the packed call, the decode kernels first at small
+ *    m, else the mma.sync table: 4095^3 f16 415 us against
  *    14917 on the fallback, forced on an H100, P220), then the fallback (a
  *    user workspace too small for the packs, operands inside it).
  *  F32: the paired-lane SIMT SGEMM with BK = 16 (H200, 4096^3: 47.0 TFLOP/s,
