@@ -309,6 +309,8 @@ static int run_packed_cases(cuops_handle_t gpu, cuops_handle_t cpu)
     static const int64_t shapes[][3] = {
         {1, 1, 1},     {7, 17, 65},   {17, 7, 33},    {65, 129, 17},  {129, 65, 257},
         {1, 300, 129}, {300, 1, 70},  {257, 263, 95}, {200, 136, 999}, {64, 1000, 4095},
+        /* k % 8 == 0 at small m: an A packed alone goes to the decode kernels */
+        {16, 300, 256}, {40, 1000, 512},
     };
     static const int64_t medium[][3] = {{1537, 257, 129}, {513, 600, 1025}, {129, 1537, 201}};
     const cuops_op_t ops[2] = {CUOPS_OP_N, CUOPS_OP_T};
