@@ -1,6 +1,7 @@
 /*
  * test_gpu_gemm_decode.cu - the decode GEMM variants (decode_splitk_m8, _m16,
- * _m32, _m64: C[m,n] = alpha * A[m,k] * B[n,k]^T + beta * C, m <= 64) on the
+ * _m32, _m64: C[m,n] = alpha * A[m,k] * B[n,k]^T + beta * C, m <= 64, and
+ * decode_realign_m8 to _m64, the same for operand rows off 16 bytes) on the
  * GPU against the CPU reference backend.
  *
  * Every case: fresh random A and B with NaN in their row padding (a kernel
@@ -43,6 +44,31 @@
  * f32 inputs) answer NOT_SUPPORTED when forced. On sm_90 the Hopper cluster
  * form also takes the weight stored [k, n] (trans_b = N) and x stored [k, m]
  * (trans_a = T; test_transposed).
+ *
+ * The decode_realign variants (test_realign) are the same split-K / stream-K
+ * GEMM reading operand rows that do not start on 16 bytes in place. Their
+ * cases start A and B 0 to 7 elements past a 16-byte boundary (NaN in the
+ * elements before them, inside the allocation), with lda, ldb = k + 0, 1, 3
+ * or 8 (a few k + 4), k from 1 to 4095 (mostly odd), m 1 to 64, n 1 to 4096 and one call
+ * of 16 x 4100 x 4095; every other case allocates A and B to end exactly at
+ * the last row's k-th element (no padding after it), so a read past either
+ * operand's last element leaves the allocation, the others end in that
+ * row's NaN padding and 8 NaN more. All dtype pairs, alpha != 1, beta 0 and
+ * not, C 29 elements into its buffer, forced split_k 0, 1, 2, 3 and 64, and
+ * k = 0. The checks are those above: NOT_SUPPORTED past the m tile, the
+ * bound, C's guard band and padding untouched, the same bytes twice,
+ * split_k = 1 writes no partials and a split over two or more chunks does,
+ * with a 64-byte workspace the plan's own split runs unsplit and writes
+ * none; and they refuse m = 65, trans_b = N, trans_a = T, f32 inputs and
+ * lda > 2^24. Each decode_splitk variant must decline every such case with
+ * a row off 16 bytes or k % 8 != 0. Where the weight's rows are off 16 bytes
+ * (B's base, or ldb % 8 != 0) the Hopper forms must decline too (sm_90) and
+ * auto must run the tightest decode_realign variant at m <= 16 (m32 and m64
+ * are forced only). Where A alone is off, or k % 8 != 0 with the weight's
+ * rows on 16 bytes, or m > 16, auto's pick is left open: its result is
+ * checked and what it ran is printed. With the weight's rows on 16 bytes and
+ * k % 8 == 0 (A off or not) the realign variants must decline when forced,
+ * and auto picks as in the other sections where every row is on 16 bytes.
  *
  * Without a CUDA device the test says SKIP and passes. CUOPS_TEST_QUICK=1
  * (the compute-sanitizer runs) keeps small shapes. CUOPS_TEST_SEED
@@ -149,6 +175,19 @@ static const int64_t k_variant_m[NUM_VARIANTS] = {8, 16, 32, 64};
 static int g_ran[NUM_VARIANTS + 1];     /* calls served and checked, per variant and auto */
 static int g_ws_used[NUM_VARIANTS + 1]; /* of those, calls that wrote split partials */
 static int g_auto_plan_split;           /* calls with split_k = 0 that wrote partials */
+/* the same split-K / stream-K decode GEMM reading rows off 16 bytes in place
+ * (test_realign): slot v of a realign case runs k_realign[v] */
+static const char *const k_realign[NUM_VARIANTS] = {"decode_realign_m8", "decode_realign_m16",
+                                                    "decode_realign_m32", "decode_realign_m64"};
+static int g_realign_ran[NUM_VARIANTS + 1]; /* realign cases served, per variant and auto */
+static int g_realign_ws[NUM_VARIANTS + 1];  /* of those, calls that wrote split partials */
+static int g_realign_plan_split;            /* forced realign calls with split_k = 0 that split */
+static int g_auto_realign;                  /* auto calls that had to and did run decode_realign */
+/* what auto ran on the realign cases where the test leaves the pick open (A
+ * alone off 16 bytes, or k % 8 != 0 with the weight on 16 bytes): a tally */
+#define AUTO_OPEN_NAMES 8
+static char g_auto_open_name[AUTO_OPEN_NAMES][64];
+static int g_auto_open_count[AUTO_OPEN_NAMES];
 
 /* ---- the workspace probe ---------------------------------------------------- */
 
@@ -226,18 +265,27 @@ static int tightest_variant(int64_t m)
 /* Chunks of 32 columns: a forced split_k >= 2 splits only when there are two. */
 static int64_t chunk_count(int64_t k) { return (k + 31) / 32; }
 
+/* An array of `count` elements holding rows x cols random values in [-1, 1)
+ * with leading dimension ld, the first `lead` elements into it; every other
+ * element (before the first row, row padding, after the last row) NaN. */
+static void *make_operand_in(cuops_dtype_t t, int64_t rows, int64_t cols, int64_t ld,
+                             int64_t lead, size_t count)
+{
+    void *p = malloc((count > 0 ? count : 1) * esize(t));
+    if (!p) return NULL;
+    if (count > (size_t)(rows * cols)) tu_poison(p, t, count);
+    for (int64_t r = 0; r < rows; r++)
+        tu_fill_float((char *)p + (size_t)(lead + r * ld) * esize(t), t, (size_t)cols, -1.0, 1.0);
+    return p;
+}
+
 /* Rows x cols of random values in [-1, 1) with leading dimension ld, NaN in
  * the row padding; `slack` NaN elements after the last row (0: exact size). */
 static void *make_operand(cuops_dtype_t t, int64_t rows, int64_t cols, int64_t ld, size_t slack,
                           size_t *count)
 {
     *count = (size_t)(rows * ld) + slack;
-    void *p = malloc(*count * esize(t));
-    if (!p) return NULL;
-    if (ld > cols || slack > 0) tu_poison(p, t, *count);
-    for (int64_t r = 0; r < rows; r++)
-        tu_fill_float((char *)p + (size_t)(r * ld) * esize(t), t, (size_t)cols, -1.0, 1.0);
-    return p;
+    return make_operand_in(t, rows, cols, ld, 0, *count);
 }
 
 /* Squared 2-norms of the first `cols` elements of each row. */
@@ -290,10 +338,14 @@ typedef struct decode_case {
     float alpha, beta;
     int split_k;                 /* options.split_k of the forced runs (auto gets 0) */
     int aligned_c;               /* 1: C starts 16-byte aligned (else 29 elements into its buffer) */
+    int realign;                 /* 1: the decode_realign variants instead of decode_splitk */
+    int64_t off_a, off_b;        /* realign: A and B start this many elements (0-7) past the
+                                  * 16-byte start of their allocation */
 } decode_case_t;
 
 typedef struct case_buffers {
     int64_t lda, ldb, ldc, c_off;
+    int64_t off_a, off_b;        /* elements of A's and B's allocation before the matrix */
     size_t count_a, count_b, count_c;
     void *ha, *hb, *hc0, *href, *hout, *hout2;
     double *a2, *b2;
@@ -359,40 +411,135 @@ static void check_output(const char *who, const char *what, const decode_case_t 
                   b->a2, b->b2);
 }
 
-/* One GPU call (v < NUM_VARIANTS: forced; AUTO_SLOT: auto) on fresh C and a
- * NaN workspace; reads C back into hout. Returns the status; *ws_words gets
- * the number of workspace words the call wrote. */
-static cuops_status_t gpu_call(const decode_case_t *c, const case_buffers_t *b, int v,
-                               void *hout, unsigned long long *ws_words)
+/* The weight's rows off 16 bytes: B's base (cudaMalloc'd, so 16-byte aligned,
+ * plus off_b elements) or ldb. Auto must take decode_realign there. */
+static int weight_off(const case_buffers_t *b) { return b->off_b % 8 != 0 || b->ldb % 8 != 0; }
+
+/* Every row of A and B on 16 bytes and k % 8 == 0: what decode_splitk takes. */
+static int all_aligned(const decode_case_t *c, const case_buffers_t *b)
 {
-    const size_t es_c = esize(c->ct);
+    return !weight_off(b) && b->off_a % 8 == 0 && b->lda % 8 == 0 && c->k % 8 == 0;
+}
+
+/* What the realign variants take: the weight's rows off 16 bytes or k % 8 !=
+ * 0 (with only A off 16 bytes, or every row on 16 bytes, they decline: the
+ * packed-x paths and decode_splitk serve those). */
+static int realign_takes(const decode_case_t *c, const case_buffers_t *b)
+{
+    return weight_off(b) || c->k % 8 != 0;
+}
+
+/* The kernel auto must run on a case, or NULL where the test leaves the pick
+ * open: realign cases with k == 0, with the weight off 16 bytes at m > 16
+ * (auto leaves decode_realign_m32/m64 to forced calls), with A alone off 16
+ * bytes, or with k % 8 != 0 and the weight's rows on 16 bytes. The realign
+ * cases with every row on 16 bytes follow the rules of the others. */
+static const char *auto_expect(const decode_case_t *c, const case_buffers_t *b)
+{
+    const int want = tightest_variant(c->m);
+    if (c->realign && c->k == 0) return NULL;
+    if (c->realign && weight_off(b)) return c->m <= 16 ? k_realign[want] : NULL;
+    if (c->realign && !all_aligned(c, b)) return NULL;
+    return auto_takes_narrow(c->n, c->k)       ? k_narrow
+           : auto_takes_wgmma(c->m, c->n, c->k) ? k_wgmma
+                                                : k_variants[want];
+}
+
+/* Counts what auto ran where the test leaves its pick open. */
+static void tally_auto_open(const char *kernel)
+{
+    for (int i = 0; i < AUTO_OPEN_NAMES; i++) {
+        if (g_auto_open_name[i][0] == 0)
+            snprintf(g_auto_open_name[i], sizeof g_auto_open_name[i], "%s", kernel);
+        if (!strcmp(g_auto_open_name[i], kernel)) {
+            g_auto_open_count[i]++;
+            return;
+        }
+    }
+}
+
+/* The variant a slot forces: v < NUM_VARIANTS the case's decode family
+ * (decode_splitk, or decode_realign for a realign case), AUTO_SLOT auto, the
+ * others the Hopper forms. */
+static const char *slot_name(const decode_case_t *c, int v)
+{
+    return v < NUM_VARIANTS    ? (c->realign ? k_realign[v] : k_variants[v])
+           : v == WGMMA_SLOT   ? k_wgmma
+           : v == NARROW_SLOT  ? k_narrow
+           : v >= ISSUE_SLOT   ? k_issue_forms[v - ISSUE_SLOT]
+           : v >= FIXED_SLOT   ? k_fixed_rows[v - FIXED_SLOT]
+                               : "auto";
+}
+
+/* The case's cuops_gemm_ex call with `variant` and options.split_k = split_k
+ * on the device buffers as they are. */
+static cuops_status_t gemm_call(const decode_case_t *c, const case_buffers_t *b,
+                                const char *variant, int split_k)
+{
+    const size_t es_ab = esize(c->ab), es_c = esize(c->ct);
     cuops_options_t opt;
     memset(&opt, 0, sizeof opt);
-    opt.variant = v < NUM_VARIANTS    ? k_variants[v]
-                  : v == WGMMA_SLOT   ? k_wgmma
-                  : v == NARROW_SLOT  ? k_narrow
-                  : v >= ISSUE_SLOT   ? k_issue_forms[v - ISSUE_SLOT]
-                  : v >= FIXED_SLOT   ? k_fixed_rows[v - FIXED_SLOT]
-                                      : "auto";
-    opt.split_k = v == AUTO_SLOT ? 0 : c->split_k;
+    opt.variant = variant;
+    opt.split_k = split_k;
+    return cuops_gemm_ex(g_gpu, CUOPS_OP_N, CUOPS_OP_T, c->m, c->n, c->k, c->alpha,
+                         (const char *)b->da + (size_t)b->off_a * es_ab, b->lda,
+                         (const char *)b->db + (size_t)b->off_b * es_ab, b->ldb, c->beta,
+                         (char *)b->dc + b->c_off * es_c, b->ldc, c->ab, c->ct, &opt);
+}
+
+/* One GPU call of `variant` with options.split_k = split_k on fresh C and a
+ * NaN workspace; reads C back into hout. Returns the status; *ws_words gets
+ * the number of workspace words the call wrote. */
+static cuops_status_t call_variant(const decode_case_t *c, const case_buffers_t *b,
+                                   const char *variant, int split_k, void *hout,
+                                   unsigned long long *ws_words)
+{
+    const size_t es_c = esize(c->ct);
     cudaMemcpy(b->dc, b->hc0, b->count_c * es_c, cudaMemcpyHostToDevice);
     ws_poison();
-    cuops_status_t st = cuops_gemm_ex(g_gpu, CUOPS_OP_N, CUOPS_OP_T, c->m, c->n, c->k, c->alpha,
-                                      b->da, b->lda, b->db, b->ldb, c->beta,
-                                      (char *)b->dc + b->c_off * es_c, b->ldc, c->ab, c->ct, &opt);
+    cuops_status_t st = gemm_call(c, b, variant, split_k);
     *ws_words = 0;
     if (st != CUOPS_STATUS_SUCCESS) return st;
-    if (!device_ok(opt.variant)) return CUOPS_STATUS_CUDA_ERROR;
+    if (!device_ok(variant)) return CUOPS_STATUS_CUDA_ERROR;
     *ws_words = ws_changed();
     cudaMemcpy(hout, b->dc, b->count_c * es_c, cudaMemcpyDeviceToHost);
     return st;
 }
 
+/* One GPU call of slot v (v < NUM_VARIANTS: forced; AUTO_SLOT: auto, with
+ * split_k = 0; the Hopper slots: forced), as call_variant. */
+static cuops_status_t gpu_call(const decode_case_t *c, const case_buffers_t *b, int v,
+                               void *hout, unsigned long long *ws_words)
+{
+    return call_variant(c, b, slot_name(c, v), v == AUTO_SLOT ? 0 : c->split_k, hout, ws_words);
+}
+
+/* A realign case that decode_splitk cannot serve (a row off 16 bytes or
+ * k % 8 != 0): each decode_splitk variant declines it; where the weight's
+ * rows are off 16 bytes, the Hopper decode forms (16-byte strides for TMA)
+ * decline it too. k == 0 reads no operand and is left out. */
+static void check_realign_declines(const decode_case_t *c, const case_buffers_t *b,
+                                   const char *what)
+{
+    if (c->k == 0 || all_aligned(c, b)) return;
+    const int hopper = g_sm_major == 9 && weight_off(b);
+    const char *const names[NUM_VARIANTS + 2] = {k_variants[0], k_variants[1], k_variants[2],
+                                                 k_variants[3], k_wgmma, k_narrow};
+    for (int v = 0; v < NUM_VARIANTS + 2 * hopper && !g_device_dead; v++) {
+        const cuops_status_t st = gemm_call(c, b, names[v], c->split_k);
+        CHECK(st == CUOPS_STATUS_NOT_SUPPORTED, "%s must decline %s, got %s", names[v], what,
+              cuops_status_string(st));
+        if (st == CUOPS_STATUS_SUCCESS) device_ok(names[v]);
+    }
+}
+
 static void run_variants(const decode_case_t *c, const case_buffers_t *b, const char *what)
 {
     const size_t es_c = esize(c->ct);
+    int *const ran = c->realign ? g_realign_ran : g_ran;
+    int *const ws_used = c->realign ? g_realign_ws : g_ws_used;
     for (int v = 0; v <= NUM_VARIANTS && !g_device_dead; v++) {
-        const char *who = v < NUM_VARIANTS ? k_variants[v] : "auto";
+        const char *who = slot_name(c, v);
         unsigned long long ws1 = 0, ws2 = 0;
         cuops_status_t st = gpu_call(c, b, v, b->hout, &ws1);
         if (v < NUM_VARIANTS && c->m > k_variant_m[v]) {
@@ -400,21 +547,31 @@ static void run_variants(const decode_case_t *c, const case_buffers_t *b, const 
                   (long long)c->m, cuops_status_string(st));
             continue;
         }
+        if (v < NUM_VARIANTS && c->realign && !realign_takes(c, b)) {
+            CHECK(st == CUOPS_STATUS_NOT_SUPPORTED,
+                  "%s must decline a weight on 16 bytes with k %% 8 == 0 (%s), got %s", who, what,
+                  cuops_status_string(st));
+            if (st == CUOPS_STATUS_SUCCESS) device_ok(who);
+            continue;
+        }
         CHECK(st == CUOPS_STATUS_SUCCESS, "%s: %s (%s) for %s", who, cuops_status_string(st),
               cuops_last_error(g_gpu), what);
         if (st != CUOPS_STATUS_SUCCESS) continue;
-        const int want = v < NUM_VARIANTS ? v : tightest_variant(c->m);
-        const char *want_name = v != AUTO_SLOT                     ? k_variants[want]
-                                : auto_takes_narrow(c->n, c->k)       ? k_narrow
-                                : auto_takes_wgmma(c->m, c->n, c->k) ? k_wgmma
-                                                                      : k_variants[want];
-        CHECK(!strcmp(cuops_last_kernel(g_gpu), want_name), "%s ran kernel '%s', not %s", who,
-              cuops_last_kernel(g_gpu), want_name);
+        const char *want_name = v != AUTO_SLOT ? who : auto_expect(c, b);
+        if (want_name)
+            CHECK(!strcmp(cuops_last_kernel(g_gpu), want_name), "%s ran kernel '%s', not %s for %s",
+                  who, cuops_last_kernel(g_gpu), want_name, what);
+        else
+            tally_auto_open(cuops_last_kernel(g_gpu));
         if (v == AUTO_SLOT && want_name == k_wgmma) g_auto_wgmma++;
         if (v == AUTO_SLOT && want_name == k_narrow) g_auto_narrow++;
-        g_ran[v]++;
-        if (ws1) g_ws_used[v]++;
-        if (ws1 && (v == AUTO_SLOT || c->split_k == 0)) g_auto_plan_split++;
+        if (v == AUTO_SLOT && c->realign && want_name == k_realign[tightest_variant(c->m)] &&
+            !strcmp(cuops_last_kernel(g_gpu), want_name))
+            g_auto_realign++;
+        ran[v]++;
+        if (ws1) ws_used[v]++;
+        if (ws1 && !c->realign && (v == AUTO_SLOT || c->split_k == 0)) g_auto_plan_split++;
+        if (ws1 && c->realign && v < NUM_VARIANTS && c->split_k == 0) g_realign_plan_split++;
         check_output(who, what, c, b, b->hout);
 
         /* the plan the forced split implies */
@@ -430,6 +587,10 @@ static void run_variants(const decode_case_t *c, const case_buffers_t *b, const 
         if (st == CUOPS_STATUS_SUCCESS)
             CHECK(memcmp(b->hout, b->hout2, b->count_c * es_c) == 0 && ws1 == ws2,
                   "%s: two runs differ for %s", who, what);
+    }
+    if (c->realign) {
+        check_realign_declines(c, b, what);
+        return;
     }
     if (g_sm_major != 9 || g_device_dead) return;
     /* the Hopper kernels: serve k >= 1, decline k == 0; no workspace (the
@@ -489,6 +650,8 @@ static void run_case(const decode_case_t *c)
     const int64_t guard = 29;
     const size_t es_ab = esize(c->ab), es_c = esize(c->ct);
     const size_t slack = c->exact ? 0 : 8;
+    b.off_a = c->off_a;
+    b.off_b = c->off_b;
     char what[288];
     snprintf(what, sizeof what,
              "ab=%s c=%s m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld alpha=%g beta=%g "
@@ -496,9 +659,26 @@ static void run_case(const decode_case_t *c)
              dname(c->ab), dname(c->ct), (long long)c->m, (long long)c->n, (long long)c->k,
              (long long)b.lda, (long long)b.ldb, (long long)b.ldc, (double)c->alpha,
              (double)c->beta, c->split_k, c->exact ? "exact-size A/B" : "A/B with NaN tail");
-
-    b.ha = make_operand(c->ab, c->m, c->k, b.lda, slack, &b.count_a);
-    b.hb = make_operand(c->ab, c->n, c->k, b.ldb, slack, &b.count_b);
+    if (c->realign) {
+        /* A and B start off_a / off_b elements into their allocation (NaN
+         * before them); exact: the allocation ends with the last row's last
+         * element, else that row's padding and 8 NaN follow it */
+        const size_t len = strlen(what);
+        snprintf(what + len, sizeof what - len, ", A +%lld B +%lld elements off 16 bytes",
+                 (long long)b.off_a, (long long)b.off_b);
+        b.count_a = (size_t)(b.off_a + (c->m - 1) * b.lda + (c->exact ? c->k : b.lda + 8));
+        b.count_b = (size_t)(b.off_b + (c->n - 1) * b.ldb + (c->exact ? c->k : b.ldb + 8));
+        if (b.count_a == 0) b.count_a = 1; /* k == 0: nothing is read, but allocate */
+        if (b.count_b == 0) b.count_b = 1;
+        b.ha = make_operand_in(c->ab, c->m, c->k, b.lda, b.off_a, b.count_a);
+        b.hb = make_operand_in(c->ab, c->n, c->k, b.ldb, b.off_b, b.count_b);
+    } else {
+        b.ha = make_operand(c->ab, c->m, c->k, b.lda, slack, &b.count_a);
+        b.hb = make_operand(c->ab, c->n, c->k, b.ldb, slack, &b.count_b);
+    }
+    /* the matrices themselves, in the host images */
+    const char *ha_mat = b.ha ? (const char *)b.ha + (size_t)b.off_a * es_ab : NULL;
+    const char *hb_mat = b.hb ? (const char *)b.hb + (size_t)b.off_b * es_ab : NULL;
     b.c_off = c->aligned_c ? 32 : guard;
     b.count_c = (size_t)(b.c_off + c->m * b.ldc + guard);
     b.hc0 = malloc(b.count_c * es_c);
@@ -506,8 +686,8 @@ static void run_case(const decode_case_t *c)
     b.hout = malloc(b.count_c * es_c);
     b.hout2 = malloc(b.count_c * es_c);
     if (b.ha && b.hb) {
-        b.a2 = row_norms2(b.ha, c->ab, c->m, c->k, b.lda);
-        b.b2 = row_norms2(b.hb, c->ab, c->n, c->k, b.ldb);
+        b.a2 = row_norms2(ha_mat, c->ab, c->m, c->k, b.lda);
+        b.b2 = row_norms2(hb_mat, c->ab, c->n, c->k, b.ldb);
     }
     if (!b.ha || !b.hb || !b.hc0 || !b.href || !b.hout || !b.hout2 || !b.a2 || !b.b2 ||
         cudaMalloc(&b.da, b.count_a * es_ab) != cudaSuccess ||
@@ -528,7 +708,7 @@ static void run_case(const decode_case_t *c)
     memcpy(b.href, b.hc0, b.count_c * es_c);
     {
         cuops_status_t st = cuops_gemm(g_cpu, CUOPS_OP_N, CUOPS_OP_T, c->m, c->n, c->k, c->alpha,
-                                       b.ha, b.lda, b.hb, b.ldb, c->beta,
+                                       ha_mat, b.lda, hb_mat, b.ldb, c->beta,
                                        (char *)b.href + b.c_off * es_c, b.ldc, c->ab, c->ct);
         CHECK(st == CUOPS_STATUS_SUCCESS, "CPU reference: %s (%s) for %s",
               cuops_status_string(st), cuops_last_error(g_cpu), what);
@@ -1255,20 +1435,255 @@ done:
     cudaFree(da); cudaFree(db); cudaFree(dc);
 }
 
-/* The four variants are registered with the GEMM dispatch (no device needed). */
+/* ---- the decode_realign variants: operand rows off 16 bytes ------------------- */
+
+static const int64_t k_rpads[4] = {0, 1, 3, 8};
+static const int k_rsplits[5] = {0, 1, 2, 3, 64};
+
+/* A realign case: grid_case's dtypes, alpha, beta and ldc padding, with A and
+ * B 0-7 elements past a 16-byte boundary, lda and ldb k + {0, 1, 3, 8},
+ * exact-size A and B every other case and a forced split of 0, 1, 2, 3 or 64,
+ * each rotated over the case index with its own period, so that every pair
+ * of these choices meets across the full grid. */
+static decode_case_t realign_case(int idx, int64_t m, int64_t n, int64_t k)
+{
+    decode_case_t c = grid_case(idx, m, n, k);
+    c.realign = 1;
+    c.off_a = (idx / 2 + idx / 48) % 8;
+    c.off_b = (5 * idx / 3 + idx / 24) % 8;
+    c.pad_a = k_rpads[(idx / 5 + idx / 40) % 4];
+    c.pad_b = k_rpads[(idx / 3 + idx / 11) % 4];
+    c.exact = (idx + idx / 2) % 2 == 0;
+    c.split_k = k_rsplits[(idx / 7) % 5];
+    return c;
+}
+
+/* What the realign variants refuse: m past the largest tile, trans_b = N or
+ * trans_a = T, f32 inputs, lda past 2^24. Every other argument of each call
+ * is one they take (operands 1 and 3 elements off 16 bytes, odd k and
+ * leading dimensions), so the named condition alone declines it. */
+static void test_realign_unsupported(void)
+{
+    if (g_device_dead) return;
+    const int64_t n = 64, k = 63, lda = 63, ldb = 63;
+    const size_t elems = (size_t)(65 * lda + 64);
+    uint16_t *da = NULL, *db = NULL;
+    float *dc = NULL;
+    if (cudaMalloc((void **)&da, elems * 4) != cudaSuccess ||
+        cudaMalloc((void **)&db, elems * 4) != cudaSuccess ||
+        cudaMalloc((void **)&dc, (size_t)(65 * n + 64) * 4) != cudaSuccess) {
+        CHECK(0, "allocation failed (realign unsupported)");
+        goto done;
+    }
+    cudaMemset(da, 0x3C, elems * 4); /* finite f16 1.06 */
+    cudaMemset(db, 0x3C, elems * 4);
+    for (int v = 0; v < NUM_VARIANTS; v++) {
+        cuops_options_t opt;
+        memset(&opt, 0, sizeof opt);
+        opt.variant = k_realign[v];
+        const cuops_dtype_t F16 = CUOPS_DTYPE_F16, F32 = CUOPS_DTYPE_F32;
+        const cuops_op_t N = CUOPS_OP_N, T = CUOPS_OP_T;
+        const uint16_t *a = da + 1, *b = db + 3;
+        /* m = 65 */
+        CHECK_STATUS(cuops_gemm_ex(g_gpu, N, T, 65, n, k, 1.0f, a, lda, b, ldb, 0.0f, dc, n, F16,
+                                   F32, &opt),
+                     CUOPS_STATUS_NOT_SUPPORTED);
+        /* trans_b = N, trans_a = T */
+        CHECK_STATUS(cuops_gemm_ex(g_gpu, N, N, 4, n, k, 1.0f, a, lda, b, n + 1, 0.0f, dc, n, F16,
+                                   F32, &opt),
+                     CUOPS_STATUS_NOT_SUPPORTED);
+        CHECK_STATUS(cuops_gemm_ex(g_gpu, T, T, 4, n, k, 1.0f, a, 5, b, ldb, 0.0f, dc, n, F16, F32,
+                                   &opt),
+                     CUOPS_STATUS_NOT_SUPPORTED);
+        /* lda past the 32-bit offset bound (m = 1 reads one row only) */
+        CHECK_STATUS(cuops_gemm_ex(g_gpu, N, T, 1, n, k, 1.0f, a, ((int64_t)1 << 24) + 1, b, ldb,
+                                   0.0f, dc, n, F16, F32, &opt),
+                     CUOPS_STATUS_NOT_SUPPORTED);
+        /* f32 inputs */
+        CHECK_STATUS(cuops_gemm_ex(g_gpu, N, T, 4, n, k, 1.0f, (float *)da + 1, lda,
+                                   (float *)db + 3, ldb, 0.0f, dc, n, F32, F32, &opt),
+                     CUOPS_STATUS_NOT_SUPPORTED);
+        CHECK(cuops_last_error(g_gpu)[0] != 0, "%s: a refusal leaves a detail", k_realign[v]);
+    }
+    device_ok("realign unsupported");
+done:
+    cudaFree(da); cudaFree(db); cudaFree(dc);
+}
+
+/* m x n x k over odd lists, every realign variant and auto on each, A and B
+ * off 16 bytes as realign_case rotates them. */
+static void test_realign_grid(void)
+{
+    static const int64_t ks_full[12] = {1, 3, 7, 9, 17, 31, 33, 65, 300, 301, 1537, 4095};
+    static const int64_t ns_full[6] = {1, 15, 17, 64, 300, 1537};
+    static const int64_t ms_full[8] = {1, 7, 8, 9, 16, 17, 33, 64};
+    static const int64_t ks_quick[4] = {1, 7, 33, 301};
+    static const int64_t ns_quick[3] = {1, 17, 300};
+    static const int64_t ms_quick[4] = {1, 9, 33, 64};
+    const int64_t *ks = g_quick ? ks_quick : ks_full, *ns = g_quick ? ns_quick : ns_full;
+    const int64_t *ms = g_quick ? ms_quick : ms_full;
+    const int nk = g_quick ? 4 : 12, nn = g_quick ? 3 : 6, nm = g_quick ? 4 : 8;
+    int idx = 0;
+    for (int d = 0; d < nk; d++)
+        for (int b = 0; b < nn; b++)
+            for (int a = 0; a < nm; a++, idx++) {
+                decode_case_t c = realign_case(idx, ms[a], ns[b], ks[d]);
+                run_case(&c);
+            }
+}
+
+/* Each kind of operand layout auto meets, at m = 1, 9, 17, 33 and 64 (the
+ * tightest realign variant m8, m16, m32, m64, m64; two of them per kind in
+ * the quick run), every forced realign variant on the same calls. The
+ * weight's rows off 16 bytes by B's base, by an odd ldb, by an odd k with
+ * ld = k, by an even ldb off 8: auto must take the tightest decode_realign.
+ * A alone off 16 bytes by its base or by lda, and k % 8 != 0 with the weight
+ * on 16 bytes: auto's pick is left open (tallied), its result checked. Every
+ * row on 16 bytes with k % 8 == 0: the realign variants serve it when forced,
+ * auto picks as in the other sections. */
+static void test_realign_auto(void)
+{
+    static const int64_t ms[5] = {1, 9, 17, 33, 64};
+    static const struct {
+        int64_t n, k, pad_a, pad_b, off_a, off_b;
+    } kinds[10] = {
+        {1000, 256, 0, 0, 0, 3},  /* B's base off */
+        {77, 256, 0, 1, 0, 0},    /* ldb odd */
+        {1537, 1001, 0, 0, 0, 0}, /* odd k, lda = ldb = k */
+        {300, 64, 8, 4, 2, 0},    /* ldb = 68 (A off too) */
+        {1537, 256, 0, 0, 5, 0},  /* A's base alone off */
+        {64, 256, 3, 0, 0, 0},    /* lda = 259 alone */
+        {300, 301, 3, 3, 0, 0},   /* k = 301, lda = ldb = 304, both bases on 16 bytes */
+        {2000, 100, 4, 4, 6, 0},  /* k = 100, ldb = 104 on 16 bytes; A off */
+        {1000, 256, 0, 0, 0, 0},  /* every row on 16 bytes */
+        {4096, 512, 8, 8, 0, 0},  /* the same, padded */
+    };
+    int idx = 300;
+    for (int i = 0; i < 10; i++)
+        for (int a = 0; a < 5; a++, idx++) {
+            if (g_quick && a != i % 5 && a != (i + 2) % 5) continue;
+            decode_case_t c = realign_case(idx, ms[a], kinds[i].n, kinds[i].k);
+            c.pad_a = kinds[i].pad_a;
+            c.pad_b = kinds[i].pad_b;
+            c.off_a = kinds[i].off_a;
+            c.off_b = kinds[i].off_b;
+            run_case(&c);
+        }
+}
+
+/* Forced splits 0, 1, 2, 3 and 64 on shapes with few tiles (every CTA of a
+ * tile writes partials, the fix-up sums them), odd k over 2 to 33 chunks of
+ * 32 columns, the last chunk partial (one column at k = 33). */
+static void test_realign_splits(void)
+{
+    static const int64_t shapes[5][3] = {
+        {1, 16, 1031}, {9, 40, 519}, {33, 100, 263}, {64, 7, 95}, {17, 300, 33}};
+    int idx = 400;
+    for (int s = 0; s < 5; s++)
+        for (int sp = 0; sp < 5; sp++, idx++) {
+            if (g_quick && (s + sp) % 2) continue;
+            decode_case_t c = realign_case(idx, shapes[s][0], shapes[s][1], shapes[s][2]);
+            c.split_k = k_rsplits[sp];
+            run_case(&c);
+        }
+}
+
+/* The plan's own split (split_k = 0) with the weight off 16 bytes (ld = k
+ * odd): stream-K at 1 x 4704 x 1031 and split-K at 9 x 40 x 519 on 132 SMs,
+ * as decode_splitk at k + 1. With a 64-byte user workspace every realign
+ * variant runs the call unsplit: it succeeds, matches and writes no
+ * partials. */
+static void test_realign_small_workspace(void)
+{
+    static const int64_t shapes[2][3] = {{1, 4704, 1031}, {9, 40, 519}};
+    for (int s = 0; s < 2; s++) {
+        decode_case_t c = realign_case(500 + s, shapes[s][0], shapes[s][1], shapes[s][2]);
+        c.split_k = 0;
+        c.pad_a = c.pad_b = 0;
+        const int split_before = g_realign_plan_split;
+        run_case(&c);
+        if (g_num_sms == 132)
+            CHECK(g_realign_plan_split > split_before || g_device_dead,
+                  "%lld x %lld x %lld: no realign variant split with a large workspace",
+                  (long long)c.m, (long long)c.n, (long long)c.k);
+        else if (g_realign_plan_split == split_before)
+            SKIP("%lld x %lld x %lld: no realign variant split on %d SMs: the fallback is not "
+                 "exercised", (long long)c.m, (long long)c.n, (long long)c.k, g_num_sms);
+        int ws_before = 0, ws_after = 0;
+        for (int v = 0; v <= NUM_VARIANTS; v++) ws_before += g_realign_ws[v];
+        CHECK_STATUS(cuops_set_workspace(g_gpu, g_ws, 64), CUOPS_STATUS_SUCCESS);
+        run_case(&c);
+        CHECK_STATUS(cuops_set_workspace(g_gpu, g_ws, WS_BYTES), CUOPS_STATUS_SUCCESS);
+        for (int v = 0; v <= NUM_VARIANTS; v++) ws_after += g_realign_ws[v];
+        CHECK(ws_after == ws_before, "%lld x %lld x %lld: a realign call wrote partials into a "
+              "64-byte workspace", (long long)c.m, (long long)c.n, (long long)c.k);
+    }
+}
+
+/* k == 0 with A and B off 16 bytes and odd leading dimensions: C = beta * C
+ * (beta == 0: the poison becomes 0), forced split 0 and 2. */
+static void test_realign_k_zero(void)
+{
+    for (int bi = 0; bi < 2; bi++) {
+        decode_case_t c = realign_case(600 + bi, 5, 77, 0);
+        c.ct = k_ct[bi + 1];
+        c.alpha = 1.0f;
+        c.beta = bi ? 0.5f : 0.0f;
+        c.off_a = 3;
+        c.off_b = 6;
+        c.pad_a = 1;
+        c.pad_b = 3;
+        c.exact = 0;
+        c.split_k = 2 * bi;
+        run_case(&c);
+    }
+}
+
+/* One larger call (not in the quick run): 16 x 4100 x 4095, ld = k, A and B
+ * 3 and 5 elements off 16 bytes, exact-size, the plan's own split. */
+static void test_realign_big(void)
+{
+    if (g_quick) return;
+    decode_case_t c = realign_case(700, 16, 4100, 4095);
+    c.ab = CUOPS_DTYPE_BF16;
+    c.ct = CUOPS_DTYPE_F32;
+    c.alpha = -0.75f;
+    c.beta = 0.5f;
+    c.off_a = 3;
+    c.off_b = 5;
+    c.pad_a = c.pad_b = 0;
+    c.exact = 1;
+    c.split_k = 0;
+    run_case(&c);
+}
+
+static void test_realign(void)
+{
+    test_realign_unsupported();
+    test_realign_k_zero();
+    test_realign_grid();
+    test_realign_auto();
+    test_realign_splits();
+    test_realign_small_workspace();
+    test_realign_big();
+}
+
+/* The eight variants (decode_splitk and decode_realign, four m tiles each)
+ * are registered with the GEMM dispatch (no device needed). */
 static int check_listed(void)
 {
     const char *const *names = NULL;
     int count = 0;
     CHECK_STATUS(cuops_variant_names("gemm", &names, &count), CUOPS_STATUS_SUCCESS);
     int listed = 0;
-    for (int v = 0; v < NUM_VARIANTS; v++)
-        for (int i = 0; names && i < count; i++)
-            if (!strcmp(names[i], k_variants[v])) { listed++; break; }
-    CHECK(listed == NUM_VARIANTS,
-          "only %d of the %d decode variants are in cuops_variant_names(\"gemm\")", listed,
-          NUM_VARIANTS);
-    return listed == NUM_VARIANTS;
+    for (int v = 0; v < 2 * NUM_VARIANTS; v++) {
+        const char *want = v < NUM_VARIANTS ? k_variants[v] : k_realign[v - NUM_VARIANTS];
+        int found = 0;
+        for (int i = 0; names && i < count && !found; i++) found = !strcmp(names[i], want);
+        CHECK(found, "%s is not in cuops_variant_names(\"gemm\")", want);
+        listed += found;
+    }
+    return listed == 2 * NUM_VARIANTS;
 }
 
 int main(void)
@@ -1336,6 +1751,7 @@ int main(void)
     test_transposed(CUOPS_OP_T, CUOPS_OP_N);
     test_transposed(CUOPS_OP_T, CUOPS_OP_T);
     test_big();
+    test_realign();
 
     if (!g_device_dead) {
         for (int v = 0; v <= NUM_VARIANTS; v++) {
@@ -1376,6 +1792,24 @@ int main(void)
         }
         fprintf(stderr, "automatic plans that split a tile: %d\n", g_auto_plan_split);
         CHECK(g_auto_plan_split > 0, "no automatic plan split K (split-K or stream-K)");
+
+        /* the realign cases */
+        for (int v = 0; v <= NUM_VARIANTS; v++) {
+            const char *who = v < NUM_VARIANTS ? k_realign[v] : "auto (realign cases)";
+            fprintf(stderr, "%-20s ran %4d case(s), %4d with split partials\n", who,
+                    g_realign_ran[v], g_realign_ws[v]);
+            CHECK(g_realign_ran[v] > 0, "%s ran no realign case", who);
+            if (v < NUM_VARIANTS)
+                CHECK(g_realign_ws[v] > 0, "%s never split K across CTAs", who);
+        }
+        fprintf(stderr, "realign plans that split a tile (split_k = 0): %d\n",
+                g_realign_plan_split);
+        fprintf(stderr, "auto took decode_realign on %d call(s) with the weight off 16 bytes\n",
+                g_auto_realign);
+        CHECK(g_auto_realign > 0, "auto never took decode_realign");
+        for (int i = 0; i < AUTO_OPEN_NAMES && g_auto_open_name[i][0]; i++)
+            fprintf(stderr, "auto, pick left open (A alone off, or k %% 8 != 0): %s %d time(s)\n",
+                    g_auto_open_name[i], g_auto_open_count[i]);
     }
     cuops_set_workspace(g_gpu, NULL, 0);
     cudaFree(g_ws);

@@ -48,6 +48,11 @@
  * multiples of 8, k % 8 == 0 (so a lane's 16 bytes are all inside k or all
  * past it), k and lda <= 2^24 (32-bit indices), c aligned to its element.
  * Ragged n and m are masked.
+ *
+ * decode_realign_m8..m64: the same kernel reading rows that are off 16 bytes
+ * (odd k with ld = k, odd ld, bases off 16 bytes) in place, with 16-byte
+ * loads on the 16-byte grid realigned in registers (decode_mma_realign);
+ * supports() asks a and b only to be on their element, and any k and ld.
  */
 #include <stdint.h>
 #include <string.h>
@@ -152,15 +157,355 @@ static __device__ __forceinline__ void store_c(const decode_args_t &p, int64_t r
     }
 }
 
+/* ---- realigned reads (the decode_realign kernels) ------------------------- */
+
+/* The first n_ok (<= 8) elements at ptr, zero after them, read one by one (ptr
+ * anywhere on 2 bytes; nothing past them is touched). */
+static __device__ __forceinline__ uint4 load_elements(const uint16_t *ptr, int n_ok)
+{
+    uint32_t w[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const uint32_t lo = 2 * i < n_ok ? (uint32_t)__ldg((const unsigned short *)ptr + 2 * i) : 0u;
+        const uint32_t hi =
+            2 * i + 1 < n_ok ? (uint32_t)__ldg((const unsigned short *)ptr + 2 * i + 1) : 0u;
+        w[i] = lo | hi << 16;
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+/* The 8 halves that start `mis` halves into the 16 halves lo:hi (lo.x's low
+ * half first, as in memory): two rounds of word selects by the bits of
+ * mis / 2, then a byte permute that moves by one half when mis is odd. */
+static __device__ __forceinline__ uint4 realign_halves(uint4 lo, uint4 hi, int mis)
+{
+    const uint32_t w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+    const bool by1 = (mis & 2) != 0, by2 = (mis & 4) != 0;
+    const uint32_t sel = (mis & 1) ? 0x5432u : 0x3210u;
+    uint32_t u[7], v[5];
+#pragma unroll
+    for (int j = 0; j < 7; j++) u[j] = by1 ? w[j + 1] : w[j];
+#pragma unroll
+    for (int j = 0; j < 5; j++) v[j] = by2 ? u[j + 2] : u[j];
+    return make_uint4(__byte_perm(v[0], v[1], sel), __byte_perm(v[1], v[2], sel),
+                      __byte_perm(v[2], v[3], sel), __byte_perm(v[3], v[4], sel));
+}
+
 /* ---- the GEMM ------------------------------------------------------------ */
+
+/*
+ * One segment (chunks c0..c1-1 of one tile) into acc, operands on 16 bytes:
+ * every warp takes chunks c0 + warp, c0 + warp + W, ...
+ */
+template <typename T, int M8, int R, int U, int W>
+static __device__ __forceinline__ void decode_mma_aligned(const decode_args_t &p, int64_t tile,
+                                                          int64_t c0, int64_t c1, int warp,
+                                                          int g, int t, float (&acc)[R][M8][4])
+{
+    constexpr int TILE_N = DECODE_STRIP_ROWS * R;
+    /* Start of this lane's weight rows tile*16R + 16r + 8h + g, clamped
+     * to n-1: a row past n only feeds its own output row, which is
+     * never stored, so it may read any valid row and needs no
+     * predicate. Column 0 of the row: the lane's column (its 8t
+     * included) is added once, below, from col_first. */
+    const uint16_t *wrow[R][2];
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int hh = 0; hh < 2; hh++) {
+            int64_t row = tile * TILE_N + 16 * r + 8 * hh + g;
+            if (row >= p.n) row = p.n - 1;
+            wrow[r][hh] = p.b + row * p.ldb;
+        }
+    /* Activation rows 8i + g, clamped to m-1 like the weight rows (a
+     * row past m only feeds an output column that is never stored).
+     * Element offsets fit in 32 bits: supports() bounds lda (and so
+     * 63 * lda < 2^31). */
+    int a_off[M8];
+#pragma unroll
+    for (int i = 0; i < M8; i++) {
+        const int row = 8 * i + g < (int)p.m ? 8 * i + g : (int)p.m - 1;
+        a_off[i] = row * (int)p.lda;
+    }
+
+    /* Column of this lane's 8 elements in the warp's chunk j is
+     * col_first + j*col_step; it is valid iff it is below col_end
+     * (chunks past the segment start at c1*32 or later). Every load
+     * address below is row start + exactly that column, the value
+     * its predicate tests, for weight and activations alike; with
+     * k % 8 == 0 the 8 elements are then all inside k or all past
+     * it. Addresses advance by col_step elements per chunk: within
+     * the unrolled slot loop they become immediate offsets of one
+     * base register. A predicated-off load never touches its
+     * address. The ints cannot overflow: supports() bounds k by
+     * DECODE_MAX_K, and the largest value formed, col_next after the
+     * last refill, is below k + (U + 2) * col_step. */
+    const int nseg = (int)(c1 - c0);
+    const int count = nseg > warp ? (nseg - warp + W - 1) / W : 0;
+    const int col_step = W * DECODE_CHUNK_K;
+    const int col_first = (int)(c0 + warp) * DECODE_CHUNK_K + 8 * t;
+    const int col_end = (int)min(p.k, c1 * DECODE_CHUNK_K);
+
+    uint4 buf[U][R][2];
+#pragma unroll
+    for (int s = 0; s < U; s++) {
+        const bool in = col_first + s * col_step < col_end;
+#pragma unroll
+        for (int r = 0; r < R; r++)
+#pragma unroll
+            for (int hh = 0; hh < 2; hh++)
+                buf[s][r][hh] =
+                    load_weight_16(wrow[r][hh] + col_first + s * col_step, in);
+    }
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int hh = 0; hh < 2; hh++) wrow[r][hh] += col_first + U * col_step;
+
+    int col = col_first;                     /* chunk being multiplied */
+    int col_next = col_first + U * col_step; /* chunk being refilled */
+    const uint16_t *xp = p.a + col_first;
+#pragma unroll 1
+    for (int j0 = 0; j0 < count; j0 += U) {
+#pragma unroll
+        for (int s = 0; s < U; s++) {
+            if (j0 + s >= count) break; /* warp-uniform */
+            /* past k (last chunk) x must be 0 too: padding may be NaN */
+            const bool x_in = col < col_end;
+            uint4 xa[M8];
+#pragma unroll
+            for (int i = 0; i < M8; i++) xa[i] = load_act_16(xp + a_off[i], x_in);
+#pragma unroll
+            for (int step = 0; step < 2; step++) {
+#pragma unroll
+                for (int r = 0; r < R; r++) {
+                    const uint4 lo = buf[s][r][0], hi = buf[s][r][1];
+                    uint32_t af[4];
+                    af[0] = step ? lo.z : lo.x; /* row g,   k 2t..2t+1  */
+                    af[1] = step ? hi.z : hi.x; /* row g+8, k 2t..2t+1  */
+                    af[2] = step ? lo.w : lo.y; /* row g,   k 2t+8..2t+9 */
+                    af[3] = step ? hi.w : hi.y; /* row g+8, k 2t+8..2t+9 */
+#pragma unroll
+                    for (int i = 0; i < M8; i++) {
+                        uint32_t bf[2];
+                        bf[0] = step ? xa[i].z : xa[i].x;
+                        bf[1] = step ? xa[i].w : xa[i].y;
+                        cuops_mma_m16n8k16<T>::run(acc[r][i], af, bf);
+                    }
+                }
+            }
+            /* refill this slot with chunk j + U */
+            const bool in = col_next < col_end;
+#pragma unroll
+            for (int r = 0; r < R; r++)
+#pragma unroll
+                for (int hh = 0; hh < 2; hh++) {
+                    buf[s][r][hh] = load_weight_16(wrow[r][hh], in);
+                    wrow[r][hh] += col_step;
+                }
+            col += col_step;
+            col_next += col_step;
+            xp += col_step;
+        }
+    }
+}
+
+/*
+ * The same segment with operand rows anywhere on 2 bytes (odd k, odd leading
+ * dimensions, bases off 16 bytes), read in place. Every load is a 16-byte
+ * block on the 16-byte grid; a row that starts `mis` elements past that grid
+ * has the lane's 8 columns 8t..8t+7 of a chunk at offsets mis..mis+7 of its
+ * own block and the next one.
+ *  - Weight: lane (g, t) loads block t of the chunk in each of its rows and
+ *    receives block t+1 from lane t+1 by shuffle; lane 3's block t+1 is
+ *    block 0 of the next chunk, which is why each warp takes a contiguous
+ *    run of chunks (not every W-th): that block is already in the lane-0
+ *    slot of the register pipeline, one chunk ahead, and only the chunk past
+ *    the run costs an extra 16-byte load. The weight bytes are read once.
+ *  - Activations (re-read from L1 by every warp): each lane loads both of
+ *    its blocks, the second only where the row is off the grid.
+ *  - Chunks below c_safe = (k - 8) / 32 touch no block past column k - 1 of
+ *    the operands' last rows: they run in the register pipeline with no
+ *    bounds tests. The rest (at most two chunks at the end of K) run one at
+ *    a time: there a block that would pass an operand's last element is read
+ *    element by element (the allocation may end there), and the lane's
+ *    columns from k on are zeroed in both operands (they hold the next row
+ *    or NaN padding).
+ */
+/* Both k16 steps of one chunk for activation row block i: wa holds the
+ * lane's 8 columns of its weight rows (g, g+8 of each strip), xa of its
+ * activation row. */
+template <typename T, int M8, int R>
+static __device__ __forceinline__ void realign_mma_row(const uint4 (&wa)[R][2], uint4 xa, int i,
+                                                       float (&acc)[R][M8][4])
+{
+#pragma unroll
+    for (int step = 0; step < 2; step++) {
+        uint32_t bf[2];
+        bf[0] = step ? xa.z : xa.x;
+        bf[1] = step ? xa.w : xa.y;
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            uint32_t af[4];
+            af[0] = step ? wa[r][0].z : wa[r][0].x;
+            af[1] = step ? wa[r][1].z : wa[r][1].x;
+            af[2] = step ? wa[r][0].w : wa[r][0].y;
+            af[3] = step ? wa[r][1].w : wa[r][1].y;
+            cuops_mma_m16n8k16<T>::run(acc[r][i], af, bf);
+        }
+    }
+}
+
+/* One chunk of the pipeline: the lane's weight blocks `cur` and the lane-0
+ * blocks of the next chunk `ahead` (already loaded), its activations loaded
+ * here; col is the lane's first column. */
+template <typename T, int M8, int R>
+static __device__ __forceinline__ void realign_chunk(const decode_args_t &p, const uint4 (&cur)[R][2],
+                                                     const uint4 (&ahead)[R][2],
+                                                     const int (&wmis)[R][2], const int (&xoff)[M8],
+                                                     const int (&xmis)[M8], int col, int t,
+                                                     int src_lane, float (&acc)[R][M8][4])
+{
+    uint4 wa[R][2];
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int hh = 0; hh < 2; hh++) {
+            const uint4 give = t == 0 ? ahead[r][hh] : cur[r][hh];
+            uint4 got;
+            got.x = __shfl_sync(0xffffffffu, give.x, src_lane);
+            got.y = __shfl_sync(0xffffffffu, give.y, src_lane);
+            got.z = __shfl_sync(0xffffffffu, give.z, src_lane);
+            got.w = __shfl_sync(0xffffffffu, give.w, src_lane);
+            wa[r][hh] = realign_halves(cur[r][hh], got, wmis[r][hh]);
+        }
+    /* one activation row at a time: its blocks, realigned, feed both k16
+     * steps (only one row's registers live) */
+#pragma unroll
+    for (int i = 0; i < M8; i++) {
+        const uint16_t *xb = p.a + xoff[i] + col;
+        const uint4 b1 = load_act_16(xb, true);
+        const uint4 b2 = load_act_16(xb + 8, xmis[i] > 0);
+        realign_mma_row<T, M8, R>(wa, realign_halves(b1, b2, xmis[i]), i, acc);
+    }
+}
+
+/* A pipeline slot: the lane's weight blocks of chunk jn of the warp's run
+ * (relative to its first), loaded where the warp multiplies that chunk in
+ * the pipeline (jn < count_main) or, for lane 0 of a row off the grid, where
+ * it is the chunk after the last one there (lane 3's next block; it starts
+ * below column k - 8, so it is whole); then wnext moves on one chunk. */
+template <int R>
+static __device__ __forceinline__ void realign_load_slot(uint4 (&slot)[R][2],
+                                                         const uint16_t *(&wnext)[R][2],
+                                                         const int (&wmis)[R][2], int jn,
+                                                         int count_main, int t)
+{
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int hh = 0; hh < 2; hh++) {
+            const bool want = jn < count_main || (jn == count_main && t == 0 && wmis[r][hh] > 0);
+            slot[r][hh] = load_weight_16(wnext[r][hh], want);
+            wnext[r][hh] += DECODE_CHUNK_K;
+        }
+}
+
+/* Weight row of lane (g, r, hh) in tile `tile`, clamped to n-1 (a row past
+ * n only feeds an output row that is never stored). */
+template <int R>
+static __device__ __forceinline__ int64_t realign_weight_row(const decode_args_t &p, int64_t tile,
+                                                            int r, int hh, int g)
+{
+    const int64_t row = tile * (DECODE_STRIP_ROWS * R) + 16 * r + 8 * hh + g;
+    return row < p.n ? row : p.n - 1;
+}
+
+template <typename T, int M8, int R, int U, int W>
+static __device__ __forceinline__ void decode_mma_realign(const decode_args_t &p, int64_t tile,
+                                                          int64_t c0, int64_t c1, int warp,
+                                                          int g, int t, float (&acc)[R][M8][4])
+{
+    static_assert(U >= 2, "lane 3 reads the next chunk's slot");
+    const int nseg = (int)(c1 - c0);
+    const int lo = (int)c0 + (warp * nseg) / W;
+    const int count = (int)c0 + ((warp + 1) * nseg) / W - lo;
+    const int c_safe = p.k >= 8 ? (int)((p.k - 8) / DECODE_CHUNK_K) : 0;
+    const int count_main = min(count, max(0, c_safe - lo));
+    const int col_end = (int)min(p.k, c1 * DECODE_CHUNK_K);
+    const int col0 = lo * DECODE_CHUNK_K + 8 * t; /* the lane's columns in its first chunk */
+    const int src_lane = 4 * g + ((t + 1) & 3);
+
+    /* Weight rows, clamped to n-1 as in the aligned kernel: each row's
+     * offset from the 16-byte grid and the lane's block in chunk lo. */
+    const uint16_t *wnext[R][2];
+    int wmis[R][2];
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int hh = 0; hh < 2; hh++) {
+            const uint16_t *rowp = p.b + realign_weight_row<R>(p, tile, r, hh, g) * p.ldb;
+            wmis[r][hh] = (int)(((uintptr_t)rowp >> 1) & 7);
+            wnext[r][hh] = rowp + (col0 - wmis[r][hh]);
+        }
+    /* activation rows: column 0's block relative to p.a, and the offset */
+    int xoff[M8], xmis[M8];
+#pragma unroll
+    for (int i = 0; i < M8; i++) {
+        const int row = 8 * i + g < (int)p.m ? 8 * i + g : (int)p.m - 1;
+        xmis[i] = (int)(((uintptr_t)(p.a + row * p.lda) >> 1) & 7);
+        xoff[i] = row * (int)p.lda - xmis[i];
+    }
+
+    /* The pipeline over chunks lo .. lo + count_main - 1 (realign_load_slot) */
+    if (count_main > 0) {
+        int col = col0; /* the lane's first column in the chunk being multiplied */
+        uint4 buf[U][R][2];
+        int jn = 0; /* next chunk to load, relative to lo */
+#pragma unroll
+        for (int s = 0; s < U; s++) realign_load_slot<R>(buf[s], wnext, wmis, jn++, count_main, t);
+#pragma unroll 1
+        for (int j0 = 0; j0 < count_main; j0 += U) {
+#pragma unroll
+            for (int s = 0; s < U; s++) {
+                if (j0 + s >= count_main) break; /* warp-uniform: the shuffles need every lane */
+                realign_chunk<T, M8, R>(p, buf[s], buf[(s + 1) % U], wmis, xoff, xmis, col, t,
+                                        src_lane, acc);
+                /* refill this slot with chunk jn = j0 + s + U */
+                realign_load_slot<R>(buf[s], wnext, wmis, jn++, count_main, t);
+                col += DECODE_CHUNK_K;
+            }
+        }
+    }
+
+    /* The tail (at most two chunks at the end of K): each lane reads its own
+     * 8 columns element by element, those from col_end on as zero. */
+#pragma unroll 1
+    for (int j = count_main; j < count; j++) {
+        const int col = col0 + j * DECODE_CHUNK_K;
+        const int nv = min(8, col_end - col);
+        uint4 wa[R][2];
+#pragma unroll
+        for (int r = 0; r < R; r++)
+#pragma unroll
+            for (int hh = 0; hh < 2; hh++)
+                wa[r][hh] =
+                    load_elements(p.b + realign_weight_row<R>(p, tile, r, hh, g) * p.ldb + col, nv);
+#pragma unroll
+        for (int i = 0; i < M8; i++)
+            realign_mma_row<T, M8, R>(wa, load_elements(p.a + xoff[i] + xmis[i] + col, nv), i,
+                                      acc);
+    }
+}
 
 /*
  * W warps per CTA; a tile is R strips (16R weight rows) by 8*M8 activation
  * rows; U chunks in flight per warp. Per CTA: walk its unit range segment by
  * segment (a segment = the part of one tile's K inside the range); per
- * segment every warp takes chunks c0 + warp, c0 + warp + W, ...
+ * segment the warps multiply their chunks (decode_mma_aligned, or
+ * decode_mma_realign where REALIGN), then their sums meet in shared memory.
  */
-template <typename T, int M8, int R, int U, int W, int MIN_BLOCKS>
+template <typename T, int M8, int R, int U, int W, int MIN_BLOCKS, bool REALIGN>
 __global__ void __launch_bounds__(W * 32, MIN_BLOCKS) decode_splitk_kernel(decode_args_t p)
 {
     constexpr int TILE_N = DECODE_STRIP_ROWS * R;
@@ -202,112 +547,10 @@ __global__ void __launch_bounds__(W * 32, MIN_BLOCKS) decode_splitk_kernel(decod
 #pragma unroll
                 for (int i = 0; i < M8; i++)
                     acc[r][i][0] = acc[r][i][1] = acc[r][i][2] = acc[r][i][3] = 0.0f;
-
-            /* Start of this lane's weight rows tile*16R + 16r + 8h + g, clamped
-             * to n-1: a row past n only feeds its own output row, which is
-             * never stored, so it may read any valid row and needs no
-             * predicate. Column 0 of the row: the lane's column (its 8t
-             * included) is added once, below, from col_first. */
-            const uint16_t *wrow[R][2];
-#pragma unroll
-            for (int r = 0; r < R; r++)
-#pragma unroll
-                for (int hh = 0; hh < 2; hh++) {
-                    int64_t row = tile * TILE_N + 16 * r + 8 * hh + g;
-                    if (row >= p.n) row = p.n - 1;
-                    wrow[r][hh] = p.b + row * p.ldb;
-                }
-            /* Activation rows 8i + g, clamped to m-1 like the weight rows (a
-             * row past m only feeds an output column that is never stored).
-             * Element offsets fit in 32 bits: supports() bounds lda (and so
-             * 63 * lda < 2^31). */
-            int a_off[M8];
-#pragma unroll
-            for (int i = 0; i < M8; i++) {
-                const int row = 8 * i + g < (int)p.m ? 8 * i + g : (int)p.m - 1;
-                a_off[i] = row * (int)p.lda;
-            }
-
-            /* Column of this lane's 8 elements in the warp's chunk j is
-             * col_first + j*col_step; it is valid iff it is below col_end
-             * (chunks past the segment start at c1*32 or later). Every load
-             * address below is row start + exactly that column, the value
-             * its predicate tests, for weight and activations alike; with
-             * k % 8 == 0 the 8 elements are then all inside k or all past
-             * it. Addresses advance by col_step elements per chunk: within
-             * the unrolled slot loop they become immediate offsets of one
-             * base register. A predicated-off load never touches its
-             * address. The ints cannot overflow: supports() bounds k by
-             * DECODE_MAX_K, and the largest value formed, col_next after the
-             * last refill, is below k + (U + 2) * col_step. */
-            const int nseg = (int)(c1 - c0);
-            const int count = nseg > warp ? (nseg - warp + W - 1) / W : 0;
-            const int col_step = W * DECODE_CHUNK_K;
-            const int col_first = (int)(c0 + warp) * DECODE_CHUNK_K + 8 * t;
-            const int col_end = (int)min(p.k, c1 * DECODE_CHUNK_K);
-
-            uint4 buf[U][R][2];
-#pragma unroll
-            for (int s = 0; s < U; s++) {
-                const bool in = col_first + s * col_step < col_end;
-#pragma unroll
-                for (int r = 0; r < R; r++)
-#pragma unroll
-                    for (int hh = 0; hh < 2; hh++)
-                        buf[s][r][hh] =
-                            load_weight_16(wrow[r][hh] + col_first + s * col_step, in);
-            }
-#pragma unroll
-            for (int r = 0; r < R; r++)
-#pragma unroll
-                for (int hh = 0; hh < 2; hh++) wrow[r][hh] += col_first + U * col_step;
-
-            int col = col_first;                     /* chunk being multiplied */
-            int col_next = col_first + U * col_step; /* chunk being refilled */
-            const uint16_t *xp = p.a + col_first;
-#pragma unroll 1
-            for (int j0 = 0; j0 < count; j0 += U) {
-#pragma unroll
-                for (int s = 0; s < U; s++) {
-                    if (j0 + s >= count) break; /* warp-uniform */
-                    /* past k (last chunk) x must be 0 too: padding may be NaN */
-                    const bool x_in = col < col_end;
-                    uint4 xa[M8];
-#pragma unroll
-                    for (int i = 0; i < M8; i++) xa[i] = load_act_16(xp + a_off[i], x_in);
-#pragma unroll
-                    for (int step = 0; step < 2; step++) {
-#pragma unroll
-                        for (int r = 0; r < R; r++) {
-                            const uint4 lo = buf[s][r][0], hi = buf[s][r][1];
-                            uint32_t af[4];
-                            af[0] = step ? lo.z : lo.x; /* row g,   k 2t..2t+1  */
-                            af[1] = step ? hi.z : hi.x; /* row g+8, k 2t..2t+1  */
-                            af[2] = step ? lo.w : lo.y; /* row g,   k 2t+8..2t+9 */
-                            af[3] = step ? hi.w : hi.y; /* row g+8, k 2t+8..2t+9 */
-#pragma unroll
-                            for (int i = 0; i < M8; i++) {
-                                uint32_t bf[2];
-                                bf[0] = step ? xa[i].z : xa[i].x;
-                                bf[1] = step ? xa[i].w : xa[i].y;
-                                cuops_mma_m16n8k16<T>::run(acc[r][i], af, bf);
-                            }
-                        }
-                    }
-                    /* refill this slot with chunk j + U */
-                    const bool in = col_next < col_end;
-#pragma unroll
-                    for (int r = 0; r < R; r++)
-#pragma unroll
-                        for (int hh = 0; hh < 2; hh++) {
-                            buf[s][r][hh] = load_weight_16(wrow[r][hh], in);
-                            wrow[r][hh] += col_step;
-                        }
-                    col += col_step;
-                    col_next += col_step;
-                    xp += col_step;
-                }
-            }
+            if (REALIGN)
+                decode_mma_realign<T, M8, R, U, W>(p, tile, c0, c1, warp, g, t, acc);
+            else
+                decode_mma_aligned<T, M8, R, U, W>(p, tile, c0, c1, warp, g, t, acc);
 
             /* acc[r][i][q]: n row 16r + g + 8(q>>1), m col 8i + 2t + (q&1) */
 #pragma unroll
@@ -454,7 +697,7 @@ static decode_plan_t decode_make_plan(const struct cuops_handle *h, const cuops_
  * with two different GPUs must not share it. Devices past the table are
  * asked every call. It only steers the plan, never correctness.
  */
-template <typename T, int M8, int R, int U, int W, int MIN_BLOCKS>
+template <typename T, int M8, int R, int U, int W, int MIN_BLOCKS, bool REALIGN>
 static int decode_blocks_per_sm(const struct cuops_handle *h)
 {
     static int cached[DECODE_MAX_DEVICES]; /* 0: not asked yet on that device */
@@ -466,7 +709,7 @@ static int decode_blocks_per_sm(const struct cuops_handle *h)
     }
     int nb = 0;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &nb, decode_splitk_kernel<T, M8, R, U, W, MIN_BLOCKS>, W * 32, 0) != cudaSuccess ||
+            &nb, decode_splitk_kernel<T, M8, R, U, W, MIN_BLOCKS, REALIGN>, W * 32, 0) != cudaSuccess ||
         nb < 1) {
         (void)cudaGetLastError();
         return MIN_BLOCKS; /* not cached: the next call asks again */
@@ -475,13 +718,13 @@ static int decode_blocks_per_sm(const struct cuops_handle *h)
     return nb;
 }
 
-template <typename T, int M8, int R, int U, int W, int MIN_BLOCKS>
+template <typename T, int M8, int R, int U, int W, int MIN_BLOCKS, bool REALIGN>
 static cuops_status_t decode_launch_typed(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                           const cuops_options_t *opt, const char *name)
 {
     constexpr int TILE_N = DECODE_STRIP_ROWS * R, TILE_M = 8 * M8;
-    void (*kernel)(decode_args_t) = decode_splitk_kernel<T, M8, R, U, W, MIN_BLOCKS>;
-    const int blocks_per_sm = decode_blocks_per_sm<T, M8, R, U, W, MIN_BLOCKS>(h);
+    void (*kernel)(decode_args_t) = decode_splitk_kernel<T, M8, R, U, W, MIN_BLOCKS, REALIGN>;
+    const int blocks_per_sm = decode_blocks_per_sm<T, M8, R, U, W, MIN_BLOCKS, REALIGN>(h);
     const int64_t cta_inflight = (int64_t)W * U * R * DECODE_STRIP_ROWS * DECODE_CHUNK_K * 2;
     /* operands inside the handle's workspace (the W4A16 dequant-then-GEMM
      * path's dense chunk on parts without the sm90 kernels): the split-K
@@ -527,7 +770,7 @@ static cuops_status_t decode_launch_typed(struct cuops_handle *h, const cuops_ge
             if (opt) one = *opt;
             else memset(&one, 0, sizeof one);
             one.split_k = 1;
-            return decode_launch_typed<T, M8, R, U, W, MIN_BLOCKS>(h, d, &one, name);
+            return decode_launch_typed<T, M8, R, U, W, MIN_BLOCKS, REALIGN>(h, d, &one, name);
         }
         if (st != CUOPS_STATUS_SUCCESS) return st;
         p.ws = (float *)ws;
@@ -544,8 +787,10 @@ static cuops_status_t decode_launch_typed(struct cuops_handle *h, const cuops_ge
 
 /* ---- table entries --------------------------------------------------------- */
 
+/* realign: the decode_realign kernels, which read rows anywhere on 2 bytes
+ * (any k, lda, ldb; bases on their element); else 16-byte rows only. */
 static int decode_supports_m(const struct cuops_handle *h, const cuops_gemm_desc_t *d,
-                             int64_t m_tile)
+                             int64_t m_tile, int realign)
 {
     if (h->sm_major < 8) return 0;
     if (d->ab_type != CUOPS_DTYPE_F16 && d->ab_type != CUOPS_DTYPE_BF16) return 0;
@@ -554,48 +799,70 @@ static int decode_supports_m(const struct cuops_handle *h, const cuops_gemm_desc
         return 0;
     if (d->trans_a != CUOPS_OP_N || d->trans_b != CUOPS_OP_T) return 0;
     if (d->m < 1 || d->m > m_tile || d->n < 1 || d->k < 0) return 0;
-    if (d->k % 8 != 0) return 0;
     /* Column indices and activation offsets (63 rows x lda) are 32-bit ints
      * in the kernel: decline larger k or lda rather than widen them all. The
      * API already asks lda >= k; k is bounded on its own all the same. */
     if (d->k > DECODE_MAX_K || d->lda > DECODE_MAX_K) return 0;
-    if (!cuops_aligned(d->a, 16) || !cuops_aligned(d->b, 16)) return 0;
-    if (d->lda % 8 != 0 || d->ldb % 8 != 0) return 0;
     if (!cuops_aligned(d->c, cuops_dtype_size(d->c_type))) return 0;
-    return 1;
+    const int weight_on_16 = cuops_aligned(d->b, 16) && d->ldb % 8 == 0 && d->k % 8 == 0;
+    if (realign) {
+        /* The weight's rows must need it: with only x off 16 bytes the
+         * packed-x paths stream the weight faster (H100, P221 call 1: 16 x
+         * 32000 x 4096 lda 4097 98.4 us on sm90_ws_128x256 with x packed,
+         * 139.3 here, where every warp realigns x for every chunk). */
+        return !weight_on_16 && cuops_aligned(d->a, 2) && cuops_aligned(d->b, 2);
+    }
+    if (!weight_on_16 || !cuops_aligned(d->a, 16)) return 0;
+    return d->lda % 8 == 0;
 }
 
 /*
- * Configurations <m tile, M8, R, U, W, min CTAs/SM>; registers from ptxas -v
- * (sm_90a / sm_80, no spills): m8 119/119, m16 120/121, m32 158/158,
- * m64 214/214 (2 CTAs of 4 warps per SM); the fix-up kernel 42/48.
+ * Configurations <kind, realign, m tile, M8, R, U, W, min CTAs/SM>; registers
+ * from ptxas -v (sm_90a / sm_80, no spills): splitk m8 119/119, m16 120/121,
+ * m32 158/158, m64 214/214 (2 CTAs of 4 warps per SM); the fix-up kernel
+ * 42/48.
  */
-#define DECODE_ENTRY(MT, M8, R, U, W, MINB)                                                    \
-    static int decode_supports_m##MT(const struct cuops_handle *h, const cuops_gemm_desc_t *d) \
+#define DECODE_ENTRY(KIND, REALIGN, MT, M8, R, U, W, MINB)                                     \
+    static int decode_##KIND##_supports_m##MT(const struct cuops_handle *h,                    \
+                                              const cuops_gemm_desc_t *d)                      \
     {                                                                                          \
-        return decode_supports_m(h, d, MT);                                                    \
+        return decode_supports_m(h, d, MT, REALIGN);                                           \
     }                                                                                          \
-    static cuops_status_t decode_launch_m##MT(struct cuops_handle *h, const cuops_gemm_desc_t *d, \
-                                              const cuops_options_t *opt)                      \
+    static cuops_status_t decode_##KIND##_launch_m##MT(                                        \
+        struct cuops_handle *h, const cuops_gemm_desc_t *d, const cuops_options_t *opt)        \
     {                                                                                          \
         if (d->ab_type == CUOPS_DTYPE_BF16)                                                    \
-            return decode_launch_typed<__nv_bfloat16, M8, R, U, W, MINB>(h, d, opt,            \
-                                                                         "decode_splitk_m" #MT); \
-        return decode_launch_typed<__half, M8, R, U, W, MINB>(h, d, opt, "decode_splitk_m" #MT); \
+            return decode_launch_typed<__nv_bfloat16, M8, R, U, W, MINB, REALIGN>(             \
+                h, d, opt, "decode_" #KIND "_m" #MT);                                          \
+        return decode_launch_typed<__half, M8, R, U, W, MINB, REALIGN>(h, d, opt,              \
+                                                                      "decode_" #KIND "_m" #MT); \
     }
 
-DECODE_ENTRY(8, 1, 1, 8, 8, 2)
-DECODE_ENTRY(16, 2, 1, 6, 8, 2)
-DECODE_ENTRY(32, 4, 1, 6, 4, 3)
-DECODE_ENTRY(64, 8, 1, 4, 4, 2)
+DECODE_ENTRY(splitk, false, 8, 1, 1, 8, 8, 2)
+DECODE_ENTRY(splitk, false, 16, 2, 1, 6, 8, 2)
+DECODE_ENTRY(splitk, false, 32, 4, 1, 6, 4, 3)
+DECODE_ENTRY(splitk, false, 64, 8, 1, 4, 4, 2)
+DECODE_ENTRY(realign, true, 8, 1, 1, 5, 8, 2)
+DECODE_ENTRY(realign, true, 16, 2, 1, 3, 8, 2)
+DECODE_ENTRY(realign, true, 32, 4, 1, 4, 4, 3)
+DECODE_ENTRY(realign, true, 64, 8, 1, 3, 4, 2)
 
-/* Smallest m tile first: the first entry that accepts a call is the tightest fit. */
+#define DECODE_ROW(KIND, MT) {"decode_" #KIND "_m" #MT, decode_##KIND##_supports_m##MT, \
+                              decode_##KIND##_launch_m##MT}
+
+/* Smallest m tile first: the first entry that accepts a call is the tightest
+ * fit; the realigning kernels after the others, for what those decline. */
 static const cuops_gemm_kernel_t decode_table[] = {
-    {"decode_splitk_m8", decode_supports_m8, decode_launch_m8},
-    {"decode_splitk_m16", decode_supports_m16, decode_launch_m16},
-    {"decode_splitk_m32", decode_supports_m32, decode_launch_m32},
-    {"decode_splitk_m64", decode_supports_m64, decode_launch_m64},
+    DECODE_ROW(splitk, 8),  DECODE_ROW(splitk, 16),  DECODE_ROW(splitk, 32),
+    DECODE_ROW(splitk, 64), DECODE_ROW(realign, 8), DECODE_ROW(realign, 16),
 };
+
+/* The realigning kernels for m <= 32 and m <= 64, forced only: at m = 64 they
+ * were slower than what auto runs instead (H100, P221 call 1: 64 x 32000 x
+ * 4095 363.5 us against 306.5 for sm90_ws_128x256 on packed operands, where
+ * every warp realigns x's 64 rows for every chunk of weight). */
+extern "C" const cuops_gemm_kernel_t cuops_gemm_decode_realign_m32 = DECODE_ROW(realign, 32);
+extern "C" const cuops_gemm_kernel_t cuops_gemm_decode_realign_m64 = DECODE_ROW(realign, 64);
 
 extern "C" const cuops_gemm_kernel_t *cuops_gemm_decode_kernel_table(int *count)
 {
