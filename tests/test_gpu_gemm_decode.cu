@@ -63,9 +63,9 @@
  * lda > 2^24. Each decode_splitk variant must decline every such case with
  * a row off 16 bytes or k % 8 != 0. Where the weight's rows are off 16 bytes
  * (B's base, or ldb % 8 != 0) the Hopper forms must decline too (sm_90) and
- * auto must run the tightest decode_realign variant at m <= 16 (m32 and m64
- * are forced only). Where A alone is off, or k % 8 != 0 with the weight's
- * rows on 16 bytes, or m > 16, auto's pick is left open: its result is
+ * auto must run the tightest decode_realign variant at m <= 32 (m64 is
+ * forced only). Where A alone is off, or k % 8 != 0 with the weight's
+ * rows on 16 bytes, or m > 32, auto's pick is left open: its result is
  * checked and what it ran is printed. With the weight's rows on 16 bytes and
  * k % 8 == 0 (A off or not) the realign variants must decline when forced,
  * and auto picks as in the other sections where every row is on 16 bytes.
@@ -430,15 +430,15 @@ static int realign_takes(const decode_case_t *c, const case_buffers_t *b)
 }
 
 /* The kernel auto must run on a case, or NULL where the test leaves the pick
- * open: realign cases with k == 0, with the weight off 16 bytes at m > 16
- * (auto leaves decode_realign_m32/m64 to forced calls), with A alone off 16
+ * open: realign cases with k == 0, with the weight off 16 bytes at m > 32
+ * (auto leaves decode_realign_m64 to forced calls), with A alone off 16
  * bytes, or with k % 8 != 0 and the weight's rows on 16 bytes. The realign
  * cases with every row on 16 bytes follow the rules of the others. */
 static const char *auto_expect(const decode_case_t *c, const case_buffers_t *b)
 {
     const int want = tightest_variant(c->m);
     if (c->realign && c->k == 0) return NULL;
-    if (c->realign && weight_off(b)) return c->m <= 16 ? k_realign[want] : NULL;
+    if (c->realign && weight_off(b)) return c->m <= 32 ? k_realign[want] : NULL;
     if (c->realign && !all_aligned(c, b)) return NULL;
     return auto_takes_narrow(c->n, c->k)       ? k_narrow
            : auto_takes_wgmma(c->m, c->n, c->k) ? k_wgmma

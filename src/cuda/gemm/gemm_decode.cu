@@ -853,15 +853,15 @@ DECODE_ENTRY(realign, true, 64, 8, 1, 3, 4, 2)
 /* Smallest m tile first: the first entry that accepts a call is the tightest
  * fit; the realigning kernels after the others, for what those decline. */
 static const cuops_gemm_kernel_t decode_table[] = {
-    DECODE_ROW(splitk, 8),  DECODE_ROW(splitk, 16),  DECODE_ROW(splitk, 32),
-    DECODE_ROW(splitk, 64), DECODE_ROW(realign, 8), DECODE_ROW(realign, 16),
+    DECODE_ROW(splitk, 8),  DECODE_ROW(splitk, 16),  DECODE_ROW(splitk, 32), DECODE_ROW(splitk, 64),
+    DECODE_ROW(realign, 8), DECODE_ROW(realign, 16), DECODE_ROW(realign, 32),
 };
 
-/* The realigning kernels for m <= 32 and m <= 64, forced only: at m = 64 they
- * were slower than what auto runs instead (H100, P221 call 1: 64 x 32000 x
- * 4095 363.5 us against 306.5 for sm90_ws_128x256 on packed operands, where
- * every warp realigns x's 64 rows for every chunk of weight). */
-extern "C" const cuops_gemm_kernel_t cuops_gemm_decode_realign_m32 = DECODE_ROW(realign, 32);
+/* The realigning kernel for m <= 64, forced only: it was slower than what
+ * auto runs instead (H100, P221 call 1: 64 x 32000 x 4095 363.5 us against
+ * 306.5 for sm90_ws_128x256 on packed operands, where every warp realigns
+ * x's 64 rows for every chunk of weight). At m <= 32 the realigning kernel
+ * won (P221 call 2: 32 x 32000 x 4095 187.9 us against 304.6). */
 extern "C" const cuops_gemm_kernel_t cuops_gemm_decode_realign_m64 = DECODE_ROW(realign, 64);
 
 extern "C" const cuops_gemm_kernel_t *cuops_gemm_decode_kernel_table(int *count)
