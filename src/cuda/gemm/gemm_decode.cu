@@ -819,8 +819,10 @@ static int decode_supports_m(const struct cuops_handle *h, const cuops_gemm_desc
 /*
  * Configurations <kind, realign, m tile, M8, R, U, W, min CTAs/SM>; registers
  * from ptxas -v (sm_90a / sm_80, no spills): splitk m8 119/119, m16 120/121,
- * m32 158/158, m64 214/214 (2 CTAs of 4 warps per SM); the fix-up kernel
- * 42/48.
+ * m32 158/158, m64 214/214 (2 CTAs of 4 warps per SM); realign m8 125/127,
+ * m16 128/128, m32 168/168, m64 253/249 (their U is smaller: the realigning
+ * registers, and the shuffle that waits on the next chunk, cost a slot of
+ * depth; larger U spilled); the fix-up kernel 42/48.
  */
 #define DECODE_ENTRY(KIND, REALIGN, MT, M8, R, U, W, MINB)                                     \
     static int decode_##KIND##_supports_m##MT(const struct cuops_handle *h,                    \
