@@ -193,6 +193,24 @@ static __device__ __forceinline__ uint4 realign_halves(uint4 lo, uint4 hi, int m
 
 /* ---- the GEMM ------------------------------------------------------------ */
 
+/* Weight row of lane (g, r, hh) in tile `tile`, clamped to n-1: a row past
+ * n only feeds its own output row, which is never stored, so it may read any
+ * valid row and needs no predicate. */
+template <int R>
+static __device__ __forceinline__ int64_t decode_weight_row(const decode_args_t &p, int64_t tile,
+                                                           int r, int hh, int g)
+{
+    const int64_t row = tile * (DECODE_STRIP_ROWS * R) + 16 * r + 8 * hh + g;
+    return row < p.n ? row : p.n - 1;
+}
+
+/* Activation row 8i + g, clamped to m-1 like the weight rows (a row past m
+ * only feeds an output column that is never stored). */
+static __device__ __forceinline__ int decode_act_row(const decode_args_t &p, int i, int g)
+{
+    return 8 * i + g < (int)p.m ? 8 * i + g : (int)p.m - 1;
+}
+
 /*
  * One segment (chunks c0..c1-1 of one tile) into acc, operands on 16 bytes:
  * every warp takes chunks c0 + warp, c0 + warp + W, ...
@@ -202,31 +220,20 @@ static __device__ __forceinline__ void decode_mma_aligned(const decode_args_t &p
                                                           int64_t c0, int64_t c1, int warp,
                                                           int g, int t, float (&acc)[R][M8][4])
 {
-    constexpr int TILE_N = DECODE_STRIP_ROWS * R;
-    /* Start of this lane's weight rows tile*16R + 16r + 8h + g, clamped
-     * to n-1: a row past n only feeds its own output row, which is
-     * never stored, so it may read any valid row and needs no
-     * predicate. Column 0 of the row: the lane's column (its 8t
-     * included) is added once, below, from col_first. */
+    /* Start of this lane's weight rows (decode_weight_row). Column 0 of
+     * the row: the lane's column (its 8t included) is added once, below,
+     * from col_first. */
     const uint16_t *wrow[R][2];
 #pragma unroll
     for (int r = 0; r < R; r++)
 #pragma unroll
-        for (int hh = 0; hh < 2; hh++) {
-            int64_t row = tile * TILE_N + 16 * r + 8 * hh + g;
-            if (row >= p.n) row = p.n - 1;
-            wrow[r][hh] = p.b + row * p.ldb;
-        }
-    /* Activation rows 8i + g, clamped to m-1 like the weight rows (a
-     * row past m only feeds an output column that is never stored).
-     * Element offsets fit in 32 bits: supports() bounds lda (and so
-     * 63 * lda < 2^31). */
+        for (int hh = 0; hh < 2; hh++)
+            wrow[r][hh] = p.b + decode_weight_row<R>(p, tile, r, hh, g) * p.ldb;
+    /* Activation rows (decode_act_row). Element offsets fit in 32 bits:
+     * supports() bounds lda (and so 63 * lda < 2^31). */
     int a_off[M8];
 #pragma unroll
-    for (int i = 0; i < M8; i++) {
-        const int row = 8 * i + g < (int)p.m ? 8 * i + g : (int)p.m - 1;
-        a_off[i] = row * (int)p.lda;
-    }
+    for (int i = 0; i < M8; i++) a_off[i] = decode_act_row(p, i, g) * (int)p.lda;
 
     /* Column of this lane's 8 elements in the warp's chunk j is
      * col_first + j*col_step; it is valid iff it is below col_end
@@ -411,16 +418,6 @@ static __device__ __forceinline__ void realign_load_slot(uint4 (&slot)[R][2],
         }
 }
 
-/* Weight row of lane (g, r, hh) in tile `tile`, clamped to n-1 (a row past
- * n only feeds an output row that is never stored). */
-template <int R>
-static __device__ __forceinline__ int64_t realign_weight_row(const decode_args_t &p, int64_t tile,
-                                                            int r, int hh, int g)
-{
-    const int64_t row = tile * (DECODE_STRIP_ROWS * R) + 16 * r + 8 * hh + g;
-    return row < p.n ? row : p.n - 1;
-}
-
 template <typename T, int M8, int R, int U, int W>
 static __device__ __forceinline__ void decode_mma_realign(const decode_args_t &p, int64_t tile,
                                                           int64_t c0, int64_t c1, int warp,
@@ -444,7 +441,7 @@ static __device__ __forceinline__ void decode_mma_realign(const decode_args_t &p
     for (int r = 0; r < R; r++)
 #pragma unroll
         for (int hh = 0; hh < 2; hh++) {
-            const uint16_t *rowp = p.b + realign_weight_row<R>(p, tile, r, hh, g) * p.ldb;
+            const uint16_t *rowp = p.b + decode_weight_row<R>(p, tile, r, hh, g) * p.ldb;
             wmis[r][hh] = (int)(((uintptr_t)rowp >> 1) & 7);
             wnext[r][hh] = rowp + (col0 - wmis[r][hh]);
         }
@@ -452,7 +449,7 @@ static __device__ __forceinline__ void decode_mma_realign(const decode_args_t &p
     int xoff[M8], xmis[M8];
 #pragma unroll
     for (int i = 0; i < M8; i++) {
-        const int row = 8 * i + g < (int)p.m ? 8 * i + g : (int)p.m - 1;
+        const int row = decode_act_row(p, i, g);
         xmis[i] = (int)(((uintptr_t)(p.a + row * p.lda) >> 1) & 7);
         xoff[i] = row * (int)p.lda - xmis[i];
     }
@@ -490,7 +487,7 @@ static __device__ __forceinline__ void decode_mma_realign(const decode_args_t &p
 #pragma unroll
             for (int hh = 0; hh < 2; hh++)
                 wa[r][hh] =
-                    load_elements(p.b + realign_weight_row<R>(p, tile, r, hh, g) * p.ldb + col, nv);
+                    load_elements(p.b + decode_weight_row<R>(p, tile, r, hh, g) * p.ldb + col, nv);
 #pragma unroll
         for (int i = 0; i < M8; i++)
             realign_mma_row<T, M8, R>(wa, load_elements(p.a + xoff[i] + xmis[i] + col, nv), i,
