@@ -749,6 +749,20 @@ static decode_case_t grid_case(int idx, int64_t m, int64_t n, int64_t k)
     return c;
 }
 
+/* Every m x n x k of the lists (k outermost), case idx made by `make` from
+ * its running index, run on the GPU and the reference. */
+static void run_grid(decode_case_t (*make)(int, int64_t, int64_t, int64_t), const int64_t *ms,
+                     int nm, const int64_t *ns, int nn, const int64_t *ks, int nk)
+{
+    int idx = 0;
+    for (int d = 0; d < nk; d++)
+        for (int b = 0; b < nn; b++)
+            for (int a = 0; a < nm; a++, idx++) {
+                decode_case_t c = make(idx, ms[a], ns[b], ks[d]);
+                run_case(&c);
+            }
+}
+
 /* m x n x k over the lists, every variant and auto on each. */
 static void test_shape_grid(void)
 {
@@ -761,13 +775,7 @@ static void test_shape_grid(void)
     const int64_t *ms = g_quick ? ms_quick : ms_full, *ns = g_quick ? ns_quick : ns_full;
     const int64_t *ks = g_quick ? ks_quick : ks_full;
     const int nm = g_quick ? 5 : 12, nn = g_quick ? 3 : 5, nk = g_quick ? 3 : 4;
-    int idx = 0;
-    for (int d = 0; d < nk; d++)
-        for (int b = 0; b < nn; b++)
-            for (int a = 0; a < nm; a++, idx++) {
-                decode_case_t c = grid_case(idx, ms[a], ns[b], ks[d]);
-                run_case(&c);
-            }
+    run_grid(grid_case, ms, nm, ns, nn, ks, nk);
 }
 
 /* k = 32 and k = 64 with ld = k and exact-size allocations: the last lanes'
@@ -1523,24 +1531,20 @@ static void test_realign_grid(void)
     const int64_t *ks = g_quick ? ks_quick : ks_full, *ns = g_quick ? ns_quick : ns_full;
     const int64_t *ms = g_quick ? ms_quick : ms_full;
     const int nk = g_quick ? 4 : 12, nn = g_quick ? 3 : 6, nm = g_quick ? 4 : 8;
-    int idx = 0;
-    for (int d = 0; d < nk; d++)
-        for (int b = 0; b < nn; b++)
-            for (int a = 0; a < nm; a++, idx++) {
-                decode_case_t c = realign_case(idx, ms[a], ns[b], ks[d]);
-                run_case(&c);
-            }
+    run_grid(realign_case, ms, nm, ns, nn, ks, nk);
 }
 
 /* Each kind of operand layout auto meets, at m = 1, 9, 17, 33 and 64 (the
  * tightest realign variant m8, m16, m32, m64, m64; two of them per kind in
  * the quick run), every forced realign variant on the same calls. The
  * weight's rows off 16 bytes by B's base, by an odd ldb, by an odd k with
- * ld = k, by an even ldb off 8: auto must take the tightest decode_realign.
- * A alone off 16 bytes by its base or by lda, and k % 8 != 0 with the weight
- * on 16 bytes: auto's pick is left open (tallied), its result checked. Every
- * row on 16 bytes with k % 8 == 0: the realign variants serve it when forced,
- * auto picks as in the other sections. */
+ * ld = k, by an even ldb off 8: auto must take the tightest decode_realign
+ * at m <= 32 (at m = 33 and 64 its pick is left open: decode_realign_m64 is
+ * forced only). A alone off 16 bytes by its base or by lda, and k % 8 != 0
+ * with the weight on 16 bytes: auto's pick is left open (tallied), its
+ * result checked. With the weight on 16 bytes and k % 8 == 0 (A off or not)
+ * the realign variants must decline when forced; with every row on 16
+ * bytes auto picks as in the other sections. */
 static void test_realign_auto(void)
 {
     static const int64_t ms[5] = {1, 9, 17, 33, 64};
