@@ -68,6 +68,7 @@ typedef struct bench_options {
     cuops_op_t trans_a, trans_b;        /* GEMM operand layouts (default N, T) */
     int64_t lda;                        /* --lda: GEMM A's leading dimension at least this
                                            (0: the tight one, k or m) */
+    int64_t ldb;                        /* --ldb: the same for B (0: the tight one, k or n) */
     uint64_t seed;
     int time_invalid;                   /* CUOPS_BENCH_TIME_INVALID: time failed gemm and w4a16
                                            rows too */
@@ -108,6 +109,7 @@ typedef struct bench_row {
     const char *dtype;
     char trans[3];           /* GEMM rows: op(A), op(B) as "NT", "NN", ... ("" otherwise) */
     int64_t lda;             /* GEMM rows run with --lda: A's leading dimension (0 otherwise) */
+    int64_t ldb;             /* GEMM rows run with --ldb: B's leading dimension (0 otherwise) */
     int shape_kind;          /* 0: m,n,k   1: n,k,group   2: n   3: m,n,k,group */
     int64_t m, n, k, group;
     unsigned suite;          /* the BENCH_SUITE_* tags of the shape */

@@ -201,12 +201,14 @@ static void run_gemm_shape(bench_env_t *env, cuops_dtype_t dtype, int64_t m, int
     if (env->opt.lda > g.lda) g.lda = env->opt.lda;
     const int64_t a_rows = g.ta == CUOPS_OP_N ? m : k; /* rows of A as stored */
     g.ldb = g.tb == CUOPS_OP_N ? n : k;
+    if (env->opt.ldb > g.ldb) g.ldb = env->opt.ldb;
+    const int64_t b_rows = g.tb == CUOPS_OP_N ? k : n; /* rows of B as stored */
     g.ldc = n;
     g.ab = g.ct = dtype;
     g.cublas = dtype == CUOPS_DTYPE_F32 ? env->cublas_pedantic : env->cublas;
     const size_t es = bv_dtype_size(dtype);
     g.a_stride = bench_round_up((size_t)(a_rows * g.lda) * es, 256);
-    g.b_stride = bench_round_up((size_t)(n * k) * es, 256);
+    g.b_stride = bench_round_up((size_t)(b_rows * g.ldb) * es, 256);
     g.c_stride = bench_round_up((size_t)(m * n) * es, 256);
     /* the ridge of the bf16 GEMM ceiling; f32 rows (no f32 ceiling measured,
      * a ridge ~14x lower) stay memory-bound at m <= 64 only */
@@ -236,6 +238,7 @@ static void run_gemm_shape(bench_env_t *env, cuops_dtype_t dtype, int64_t m, int
             bench_row_t *row = bench_row_new(env, "gemm", variants[v], dtype);
             row->m = m; row->n = n; row->k = k; row->suite = tags;
             row->lda = env->opt.lda > 0 ? g.lda : 0;
+            row->ldb = env->opt.ldb > 0 ? g.ldb : 0;
             bench_row_fail(row, BENCH_ROW_SKIPPED, "%s (%zu MiB in %d set(s))", skip,
                            ((size_t)sets * set_bytes) >> 20, sets);
             bench_row_done(env, row);
@@ -293,6 +296,7 @@ static void run_gemm_shape(bench_env_t *env, cuops_dtype_t dtype, int64_t m, int
         row->m = m; row->n = n; row->k = k;
         row->suite = tags;
         row->lda = env->opt.lda > 0 ? g.lda : 0;
+        row->ldb = env->opt.ldb > 0 ? g.ldb : 0;
         row->baseline = baseline;
         row->baseline_us = baseline_us;
         row->baseline_power = baseline_power;

@@ -15,7 +15,7 @@
  *   ceilings {copy_gbps, vendor_gemm_tflops, mma_sync_tflops, wgmma_tflops}
  *                                           measured in the same run (the last two
  *                                           from cuops-probe via CUOPS_PROBE_JSON)
- *   rows [ {op, variant, kernel, dtype, shape {m, n, k, group}, trans, lda,
+ *   rows [ {op, variant, kernel, dtype, shape {m, n, k, group}, trans, lda, ldb,
  *           us (median of events), tflops, gbps, pct_of_ceiling,
  *           baseline (cuBLAS, CUB, ...), baseline_us, baseline_timing, speedup,
  *           valid, max_rel_err, triton_seed_us / triton_hoisted_us (dequant),
@@ -25,7 +25,7 @@
  *           difference over the series' wall time, idle gaps included),
  *           copy_same_us (a copy of the row's own bytes), note} ]
  *
- * Keys that do not apply to a row are left out (trans, lda, the Triton and
+ * Keys that do not apply to a row are left out (trans, lda, ldb, the Triton and
  * power keys, copy_same_us, note). A small C writer: strings go through
  * bv_json_escape, a number that was not measured (NAN) is written as null,
  * never as a made-up 0. Included by bench_main.cu only.
@@ -79,6 +79,7 @@ static inline void bj_row(FILE *f, const bench_row_t *r)
     bj_key(f, "shape"); bj_row_shape(f, r); fputs(", ", f);
     if (r->trans[0]) { bj_key(f, "trans"); bv_json_write_string(f, r->trans); fputs(", ", f); }
     if (r->lda > 0) fprintf(f, "\"lda\": %lld, ", (long long)r->lda);
+    if (r->ldb > 0) fprintf(f, "\"ldb\": %lld, ", (long long)r->ldb);
     bj_key(f, "us"); bj_number(f, r->us); fputs(", ", f);
     bj_key(f, "tflops"); bj_number(f, r->tflops); fputs(", ", f);
     bj_key(f, "gbps"); bj_number(f, r->gbps); fputs(", ", f);

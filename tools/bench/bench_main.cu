@@ -52,6 +52,8 @@ static void usage(FILE *f)
         "  --trans AB       GEMM operand layouts, e.g. NT (default: A [m,k], B [n,k]).\n"
         "  --lda N          GEMM: A's leading dimension at least N elements (default the\n"
         "                   tight one: k for A [m,k], m for A stored [k,m]).\n"
+        "  --ldb N          GEMM: B's leading dimension at least N elements (default k for\n"
+        "                   B [n,k], n for B stored [k,n]).\n"
         "  --reps N         timed repetitions (default: ~200 ms worth, at least 20).\n"
         "  --quick          a few small shapes per op, 10 repetitions (smoke test).\n"
         "  --interleave     gemm, w4a16: time each row's repetitions alternating with its\n"
@@ -240,6 +242,14 @@ static int parse_args(int argc, char **argv, bench_options_t *o)
                 return -1;
             }
             o->lda = v;
+        } else if (strcmp(a, "--ldb") == 0) {
+            NEED_VALUE();
+            long long v = 0;
+            if (bv_parse_ll(val, 1, 1ll << 31, &v)) {
+                fprintf(stderr, "cuops-bench: --ldb must be 1..2^31\n");
+                return -1;
+            }
+            o->ldb = v;
         } else if (strcmp(a, "--reps") == 0) {
             NEED_VALUE();
             long long v = 0;
@@ -908,10 +918,10 @@ int main(int argc, char **argv)
         /* the CPU rows have fixed shapes and one variant: say which options
          * of the command line they do not follow */
         const bench_options_t *o = &env.opt;
-        if (o->num_shapes || o->num_variants || o->all_variants || o->suites || o->lda ||
+        if (o->num_shapes || o->num_variants || o->all_variants || o->suites || o->lda || o->ldb ||
             o->interleave || o->reps)
             fprintf(stderr, "cuops-bench: without a CUDA device --shape, --variant, --suite, "
-                            "--lda, --interleave and --reps are ignored (the CPU reference runs "
+                            "--lda, --ldb, --interleave and --reps are ignored (the CPU reference runs "
                             "its fixed small shapes, median of 3 calls)\n");
         fflush(stdout);
         env.h = env.hc;
