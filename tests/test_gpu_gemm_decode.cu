@@ -339,8 +339,8 @@ typedef struct decode_case {
     int split_k;                 /* options.split_k of the forced runs (auto gets 0) */
     int aligned_c;               /* 1: C starts 16-byte aligned (else 29 elements into its buffer) */
     int realign;                 /* 1: the decode_realign variants instead of decode_splitk */
-    int64_t off_a, off_b;        /* realign: A and B start this many elements (0-7) past the
-                                  * 16-byte start of their allocation */
+    int64_t off_a, off_b;        /* realign: A and B start this many elements (0-15) past the
+                                  * 256-byte start of their allocation */
 } decode_case_t;
 
 typedef struct case_buffers {
@@ -664,7 +664,7 @@ static void run_case(const decode_case_t *c)
          * before them); exact: the allocation ends with the last row's last
          * element, else that row's padding and 8 NaN follow it */
         const size_t len = strlen(what);
-        snprintf(what + len, sizeof what - len, ", A +%lld B +%lld elements off 16 bytes",
+        snprintf(what + len, sizeof what - len, ", A +%lld B +%lld elements past the allocation",
                  (long long)b.off_a, (long long)b.off_b);
         b.count_a = (size_t)(b.off_a + (c->m - 1) * b.lda + (c->exact ? c->k : b.lda + 8));
         b.count_b = (size_t)(b.off_b + (c->n - 1) * b.ldb + (c->exact ? c->k : b.ldb + 8));
@@ -1449,7 +1449,7 @@ static const int64_t k_rpads[4] = {0, 1, 3, 8};
 static const int k_rsplits[5] = {0, 1, 2, 3, 64};
 
 /* A realign case: grid_case's dtypes, alpha, beta and ldc padding, with A and
- * B 0-7 elements past a 16-byte boundary, lda and ldb k + {0, 1, 3, 8},
+ * B 0-15 elements past a 32-byte boundary, lda and ldb k + {0, 1, 3, 8},
  * exact-size A and B every other case and a forced split of 0, 1, 2, 3 or 64,
  * each rotated over the case index with its own period, so that every pair
  * of these choices meets across the full grid. */
@@ -1457,8 +1457,10 @@ static decode_case_t realign_case(int idx, int64_t m, int64_t n, int64_t k)
 {
     decode_case_t c = grid_case(idx, m, n, k);
     c.realign = 1;
-    c.off_a = (idx / 2 + idx / 48) % 8;
-    c.off_b = (5 * idx / 3 + idx / 24) % 8;
+    /* 0-15 elements: the weight's rows start anywhere on the 32-byte grid
+     * the realigning kernels load from */
+    c.off_a = (idx / 2 + idx / 48) % 16;
+    c.off_b = (5 * idx / 3 + idx / 24) % 16;
     c.pad_a = k_rpads[(idx / 5 + idx / 40) % 4];
     c.pad_b = k_rpads[(idx / 3 + idx / 11) % 4];
     c.exact = (idx + idx / 2) % 2 == 0;
@@ -1550,8 +1552,9 @@ static void test_realign_auto(void)
     static const int64_t ms[5] = {1, 9, 17, 33, 64};
     static const struct {
         int64_t n, k, pad_a, pad_b, off_a, off_b;
-    } kinds[10] = {
+    } kinds[11] = {
         {1000, 256, 0, 0, 0, 3},  /* B's base off */
+        {1000, 255, 0, 0, 0, 11}, /* odd k, B's base 16 bytes past the 32-byte grid and off */
         {77, 256, 0, 1, 0, 0},    /* ldb odd */
         {1537, 1001, 0, 0, 0, 0}, /* odd k, lda = ldb = k */
         {300, 64, 8, 4, 2, 0},    /* ldb = 68 (A off too) */
@@ -1563,7 +1566,7 @@ static void test_realign_auto(void)
         {4096, 512, 8, 8, 0, 0},  /* the same, padded */
     };
     int idx = 300;
-    for (int i = 0; i < 10; i++)
+    for (int i = 0; i < 11; i++)
         for (int a = 0; a < 5; a++, idx++) {
             if (g_quick && a != i % 5 && a != (i + 2) % 5) continue;
             decode_case_t c = realign_case(idx, ms[a], kinds[i].n, kinds[i].k);
