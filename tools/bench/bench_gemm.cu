@@ -138,8 +138,9 @@ static bv_result_t check_gemm_output(gemm_ctx_t *g, gemm_host_t *host, double to
     bv_result_init(&r);
     size_t es = bv_dtype_size(g->ab);
     const int64_t a_rows = g->ta == CUOPS_OP_N ? g->m : g->k; /* rows of A as stored */
+    const int64_t b_rows = g->tb == CUOPS_OP_N ? g->k : g->n; /* rows of B as stored */
     if (!host->a) host->a = bench_to_host(g->a, (size_t)(a_rows * g->lda) * es);
-    if (!host->b) host->b = bench_to_host(g->b, (size_t)(g->n * g->k) * es);
+    if (!host->b) host->b = bench_to_host(g->b, (size_t)(b_rows * g->ldb) * es);
     void *c = bench_to_host(g->c, (size_t)(g->m * g->n) * bv_dtype_size(g->ct));
     if (!host->a || !host->b || !c) {
         free(c);

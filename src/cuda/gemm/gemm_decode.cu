@@ -363,46 +363,28 @@ static __device__ __forceinline__ void realign_mma_row(const uint4 (&wa)[R][2], 
     }
 }
 
-/* Block `from_lane` (a lane of this lane's quad) of the chunk, or of the next
- * chunk where `wraps`: the giving lane sends its `ahead` block when its
- * receiver wraps past block 3, else its `cur` block. */
-static __device__ __forceinline__ uint4 quad_block(uint4 cur, uint4 ahead, bool give_ahead,
-                                                   int from_lane)
-{
-    const uint4 give = give_ahead ? ahead : cur;
-    uint4 got; /* width 4: from_lane is taken mod 4 within the quad */
-    got.x = __shfl_sync(0xffffffffu, give.x, from_lane, 4);
-    got.y = __shfl_sync(0xffffffffu, give.y, from_lane, 4);
-    got.z = __shfl_sync(0xffffffffu, give.z, from_lane, 4);
-    got.w = __shfl_sync(0xffffffffu, give.w, from_lane, 4);
-    return got;
-}
-
 /* One chunk of the pipeline: the lane's weight blocks `cur` and the lane-0
- * (and lane-1) blocks of the next chunk `ahead` (already loaded), its
- * activations loaded here; col is the lane's first column. On the 16-byte
- * grid (GRID 16) the lane's 8 columns lie in blocks t and t+1 of its row's
- * chunk; on the 32-byte grid (GRID 32) the chunk starts wq = wmis / 8 blocks
- * earlier still, and they lie in blocks t+wq and t+wq+1. */
-template <typename T, int M8, int R, int GRID>
+ * blocks of the next chunk `ahead` (already loaded), its activations loaded
+ * here; col is the lane's first column. */
+template <typename T, int M8, int R>
 static __device__ __forceinline__ void realign_chunk(const decode_args_t &p, const uint4 (&cur)[R][2],
                                                      const uint4 (&ahead)[R][2],
                                                      const int (&wmis)[R][2], const int (&xoff)[M8],
-                                                     const int (&xmis)[M8], int col, int g, int t,
-                                                     float (&acc)[R][M8][4])
+                                                     const int (&xmis)[M8], int col, int t,
+                                                     int src_lane, float (&acc)[R][M8][4])
 {
     uint4 wa[R][2];
 #pragma unroll
     for (int r = 0; r < R; r++)
 #pragma unroll
         for (int hh = 0; hh < 2; hh++) {
-            const int q = GRID == 32 ? wmis[r][hh] >> 3 : 0;
-            /* lane s of the quad is asked for block s by lane s - q (mod 4)
-             * first, then by lane s - q - 1: those wrap where s < q, s <= q */
-            const uint4 first =
-                GRID == 32 ? quad_block(cur[r][hh], ahead[r][hh], t < q, t + q) : cur[r][hh];
-            const uint4 second = quad_block(cur[r][hh], ahead[r][hh], t <= q, t + q + 1);
-            wa[r][hh] = realign_halves(first, second, wmis[r][hh] & 7);
+            const uint4 give = t == 0 ? ahead[r][hh] : cur[r][hh];
+            uint4 got;
+            got.x = __shfl_sync(0xffffffffu, give.x, src_lane);
+            got.y = __shfl_sync(0xffffffffu, give.y, src_lane);
+            got.z = __shfl_sync(0xffffffffu, give.z, src_lane);
+            got.w = __shfl_sync(0xffffffffu, give.w, src_lane);
+            wa[r][hh] = realign_halves(cur[r][hh], got, wmis[r][hh]);
         }
     /* one activation row at a time: its blocks, realigned, feed both k16
      * steps (only one row's registers live) */
@@ -417,12 +399,9 @@ static __device__ __forceinline__ void realign_chunk(const decode_args_t &p, con
 
 /* A pipeline slot: the lane's weight blocks of chunk jn of the warp's run
  * (relative to its first), loaded where the warp multiplies that chunk in
- * the pipeline (jn < count_main) or, for the lanes whose blocks the last
- * chunk there takes from the next one (lane 0 of a row off the grid, and on
- * the 32-byte grid lane 1 where the row starts 8 or more elements past it),
- * where it is the chunk after the run: such a block ends before column k
- * (chunks there start below column k - 8), so it is whole; then wnext moves
- * on one chunk. */
+ * the pipeline (jn < count_main) or, for lane 0 of a row off the grid, where
+ * it is the chunk after the last one there (lane 3's next block; it starts
+ * below column k - 8, so it is whole); then wnext moves on one chunk. */
 template <int R>
 static __device__ __forceinline__ void realign_load_slot(uint4 (&slot)[R][2],
                                                          const uint16_t *(&wnext)[R][2],
@@ -433,16 +412,13 @@ static __device__ __forceinline__ void realign_load_slot(uint4 (&slot)[R][2],
     for (int r = 0; r < R; r++)
 #pragma unroll
         for (int hh = 0; hh < 2; hh++) {
-            /* blocks 4 .. 4 + (wmis - 1) / 8 of the last chunk are the next
-             * chunk's blocks 0 .. (wmis - 1) / 8 */
-            const bool want =
-                jn < count_main || (jn == count_main && wmis[r][hh] > 0 && 8 * t < wmis[r][hh]);
+            const bool want = jn < count_main || (jn == count_main && t == 0 && wmis[r][hh] > 0);
             slot[r][hh] = load_weight_16(wnext[r][hh], want);
             wnext[r][hh] += DECODE_CHUNK_K;
         }
 }
 
-template <typename T, int M8, int R, int U, int W, int GRID>
+template <typename T, int M8, int R, int U, int W>
 static __device__ __forceinline__ void decode_mma_realign(const decode_args_t &p, int64_t tile,
                                                           int64_t c0, int64_t c1, int warp,
                                                           int g, int t, float (&acc)[R][M8][4])
@@ -455,9 +431,10 @@ static __device__ __forceinline__ void decode_mma_realign(const decode_args_t &p
     const int count_main = min(count, max(0, c_safe - lo));
     const int col_end = (int)min(p.k, c1 * DECODE_CHUNK_K);
     const int col0 = lo * DECODE_CHUNK_K + 8 * t; /* the lane's columns in its first chunk */
+    const int src_lane = 4 * g + ((t + 1) & 3);
 
     /* Weight rows, clamped to n-1 as in the aligned kernel: each row's
-     * offset from the GRID-byte grid and the lane's block in chunk lo. */
+     * offset from the 16-byte grid and the lane's block in chunk lo. */
     const uint16_t *wnext[R][2];
     int wmis[R][2];
 #pragma unroll
@@ -465,7 +442,7 @@ static __device__ __forceinline__ void decode_mma_realign(const decode_args_t &p
 #pragma unroll
         for (int hh = 0; hh < 2; hh++) {
             const uint16_t *rowp = p.b + decode_weight_row<R>(p, tile, r, hh, g) * p.ldb;
-            wmis[r][hh] = (int)(((uintptr_t)rowp >> 1) & (GRID / 2 - 1));
+            wmis[r][hh] = (int)(((uintptr_t)rowp >> 1) & 7);
             wnext[r][hh] = rowp + (col0 - wmis[r][hh]);
         }
     /* activation rows: column 0's block relative to p.a, and the offset */
@@ -489,8 +466,8 @@ static __device__ __forceinline__ void decode_mma_realign(const decode_args_t &p
 #pragma unroll
             for (int s = 0; s < U; s++) {
                 if (j0 + s >= count_main) break; /* warp-uniform: the shuffles need every lane */
-                realign_chunk<T, M8, R, GRID>(p, buf[s], buf[(s + 1) % U], wmis, xoff, xmis, col,
-                                              g, t, acc);
+                realign_chunk<T, M8, R>(p, buf[s], buf[(s + 1) % U], wmis, xoff, xmis, col, t,
+                                        src_lane, acc);
                 /* refill this slot with chunk jn = j0 + s + U */
                 realign_load_slot<R>(buf[s], wnext, wmis, jn++, count_main, t);
                 col += DECODE_CHUNK_K;
@@ -525,7 +502,7 @@ static __device__ __forceinline__ void decode_mma_realign(const decode_args_t &p
  * segment the warps multiply their chunks (decode_mma_aligned, or
  * decode_mma_realign where REALIGN), then their sums meet in shared memory.
  */
-template <typename T, int M8, int R, int U, int W, int MIN_BLOCKS, int REALIGN>
+template <typename T, int M8, int R, int U, int W, int MIN_BLOCKS, bool REALIGN>
 __global__ void __launch_bounds__(W * 32, MIN_BLOCKS) decode_splitk_kernel(decode_args_t p)
 {
     constexpr int TILE_N = DECODE_STRIP_ROWS * R;
@@ -568,7 +545,7 @@ __global__ void __launch_bounds__(W * 32, MIN_BLOCKS) decode_splitk_kernel(decod
                 for (int i = 0; i < M8; i++)
                     acc[r][i][0] = acc[r][i][1] = acc[r][i][2] = acc[r][i][3] = 0.0f;
             if (REALIGN)
-                decode_mma_realign<T, M8, R, U, W, REALIGN>(p, tile, c0, c1, warp, g, t, acc);
+                decode_mma_realign<T, M8, R, U, W>(p, tile, c0, c1, warp, g, t, acc);
             else
                 decode_mma_aligned<T, M8, R, U, W>(p, tile, c0, c1, warp, g, t, acc);
 
@@ -717,7 +694,7 @@ static decode_plan_t decode_make_plan(const struct cuops_handle *h, const cuops_
  * with two different GPUs must not share it. Devices past the table are
  * asked every call. It only steers the plan, never correctness.
  */
-template <typename T, int M8, int R, int U, int W, int MIN_BLOCKS, int REALIGN>
+template <typename T, int M8, int R, int U, int W, int MIN_BLOCKS, bool REALIGN>
 static int decode_blocks_per_sm(const struct cuops_handle *h)
 {
     static int cached[DECODE_MAX_DEVICES]; /* 0: not asked yet on that device */
@@ -738,7 +715,7 @@ static int decode_blocks_per_sm(const struct cuops_handle *h)
     return nb;
 }
 
-template <typename T, int M8, int R, int U, int W, int MIN_BLOCKS, int REALIGN>
+template <typename T, int M8, int R, int U, int W, int MIN_BLOCKS, bool REALIGN>
 static cuops_status_t decode_launch_typed(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                           const cuops_options_t *opt, const char *name)
 {
@@ -860,17 +837,14 @@ static int decode_supports_m(const struct cuops_handle *h, const cuops_gemm_desc
                                                                       "decode_" #KIND "_m" #MT); \
     }
 
-DECODE_ENTRY(splitk, 0, 8, 1, 1, 8, 8, 2)
-DECODE_ENTRY(splitk, 0, 16, 2, 1, 6, 8, 2)
-DECODE_ENTRY(splitk, 0, 32, 4, 1, 6, 4, 3)
-DECODE_ENTRY(splitk, 0, 64, 8, 1, 4, 4, 2)
-DECODE_ENTRY(realign, 32, 8, 1, 1, 5, 8, 2)
-DECODE_ENTRY(realign, 32, 16, 2, 1, 3, 8, 2)
-DECODE_ENTRY(realign, 32, 32, 4, 1, 4, 4, 3)
-DECODE_ENTRY(realign, 32, 64, 8, 1, 3, 4, 2)
-DECODE_ENTRY(realign16, 16, 8, 1, 1, 5, 8, 2)
-DECODE_ENTRY(realign16, 16, 16, 2, 1, 3, 8, 2)
-DECODE_ENTRY(realign16, 16, 32, 4, 1, 4, 4, 3)
+DECODE_ENTRY(splitk, false, 8, 1, 1, 8, 8, 2)
+DECODE_ENTRY(splitk, false, 16, 2, 1, 6, 8, 2)
+DECODE_ENTRY(splitk, false, 32, 4, 1, 6, 4, 3)
+DECODE_ENTRY(splitk, false, 64, 8, 1, 4, 4, 2)
+DECODE_ENTRY(realign, true, 8, 1, 1, 5, 8, 2)
+DECODE_ENTRY(realign, true, 16, 2, 1, 3, 8, 2)
+DECODE_ENTRY(realign, true, 32, 4, 1, 4, 4, 3)
+DECODE_ENTRY(realign, true, 64, 8, 1, 3, 4, 2)
 
 #define DECODE_ROW(KIND, MT) {"decode_" #KIND "_m" #MT, decode_##KIND##_supports_m##MT, \
                               decode_##KIND##_launch_m##MT}
@@ -888,13 +862,6 @@ static const cuops_gemm_kernel_t decode_table[] = {
  * x's 64 rows for every chunk of weight). At m <= 32 the realigning kernel
  * won (P221 call 2: 32 x 32000 x 4095 187.9 us against 304.6). */
 extern "C" const cuops_gemm_kernel_t cuops_gemm_decode_realign_m64 = DECODE_ROW(realign, 64);
-
-/* The realigning kernels on the 16-byte grid (forced only, for comparison):
- * each lane loads its chunk's blocks from the 16-byte boundary at or below
- * its row's start, so half the rows' 64-byte chunks straddle three 32-byte
- * sectors; the kernels above start from the 32-byte boundary. */
-extern "C" const cuops_gemm_kernel_t cuops_gemm_decode_realign16[3] = {
-    DECODE_ROW(realign16, 8), DECODE_ROW(realign16, 16), DECODE_ROW(realign16, 32)};
 
 extern "C" const cuops_gemm_kernel_t *cuops_gemm_decode_kernel_table(int *count)
 {

@@ -81,10 +81,6 @@ extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_narrow_single;
  * slower at m = 64 than auto's packed path, P221) */
 __attribute__((weak, visibility("hidden")))
 extern const cuops_gemm_kernel_t cuops_gemm_decode_realign_m64;
-/* gemm_decode.cu: the realigning decode kernels on the 16-byte grid, m <= 8,
- * 16, 32 (forced only, for comparison) */
-__attribute__((weak, visibility("hidden")))
-extern const cuops_gemm_kernel_t cuops_gemm_decode_realign16[3];
 /* gemm_decode.cu: small-M (decode) kernels that stream the weight with split-K */
 __attribute__((weak, visibility("hidden")))
 const cuops_gemm_kernel_t *cuops_gemm_decode_kernel_table(int *count);
@@ -327,8 +323,6 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
     const cuops_gemm_kernel_t *t = cuops_gemm_family_table(cuops_gemm_decode_kernel_table, &count);
     for (int i = 0; i < count && n < max; i++) out[n++] = &t[i];
     if (&cuops_gemm_decode_realign_m64 && n < max) out[n++] = &cuops_gemm_decode_realign_m64;
-    for (int i = 0; i < 3 && cuops_gemm_decode_realign16 && n < max; i++)
-        out[n++] = &cuops_gemm_decode_realign16[i];
     t = cuops_gemm_family_table(cuops_gemm_sm90_kernel_table, &count);
     for (int i = 0; i < count && n < max; i++) out[n++] = &t[i];
     if (&cuops_gemm_sm90_decode_wgmma && n < max) out[n++] = &cuops_gemm_sm90_decode_wgmma;
