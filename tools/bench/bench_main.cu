@@ -234,22 +234,15 @@ static int parse_args(int argc, char **argv, bench_options_t *o)
             }
             o->trans_a = (val[0] == 'T' || val[0] == 't') ? CUOPS_OP_T : CUOPS_OP_N;
             o->trans_b = (val[1] == 'T' || val[1] == 't') ? CUOPS_OP_T : CUOPS_OP_N;
-        } else if (strcmp(a, "--lda") == 0) {
+        } else if (strcmp(a, "--lda") == 0 || strcmp(a, "--ldb") == 0) {
             NEED_VALUE();
             long long v = 0;
             if (bv_parse_ll(val, 1, 1ll << 31, &v)) {
-                fprintf(stderr, "cuops-bench: --lda must be 1..2^31\n");
+                fprintf(stderr, "cuops-bench: %s must be 1..2^31\n", a);
                 return -1;
             }
-            o->lda = v;
-        } else if (strcmp(a, "--ldb") == 0) {
-            NEED_VALUE();
-            long long v = 0;
-            if (bv_parse_ll(val, 1, 1ll << 31, &v)) {
-                fprintf(stderr, "cuops-bench: --ldb must be 1..2^31\n");
-                return -1;
-            }
-            o->ldb = v;
+            if (a[4] == 'a') o->lda = v;
+            else o->ldb = v;
         } else if (strcmp(a, "--reps") == 0) {
             NEED_VALUE();
             long long v = 0;
