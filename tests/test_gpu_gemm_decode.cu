@@ -1379,6 +1379,49 @@ static void test_big(void)
 
 /* ---- what the variants must refuse -------------------------------------------- */
 
+/* The operands of refused_everywhere's calls: a, b as f16 and a32, b32 as f32
+ * (the same buffers), k, their leading dimensions for NT, B's for NN, A's for
+ * TT (4 rows of k), and one past 2^24 for A. */
+typedef struct {
+    const void *a, *b, *a32, *b32;
+    int64_t k, lda, ldb, ldb_nn, lda_tt, lda_huge;
+} refusal_operands_t;
+
+/* What every decode variant refuses, each call otherwise one that `variant`
+ * takes: m = 65 (past the largest tile), trans_b = N, trans_a = T, lda past
+ * the 32-bit offset bound, f32 inputs; a refusal leaves a detail. */
+static void refused_everywhere(const char *variant, const refusal_operands_t *o, int64_t n,
+                               float *dc)
+{
+    cuops_options_t opt;
+    memset(&opt, 0, sizeof opt);
+    opt.variant = variant;
+    const cuops_dtype_t F16 = CUOPS_DTYPE_F16, F32 = CUOPS_DTYPE_F32;
+    const cuops_op_t N = CUOPS_OP_N, T = CUOPS_OP_T;
+    const int64_t k = o->k;
+    CHECK_STATUS(cuops_gemm_ex(g_gpu, N, T, 65, n, k, 1.0f, o->a, o->lda, o->b, o->ldb, 0.0f, dc,
+                               n, F16, F32, &opt),
+                 CUOPS_STATUS_NOT_SUPPORTED);
+    CHECK_STATUS(cuops_gemm_ex(g_gpu, N, N, 4, n, k, 1.0f, o->a, o->lda, o->b, o->ldb_nn, 0.0f, dc,
+                               n, F16, F32, &opt),
+                 CUOPS_STATUS_NOT_SUPPORTED);
+    CHECK_STATUS(cuops_gemm_ex(g_gpu, T, T, 4, n, k, 1.0f, o->a, o->lda_tt, o->b, o->ldb, 0.0f, dc,
+                               n, F16, F32, &opt),
+                 CUOPS_STATUS_NOT_SUPPORTED);
+    /* m = 1 reads one row only, so the small buffer is a valid operand for
+     * the API */
+    CHECK_STATUS(cuops_gemm_ex(g_gpu, N, T, 1, n, k, 1.0f, o->a, o->lda_huge, o->b, o->ldb, 0.0f,
+                               dc, n, F16, F32, &opt),
+                 CUOPS_STATUS_NOT_SUPPORTED);
+    CHECK_STATUS(cuops_gemm_ex(g_gpu, N, T, 4, n, k, 1.0f, o->a32, o->lda, o->b32, o->ldb, 0.0f, dc,
+                               n, F32, F32, &opt),
+                 CUOPS_STATUS_NOT_SUPPORTED);
+    CHECK(cuops_last_error(g_gpu)[0] != 0, "%s: a refusal leaves a detail", variant);
+}
+
+/* refused_everywhere on 16-byte operands, then what decode_splitk alone
+ * refuses: an operand off 16 bytes, leading dimensions or k not multiples
+ * of 8. */
 static void test_unsupported(void)
 {
     if (g_device_dead) return;
@@ -1394,22 +1437,13 @@ static void test_unsupported(void)
     cudaMemset(da, 0x3C, (size_t)(m * k + 64) * 2); /* finite f16 1.06 */
     cudaMemset(db, 0x3C, (size_t)(n * k + 64) * 2);
     for (int v = 0; v < NUM_VARIANTS; v++) {
+        const refusal_operands_t ops = {da, db, da, db, k, k, k, n, 4, ((int64_t)1 << 24) + 8};
+        refused_everywhere(k_variants[v], &ops, n, dc);
         cuops_options_t opt;
         memset(&opt, 0, sizeof opt);
         opt.variant = k_variants[v];
         const cuops_dtype_t F16 = CUOPS_DTYPE_F16, F32 = CUOPS_DTYPE_F32;
         const cuops_op_t N = CUOPS_OP_N, T = CUOPS_OP_T;
-        /* m = 65 */
-        CHECK_STATUS(cuops_gemm_ex(g_gpu, N, T, 65, n, k, 1.0f, da, k, db, k, 0.0f, dc, n, F16, F32,
-                                   &opt),
-                     CUOPS_STATUS_NOT_SUPPORTED);
-        /* trans_b = N, trans_a = T */
-        CHECK_STATUS(cuops_gemm_ex(g_gpu, N, N, 4, n, k, 1.0f, da, k, db, n, 0.0f, dc, n, F16, F32,
-                                   &opt),
-                     CUOPS_STATUS_NOT_SUPPORTED);
-        CHECK_STATUS(cuops_gemm_ex(g_gpu, T, T, 4, n, k, 1.0f, da, 4, db, k, 0.0f, dc, n, F16, F32,
-                                   &opt),
-                     CUOPS_STATUS_NOT_SUPPORTED);
         /* misaligned A or B (one element off 16 bytes) */
         CHECK_STATUS(cuops_gemm_ex(g_gpu, N, T, 4, n, k, 1.0f, da + 1, k, db, k, 0.0f, dc, n, F16,
                                    F32, &opt),
@@ -1426,15 +1460,6 @@ static void test_unsupported(void)
                      CUOPS_STATUS_NOT_SUPPORTED);
         CHECK_STATUS(cuops_gemm_ex(g_gpu, N, T, 4, n, k - 4, 1.0f, da, k, db, k, 0.0f, dc, n, F16,
                                    F32, &opt),
-                     CUOPS_STATUS_NOT_SUPPORTED);
-        /* lda past the 32-bit offset bound (m = 1 reads one row only, so the
-         * small buffer is a valid operand for the API) */
-        CHECK_STATUS(cuops_gemm_ex(g_gpu, N, T, 1, n, k, 1.0f, da, ((int64_t)1 << 24) + 8, db, k,
-                                   0.0f, dc, n, F16, F32, &opt),
-                     CUOPS_STATUS_NOT_SUPPORTED);
-        /* f32 inputs */
-        CHECK_STATUS(cuops_gemm_ex(g_gpu, N, T, 4, n, k, 1.0f, (float *)da, k, (float *)db, k, 0.0f,
-                                   dc, n, F32, F32, &opt),
                      CUOPS_STATUS_NOT_SUPPORTED);
         CHECK(cuops_last_error(g_gpu)[0] != 0, "%s: a refusal leaves a detail", k_variants[v]);
     }
@@ -1488,32 +1513,12 @@ static void test_realign_unsupported(void)
     cudaMemset(da, 0x3C, elems * 4); /* finite f16 1.06 */
     cudaMemset(db, 0x3C, elems * 4);
     for (int v = 0; v < NUM_VARIANTS; v++) {
-        cuops_options_t opt;
-        memset(&opt, 0, sizeof opt);
-        opt.variant = k_realign[v];
-        const cuops_dtype_t F16 = CUOPS_DTYPE_F16, F32 = CUOPS_DTYPE_F32;
-        const cuops_op_t N = CUOPS_OP_N, T = CUOPS_OP_T;
-        const uint16_t *a = da + 1, *b = db + 3;
-        /* m = 65 */
-        CHECK_STATUS(cuops_gemm_ex(g_gpu, N, T, 65, n, k, 1.0f, a, lda, b, ldb, 0.0f, dc, n, F16,
-                                   F32, &opt),
-                     CUOPS_STATUS_NOT_SUPPORTED);
-        /* trans_b = N, trans_a = T */
-        CHECK_STATUS(cuops_gemm_ex(g_gpu, N, N, 4, n, k, 1.0f, a, lda, b, n + 1, 0.0f, dc, n, F16,
-                                   F32, &opt),
-                     CUOPS_STATUS_NOT_SUPPORTED);
-        CHECK_STATUS(cuops_gemm_ex(g_gpu, T, T, 4, n, k, 1.0f, a, 5, b, ldb, 0.0f, dc, n, F16, F32,
-                                   &opt),
-                     CUOPS_STATUS_NOT_SUPPORTED);
-        /* lda past the 32-bit offset bound (m = 1 reads one row only) */
-        CHECK_STATUS(cuops_gemm_ex(g_gpu, N, T, 1, n, k, 1.0f, a, ((int64_t)1 << 24) + 1, b, ldb,
-                                   0.0f, dc, n, F16, F32, &opt),
-                     CUOPS_STATUS_NOT_SUPPORTED);
-        /* f32 inputs */
-        CHECK_STATUS(cuops_gemm_ex(g_gpu, N, T, 4, n, k, 1.0f, (float *)da + 1, lda,
-                                   (float *)db + 3, ldb, 0.0f, dc, n, F32, F32, &opt),
-                     CUOPS_STATUS_NOT_SUPPORTED);
-        CHECK(cuops_last_error(g_gpu)[0] != 0, "%s: a refusal leaves a detail", k_realign[v]);
+        /* A 1 and B 3 elements off 16 bytes (f16 and f32 alike); NN with an
+         * odd ldb, TT with an odd lda */
+        const refusal_operands_t ops = {
+            da + 1, db + 3, (float *)da + 1, (float *)db + 3, k, lda, ldb, n + 1, 5,
+            ((int64_t)1 << 24) + 1};
+        refused_everywhere(k_realign[v], &ops, n, dc);
     }
     device_ok("realign unsupported");
 done:
