@@ -67,6 +67,8 @@ static void usage(FILE *f)
         "valid; %%ceil is against the copy bandwidth (memory-bound rows) or the cuBLAS bf16\n"
         "8192^3 rate (compute-bound GEMM rows), both measured in the same run.\n"
         "Environment: CUOPS_GIT_SHA, CUOPS_TRITON_SCRIPT, CUOPS_BENCH_SEED;\n"
+        "CUOPS_BENCH_SAMPLES=1 prints every timed repetition (series order, buffer set): a\n"
+        "median that hides two modes shows them.\n"
         "CUOPS_BENCH_TIME_INVALID=1 times gemm and w4a16 rows that fail validation too (study\n"
         "builds that skip part of the work); they stay marked INVALID and count as failures.\n"
         "CUOPS_BENCH_SCAN_SHIFT=K (0..63) starts the scan and reduce rows' input and output\n"
@@ -159,6 +161,8 @@ static int parse_args(int argc, char **argv, bench_options_t *o)
     int any_op = 0;
     const char *time_invalid_env = getenv("CUOPS_BENCH_TIME_INVALID");
     o->time_invalid = time_invalid_env && atoi(time_invalid_env) != 0;
+    const char *samples_env = getenv("CUOPS_BENCH_SAMPLES");
+    o->print_samples = samples_env && atoi(samples_env) != 0;
     o->scan_out_shift = -1;
     static const char *const shift_vars[2] = {"CUOPS_BENCH_SCAN_SHIFT",
                                               "CUOPS_BENCH_SCAN_OUT_SHIFT"};

@@ -97,6 +97,20 @@ static int bench_sync_error(bench_env_t *env, bench_timing_t *t, const char *whe
     return 0;
 }
 
+/* The series as timed, before the median sorts it: function j's repetition
+ * i ran on buffer set (start + i + j * set_shift) mod num_sets. */
+static void print_samples(const double *samples, int reps, int n, int start, int set_shift,
+                          int num_sets)
+{
+    for (int j = 0; j < n; j++) {
+        fprintf(stderr, "  samples %s (set:us):", j == 0 ? "row" : "baseline");
+        for (int i = 0; i < reps; i++)
+            fprintf(stderr, "%s%d:%.2f", i % 10 == 0 ? "\n   " : " ",
+                    (start + i + j * set_shift) % num_sets, samples[(size_t)j * (size_t)reps + i]);
+        fprintf(stderr, "\n");
+    }
+}
+
 /* Time n (1 or 2) enqueue functions over one series. With n == 2 the
  * repetitions alternate (a, b, a, b, ...) inside every batch, so both see the
  * same clock, power and thermal state; b uses buffer set (i + sets / 2) mod
@@ -197,6 +211,7 @@ static void bench_time_n(bench_env_t *env, const bench_enqueue_fn *fns, void *co
     if (*env->blocker_timed_out)
         fprintf(stderr, "  warning: the stream-holding kernel timed out (a call synchronizes "
                         "inside?): timings may include launch gaps\n");
+    if (env->opt.print_samples) print_samples(samples, reps, n, start, set_shift, num_sets);
     for (int j = 0; j < n; j++) {
         double *sj = samples + (size_t)j * (size_t)reps;
         out[j].reps = reps;
