@@ -76,6 +76,8 @@ typedef struct bench_options {
                                            many elements past a 256-byte boundary (0..63) */
     int scan_out_shift;                 /* CUOPS_BENCH_SCAN_OUT_SHIFT: the output alone this many
                                            (0..63); -1: scan_shift */
+    int sets;                           /* CUOPS_BENCH_SETS=N: memory-bound rows rotate exactly N
+                                           buffer sets (0: as many as keep each set cold) */
     int print_samples;                  /* CUOPS_BENCH_SAMPLES=1: every timed repetition to stderr,
                                            in series order, with its buffer set */
 } bench_options_t;

@@ -68,7 +68,8 @@ static void usage(FILE *f)
         "8192^3 rate (compute-bound GEMM rows), both measured in the same run.\n"
         "Environment: CUOPS_GIT_SHA, CUOPS_TRITON_SCRIPT, CUOPS_BENCH_SEED;\n"
         "CUOPS_BENCH_SAMPLES=1 prints every timed repetition (series order, buffer set): a\n"
-        "median that hides two modes shows them.\n"
+        "median that hides two modes shows them. CUOPS_BENCH_SETS=N rotates exactly N buffer\n"
+        "sets in memory-bound rows (a study of where the buffers lie; fewer may read L2-warm).\n"
         "CUOPS_BENCH_TIME_INVALID=1 times gemm and w4a16 rows that fail validation too (study\n"
         "builds that skip part of the work); they stay marked INVALID and count as failures.\n"
         "CUOPS_BENCH_SCAN_SHIFT=K (0..63) starts the scan and reduce rows' input and output\n"
@@ -163,6 +164,16 @@ static int parse_args(int argc, char **argv, bench_options_t *o)
     o->time_invalid = time_invalid_env && atoi(time_invalid_env) != 0;
     const char *samples_env = getenv("CUOPS_BENCH_SAMPLES");
     o->print_samples = samples_env && atoi(samples_env) != 0;
+    const char *sets_env = getenv("CUOPS_BENCH_SETS");
+    if (sets_env && *sets_env) {
+        char *end = NULL;
+        long sets = strtol(sets_env, &end, 10);
+        if (end == sets_env || *end != '\0' || sets < 1 || sets > 4096) {
+            fprintf(stderr, "cuops-bench: CUOPS_BENCH_SETS must be 1..4096\n");
+            return -1;
+        }
+        o->sets = (int)sets;
+    }
     o->scan_out_shift = -1;
     static const char *const shift_vars[2] = {"CUOPS_BENCH_SCAN_SHIFT",
                                               "CUOPS_BENCH_SCAN_OUT_SHIFT"};

@@ -267,6 +267,7 @@ bench_timing_t bench_time_row(bench_env_t *env, bench_row_t *row, bench_enqueue_
 int bench_rotation_sets(const bench_env_t *env, size_t set_bytes, int max_sets)
 {
     if (set_bytes == 0) return 1;
+    if (env->opt.sets > 0) return env->opt.sets < max_sets ? env->opt.sets : max_sets;
     double l2 = (double)(env->l2_bytes > 0 ? env->l2_bytes : (int64_t)64 << 20);
     double need = 3.0 * l2;
     /* --interleave: the baseline's repetitions take sets too, from the
