@@ -179,6 +179,12 @@ static int g_auto_plan_split;           /* calls with split_k = 0 that wrote par
  * (test_realign): slot v of a realign case runs k_realign[v] */
 static const char *const k_realign[NUM_VARIANTS] = {"decode_realign_m8", "decode_realign_m16",
                                                     "decode_realign_m32", "decode_realign_m64"};
+/* the kernels the realign cases force in slot v: k_realign, or with
+ * CUOPS_TEST_REALIGN_FORM=rr|nohint the study forms decode_realign_rr_m8..m32
+ * / decode_realign_nohint_m8..m16 where they exist (auto is still expected to
+ * pick k_realign's) */
+static const char *g_realign_forced[NUM_VARIANTS] = {"decode_realign_m8", "decode_realign_m16",
+                                                     "decode_realign_m32", "decode_realign_m64"};
 static int g_realign_ran[NUM_VARIANTS + 1]; /* realign cases served, per variant and auto */
 static int g_realign_ws[NUM_VARIANTS + 1];  /* of those, calls that wrote split partials */
 static int g_realign_plan_split;            /* forced realign calls with split_k = 0 that split */
@@ -463,7 +469,7 @@ static void tally_auto_open(const char *kernel)
  * others the Hopper forms. */
 static const char *slot_name(const decode_case_t *c, int v)
 {
-    return v < NUM_VARIANTS    ? (c->realign ? k_realign[v] : k_variants[v])
+    return v < NUM_VARIANTS    ? (c->realign ? g_realign_forced[v] : k_variants[v])
            : v == WGMMA_SLOT   ? k_wgmma
            : v == NARROW_SLOT  ? k_narrow
            : v >= ISSUE_SLOT   ? k_issue_forms[v - ISSUE_SLOT]
@@ -1518,7 +1524,7 @@ static void test_realign_unsupported(void)
         const refusal_operands_t ops = {
             da + 1, db + 3, (float *)da + 1, (float *)db + 3, k, lda, ldb, n + 1, 5,
             ((int64_t)1 << 24) + 1};
-        refused_everywhere(k_realign[v], &ops, n, dc);
+        refused_everywhere(g_realign_forced[v], &ops, n, dc);
     }
     device_ok("realign unsupported");
 done:
@@ -1703,6 +1709,15 @@ int main(void)
     tu_seed_from_env();
     const char *q = getenv("CUOPS_TEST_QUICK");
     g_quick = q && q[0] && strcmp(q, "0") != 0;
+    const char *form = getenv("CUOPS_TEST_REALIGN_FORM");
+    if (form && !strcmp(form, "rr")) {
+        g_realign_forced[0] = "decode_realign_rr_m8";
+        g_realign_forced[1] = "decode_realign_rr_m16";
+        g_realign_forced[2] = "decode_realign_rr_m32";
+    } else if (form && !strcmp(form, "nohint")) {
+        g_realign_forced[0] = "decode_realign_nohint_m8";
+        g_realign_forced[1] = "decode_realign_nohint_m16";
+    }
     const int listed = check_listed();
 
     int ndev = 0;
@@ -1807,7 +1822,7 @@ int main(void)
 
         /* the realign cases */
         for (int v = 0; v <= NUM_VARIANTS; v++) {
-            const char *who = v < NUM_VARIANTS ? k_realign[v] : "auto (realign cases)";
+            const char *who = v < NUM_VARIANTS ? g_realign_forced[v] : "auto (realign cases)";
             fprintf(stderr, "%-20s ran %4d case(s), %4d with split partials\n", who,
                     g_realign_ran[v], g_realign_ws[v]);
             CHECK(g_realign_ran[v] > 0, "%s ran no realign case", who);

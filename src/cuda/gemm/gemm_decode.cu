@@ -117,6 +117,37 @@ static __device__ __forceinline__ uint4 load_weight_16(const uint16_t *ptr, bool
     return v;
 }
 
+/* The same without the 256-byte L2 prefetch (study form decode_realign_nohint). */
+static __device__ __forceinline__ uint4 load_weight_16_nohint(const uint16_t *ptr, bool valid)
+{
+    uint4 v;
+    asm volatile(
+        "{\n"
+        " .reg .pred p;\n"
+        " setp.ne.b32 p, %5, 0;\n"
+        " mov.b32 %0, 0; mov.b32 %1, 0; mov.b32 %2, 0; mov.b32 %3, 0;\n"
+        " @p ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+        "}\n"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(ptr), "r"((int)valid));
+    return v;
+}
+
+/* How a decode kernel reads its operands (template parameter FORM). */
+#define DECODE_FORM_ALIGNED 0        /* rows on 16 bytes, chunks dealt round-robin to warps */
+#define DECODE_FORM_REALIGN 1        /* rows anywhere, a contiguous run of chunks per warp */
+#define DECODE_FORM_REALIGN_NOHINT 2 /* the same without the L2 prefetch hint (study) */
+#define DECODE_FORM_REALIGN_RR 3     /* rows anywhere, chunks dealt round-robin (study) */
+#ifndef RR_U8
+#define RR_U8 5
+#endif
+#ifndef RR_U16
+#define RR_U16 3
+#endif
+#ifndef RR_U32
+#define RR_U32 3
+#endif
+
 /* 16 bytes of activations: cached in L1, where every warp of the CTA (and the
  * other CTAs on the SM working on the same K) finds them again. */
 static __device__ __forceinline__ uint4 load_act_16(const uint16_t *ptr, bool valid)
@@ -363,6 +394,44 @@ static __device__ __forceinline__ void realign_mma_row(const uint4 (&wa)[R][2], 
     }
 }
 
+/* The activations of one chunk against the lane's realigned weight columns
+ * wa: one activation row at a time, its blocks realigned, feeds both k16
+ * steps (only one row's registers live); col is the lane's first column. */
+template <typename T, int M8, int R>
+static __device__ __forceinline__ void realign_mma_x(const decode_args_t &p, const uint4 (&wa)[R][2],
+                                                     const int (&xoff)[M8], const int (&xmis)[M8],
+                                                     int col, float (&acc)[R][M8][4])
+{
+#pragma unroll
+    for (int i = 0; i < M8; i++) {
+        const uint16_t *xb = p.a + xoff[i] + col;
+        const uint4 b1 = load_act_16(xb, true);
+        const uint4 b2 = load_act_16(xb + 8, xmis[i] > 0);
+        realign_mma_row<T, M8, R>(wa, realign_halves(b1, b2, xmis[i]), i, acc);
+    }
+}
+
+/* The lane's 8 weight columns of a chunk: its own block `lo` and the next
+ * one, which lane t + 1 of the quad holds in `give` (lane 3 takes `own_hi`). */
+template <int R>
+static __device__ __forceinline__ void realign_weight(const uint4 (&lo)[R][2], const uint4 (&give)[R][2],
+                                                      const uint4 (&own_hi)[R][2], bool use_own,
+                                                      const int (&wmis)[R][2], int src_lane,
+                                                      uint4 (&wa)[R][2])
+{
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int hh = 0; hh < 2; hh++) {
+            uint4 got;
+            got.x = __shfl_sync(0xffffffffu, give[r][hh].x, src_lane);
+            got.y = __shfl_sync(0xffffffffu, give[r][hh].y, src_lane);
+            got.z = __shfl_sync(0xffffffffu, give[r][hh].z, src_lane);
+            got.w = __shfl_sync(0xffffffffu, give[r][hh].w, src_lane);
+            wa[r][hh] = realign_halves(lo[r][hh], use_own ? own_hi[r][hh] : got, wmis[r][hh]);
+        }
+}
+
 /* One chunk of the pipeline: the lane's weight blocks `cur` and the lane-0
  * blocks of the next chunk `ahead` (already loaded), its activations loaded
  * here; col is the lane's first column. */
@@ -373,28 +442,32 @@ static __device__ __forceinline__ void realign_chunk(const decode_args_t &p, con
                                                      const int (&xmis)[M8], int col, int t,
                                                      int src_lane, float (&acc)[R][M8][4])
 {
+    uint4 give[R][2], wa[R][2];
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int hh = 0; hh < 2; hh++) give[r][hh] = t == 0 ? ahead[r][hh] : cur[r][hh];
+    realign_weight<R>(cur, give, cur, false, wmis, src_lane, wa);
+    realign_mma_x<T, M8, R>(p, wa, xoff, xmis, col, acc);
+}
+
+/* A chunk at the end of K (past c_safe): each lane reads its own 8 columns
+ * element by element, those from col_end on as zero. */
+template <typename T, int M8, int R>
+static __device__ __forceinline__ void realign_tail_chunk(const decode_args_t &p, int64_t tile, int g,
+                                                          const int (&xoff)[M8], const int (&xmis)[M8],
+                                                          int col, int col_end, float (&acc)[R][M8][4])
+{
+    const int nv = min(8, col_end - col);
     uint4 wa[R][2];
 #pragma unroll
     for (int r = 0; r < R; r++)
 #pragma unroll
-        for (int hh = 0; hh < 2; hh++) {
-            const uint4 give = t == 0 ? ahead[r][hh] : cur[r][hh];
-            uint4 got;
-            got.x = __shfl_sync(0xffffffffu, give.x, src_lane);
-            got.y = __shfl_sync(0xffffffffu, give.y, src_lane);
-            got.z = __shfl_sync(0xffffffffu, give.z, src_lane);
-            got.w = __shfl_sync(0xffffffffu, give.w, src_lane);
-            wa[r][hh] = realign_halves(cur[r][hh], got, wmis[r][hh]);
-        }
-    /* one activation row at a time: its blocks, realigned, feed both k16
-     * steps (only one row's registers live) */
+        for (int hh = 0; hh < 2; hh++)
+            wa[r][hh] = load_elements(p.b + decode_weight_row<R>(p, tile, r, hh, g) * p.ldb + col, nv);
 #pragma unroll
-    for (int i = 0; i < M8; i++) {
-        const uint16_t *xb = p.a + xoff[i] + col;
-        const uint4 b1 = load_act_16(xb, true);
-        const uint4 b2 = load_act_16(xb + 8, xmis[i] > 0);
-        realign_mma_row<T, M8, R>(wa, realign_halves(b1, b2, xmis[i]), i, acc);
-    }
+    for (int i = 0; i < M8; i++)
+        realign_mma_row<T, M8, R>(wa, load_elements(p.a + xoff[i] + xmis[i] + col, nv), i, acc);
 }
 
 /* A pipeline slot: the lane's weight blocks of chunk jn of the warp's run
@@ -402,7 +475,7 @@ static __device__ __forceinline__ void realign_chunk(const decode_args_t &p, con
  * the pipeline (jn < count_main) or, for lane 0 of a row off the grid, where
  * it is the chunk after the last one there (lane 3's next block; it starts
  * below column k - 8, so it is whole); then wnext moves on one chunk. */
-template <int R>
+template <int R, bool HINT>
 static __device__ __forceinline__ void realign_load_slot(uint4 (&slot)[R][2],
                                                          const uint16_t *(&wnext)[R][2],
                                                          const int (&wmis)[R][2], int jn,
@@ -413,12 +486,13 @@ static __device__ __forceinline__ void realign_load_slot(uint4 (&slot)[R][2],
 #pragma unroll
         for (int hh = 0; hh < 2; hh++) {
             const bool want = jn < count_main || (jn == count_main && t == 0 && wmis[r][hh] > 0);
-            slot[r][hh] = load_weight_16(wnext[r][hh], want);
+            slot[r][hh] = HINT ? load_weight_16(wnext[r][hh], want)
+                               : load_weight_16_nohint(wnext[r][hh], want);
             wnext[r][hh] += DECODE_CHUNK_K;
         }
 }
 
-template <typename T, int M8, int R, int U, int W>
+template <typename T, int M8, int R, int U, int W, bool HINT>
 static __device__ __forceinline__ void decode_mma_realign(const decode_args_t &p, int64_t tile,
                                                           int64_t c0, int64_t c1, int warp,
                                                           int g, int t, float (&acc)[R][M8][4])
@@ -460,7 +534,7 @@ static __device__ __forceinline__ void decode_mma_realign(const decode_args_t &p
         uint4 buf[U][R][2];
         int jn = 0; /* next chunk to load, relative to lo */
 #pragma unroll
-        for (int s = 0; s < U; s++) realign_load_slot<R>(buf[s], wnext, wmis, jn++, count_main, t);
+        for (int s = 0; s < U; s++) realign_load_slot<R, HINT>(buf[s], wnext, wmis, jn++, count_main, t);
 #pragma unroll 1
         for (int j0 = 0; j0 < count_main; j0 += U) {
 #pragma unroll
@@ -469,30 +543,107 @@ static __device__ __forceinline__ void decode_mma_realign(const decode_args_t &p
                 realign_chunk<T, M8, R>(p, buf[s], buf[(s + 1) % U], wmis, xoff, xmis, col, t,
                                         src_lane, acc);
                 /* refill this slot with chunk jn = j0 + s + U */
-                realign_load_slot<R>(buf[s], wnext, wmis, jn++, count_main, t);
+                realign_load_slot<R, HINT>(buf[s], wnext, wmis, jn++, count_main, t);
                 col += DECODE_CHUNK_K;
             }
         }
     }
 
-    /* The tail (at most two chunks at the end of K): each lane reads its own
-     * 8 columns element by element, those from col_end on as zero. */
+    /* The tail (at most two chunks at the end of K) */
 #pragma unroll 1
-    for (int j = count_main; j < count; j++) {
-        const int col = col0 + j * DECODE_CHUNK_K;
-        const int nv = min(8, col_end - col);
-        uint4 wa[R][2];
+    for (int j = count_main; j < count; j++)
+        realign_tail_chunk<T, M8, R>(p, tile, g, xoff, xmis, col0 + j * DECODE_CHUNK_K, col_end, acc);
+}
+
+/*
+ * Study form (decode_realign_rr): the realigning segment with its chunks
+ * dealt round-robin as in decode_mma_aligned (warp w: chunks c0 + w,
+ * c0 + w + W, ...), so that the W warps of a CTA read adjacent 64-byte
+ * pieces of each row at the same time (the run form has them W runs apart).
+ * Lane t's block t + 1 comes from lane t + 1 by shuffle; lane 3's, block 0
+ * of the next chunk (another warp's), it loads itself, one chunk ahead of
+ * its use: an extra 16-byte load per row and chunk for lane 3, which the
+ * other warp's load of the same bytes has mostly brought into L2.
+ */
+template <typename T, int M8, int R, int U, int W>
+static __device__ __forceinline__ void decode_mma_realign_rr(const decode_args_t &p, int64_t tile,
+                                                             int64_t c0, int64_t c1, int warp,
+                                                             int g, int t, float (&acc)[R][M8][4])
+{
+    const int nseg = (int)(c1 - c0);
+    const int count = nseg > warp ? (nseg - warp + W - 1) / W : 0;
+    const int first = (int)c0 + warp; /* chunk j of the warp is first + j * W */
+    const int c_safe = p.k >= 8 ? (int)((p.k - 8) / DECODE_CHUNK_K) : 0;
+    const int count_main = min(count, max(0, (c_safe - first + W - 1) / W));
+    const int col_end = (int)min(p.k, c1 * DECODE_CHUNK_K);
+    const int col_step = W * DECODE_CHUNK_K;
+    const int col0 = first * DECODE_CHUNK_K + 8 * t;
+    const int src_lane = 4 * g + ((t + 1) & 3);
+
+    const uint16_t *wnext[R][2];
+    int wmis[R][2];
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int hh = 0; hh < 2; hh++) {
+            const uint16_t *rowp = p.b + decode_weight_row<R>(p, tile, r, hh, g) * p.ldb;
+            wmis[r][hh] = (int)(((uintptr_t)rowp >> 1) & 7);
+            wnext[r][hh] = rowp + (col0 - wmis[r][hh]);
+        }
+    int xoff[M8], xmis[M8];
+#pragma unroll
+    for (int i = 0; i < M8; i++) {
+        const int row = decode_act_row(p, i, g);
+        xmis[i] = (int)(((uintptr_t)(p.a + row * p.lda) >> 1) & 7);
+        xoff[i] = row * (int)p.lda - xmis[i];
+    }
+
+    if (count_main > 0) {
+        uint4 buf[U][R][2], ext[R][2];
+#pragma unroll
+        for (int s = 0; s < U; s++)
+#pragma unroll
+            for (int r = 0; r < R; r++)
+#pragma unroll
+                for (int hh = 0; hh < 2; hh++)
+                    buf[s][r][hh] = load_weight_16(wnext[r][hh] + s * col_step, s < count_main);
+        /* lane 3's next block for chunk 0: 8 elements past its own */
 #pragma unroll
         for (int r = 0; r < R; r++)
 #pragma unroll
-            for (int hh = 0; hh < 2; hh++)
-                wa[r][hh] =
-                    load_elements(p.b + decode_weight_row<R>(p, tile, r, hh, g) * p.ldb + col, nv);
+            for (int hh = 0; hh < 2; hh++) {
+                ext[r][hh] = load_weight_16(wnext[r][hh] + 8, t == 3 && wmis[r][hh] > 0);
+                wnext[r][hh] += U * col_step;
+            }
+        int col = col0;
+#pragma unroll 1
+        for (int j0 = 0; j0 < count_main; j0 += U) {
 #pragma unroll
-        for (int i = 0; i < M8; i++)
-            realign_mma_row<T, M8, R>(wa, load_elements(p.a + xoff[i] + xmis[i] + col, nv), i,
-                                      acc);
+            for (int s = 0; s < U; s++) {
+                const int j = j0 + s;
+                if (j >= count_main) break; /* warp-uniform: the shuffles need every lane */
+                uint4 wa[R][2];
+                realign_weight<R>(buf[s], buf[s], ext, t == 3, wmis, src_lane, wa);
+                /* lane 3's block for chunk j + 1 (wnext is at chunk j + U), and
+                 * this slot refilled with chunk j + U */
+#pragma unroll
+                for (int r = 0; r < R; r++)
+#pragma unroll
+                    for (int hh = 0; hh < 2; hh++) {
+                        ext[r][hh] = load_weight_16(wnext[r][hh] - (U - 1) * col_step + 8,
+                                                    t == 3 && wmis[r][hh] > 0 && j + 1 < count_main);
+                        buf[s][r][hh] = load_weight_16(wnext[r][hh], j + U < count_main);
+                        wnext[r][hh] += col_step;
+                    }
+                realign_mma_x<T, M8, R>(p, wa, xoff, xmis, col, acc);
+                col += col_step;
+            }
+        }
     }
+
+#pragma unroll 1
+    for (int j = count_main; j < count; j++)
+        realign_tail_chunk<T, M8, R>(p, tile, g, xoff, xmis, col0 + j * col_step, col_end, acc);
 }
 
 /*
@@ -500,9 +651,10 @@ static __device__ __forceinline__ void decode_mma_realign(const decode_args_t &p
  * rows; U chunks in flight per warp. Per CTA: walk its unit range segment by
  * segment (a segment = the part of one tile's K inside the range); per
  * segment the warps multiply their chunks (decode_mma_aligned, or
- * decode_mma_realign where REALIGN), then their sums meet in shared memory.
+ * decode_mma_realign or decode_mma_realign_rr by FORM), then their sums meet
+ * in shared memory.
  */
-template <typename T, int M8, int R, int U, int W, int MIN_BLOCKS, bool REALIGN>
+template <typename T, int M8, int R, int U, int W, int MIN_BLOCKS, int FORM>
 __global__ void __launch_bounds__(W * 32, MIN_BLOCKS) decode_splitk_kernel(decode_args_t p)
 {
     constexpr int TILE_N = DECODE_STRIP_ROWS * R;
@@ -544,8 +696,12 @@ __global__ void __launch_bounds__(W * 32, MIN_BLOCKS) decode_splitk_kernel(decod
 #pragma unroll
                 for (int i = 0; i < M8; i++)
                     acc[r][i][0] = acc[r][i][1] = acc[r][i][2] = acc[r][i][3] = 0.0f;
-            if (REALIGN)
-                decode_mma_realign<T, M8, R, U, W>(p, tile, c0, c1, warp, g, t, acc);
+            if (FORM == DECODE_FORM_REALIGN)
+                decode_mma_realign<T, M8, R, U, W, true>(p, tile, c0, c1, warp, g, t, acc);
+            else if (FORM == DECODE_FORM_REALIGN_NOHINT)
+                decode_mma_realign<T, M8, R, U, W, false>(p, tile, c0, c1, warp, g, t, acc);
+            else if (FORM == DECODE_FORM_REALIGN_RR)
+                decode_mma_realign_rr<T, M8, R, U, W>(p, tile, c0, c1, warp, g, t, acc);
             else
                 decode_mma_aligned<T, M8, R, U, W>(p, tile, c0, c1, warp, g, t, acc);
 
@@ -694,7 +850,7 @@ static decode_plan_t decode_make_plan(const struct cuops_handle *h, const cuops_
  * with two different GPUs must not share it. Devices past the table are
  * asked every call. It only steers the plan, never correctness.
  */
-template <typename T, int M8, int R, int U, int W, int MIN_BLOCKS, bool REALIGN>
+template <typename T, int M8, int R, int U, int W, int MIN_BLOCKS, int FORM>
 static int decode_blocks_per_sm(const struct cuops_handle *h)
 {
     static int cached[DECODE_MAX_DEVICES]; /* 0: not asked yet on that device */
@@ -706,7 +862,7 @@ static int decode_blocks_per_sm(const struct cuops_handle *h)
     }
     int nb = 0;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &nb, decode_splitk_kernel<T, M8, R, U, W, MIN_BLOCKS, REALIGN>, W * 32, 0) != cudaSuccess ||
+            &nb, decode_splitk_kernel<T, M8, R, U, W, MIN_BLOCKS, FORM>, W * 32, 0) != cudaSuccess ||
         nb < 1) {
         (void)cudaGetLastError();
         return MIN_BLOCKS; /* not cached: the next call asks again */
@@ -715,13 +871,13 @@ static int decode_blocks_per_sm(const struct cuops_handle *h)
     return nb;
 }
 
-template <typename T, int M8, int R, int U, int W, int MIN_BLOCKS, bool REALIGN>
+template <typename T, int M8, int R, int U, int W, int MIN_BLOCKS, int FORM>
 static cuops_status_t decode_launch_typed(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                           const cuops_options_t *opt, const char *name)
 {
     constexpr int TILE_N = DECODE_STRIP_ROWS * R, TILE_M = 8 * M8;
-    void (*kernel)(decode_args_t) = decode_splitk_kernel<T, M8, R, U, W, MIN_BLOCKS, REALIGN>;
-    const int blocks_per_sm = decode_blocks_per_sm<T, M8, R, U, W, MIN_BLOCKS, REALIGN>(h);
+    void (*kernel)(decode_args_t) = decode_splitk_kernel<T, M8, R, U, W, MIN_BLOCKS, FORM>;
+    const int blocks_per_sm = decode_blocks_per_sm<T, M8, R, U, W, MIN_BLOCKS, FORM>(h);
     const int64_t cta_inflight = (int64_t)W * U * R * DECODE_STRIP_ROWS * DECODE_CHUNK_K * 2;
     /* operands inside the handle's workspace (the W4A16 dequant-then-GEMM
      * path's dense chunk on parts without the sm90 kernels): the split-K
@@ -767,7 +923,7 @@ static cuops_status_t decode_launch_typed(struct cuops_handle *h, const cuops_ge
             if (opt) one = *opt;
             else memset(&one, 0, sizeof one);
             one.split_k = 1;
-            return decode_launch_typed<T, M8, R, U, W, MIN_BLOCKS, REALIGN>(h, d, &one, name);
+            return decode_launch_typed<T, M8, R, U, W, MIN_BLOCKS, FORM>(h, d, &one, name);
         }
         if (st != CUOPS_STATUS_SUCCESS) return st;
         p.ws = (float *)ws;
@@ -821,30 +977,36 @@ static int decode_supports_m(const struct cuops_handle *h, const cuops_gemm_desc
  * registers, and the shuffle that waits on the next chunk, cost a slot of
  * depth; larger U spilled); the fix-up kernel 42/48.
  */
-#define DECODE_ENTRY(KIND, REALIGN, MT, M8, R, U, W, MINB)                                     \
+#define DECODE_ENTRY(KIND, FORM, MT, M8, R, U, W, MINB)                                        \
     static int decode_##KIND##_supports_m##MT(const struct cuops_handle *h,                    \
                                               const cuops_gemm_desc_t *d)                      \
     {                                                                                          \
-        return decode_supports_m(h, d, MT, REALIGN);                                           \
+        return decode_supports_m(h, d, MT, FORM != DECODE_FORM_ALIGNED);                       \
     }                                                                                          \
     static cuops_status_t decode_##KIND##_launch_m##MT(                                        \
         struct cuops_handle *h, const cuops_gemm_desc_t *d, const cuops_options_t *opt)        \
     {                                                                                          \
         if (d->ab_type == CUOPS_DTYPE_BF16)                                                    \
-            return decode_launch_typed<__nv_bfloat16, M8, R, U, W, MINB, REALIGN>(             \
+            return decode_launch_typed<__nv_bfloat16, M8, R, U, W, MINB, FORM>(                \
                 h, d, opt, "decode_" #KIND "_m" #MT);                                          \
-        return decode_launch_typed<__half, M8, R, U, W, MINB, REALIGN>(h, d, opt,              \
+        return decode_launch_typed<__half, M8, R, U, W, MINB, FORM>(h, d, opt,                 \
                                                                       "decode_" #KIND "_m" #MT); \
     }
 
-DECODE_ENTRY(splitk, false, 8, 1, 1, 8, 8, 2)
-DECODE_ENTRY(splitk, false, 16, 2, 1, 6, 8, 2)
-DECODE_ENTRY(splitk, false, 32, 4, 1, 6, 4, 3)
-DECODE_ENTRY(splitk, false, 64, 8, 1, 4, 4, 2)
-DECODE_ENTRY(realign, true, 8, 1, 1, 5, 8, 2)
-DECODE_ENTRY(realign, true, 16, 2, 1, 3, 8, 2)
-DECODE_ENTRY(realign, true, 32, 4, 1, 4, 4, 3)
-DECODE_ENTRY(realign, true, 64, 8, 1, 3, 4, 2)
+DECODE_ENTRY(splitk, DECODE_FORM_ALIGNED, 8, 1, 1, 8, 8, 2)
+DECODE_ENTRY(splitk, DECODE_FORM_ALIGNED, 16, 2, 1, 6, 8, 2)
+DECODE_ENTRY(splitk, DECODE_FORM_ALIGNED, 32, 4, 1, 6, 4, 3)
+DECODE_ENTRY(splitk, DECODE_FORM_ALIGNED, 64, 8, 1, 4, 4, 2)
+DECODE_ENTRY(realign, DECODE_FORM_REALIGN, 8, 1, 1, 5, 8, 2)
+DECODE_ENTRY(realign, DECODE_FORM_REALIGN, 16, 2, 1, 3, 8, 2)
+DECODE_ENTRY(realign, DECODE_FORM_REALIGN, 32, 4, 1, 4, 4, 3)
+DECODE_ENTRY(realign, DECODE_FORM_REALIGN, 64, 8, 1, 3, 4, 2)
+/* study forms (forced only): chunks dealt round-robin; runs without the hint */
+DECODE_ENTRY(realign_rr, DECODE_FORM_REALIGN_RR, 8, 1, 1, RR_U8, 8, 2)
+DECODE_ENTRY(realign_rr, DECODE_FORM_REALIGN_RR, 16, 2, 1, RR_U16, 8, 2)
+DECODE_ENTRY(realign_rr, DECODE_FORM_REALIGN_RR, 32, 4, 1, RR_U32, 4, 3)
+DECODE_ENTRY(realign_nohint, DECODE_FORM_REALIGN_NOHINT, 8, 1, 1, 5, 8, 2)
+DECODE_ENTRY(realign_nohint, DECODE_FORM_REALIGN_NOHINT, 16, 2, 1, 3, 8, 2)
 
 #define DECODE_ROW(KIND, MT) {"decode_" #KIND "_m" #MT, decode_##KIND##_supports_m##MT, \
                               decode_##KIND##_launch_m##MT}
@@ -862,6 +1024,10 @@ static const cuops_gemm_kernel_t decode_table[] = {
  * x's 64 rows for every chunk of weight). At m <= 32 the realigning kernel
  * won (P221 call 2: 32 x 32000 x 4095 187.9 us against 304.6). */
 extern "C" const cuops_gemm_kernel_t cuops_gemm_decode_realign_m64 = DECODE_ROW(realign, 64);
+
+extern "C" const cuops_gemm_kernel_t cuops_gemm_decode_study[5] = {
+    DECODE_ROW(realign_rr, 8), DECODE_ROW(realign_rr, 16), DECODE_ROW(realign_rr, 32),
+    DECODE_ROW(realign_nohint, 8), DECODE_ROW(realign_nohint, 16)};
 
 extern "C" const cuops_gemm_kernel_t *cuops_gemm_decode_kernel_table(int *count)
 {
