@@ -180,9 +180,9 @@ static int g_auto_plan_split;           /* calls with split_k = 0 that wrote par
 static const char *const k_realign[NUM_VARIANTS] = {"decode_realign_m8", "decode_realign_m16",
                                                     "decode_realign_m32", "decode_realign_m64"};
 /* the kernels the realign cases force in slot v: k_realign, or with
- * CUOPS_TEST_REALIGN_FORM=rr|nohint the study forms decode_realign_rr_m8..m32
- * / decode_realign_nohint_m8..m16 where they exist (auto is still expected to
- * pick k_realign's) */
+ * CUOPS_TEST_REALIGN_FORM=study the study forms decode_realign_runs_hint_m8,
+ * decode_realign_rr_nohint_m16 and decode_realign_nohint_m32 in slots 0-2
+ * (auto is still expected to pick k_realign's) */
 static const char *g_realign_forced[NUM_VARIANTS] = {"decode_realign_m8", "decode_realign_m16",
                                                      "decode_realign_m32", "decode_realign_m64"};
 static int g_realign_ran[NUM_VARIANTS + 1]; /* realign cases served, per variant and auto */
@@ -1710,13 +1710,10 @@ int main(void)
     const char *q = getenv("CUOPS_TEST_QUICK");
     g_quick = q && q[0] && strcmp(q, "0") != 0;
     const char *form = getenv("CUOPS_TEST_REALIGN_FORM");
-    if (form && !strcmp(form, "rr")) {
-        g_realign_forced[0] = "decode_realign_rr_m8";
-        g_realign_forced[1] = "decode_realign_rr_m16";
-        g_realign_forced[2] = "decode_realign_rr_m32";
-    } else if (form && !strcmp(form, "nohint")) {
-        g_realign_forced[0] = "decode_realign_nohint_m8";
-        g_realign_forced[1] = "decode_realign_nohint_m16";
+    if (form && !strcmp(form, "study")) {
+        g_realign_forced[0] = "decode_realign_runs_hint_m8";
+        g_realign_forced[1] = "decode_realign_rr_nohint_m16";
+        g_realign_forced[2] = "decode_realign_nohint_m32";
     }
     const int listed = check_listed();
 

@@ -51,8 +51,11 @@
  *
  * decode_realign_m8..m64: the same kernel reading rows that are off 16 bytes
  * (odd k with ld = k, odd ld, bases off 16 bytes) in place, with 16-byte
- * loads on the 16-byte grid realigned in registers (decode_mma_realign);
- * supports() asks a and b only to be on their element, and any k and ld.
+ * loads on the 16-byte grid realigned in registers (decode_mma_realign, and
+ * at m16 decode_mma_realign_rr); supports() asks a and b only to be on their
+ * element, and any k and ld. On those rows the L2::256B hint and the way
+ * chunks are dealt to warps decide how many DRAM bytes the kernel reads
+ * (H100, P223: 1.11x to 1.65x the weight), so the form is chosen per m tile.
  */
 #include <stdint.h>
 #include <string.h>
@@ -133,20 +136,19 @@ static __device__ __forceinline__ uint4 load_weight_16_nohint(const uint16_t *pt
     return v;
 }
 
+/* load_weight_16 with (HINT) or without the L2 prefetch hint */
+template <bool HINT>
+static __device__ __forceinline__ uint4 load_weight_16_hinted(const uint16_t *ptr, bool valid)
+{
+    return HINT ? load_weight_16(ptr, valid) : load_weight_16_nohint(ptr, valid);
+}
+
 /* How a decode kernel reads its operands (template parameter FORM). */
 #define DECODE_FORM_ALIGNED 0        /* rows on 16 bytes, chunks dealt round-robin to warps */
 #define DECODE_FORM_REALIGN 1        /* rows anywhere, a contiguous run of chunks per warp */
 #define DECODE_FORM_REALIGN_NOHINT 2 /* the same without the L2 prefetch hint (study) */
-#define DECODE_FORM_REALIGN_RR 3     /* rows anywhere, chunks dealt round-robin (study) */
-#ifndef RR_U8
-#define RR_U8 5
-#endif
-#ifndef RR_U16
-#define RR_U16 3
-#endif
-#ifndef RR_U32
-#define RR_U32 3
-#endif
+#define DECODE_FORM_REALIGN_RR 3     /* rows anywhere, chunks dealt round-robin */
+#define DECODE_FORM_REALIGN_RR_NOHINT 4 /* the same without the hint (study) */
 
 /* 16 bytes of activations: cached in L1, where every warp of the CTA (and the
  * other CTAs on the SM working on the same K) finds them again. */
@@ -486,8 +488,7 @@ static __device__ __forceinline__ void realign_load_slot(uint4 (&slot)[R][2],
 #pragma unroll
         for (int hh = 0; hh < 2; hh++) {
             const bool want = jn < count_main || (jn == count_main && t == 0 && wmis[r][hh] > 0);
-            slot[r][hh] = HINT ? load_weight_16(wnext[r][hh], want)
-                               : load_weight_16_nohint(wnext[r][hh], want);
+            slot[r][hh] = load_weight_16_hinted<HINT>(wnext[r][hh], want);
             wnext[r][hh] += DECODE_CHUNK_K;
         }
 }
@@ -565,7 +566,7 @@ static __device__ __forceinline__ void decode_mma_realign(const decode_args_t &p
  * its use: an extra 16-byte load per row and chunk for lane 3, which the
  * other warp's load of the same bytes has mostly brought into L2.
  */
-template <typename T, int M8, int R, int U, int W>
+template <typename T, int M8, int R, int U, int W, bool HINT>
 static __device__ __forceinline__ void decode_mma_realign_rr(const decode_args_t &p, int64_t tile,
                                                              int64_t c0, int64_t c1, int warp,
                                                              int g, int t, float (&acc)[R][M8][4])
@@ -606,13 +607,13 @@ static __device__ __forceinline__ void decode_mma_realign_rr(const decode_args_t
             for (int r = 0; r < R; r++)
 #pragma unroll
                 for (int hh = 0; hh < 2; hh++)
-                    buf[s][r][hh] = load_weight_16(wnext[r][hh] + s * col_step, s < count_main);
+                    buf[s][r][hh] = load_weight_16_hinted<HINT>(wnext[r][hh] + s * col_step, s < count_main);
         /* lane 3's next block for chunk 0: 8 elements past its own */
 #pragma unroll
         for (int r = 0; r < R; r++)
 #pragma unroll
             for (int hh = 0; hh < 2; hh++) {
-                ext[r][hh] = load_weight_16(wnext[r][hh] + 8, t == 3 && wmis[r][hh] > 0);
+                ext[r][hh] = load_weight_16_hinted<HINT>(wnext[r][hh] + 8, t == 3 && wmis[r][hh] > 0);
                 wnext[r][hh] += U * col_step;
             }
         int col = col0;
@@ -630,9 +631,9 @@ static __device__ __forceinline__ void decode_mma_realign_rr(const decode_args_t
                 for (int r = 0; r < R; r++)
 #pragma unroll
                     for (int hh = 0; hh < 2; hh++) {
-                        ext[r][hh] = load_weight_16(wnext[r][hh] - (U - 1) * col_step + 8,
+                        ext[r][hh] = load_weight_16_hinted<HINT>(wnext[r][hh] - (U - 1) * col_step + 8,
                                                     t == 3 && wmis[r][hh] > 0 && j + 1 < count_main);
-                        buf[s][r][hh] = load_weight_16(wnext[r][hh], j + U < count_main);
+                        buf[s][r][hh] = load_weight_16_hinted<HINT>(wnext[r][hh], j + U < count_main);
                         wnext[r][hh] += col_step;
                     }
                 realign_mma_x<T, M8, R>(p, wa, xoff, xmis, col, acc);
@@ -701,7 +702,9 @@ __global__ void __launch_bounds__(W * 32, MIN_BLOCKS) decode_splitk_kernel(decod
             else if (FORM == DECODE_FORM_REALIGN_NOHINT)
                 decode_mma_realign<T, M8, R, U, W, false>(p, tile, c0, c1, warp, g, t, acc);
             else if (FORM == DECODE_FORM_REALIGN_RR)
-                decode_mma_realign_rr<T, M8, R, U, W>(p, tile, c0, c1, warp, g, t, acc);
+                decode_mma_realign_rr<T, M8, R, U, W, true>(p, tile, c0, c1, warp, g, t, acc);
+            else if (FORM == DECODE_FORM_REALIGN_RR_NOHINT)
+                decode_mma_realign_rr<T, M8, R, U, W, false>(p, tile, c0, c1, warp, g, t, acc);
             else
                 decode_mma_aligned<T, M8, R, U, W>(p, tile, c0, c1, warp, g, t, acc);
 
@@ -973,7 +976,7 @@ static int decode_supports_m(const struct cuops_handle *h, const cuops_gemm_desc
  * Configurations <kind, realign, m tile, M8, R, U, W, min CTAs/SM>; registers
  * from ptxas -v (sm_90a / sm_80, no spills): splitk m8 119/119, m16 120/121,
  * m32 158/158, m64 214/214 (2 CTAs of 4 warps per SM); realign m8 125/127,
- * m16 128/128, m32 168/168, m64 253/249 (their U is smaller: the realigning
+ * m16 128/128 (round-robin), m32 168/168, m64 253/249 (their U is smaller: the realigning
  * registers, and the shuffle that waits on the next chunk, cost a slot of
  * depth; larger U spilled); the fix-up kernel 42/48.
  */
@@ -997,16 +1000,20 @@ DECODE_ENTRY(splitk, DECODE_FORM_ALIGNED, 8, 1, 1, 8, 8, 2)
 DECODE_ENTRY(splitk, DECODE_FORM_ALIGNED, 16, 2, 1, 6, 8, 2)
 DECODE_ENTRY(splitk, DECODE_FORM_ALIGNED, 32, 4, 1, 6, 4, 3)
 DECODE_ENTRY(splitk, DECODE_FORM_ALIGNED, 64, 8, 1, 4, 4, 2)
-DECODE_ENTRY(realign, DECODE_FORM_REALIGN, 8, 1, 1, 5, 8, 2)
-DECODE_ENTRY(realign, DECODE_FORM_REALIGN, 16, 2, 1, 3, 8, 2)
+/* decode_realign: m8 reads its runs without the L2 prefetch hint, m16 deals
+ * its chunks round-robin (H100, P223 call 5: the forms that read the fewest
+ * DRAM bytes and ran fastest on the odd-k rows); m32 and m64 the runs. */
+DECODE_ENTRY(realign, DECODE_FORM_REALIGN_NOHINT, 8, 1, 1, 5, 8, 2)
+DECODE_ENTRY(realign, DECODE_FORM_REALIGN_RR, 16, 2, 1, 3, 8, 2)
 DECODE_ENTRY(realign, DECODE_FORM_REALIGN, 32, 4, 1, 4, 4, 3)
 DECODE_ENTRY(realign, DECODE_FORM_REALIGN, 64, 8, 1, 3, 4, 2)
-/* study forms (forced only): chunks dealt round-robin; runs without the hint */
-DECODE_ENTRY(realign_rr, DECODE_FORM_REALIGN_RR, 8, 1, 1, RR_U8, 8, 2)
-DECODE_ENTRY(realign_rr, DECODE_FORM_REALIGN_RR, 16, 2, 1, RR_U16, 8, 2)
-DECODE_ENTRY(realign_rr, DECODE_FORM_REALIGN_RR, 32, 4, 1, RR_U32, 4, 3)
-DECODE_ENTRY(realign_nohint, DECODE_FORM_REALIGN_NOHINT, 8, 1, 1, 5, 8, 2)
-DECODE_ENTRY(realign_nohint, DECODE_FORM_REALIGN_NOHINT, 16, 2, 1, 3, 8, 2)
+/* study forms (forced only): the runs with the hint at m8 and m16 (the
+ * decode_realign kernels before P223), the round-robin form without the
+ * hint at m16, and the runs without it at m32 */
+DECODE_ENTRY(realign_runs_hint, DECODE_FORM_REALIGN, 8, 1, 1, 5, 8, 2)
+DECODE_ENTRY(realign_runs_hint, DECODE_FORM_REALIGN, 16, 2, 1, 3, 8, 2)
+DECODE_ENTRY(realign_rr_nohint, DECODE_FORM_REALIGN_RR_NOHINT, 16, 2, 1, 3, 8, 2)
+DECODE_ENTRY(realign_nohint, DECODE_FORM_REALIGN_NOHINT, 32, 4, 1, 4, 4, 3)
 
 #define DECODE_ROW(KIND, MT) {"decode_" #KIND "_m" #MT, decode_##KIND##_supports_m##MT, \
                               decode_##KIND##_launch_m##MT}
@@ -1025,9 +1032,9 @@ static const cuops_gemm_kernel_t decode_table[] = {
  * won (P221 call 2: 32 x 32000 x 4095 187.9 us against 304.6). */
 extern "C" const cuops_gemm_kernel_t cuops_gemm_decode_realign_m64 = DECODE_ROW(realign, 64);
 
-extern "C" const cuops_gemm_kernel_t cuops_gemm_decode_study[5] = {
-    DECODE_ROW(realign_rr, 8), DECODE_ROW(realign_rr, 16), DECODE_ROW(realign_rr, 32),
-    DECODE_ROW(realign_nohint, 8), DECODE_ROW(realign_nohint, 16)};
+extern "C" const cuops_gemm_kernel_t cuops_gemm_decode_study[4] = {
+    DECODE_ROW(realign_runs_hint, 8), DECODE_ROW(realign_runs_hint, 16),
+    DECODE_ROW(realign_rr_nohint, 16), DECODE_ROW(realign_nohint, 32)};
 
 extern "C" const cuops_gemm_kernel_t *cuops_gemm_decode_kernel_table(int *count)
 {
