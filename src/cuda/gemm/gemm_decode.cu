@@ -103,50 +103,44 @@ static __device__ __forceinline__ int64_t cta_start(const decode_args_t &p, int6
 
 /* ---- loads --------------------------------------------------------------- */
 
-/* 16 bytes of weight, read once: not allocated in L1. Zero when !valid (the
- * predicate keeps the lane off memory it must not touch). */
-static __device__ __forceinline__ uint4 load_weight_16(const uint16_t *ptr, bool valid)
-{
-    uint4 v;
-    asm volatile(
-        "{\n"
-        " .reg .pred p;\n"
-        " setp.ne.b32 p, %5, 0;\n"
-        " mov.b32 %0, 0; mov.b32 %1, 0; mov.b32 %2, 0; mov.b32 %3, 0;\n"
-        " @p ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-        "}\n"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-        : "l"(ptr), "r"((int)valid));
-    return v;
-}
-
-/* The same without the 256-byte L2 prefetch (study form decode_realign_nohint). */
-static __device__ __forceinline__ uint4 load_weight_16_nohint(const uint16_t *ptr, bool valid)
-{
-    uint4 v;
-    asm volatile(
-        "{\n"
-        " .reg .pred p;\n"
-        " setp.ne.b32 p, %5, 0;\n"
-        " mov.b32 %0, 0; mov.b32 %1, 0; mov.b32 %2, 0; mov.b32 %3, 0;\n"
-        " @p ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-        "}\n"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-        : "l"(ptr), "r"((int)valid));
-    return v;
-}
-
-/* load_weight_16 with (HINT) or without the L2 prefetch hint */
+/* 16 bytes of weight, read once: not allocated in L1, with (HINT) or without
+ * the L2::256B prefetch. Zero when !valid (the predicate keeps the lane off
+ * memory it must not touch). The hint pays where the warps of a CTA read a
+ * row's 64-byte pieces side by side (decode_mma_aligned); where each warp
+ * reads its own run of a row, the 256-byte block it fetches reaches into the
+ * previous warp's run, read much later, and the kernel read 1.41x the weight
+ * from DRAM (P223: decode_realign_m8 drops it). */
+#define DECODE_LOAD_WEIGHT_ASM(L2_HINT)                                                 \
+    "{\n"                                                                             \
+    " .reg .pred p;\n"                                                                \
+    " setp.ne.b32 p, %5, 0;\n"                                                        \
+    " mov.b32 %0, 0; mov.b32 %1, 0; mov.b32 %2, 0; mov.b32 %3, 0;\n"                  \
+    " @p ld.global.nc.L1::no_allocate" L2_HINT ".v4.u32 {%0, %1, %2, %3}, [%4];\n"    \
+    "}\n"
 template <bool HINT>
 static __device__ __forceinline__ uint4 load_weight_16_hinted(const uint16_t *ptr, bool valid)
 {
-    return HINT ? load_weight_16(ptr, valid) : load_weight_16_nohint(ptr, valid);
+    uint4 v;
+    if (HINT)
+        asm volatile(DECODE_LOAD_WEIGHT_ASM(".L2::256B")
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                     : "l"(ptr), "r"((int)valid));
+    else
+        asm volatile(DECODE_LOAD_WEIGHT_ASM("")
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                     : "l"(ptr), "r"((int)valid));
+    return v;
+}
+
+static __device__ __forceinline__ uint4 load_weight_16(const uint16_t *ptr, bool valid)
+{
+    return load_weight_16_hinted<true>(ptr, valid);
 }
 
 /* How a decode kernel reads its operands (template parameter FORM). */
 #define DECODE_FORM_ALIGNED 0        /* rows on 16 bytes, chunks dealt round-robin to warps */
 #define DECODE_FORM_REALIGN 1        /* rows anywhere, a contiguous run of chunks per warp */
-#define DECODE_FORM_REALIGN_NOHINT 2 /* the same without the L2 prefetch hint (study) */
+#define DECODE_FORM_REALIGN_NOHINT 2 /* the same without the L2 prefetch hint */
 #define DECODE_FORM_REALIGN_RR 3     /* rows anywhere, chunks dealt round-robin */
 #define DECODE_FORM_REALIGN_RR_NOHINT 4 /* the same without the hint (study) */
 
@@ -472,6 +466,32 @@ static __device__ __forceinline__ void realign_tail_chunk(const decode_args_t &p
         realign_mma_row<T, M8, R>(wa, load_elements(p.a + xoff[i] + xmis[i] + col, nv), i, acc);
 }
 
+/* A realigning segment's rows: each weight row's offset from the 16-byte grid
+ * (rows clamped to n - 1 as in the aligned kernel) and the lane's block at its
+ * first column col0; each activation row's offset and column 0's block
+ * relative to p.a. */
+template <int M8, int R>
+static __device__ __forceinline__ void realign_rows(const decode_args_t &p, int64_t tile, int g,
+                                                    int col0, const uint16_t *(&wnext)[R][2],
+                                                    int (&wmis)[R][2], int (&xoff)[M8],
+                                                    int (&xmis)[M8])
+{
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int hh = 0; hh < 2; hh++) {
+            const uint16_t *rowp = p.b + decode_weight_row<R>(p, tile, r, hh, g) * p.ldb;
+            wmis[r][hh] = (int)(((uintptr_t)rowp >> 1) & 7);
+            wnext[r][hh] = rowp + (col0 - wmis[r][hh]);
+        }
+#pragma unroll
+    for (int i = 0; i < M8; i++) {
+        const int row = decode_act_row(p, i, g);
+        xmis[i] = (int)(((uintptr_t)(p.a + row * p.lda) >> 1) & 7);
+        xoff[i] = row * (int)p.lda - xmis[i];
+    }
+}
+
 /* A pipeline slot: the lane's weight blocks of chunk jn of the warp's run
  * (relative to its first), loaded where the warp multiplies that chunk in
  * the pipeline (jn < count_main) or, for lane 0 of a row off the grid, where
@@ -508,26 +528,9 @@ static __device__ __forceinline__ void decode_mma_realign(const decode_args_t &p
     const int col0 = lo * DECODE_CHUNK_K + 8 * t; /* the lane's columns in its first chunk */
     const int src_lane = 4 * g + ((t + 1) & 3);
 
-    /* Weight rows, clamped to n-1 as in the aligned kernel: each row's
-     * offset from the 16-byte grid and the lane's block in chunk lo. */
     const uint16_t *wnext[R][2];
-    int wmis[R][2];
-#pragma unroll
-    for (int r = 0; r < R; r++)
-#pragma unroll
-        for (int hh = 0; hh < 2; hh++) {
-            const uint16_t *rowp = p.b + decode_weight_row<R>(p, tile, r, hh, g) * p.ldb;
-            wmis[r][hh] = (int)(((uintptr_t)rowp >> 1) & 7);
-            wnext[r][hh] = rowp + (col0 - wmis[r][hh]);
-        }
-    /* activation rows: column 0's block relative to p.a, and the offset */
-    int xoff[M8], xmis[M8];
-#pragma unroll
-    for (int i = 0; i < M8; i++) {
-        const int row = decode_act_row(p, i, g);
-        xmis[i] = (int)(((uintptr_t)(p.a + row * p.lda) >> 1) & 7);
-        xoff[i] = row * (int)p.lda - xmis[i];
-    }
+    int wmis[R][2], xoff[M8], xmis[M8];
+    realign_rows<M8, R>(p, tile, g, col0, wnext, wmis, xoff, xmis);
 
     /* The pipeline over chunks lo .. lo + count_main - 1 (realign_load_slot) */
     if (count_main > 0) {
@@ -557,7 +560,7 @@ static __device__ __forceinline__ void decode_mma_realign(const decode_args_t &p
 }
 
 /*
- * Study form (decode_realign_rr): the realigning segment with its chunks
+ * The realigning segment with its chunks (decode_realign_m16's form)
  * dealt round-robin as in decode_mma_aligned (warp w: chunks c0 + w,
  * c0 + w + W, ...), so that the W warps of a CTA read adjacent 64-byte
  * pieces of each row at the same time (the run form has them W runs apart).
@@ -582,22 +585,8 @@ static __device__ __forceinline__ void decode_mma_realign_rr(const decode_args_t
     const int src_lane = 4 * g + ((t + 1) & 3);
 
     const uint16_t *wnext[R][2];
-    int wmis[R][2];
-#pragma unroll
-    for (int r = 0; r < R; r++)
-#pragma unroll
-        for (int hh = 0; hh < 2; hh++) {
-            const uint16_t *rowp = p.b + decode_weight_row<R>(p, tile, r, hh, g) * p.ldb;
-            wmis[r][hh] = (int)(((uintptr_t)rowp >> 1) & 7);
-            wnext[r][hh] = rowp + (col0 - wmis[r][hh]);
-        }
-    int xoff[M8], xmis[M8];
-#pragma unroll
-    for (int i = 0; i < M8; i++) {
-        const int row = decode_act_row(p, i, g);
-        xmis[i] = (int)(((uintptr_t)(p.a + row * p.lda) >> 1) & 7);
-        xoff[i] = row * (int)p.lda - xmis[i];
-    }
+    int wmis[R][2], xoff[M8], xmis[M8];
+    realign_rows<M8, R>(p, tile, g, col0, wnext, wmis, xoff, xmis);
 
     if (count_main > 0) {
         uint4 buf[U][R][2], ext[R][2];
@@ -1000,9 +989,11 @@ DECODE_ENTRY(splitk, DECODE_FORM_ALIGNED, 8, 1, 1, 8, 8, 2)
 DECODE_ENTRY(splitk, DECODE_FORM_ALIGNED, 16, 2, 1, 6, 8, 2)
 DECODE_ENTRY(splitk, DECODE_FORM_ALIGNED, 32, 4, 1, 6, 4, 3)
 DECODE_ENTRY(splitk, DECODE_FORM_ALIGNED, 64, 8, 1, 4, 4, 2)
-/* decode_realign: m8 reads its runs without the L2 prefetch hint, m16 deals
- * its chunks round-robin (H100, P223 call 5: the forms that read the fewest
- * DRAM bytes and ran fastest on the odd-k rows); m32 and m64 the runs. */
+/* decode_realign: m8 reads its runs without the L2 prefetch hint (the fewest
+ * DRAM bytes: 1.11x the weight against 1.41x), m16 deals its chunks
+ * round-robin (3-5 % faster at m = 9-16 though it reads more bytes): the
+ * fastest forms on the odd-k rows (H100, P223 calls 5-6); m32 and m64 the
+ * runs with the hint (the others measured slower there). */
 DECODE_ENTRY(realign, DECODE_FORM_REALIGN_NOHINT, 8, 1, 1, 5, 8, 2)
 DECODE_ENTRY(realign, DECODE_FORM_REALIGN_RR, 16, 2, 1, 3, 8, 2)
 DECODE_ENTRY(realign, DECODE_FORM_REALIGN, 32, 4, 1, 4, 4, 3)
