@@ -103,8 +103,8 @@ static __device__ __forceinline__ int64_t cta_start(const decode_args_t &p, int6
 
 /* ---- loads --------------------------------------------------------------- */
 
-/* 16 bytes of weight, read once: not allocated in L1, with (HINT) or without
- * the L2::256B prefetch. Zero when !valid (the predicate keeps the lane off
+/* 16 bytes of weight, read once: not allocated in L1, with the L2::256B
+ * (HINT = 256) or L2::128B (128) prefetch or none (0). Zero when !valid (the predicate keeps the lane off
  * memory it must not touch). The hint pays where the warps of a CTA read a
  * row's 64-byte pieces side by side (decode_mma_aligned); where each warp
  * reads its own run of a row, the 256-byte block it fetches reaches into the
@@ -117,12 +117,16 @@ static __device__ __forceinline__ int64_t cta_start(const decode_args_t &p, int6
     " mov.b32 %0, 0; mov.b32 %1, 0; mov.b32 %2, 0; mov.b32 %3, 0;\n"                  \
     " @p ld.global.nc.L1::no_allocate" L2_HINT ".v4.u32 {%0, %1, %2, %3}, [%4];\n"    \
     "}\n"
-template <bool HINT>
+template <int HINT>
 static __device__ __forceinline__ uint4 load_weight_16_hinted(const uint16_t *ptr, bool valid)
 {
     uint4 v;
-    if (HINT)
+    if (HINT == 256)
         asm volatile(DECODE_LOAD_WEIGHT_ASM(".L2::256B")
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                     : "l"(ptr), "r"((int)valid));
+    else if (HINT == 128)
+        asm volatile(DECODE_LOAD_WEIGHT_ASM(".L2::128B")
                      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                      : "l"(ptr), "r"((int)valid));
     else
@@ -134,7 +138,7 @@ static __device__ __forceinline__ uint4 load_weight_16_hinted(const uint16_t *pt
 
 static __device__ __forceinline__ uint4 load_weight_16(const uint16_t *ptr, bool valid)
 {
-    return load_weight_16_hinted<true>(ptr, valid);
+    return load_weight_16_hinted<256>(ptr, valid);
 }
 
 /* How a decode kernel reads its operands (template parameter FORM). */
@@ -143,6 +147,8 @@ static __device__ __forceinline__ uint4 load_weight_16(const uint16_t *ptr, bool
 #define DECODE_FORM_REALIGN_NOHINT 2 /* the same without the L2 prefetch hint */
 #define DECODE_FORM_REALIGN_RR 3     /* rows anywhere, chunks dealt round-robin */
 #define DECODE_FORM_REALIGN_RR_NOHINT 4 /* the same without the hint (study) */
+#define DECODE_FORM_REALIGN_L2_128 5    /* the runs with the L2::128B hint (study) */
+#define DECODE_FORM_REALIGN_RR_L2_128 6 /* round-robin with the L2::128B hint (study) */
 
 /* 16 bytes of activations: cached in L1, where every warp of the CTA (and the
  * other CTAs on the SM working on the same K) finds them again. */
@@ -497,7 +503,7 @@ static __device__ __forceinline__ void realign_rows(const decode_args_t &p, int6
  * the pipeline (jn < count_main) or, for lane 0 of a row off the grid, where
  * it is the chunk after the last one there (lane 3's next block; it starts
  * below column k - 8, so it is whole); then wnext moves on one chunk. */
-template <int R, bool HINT>
+template <int R, int HINT>
 static __device__ __forceinline__ void realign_load_slot(uint4 (&slot)[R][2],
                                                          const uint16_t *(&wnext)[R][2],
                                                          const int (&wmis)[R][2], int jn,
@@ -513,7 +519,7 @@ static __device__ __forceinline__ void realign_load_slot(uint4 (&slot)[R][2],
         }
 }
 
-template <typename T, int M8, int R, int U, int W, bool HINT>
+template <typename T, int M8, int R, int U, int W, int HINT>
 static __device__ __forceinline__ void decode_mma_realign(const decode_args_t &p, int64_t tile,
                                                           int64_t c0, int64_t c1, int warp,
                                                           int g, int t, float (&acc)[R][M8][4])
@@ -569,7 +575,7 @@ static __device__ __forceinline__ void decode_mma_realign(const decode_args_t &p
  * its use: an extra 16-byte load per row and chunk for lane 3, which the
  * other warp's load of the same bytes has mostly brought into L2.
  */
-template <typename T, int M8, int R, int U, int W, bool HINT>
+template <typename T, int M8, int R, int U, int W, int HINT>
 static __device__ __forceinline__ void decode_mma_realign_rr(const decode_args_t &p, int64_t tile,
                                                              int64_t c0, int64_t c1, int warp,
                                                              int g, int t, float (&acc)[R][M8][4])
@@ -687,13 +693,17 @@ __global__ void __launch_bounds__(W * 32, MIN_BLOCKS) decode_splitk_kernel(decod
                 for (int i = 0; i < M8; i++)
                     acc[r][i][0] = acc[r][i][1] = acc[r][i][2] = acc[r][i][3] = 0.0f;
             if (FORM == DECODE_FORM_REALIGN)
-                decode_mma_realign<T, M8, R, U, W, true>(p, tile, c0, c1, warp, g, t, acc);
+                decode_mma_realign<T, M8, R, U, W, 256>(p, tile, c0, c1, warp, g, t, acc);
             else if (FORM == DECODE_FORM_REALIGN_NOHINT)
-                decode_mma_realign<T, M8, R, U, W, false>(p, tile, c0, c1, warp, g, t, acc);
+                decode_mma_realign<T, M8, R, U, W, 0>(p, tile, c0, c1, warp, g, t, acc);
             else if (FORM == DECODE_FORM_REALIGN_RR)
-                decode_mma_realign_rr<T, M8, R, U, W, true>(p, tile, c0, c1, warp, g, t, acc);
+                decode_mma_realign_rr<T, M8, R, U, W, 256>(p, tile, c0, c1, warp, g, t, acc);
             else if (FORM == DECODE_FORM_REALIGN_RR_NOHINT)
-                decode_mma_realign_rr<T, M8, R, U, W, false>(p, tile, c0, c1, warp, g, t, acc);
+                decode_mma_realign_rr<T, M8, R, U, W, 0>(p, tile, c0, c1, warp, g, t, acc);
+            else if (FORM == DECODE_FORM_REALIGN_L2_128)
+                decode_mma_realign<T, M8, R, U, W, 128>(p, tile, c0, c1, warp, g, t, acc);
+            else if (FORM == DECODE_FORM_REALIGN_RR_L2_128)
+                decode_mma_realign_rr<T, M8, R, U, W, 128>(p, tile, c0, c1, warp, g, t, acc);
             else
                 decode_mma_aligned<T, M8, R, U, W>(p, tile, c0, c1, warp, g, t, acc);
 
@@ -1005,6 +1015,9 @@ DECODE_ENTRY(realign_runs_hint, DECODE_FORM_REALIGN, 8, 1, 1, 5, 8, 2)
 DECODE_ENTRY(realign_runs_hint, DECODE_FORM_REALIGN, 16, 2, 1, 3, 8, 2)
 DECODE_ENTRY(realign_rr_nohint, DECODE_FORM_REALIGN_RR_NOHINT, 16, 2, 1, 3, 8, 2)
 DECODE_ENTRY(realign_nohint, DECODE_FORM_REALIGN_NOHINT, 32, 4, 1, 4, 4, 3)
+DECODE_ENTRY(realign_l2_128, DECODE_FORM_REALIGN_L2_128, 8, 1, 1, 5, 8, 2)
+DECODE_ENTRY(realign_rr_l2_128, DECODE_FORM_REALIGN_RR_L2_128, 16, 2, 1, 3, 8, 2)
+DECODE_ENTRY(realign_l2_128, DECODE_FORM_REALIGN_L2_128, 32, 4, 1, 4, 4, 3)
 
 #define DECODE_ROW(KIND, MT) {"decode_" #KIND "_m" #MT, decode_##KIND##_supports_m##MT, \
                               decode_##KIND##_launch_m##MT}
@@ -1023,9 +1036,11 @@ static const cuops_gemm_kernel_t decode_table[] = {
  * won (P221 call 2: 32 x 32000 x 4095 187.9 us against 304.6). */
 extern "C" const cuops_gemm_kernel_t cuops_gemm_decode_realign_m64 = DECODE_ROW(realign, 64);
 
-extern "C" const cuops_gemm_kernel_t cuops_gemm_decode_study[4] = {
+extern "C" const cuops_gemm_kernel_t cuops_gemm_decode_study[7] = {
     DECODE_ROW(realign_runs_hint, 8), DECODE_ROW(realign_runs_hint, 16),
-    DECODE_ROW(realign_rr_nohint, 16), DECODE_ROW(realign_nohint, 32)};
+    DECODE_ROW(realign_rr_nohint, 16), DECODE_ROW(realign_nohint, 32),
+    DECODE_ROW(realign_l2_128, 8), DECODE_ROW(realign_rr_l2_128, 16),
+    DECODE_ROW(realign_l2_128, 32)};
 
 extern "C" const cuops_gemm_kernel_t *cuops_gemm_decode_kernel_table(int *count)
 {
