@@ -182,7 +182,7 @@ static const char *const k_realign[NUM_VARIANTS] = {"decode_realign_m8", "decode
 /* the kernels the realign cases force in slot v: k_realign, or with
  * CUOPS_TEST_REALIGN_FORM=study the study forms decode_realign_runs_hint_m8,
  * decode_realign_rr_nohint_m16 and decode_realign_nohint_m32 in slots 0-2,
- * with =study2 decode_realign_l2_128_m8, decode_realign_rr_l2_128_m16 and
+ * with =study2 decode_realign_nohint_m8, decode_realign_rr_l2_128_m16 and
  * decode_realign_runs_hint_m32 (auto is still expected to pick k_realign's) */
 static const char *g_realign_forced[NUM_VARIANTS] = {"decode_realign_m8", "decode_realign_m16",
                                                      "decode_realign_m32", "decode_realign_m64"};
@@ -1716,7 +1716,7 @@ int main(void)
         g_realign_forced[1] = "decode_realign_rr_nohint_m16";
         g_realign_forced[2] = "decode_realign_nohint_m32";
     } else if (form && !strcmp(form, "study2")) {
-        g_realign_forced[0] = "decode_realign_l2_128_m8";
+        g_realign_forced[0] = "decode_realign_nohint_m8";
         g_realign_forced[1] = "decode_realign_rr_l2_128_m16";
         g_realign_forced[2] = "decode_realign_runs_hint_m32";
     }

@@ -999,25 +999,25 @@ DECODE_ENTRY(splitk, DECODE_FORM_ALIGNED, 8, 1, 1, 8, 8, 2)
 DECODE_ENTRY(splitk, DECODE_FORM_ALIGNED, 16, 2, 1, 6, 8, 2)
 DECODE_ENTRY(splitk, DECODE_FORM_ALIGNED, 32, 4, 1, 6, 4, 3)
 DECODE_ENTRY(splitk, DECODE_FORM_ALIGNED, 64, 8, 1, 4, 4, 2)
-/* decode_realign: m8 reads its runs without the L2 prefetch hint (the fewest
- * DRAM bytes: 1.11x the weight against 1.41x), m16 deals its chunks
- * round-robin (3-5 % faster at m = 9-16 though it reads more bytes), m32
- * reads its runs with the L2::128B prefetch (2.6-3.3 % faster than 256B, no
- * hint slower): the fastest forms on the odd-k rows (H100, P223 calls 5-8);
- * m64 (forced only) the runs with the 256-byte hint. */
-DECODE_ENTRY(realign, DECODE_FORM_REALIGN_NOHINT, 8, 1, 1, 5, 8, 2)
+/* decode_realign: m8 and m32 read their runs with the L2::128B prefetch (the
+ * 256-byte one read 1.41x the weight from DRAM at m8, no prefetch 1.11x;
+ * 128 bytes ran fastest on most rows), m16 deals its chunks round-robin
+ * with the 256-byte one (3-5 % faster at m = 9-16 though it reads more
+ * bytes): the fastest forms on the odd-k rows (H100, P223 calls 5-9); m64
+ * (forced only) the runs with the 256-byte prefetch. */
+DECODE_ENTRY(realign, DECODE_FORM_REALIGN_L2_128, 8, 1, 1, 5, 8, 2)
 DECODE_ENTRY(realign, DECODE_FORM_REALIGN_RR, 16, 2, 1, 3, 8, 2)
 DECODE_ENTRY(realign, DECODE_FORM_REALIGN_L2_128, 32, 4, 1, 4, 4, 3)
 DECODE_ENTRY(realign, DECODE_FORM_REALIGN, 64, 8, 1, 3, 4, 2)
 /* study forms (forced only): the runs with the 256-byte hint at m8, m16 and
  * m32 (the decode_realign kernels before P223), the round-robin form without
- * the hint at m16, the runs without it at m32, and the L2::128B forms at m8
- * (runs) and m16 (round-robin) */
+ * the hint at m16, the runs without it at m8 and m32, and the round-robin
+ * form with the L2::128B hint at m16 */
 DECODE_ENTRY(realign_runs_hint, DECODE_FORM_REALIGN, 8, 1, 1, 5, 8, 2)
 DECODE_ENTRY(realign_runs_hint, DECODE_FORM_REALIGN, 16, 2, 1, 3, 8, 2)
 DECODE_ENTRY(realign_rr_nohint, DECODE_FORM_REALIGN_RR_NOHINT, 16, 2, 1, 3, 8, 2)
 DECODE_ENTRY(realign_nohint, DECODE_FORM_REALIGN_NOHINT, 32, 4, 1, 4, 4, 3)
-DECODE_ENTRY(realign_l2_128, DECODE_FORM_REALIGN_L2_128, 8, 1, 1, 5, 8, 2)
+DECODE_ENTRY(realign_nohint, DECODE_FORM_REALIGN_NOHINT, 8, 1, 1, 5, 8, 2)
 DECODE_ENTRY(realign_rr_l2_128, DECODE_FORM_REALIGN_RR_L2_128, 16, 2, 1, 3, 8, 2)
 DECODE_ENTRY(realign_runs_hint, DECODE_FORM_REALIGN, 32, 4, 1, 4, 4, 3)
 
@@ -1041,7 +1041,7 @@ extern "C" const cuops_gemm_kernel_t cuops_gemm_decode_realign_m64 = DECODE_ROW(
 extern "C" const cuops_gemm_kernel_t cuops_gemm_decode_study[7] = {
     DECODE_ROW(realign_runs_hint, 8), DECODE_ROW(realign_runs_hint, 16),
     DECODE_ROW(realign_rr_nohint, 16), DECODE_ROW(realign_nohint, 32),
-    DECODE_ROW(realign_l2_128, 8), DECODE_ROW(realign_rr_l2_128, 16),
+    DECODE_ROW(realign_nohint, 8), DECODE_ROW(realign_rr_l2_128, 16),
     DECODE_ROW(realign_runs_hint, 32)};
 
 extern "C" const cuops_gemm_kernel_t *cuops_gemm_decode_kernel_table(int *count)

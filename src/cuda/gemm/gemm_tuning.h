@@ -83,8 +83,7 @@ __attribute__((weak, visibility("hidden")))
 extern const cuops_gemm_kernel_t cuops_gemm_decode_realign_m64;
 /* gemm_decode.cu: study forms of the realigning kernel, forced only:
  * decode_realign_runs_hint_m8/m16/m32, decode_realign_rr_nohint_m16,
- * decode_realign_nohint_m32, decode_realign_l2_128_m8,
- * decode_realign_rr_l2_128_m16 */
+ * decode_realign_nohint_m8/m32, decode_realign_rr_l2_128_m16 */
 __attribute__((weak, visibility("hidden")))
 extern const cuops_gemm_kernel_t cuops_gemm_decode_study[7];
 /* gemm_decode.cu: small-M (decode) kernels that stream the weight with split-K */
