@@ -40,6 +40,13 @@ if [ $status -eq 0 ] && want test; then
     CUOPS_TEST_SHARDS=${CUOPS_TEST_SHARDS:-8} CUOPS_TEST_TIMEOUT=${CUOPS_TEST_TIMEOUT:-420} \
         bash scripts/run-tests.sh build/tests > "$LOG/tests.log" 2>&1 || status=1
     grep -E "^(FAIL|!!)|passed, [0-9]+ failed" "$LOG/tests.log" | head -n 80
+    # the forced-only study forms of decode_realign in the realign cases' slots
+    # (quick: the same cases as auto's forms, ~10 s each)
+    for form in study study2; do
+        CUOPS_TEST_REALIGN_FORM=$form CUOPS_TEST_QUICK=1 timeout 120 build/tests/test_gpu_gemm_decode \
+            > "$LOG/test-gemm-decode-$form.log" 2>&1 || status=1
+        echo "decode realign forms $form: $(tail -n 1 "$LOG/test-gemm-decode-$form.log")"
+    done
     # the README's Python path: pip install ./python (no index), then the example
     site=$(mktemp -d)
     if python3 -m pip install --no-index --no-deps --target "$site" ./python > "$LOG/pip.log" 2>&1 &&
