@@ -184,8 +184,7 @@ static const char *const k_realign[NUM_VARIANTS] = {"decode_realign_m8", "decode
  * decode_realign_rr_nohint_m16 and decode_realign_nohint_m32 in slots 0-2,
  * with =study2 decode_realign_nohint_m8, decode_realign_rr_l2_128_m16 and
  * decode_realign_runs_hint_m32 (auto is still expected to pick k_realign's) */
-static const char *g_realign_forced[NUM_VARIANTS] = {"decode_realign_m8", "decode_realign_m16",
-                                                     "decode_realign_m32", "decode_realign_m64"};
+static const char *g_realign_forced[NUM_VARIANTS];
 static int g_realign_ran[NUM_VARIANTS + 1]; /* realign cases served, per variant and auto */
 static int g_realign_ws[NUM_VARIANTS + 1];  /* of those, calls that wrote split partials */
 static int g_realign_plan_split;            /* forced realign calls with split_k = 0 that split */
@@ -1710,6 +1709,7 @@ int main(void)
     tu_seed_from_env();
     const char *q = getenv("CUOPS_TEST_QUICK");
     g_quick = q && q[0] && strcmp(q, "0") != 0;
+    for (int v = 0; v < NUM_VARIANTS; v++) g_realign_forced[v] = k_realign[v];
     const char *form = getenv("CUOPS_TEST_REALIGN_FORM");
     if (form && !strcmp(form, "study")) {
         g_realign_forced[0] = "decode_realign_runs_hint_m8";

@@ -256,8 +256,7 @@ static int parse_args(int argc, char **argv, bench_options_t *o)
                 fprintf(stderr, "cuops-bench: %s must be 1..2^31\n", a);
                 return -1;
             }
-            if (a[4] == 'a') o->lda = v;
-            else o->ldb = v;
+            *(strcmp(a, "--lda") == 0 ? &o->lda : &o->ldb) = v;
         } else if (strcmp(a, "--reps") == 0) {
             NEED_VALUE();
             long long v = 0;

@@ -104,8 +104,8 @@ static __device__ __forceinline__ int64_t cta_start(const decode_args_t &p, int6
 /* ---- loads --------------------------------------------------------------- */
 
 /* 16 bytes of weight, read once: not allocated in L1, with the L2::256B
- * (HINT = 256) or L2::128B (128) prefetch or none (0). Zero when !valid (the predicate keeps the lane off
- * memory it must not touch). The hint pays where the warps of a CTA read a
+ * (HINT = 256) or L2::128B (128) prefetch or none (0). Zero when !valid (the
+ * predicate keeps the lane off memory it must not touch). The hint pays where the warps of a CTA read a
  * row's 64-byte pieces side by side (decode_mma_aligned); where each warp
  * reads its own run of a row, the 256-byte block it fetches reaches into the
  * previous warp's run, read much later, and the kernel read 1.41x the weight
@@ -141,14 +141,14 @@ static __device__ __forceinline__ uint4 load_weight_16(const uint16_t *ptr, bool
     return load_weight_16_hinted<256>(ptr, valid);
 }
 
-/* How a decode kernel reads its operands (template parameter FORM). */
-#define DECODE_FORM_ALIGNED 0        /* rows on 16 bytes, chunks dealt round-robin to warps */
-#define DECODE_FORM_REALIGN 1        /* rows anywhere, a contiguous run of chunks per warp */
-#define DECODE_FORM_REALIGN_NOHINT 2 /* the same without the L2 prefetch hint */
-#define DECODE_FORM_REALIGN_RR 3     /* rows anywhere, chunks dealt round-robin */
-#define DECODE_FORM_REALIGN_RR_NOHINT 4 /* the same without the hint (study) */
-#define DECODE_FORM_REALIGN_L2_128 5    /* the runs with the L2::128B hint (study) */
-#define DECODE_FORM_REALIGN_RR_L2_128 6 /* round-robin with the L2::128B hint (study) */
+/* How a decode kernel reads its operands (template parameter FORM): rows on
+ * 16 bytes with chunks dealt round-robin to the warps (decode_mma_aligned),
+ * or rows anywhere, realigned, each warp taking a contiguous run of chunks
+ * (decode_mma_realign) or chunks dealt round-robin (decode_mma_realign_rr),
+ * with an L2 prefetch of HINT = 0, 128 or 256 bytes on the weight loads. */
+#define DECODE_FORM_ALIGNED 0
+#define DECODE_FORM_RUNS(HINT) (1000 + (HINT))
+#define DECODE_FORM_RR(HINT) (2000 + (HINT))
 
 /* 16 bytes of activations: cached in L1, where every warp of the CTA (and the
  * other CTAs on the SM working on the same K) finds them again. */
@@ -692,18 +692,10 @@ __global__ void __launch_bounds__(W * 32, MIN_BLOCKS) decode_splitk_kernel(decod
 #pragma unroll
                 for (int i = 0; i < M8; i++)
                     acc[r][i][0] = acc[r][i][1] = acc[r][i][2] = acc[r][i][3] = 0.0f;
-            if (FORM == DECODE_FORM_REALIGN)
-                decode_mma_realign<T, M8, R, U, W, 256>(p, tile, c0, c1, warp, g, t, acc);
-            else if (FORM == DECODE_FORM_REALIGN_NOHINT)
-                decode_mma_realign<T, M8, R, U, W, 0>(p, tile, c0, c1, warp, g, t, acc);
-            else if (FORM == DECODE_FORM_REALIGN_RR)
-                decode_mma_realign_rr<T, M8, R, U, W, 256>(p, tile, c0, c1, warp, g, t, acc);
-            else if (FORM == DECODE_FORM_REALIGN_RR_NOHINT)
-                decode_mma_realign_rr<T, M8, R, U, W, 0>(p, tile, c0, c1, warp, g, t, acc);
-            else if (FORM == DECODE_FORM_REALIGN_L2_128)
-                decode_mma_realign<T, M8, R, U, W, 128>(p, tile, c0, c1, warp, g, t, acc);
-            else if (FORM == DECODE_FORM_REALIGN_RR_L2_128)
-                decode_mma_realign_rr<T, M8, R, U, W, 128>(p, tile, c0, c1, warp, g, t, acc);
+            if (FORM / 1000 == 1)
+                decode_mma_realign<T, M8, R, U, W, FORM % 1000>(p, tile, c0, c1, warp, g, t, acc);
+            else if (FORM / 1000 == 2)
+                decode_mma_realign_rr<T, M8, R, U, W, FORM % 1000>(p, tile, c0, c1, warp, g, t, acc);
             else
                 decode_mma_aligned<T, M8, R, U, W>(p, tile, c0, c1, warp, g, t, acc);
 
@@ -1005,21 +997,21 @@ DECODE_ENTRY(splitk, DECODE_FORM_ALIGNED, 64, 8, 1, 4, 4, 2)
  * with the 256-byte one (3-5 % faster at m = 9-16 though it reads more
  * bytes): the fastest forms on the odd-k rows (H100, P223 calls 5-9); m64
  * (forced only) the runs with the 256-byte prefetch. */
-DECODE_ENTRY(realign, DECODE_FORM_REALIGN_L2_128, 8, 1, 1, 5, 8, 2)
-DECODE_ENTRY(realign, DECODE_FORM_REALIGN_RR, 16, 2, 1, 3, 8, 2)
-DECODE_ENTRY(realign, DECODE_FORM_REALIGN_L2_128, 32, 4, 1, 4, 4, 3)
-DECODE_ENTRY(realign, DECODE_FORM_REALIGN, 64, 8, 1, 3, 4, 2)
+DECODE_ENTRY(realign, DECODE_FORM_RUNS(128), 8, 1, 1, 5, 8, 2)
+DECODE_ENTRY(realign, DECODE_FORM_RR(256), 16, 2, 1, 3, 8, 2)
+DECODE_ENTRY(realign, DECODE_FORM_RUNS(128), 32, 4, 1, 4, 4, 3)
+DECODE_ENTRY(realign, DECODE_FORM_RUNS(256), 64, 8, 1, 3, 4, 2)
 /* study forms (forced only): the runs with the 256-byte hint at m8, m16 and
  * m32 (the decode_realign kernels before P223), the round-robin form without
  * the hint at m16, the runs without it at m8 and m32, and the round-robin
  * form with the L2::128B hint at m16 */
-DECODE_ENTRY(realign_runs_hint, DECODE_FORM_REALIGN, 8, 1, 1, 5, 8, 2)
-DECODE_ENTRY(realign_runs_hint, DECODE_FORM_REALIGN, 16, 2, 1, 3, 8, 2)
-DECODE_ENTRY(realign_rr_nohint, DECODE_FORM_REALIGN_RR_NOHINT, 16, 2, 1, 3, 8, 2)
-DECODE_ENTRY(realign_nohint, DECODE_FORM_REALIGN_NOHINT, 32, 4, 1, 4, 4, 3)
-DECODE_ENTRY(realign_nohint, DECODE_FORM_REALIGN_NOHINT, 8, 1, 1, 5, 8, 2)
-DECODE_ENTRY(realign_rr_l2_128, DECODE_FORM_REALIGN_RR_L2_128, 16, 2, 1, 3, 8, 2)
-DECODE_ENTRY(realign_runs_hint, DECODE_FORM_REALIGN, 32, 4, 1, 4, 4, 3)
+DECODE_ENTRY(realign_runs_hint, DECODE_FORM_RUNS(256), 8, 1, 1, 5, 8, 2)
+DECODE_ENTRY(realign_runs_hint, DECODE_FORM_RUNS(256), 16, 2, 1, 3, 8, 2)
+DECODE_ENTRY(realign_rr_nohint, DECODE_FORM_RR(0), 16, 2, 1, 3, 8, 2)
+DECODE_ENTRY(realign_nohint, DECODE_FORM_RUNS(0), 32, 4, 1, 4, 4, 3)
+DECODE_ENTRY(realign_nohint, DECODE_FORM_RUNS(0), 8, 1, 1, 5, 8, 2)
+DECODE_ENTRY(realign_rr_l2_128, DECODE_FORM_RR(128), 16, 2, 1, 3, 8, 2)
+DECODE_ENTRY(realign_runs_hint, DECODE_FORM_RUNS(256), 32, 4, 1, 4, 4, 3)
 
 #define DECODE_ROW(KIND, MT) {"decode_" #KIND "_m" #MT, decode_##KIND##_supports_m##MT, \
                               decode_##KIND##_launch_m##MT}
