@@ -1608,22 +1608,27 @@ static void test_realign_splits(void)
 
 /* The plan's own split (split_k = 0) with the weight off 16 bytes (ld = k
  * odd): stream-K at 1 x 4704 x 1031 and split-K at 9 x 40 x 519 on 132 SMs,
- * as decode_splitk at k + 1. With a 64-byte user workspace every realign
- * variant runs the call unsplit: it succeeds, matches and writes no
- * partials. */
+ * as decode_splitk at k + 1; at 24 x 4096 x 1031 the m32 slot's 256 tiles
+ * would fill 256 of its 396 slots (3 CTAs of 4 warps per SM), where the
+ * 4-warp realigning kernels take stream-K over every slot, so that slot
+ * must write partials. With a 64-byte user workspace every realign variant
+ * runs the call unsplit: it succeeds, matches and writes no partials. */
 static void test_realign_small_workspace(void)
 {
-    static const int64_t shapes[2][3] = {{1, 4704, 1031}, {9, 40, 519}};
-    for (int s = 0; s < 2; s++) {
+    static const int64_t shapes[3][3] = {{1, 4704, 1031}, {9, 40, 519}, {24, 4096, 1031}};
+    for (int s = 0; s < 3; s++) {
         decode_case_t c = realign_case(500 + s, shapes[s][0], shapes[s][1], shapes[s][2]);
         c.split_k = 0;
         c.pad_a = c.pad_b = 0;
-        const int split_before = g_realign_plan_split;
+        const int split_before = g_realign_plan_split, m32_ws_before = g_realign_ws[2];
         run_case(&c);
         if (g_num_sms == 132)
             CHECK(g_realign_plan_split > split_before || g_device_dead,
                   "%lld x %lld x %lld: no realign variant split with a large workspace",
                   (long long)c.m, (long long)c.n, (long long)c.k);
+        if (g_num_sms == 132 && s == 2)
+            CHECK(g_realign_ws[2] > m32_ws_before || g_device_dead,
+                  "24 x 4096 x 1031: %s did not fill its slots by stream-K", g_realign_forced[2]);
         else if (g_realign_plan_split == split_before)
             SKIP("%lld x %lld x %lld: no realign variant split on %d SMs: the fallback is not "
                  "exercised", (long long)c.m, (long long)c.n, (long long)c.k, g_num_sms);

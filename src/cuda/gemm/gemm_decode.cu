@@ -786,11 +786,13 @@ typedef struct decode_plan {
  *    same bytes, 256 CTAs, one wave) in 36.1 us;
  *  - tiles < slots: one tile per CTA if that already covers the SMs and the
  *    bytes in flight; else split K s = slots / tiles ways (one wave, equal
- *    work), keeping at least two chunks per warp.
+ *    work), keeping at least two chunks per warp; with fill_slots, where
+ *    those tiles * s CTAs would fill less than 90 % of the slots, stream-K
+ *    with G = slots instead.
  */
 static decode_plan_t decode_make_plan(const struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                       const cuops_options_t *opt, int tile_n, int warps,
-                                      int64_t cta_inflight, int blocks_per_sm)
+                                      int64_t cta_inflight, int blocks_per_sm, int fill_slots)
 {
     decode_plan_t pl;
     const int64_t sms = h->num_sms > 0 ? h->num_sms : 132;
@@ -829,6 +831,19 @@ static decode_plan_t decode_make_plan(const struct cuops_handle *h, const cuops_
     if (s > DECODE_MAX_SPLIT) s = DECODE_MAX_SPLIT;
     if (s > INT32_MAX / pl.tiles) s = INT32_MAX / pl.tiles;
     if (s < 1) s = 1;
+    /* fill_slots: a grid of tiles * s CTAs that leaves more than a tenth of
+     * the slots empty (one tile per CTA on 132-395 of 396 slots) runs with
+     * one or two 4-warp CTAs per SM; stream-K over every slot instead, where
+     * each CTA still gets two chunks per warp. */
+    if (fill_slots && !(opt && opt->split_k > 0) && pl.tiles < slots &&
+        10 * pl.tiles * s < 9 * slots &&
+        total >= 2 * (int64_t)warps * slots && total <= DECODE_STREAMK_MAX_TOTAL &&
+        slots <= DECODE_STREAMK_MAX_CTAS) {
+        pl.ctas = slots;
+        pl.split = 0;
+        pl.fixup = 1;
+        return pl;
+    }
     pl.split = s;
     pl.ctas = pl.tiles * s;
     pl.fixup = s > 1;
@@ -883,7 +898,19 @@ static cuops_status_t decode_launch_typed(struct cuops_handle *h, const cuops_ge
         unsplit.split_k = 1;
         opt = &unsplit;
     }
-    const decode_plan_t pl = decode_make_plan(h, d, opt, TILE_N, W, cta_inflight, blocks_per_sm);
+    /* The realigning kernels of 4 warps (m32, m64) spend their time issuing
+     * (every warp realigns its weight and x blocks for every chunk), so their
+     * speed follows the warps resident per SM, and one tile per CTA on 256 of
+     * 396 slots gives an SM 4 or 8: those fill every slot by stream-K (H100,
+     * P224 call 3: decode_realign_m32 24 x 4096 x 14335 135.5 -> 96.3 us,
+     * 32 x 4096 x 14335 176.2 -> 104.6, 32 x 5120 x 4095 55.4 -> 49.1). The
+     * others stream the weight near DRAM's pace with fewer CTAs, and the
+     * fix-up launch cost them more than the balance gave (decode_splitk_m32
+     * 32 x 4096 x 4096 28.5 -> 32.5 us; decode_realign_m8 1 x 3072 x 4095
+     * 17.2 -> 21.4, m16 16 x 3072 x 4095 25.7 -> 29.2). */
+    const int fill_slots = FORM != DECODE_FORM_ALIGNED && W <= 4;
+    const decode_plan_t pl =
+        decode_make_plan(h, d, opt, TILE_N, W, cta_inflight, blocks_per_sm, fill_slots);
 
     decode_args_t p;
     memset(&p, 0, sizeof p);
