@@ -42,7 +42,7 @@ if [ $status -eq 0 ] && want test; then
     grep -E "^(FAIL|!!)|passed, [0-9]+ failed" "$LOG/tests.log" | head -n 80
     # the forced-only study forms of decode_realign in the realign cases' slots
     # (quick: the same cases as auto's forms, ~10 s each)
-    for form in study study2; do
+    for form in study study2 study3; do
         CUOPS_TEST_REALIGN_FORM=$form CUOPS_TEST_QUICK=1 timeout 120 build/tests/test_gpu_gemm_decode \
             > "$LOG/test-gemm-decode-$form.log" 2>&1 || status=1
         echo "decode realign forms $form: $(tail -n 1 "$LOG/test-gemm-decode-$form.log")"

@@ -69,6 +69,11 @@
  * checked and what it ran is printed. With the weight's rows on 16 bytes and
  * k % 8 == 0 (A off or not) the realign variants must decline when forced,
  * and auto picks as in the other sections where every row is on 16 bytes.
+ * decode_realign_m32 copies an x off the 16-byte grid onto it in the
+ * workspace first: every call that ran it with x off the grid must have
+ * changed at least that copy's words (m rows of k rounded up to 64), and
+ * the split checks count the words past them; the default forms must make
+ * such a copy somewhere.
  *
  * Without a CUDA device the test says SKIP and passes. CUOPS_TEST_QUICK=1
  * (the compute-sanitizer runs) keeps small shapes. CUOPS_TEST_SEED
@@ -183,12 +188,14 @@ static const char *const k_realign[NUM_VARIANTS] = {"decode_realign_m8", "decode
  * CUOPS_TEST_REALIGN_FORM=study the study forms decode_realign_runs_hint_m8,
  * decode_realign_rr_nohint_m16 and decode_realign_nohint_m32 in slots 0-2,
  * with =study2 decode_realign_nohint_m8, decode_realign_rr_l2_128_m16 and
- * decode_realign_runs_hint_m32 (auto is still expected to pick k_realign's) */
+ * decode_realign_runs_hint_m32, with =study3 decode_realign_xinplace_m32 in
+ * slot 2 (auto is still expected to pick k_realign's) */
 static const char *g_realign_forced[NUM_VARIANTS];
 static int g_realign_ran[NUM_VARIANTS + 1]; /* realign cases served, per variant and auto */
 static int g_realign_ws[NUM_VARIANTS + 1];  /* of those, calls that wrote split partials */
 static int g_realign_plan_split;            /* forced realign calls with split_k = 0 that split */
 static int g_auto_realign;                  /* auto calls that had to and did run decode_realign */
+static int g_x_copies;                      /* decode_realign_m32 calls that copied x onto the grid */
 /* what auto ran on the realign cases where the test leaves the pick open (A
  * alone off 16 bytes, or k % 8 != 0 with the weight on 16 bytes): a tally */
 #define AUTO_OPEN_NAMES 8
@@ -201,6 +208,7 @@ static int g_auto_open_count[AUTO_OPEN_NAMES];
  * plan split a tile across CTAs (only then does the decode family use it). */
 #define WS_BYTES ((size_t)64 << 20)
 static unsigned *g_ws;
+static size_t g_ws_room = WS_BYTES; /* bytes of it the handle was last given */
 static unsigned long long *g_ws_count;
 
 __global__ void count_changed_words(const unsigned *ws, size_t words, unsigned long long *count)
@@ -496,6 +504,20 @@ static cuops_status_t gemm_call(const decode_case_t *c, const case_buffers_t *b,
 /* One GPU call of `variant` with options.split_k = split_k on fresh C and a
  * NaN workspace; reads C back into hout. Returns the status; *ws_words gets
  * the number of workspace words the call wrote. */
+/* Workspace words a call that ran decode_realign_m32 wrote for x's copy onto
+ * the 16-byte grid (m rows of k rounded up to 64 elements, zeros past k):
+ * where x is off the grid, k > 0 and the workspace has room for it; else 0. */
+static unsigned long long x_copy_words(const decode_case_t *c, const case_buffers_t *b)
+{
+    if (strcmp(cuops_last_kernel(g_gpu), "decode_realign_m32") != 0 || c->k == 0) return 0;
+    if (b->off_a % 8 == 0 && b->lda % 8 == 0) return 0;
+    const unsigned long long halves = (unsigned long long)c->m * (unsigned long long)((c->k + 63) / 64 * 64);
+    if (g_ws_room < 2 * halves + 256) return 0;
+    return halves / 2;
+}
+
+/* One call; *ws_words: the workspace words it changed past x's copy (the
+ * split's partials), the copy itself checked whole here. */
 static cuops_status_t call_variant(const decode_case_t *c, const case_buffers_t *b,
                                    const char *variant, int split_k, void *hout,
                                    unsigned long long *ws_words)
@@ -508,6 +530,12 @@ static cuops_status_t call_variant(const decode_case_t *c, const case_buffers_t 
     if (st != CUOPS_STATUS_SUCCESS) return st;
     if (!device_ok(variant)) return CUOPS_STATUS_CUDA_ERROR;
     *ws_words = ws_changed();
+    const unsigned long long xw = x_copy_words(c, b);
+    CHECK(*ws_words >= xw, "%s: x's copy onto the 16-byte grid changed %llu workspace words, "
+          "expected at least %llu (%lld x %lld x %lld, lda %lld)", variant, *ws_words, xw,
+          (long long)c->m, (long long)c->n, (long long)c->k, (long long)b->lda);
+    if (xw) g_x_copies++;
+    *ws_words -= *ws_words >= xw ? xw : *ws_words;
     cudaMemcpy(hout, b->dc, b->count_c * es_c, cudaMemcpyDeviceToHost);
     return st;
 }
@@ -854,13 +882,13 @@ static void test_forced_splits(void)
 static void test_unaligned_workspace(void)
 {
     static const int64_t shapes[3][3] = {{9, 40, 520}, {33, 100, 264}, {1, 4704, 1032}};
-    CHECK_STATUS(cuops_set_workspace(g_gpu, (char *)g_ws + 2, WS_BYTES - 16), CUOPS_STATUS_SUCCESS);
+    CHECK_STATUS(cuops_set_workspace(g_gpu, (char *)g_ws + 2, g_ws_room = WS_BYTES - 16), CUOPS_STATUS_SUCCESS);
     for (int s = 0; s < 3; s++) {
         decode_case_t c = grid_case(s, shapes[s][0], shapes[s][1], shapes[s][2]);
         c.split_k = s < 2 ? 5 : 0;
         run_case(&c);
     }
-    CHECK_STATUS(cuops_set_workspace(g_gpu, g_ws, WS_BYTES), CUOPS_STATUS_SUCCESS);
+    CHECK_STATUS(cuops_set_workspace(g_gpu, g_ws, g_ws_room = WS_BYTES), CUOPS_STATUS_SUCCESS);
 }
 
 /* A user workspace too small for the split partials: where the plan split K
@@ -887,9 +915,9 @@ static void test_small_workspace(void)
         else if (split_after == split_before)
             SKIP("%lld x %lld x %lld: no variant split on %d SMs: the fallback is not exercised",
                  (long long)c.m, (long long)c.n, (long long)c.k, g_num_sms);
-        CHECK_STATUS(cuops_set_workspace(g_gpu, g_ws, 64), CUOPS_STATUS_SUCCESS);
+        CHECK_STATUS(cuops_set_workspace(g_gpu, g_ws, g_ws_room = 64), CUOPS_STATUS_SUCCESS);
         run_case(&c);
-        CHECK_STATUS(cuops_set_workspace(g_gpu, g_ws, WS_BYTES), CUOPS_STATUS_SUCCESS);
+        CHECK_STATUS(cuops_set_workspace(g_gpu, g_ws, g_ws_room = WS_BYTES), CUOPS_STATUS_SUCCESS);
     }
 }
 
@@ -1634,9 +1662,9 @@ static void test_realign_small_workspace(void)
                  "exercised", (long long)c.m, (long long)c.n, (long long)c.k, g_num_sms);
         int ws_before = 0, ws_after = 0;
         for (int v = 0; v <= NUM_VARIANTS; v++) ws_before += g_realign_ws[v];
-        CHECK_STATUS(cuops_set_workspace(g_gpu, g_ws, 64), CUOPS_STATUS_SUCCESS);
+        CHECK_STATUS(cuops_set_workspace(g_gpu, g_ws, g_ws_room = 64), CUOPS_STATUS_SUCCESS);
         run_case(&c);
-        CHECK_STATUS(cuops_set_workspace(g_gpu, g_ws, WS_BYTES), CUOPS_STATUS_SUCCESS);
+        CHECK_STATUS(cuops_set_workspace(g_gpu, g_ws, g_ws_room = WS_BYTES), CUOPS_STATUS_SUCCESS);
         for (int v = 0; v <= NUM_VARIANTS; v++) ws_after += g_realign_ws[v];
         CHECK(ws_after == ws_before, "%lld x %lld x %lld: a realign call wrote partials into a "
               "64-byte workspace", (long long)c.m, (long long)c.n, (long long)c.k);
@@ -1724,6 +1752,8 @@ int main(void)
         g_realign_forced[0] = "decode_realign_nohint_m8";
         g_realign_forced[1] = "decode_realign_rr_l2_128_m16";
         g_realign_forced[2] = "decode_realign_runs_hint_m32";
+    } else if (form && !strcmp(form, "study3")) {
+        g_realign_forced[2] = "decode_realign_xinplace_m32";
     }
     const int listed = check_listed();
 
@@ -1766,7 +1796,7 @@ int main(void)
         cuops_destroy(g_cpu);
         return tu_finish("test_gpu_gemm_decode");
     }
-    CHECK_STATUS(cuops_set_workspace(g_gpu, g_ws, WS_BYTES), CUOPS_STATUS_SUCCESS);
+    CHECK_STATUS(cuops_set_workspace(g_gpu, g_ws, g_ws_room = WS_BYTES), CUOPS_STATUS_SUCCESS);
 
     test_unsupported();
     test_k_zero();
@@ -1841,6 +1871,10 @@ int main(void)
         fprintf(stderr, "auto took decode_realign on %d call(s) with the weight off 16 bytes\n",
                 g_auto_realign);
         CHECK(g_auto_realign > 0, "auto never took decode_realign");
+        fprintf(stderr, "decode_realign_m32 copied x onto the 16-byte grid on %d call(s)\n",
+                g_x_copies);
+        if (!strcmp(g_realign_forced[2], "decode_realign_m32"))
+            CHECK(g_x_copies > 0, "decode_realign_m32 never copied x onto the 16-byte grid");
         for (int i = 0; i < AUTO_OPEN_NAMES && g_auto_open_name[i][0]; i++)
             fprintf(stderr, "auto, pick left open (A alone off, or k %% 8 != 0): %s %d time(s)\n",
                     g_auto_open_name[i], g_auto_open_count[i]);

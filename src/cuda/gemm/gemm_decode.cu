@@ -63,6 +63,7 @@
 #include "cuda/common/cuda_common.cuh"
 #include "cuda/common/ptx_sm80.cuh"
 #include "cuda/gemm/gemm_kernels.h"
+#include "cuda/gemm/gemm_sm90.h" /* cuops_sm90_pack_kmajor: x copied onto the 16-byte grid */
 
 #define DECODE_CHUNK_K 32      /* columns per chunk: two k16 mma steps */
 #define DECODE_STRIP_ROWS 16   /* weight rows per strip: the mma's M */
@@ -145,10 +146,16 @@ static __device__ __forceinline__ uint4 load_weight_16(const uint16_t *ptr, bool
  * 16 bytes with chunks dealt round-robin to the warps (decode_mma_aligned),
  * or rows anywhere, realigned, each warp taking a contiguous run of chunks
  * (decode_mma_realign) or chunks dealt round-robin (decode_mma_realign_rr),
- * with an L2 prefetch of HINT = 0, 128 or 256 bytes on the weight loads. */
+ * with an L2 prefetch of HINT = 0, 128 or 256 bytes on the weight loads.
+ * DECODE_FORM_XGRID added to a realigning form: x's rows on the 16-byte grid
+ * (the launch copies them there first where they are not), so only the
+ * weight is realigned. */
 #define DECODE_FORM_ALIGNED 0
 #define DECODE_FORM_RUNS(HINT) (1000 + (HINT))
 #define DECODE_FORM_RR(HINT) (2000 + (HINT))
+#define DECODE_FORM_XGRID 10000
+#define DECODE_FORM_KIND(FORM) (((FORM) / 1000) % 10) /* 0 aligned, 1 runs, 2 round-robin */
+#define DECODE_FORM_HINT(FORM) ((FORM) % 1000)
 
 /* 16 bytes of activations: cached in L1, where every warp of the CTA (and the
  * other CTAs on the SM working on the same K) finds them again. */
@@ -397,9 +404,10 @@ static __device__ __forceinline__ void realign_mma_row(const uint4 (&wa)[R][2], 
 }
 
 /* The activations of one chunk against the lane's realigned weight columns
- * wa: one activation row at a time, its blocks realigned, feeds both k16
- * steps (only one row's registers live); col is the lane's first column. */
-template <typename T, int M8, int R>
+ * wa: one activation row at a time, its blocks realigned (unless XGRID: the
+ * rows on the 16-byte grid, one block each), feeds both k16 steps (only one
+ * row's registers live); col is the lane's first column. */
+template <typename T, int M8, int R, bool XGRID>
 static __device__ __forceinline__ void realign_mma_x(const decode_args_t &p, const uint4 (&wa)[R][2],
                                                      const int (&xoff)[M8], const int (&xmis)[M8],
                                                      int col, float (&acc)[R][M8][4])
@@ -408,8 +416,12 @@ static __device__ __forceinline__ void realign_mma_x(const decode_args_t &p, con
     for (int i = 0; i < M8; i++) {
         const uint16_t *xb = p.a + xoff[i] + col;
         const uint4 b1 = load_act_16(xb, true);
-        const uint4 b2 = load_act_16(xb + 8, xmis[i] > 0);
-        realign_mma_row<T, M8, R>(wa, realign_halves(b1, b2, xmis[i]), i, acc);
+        if (XGRID) {
+            realign_mma_row<T, M8, R>(wa, b1, i, acc);
+        } else {
+            const uint4 b2 = load_act_16(xb + 8, xmis[i] > 0);
+            realign_mma_row<T, M8, R>(wa, realign_halves(b1, b2, xmis[i]), i, acc);
+        }
     }
 }
 
@@ -437,7 +449,7 @@ static __device__ __forceinline__ void realign_weight(const uint4 (&lo)[R][2], c
 /* One chunk of the pipeline: the lane's weight blocks `cur` and the lane-0
  * blocks of the next chunk `ahead` (already loaded), its activations loaded
  * here; col is the lane's first column. */
-template <typename T, int M8, int R>
+template <typename T, int M8, int R, bool XGRID>
 static __device__ __forceinline__ void realign_chunk(const decode_args_t &p, const uint4 (&cur)[R][2],
                                                      const uint4 (&ahead)[R][2],
                                                      const int (&wmis)[R][2], const int (&xoff)[M8],
@@ -450,7 +462,7 @@ static __device__ __forceinline__ void realign_chunk(const decode_args_t &p, con
 #pragma unroll
         for (int hh = 0; hh < 2; hh++) give[r][hh] = t == 0 ? ahead[r][hh] : cur[r][hh];
     realign_weight<R>(cur, give, cur, false, wmis, src_lane, wa);
-    realign_mma_x<T, M8, R>(p, wa, xoff, xmis, col, acc);
+    realign_mma_x<T, M8, R, XGRID>(p, wa, xoff, xmis, col, acc);
 }
 
 /* A chunk at the end of K (past c_safe): each lane reads its own 8 columns
@@ -519,7 +531,7 @@ static __device__ __forceinline__ void realign_load_slot(uint4 (&slot)[R][2],
         }
 }
 
-template <typename T, int M8, int R, int U, int W, int HINT>
+template <typename T, int M8, int R, int U, int W, int HINT, bool XGRID>
 static __device__ __forceinline__ void decode_mma_realign(const decode_args_t &p, int64_t tile,
                                                           int64_t c0, int64_t c1, int warp,
                                                           int g, int t, float (&acc)[R][M8][4])
@@ -550,8 +562,8 @@ static __device__ __forceinline__ void decode_mma_realign(const decode_args_t &p
 #pragma unroll
             for (int s = 0; s < U; s++) {
                 if (j0 + s >= count_main) break; /* warp-uniform: the shuffles need every lane */
-                realign_chunk<T, M8, R>(p, buf[s], buf[(s + 1) % U], wmis, xoff, xmis, col, t,
-                                        src_lane, acc);
+                realign_chunk<T, M8, R, XGRID>(p, buf[s], buf[(s + 1) % U], wmis, xoff, xmis, col,
+                                               t, src_lane, acc);
                 /* refill this slot with chunk jn = j0 + s + U */
                 realign_load_slot<R, HINT>(buf[s], wnext, wmis, jn++, count_main, t);
                 col += DECODE_CHUNK_K;
@@ -631,7 +643,7 @@ static __device__ __forceinline__ void decode_mma_realign_rr(const decode_args_t
                         buf[s][r][hh] = load_weight_16_hinted<HINT>(wnext[r][hh], j + U < count_main);
                         wnext[r][hh] += col_step;
                     }
-                realign_mma_x<T, M8, R>(p, wa, xoff, xmis, col, acc);
+                realign_mma_x<T, M8, R, false>(p, wa, xoff, xmis, col, acc);
                 col += col_step;
             }
         }
@@ -692,10 +704,12 @@ __global__ void __launch_bounds__(W * 32, MIN_BLOCKS) decode_splitk_kernel(decod
 #pragma unroll
                 for (int i = 0; i < M8; i++)
                     acc[r][i][0] = acc[r][i][1] = acc[r][i][2] = acc[r][i][3] = 0.0f;
-            if (FORM / 1000 == 1)
-                decode_mma_realign<T, M8, R, U, W, FORM % 1000>(p, tile, c0, c1, warp, g, t, acc);
-            else if (FORM / 1000 == 2)
-                decode_mma_realign_rr<T, M8, R, U, W, FORM % 1000>(p, tile, c0, c1, warp, g, t, acc);
+            if (DECODE_FORM_KIND(FORM) == 1)
+                decode_mma_realign<T, M8, R, U, W, DECODE_FORM_HINT(FORM),
+                                   (FORM >= DECODE_FORM_XGRID)>(p, tile, c0, c1, warp, g, t, acc);
+            else if (DECODE_FORM_KIND(FORM) == 2)
+                decode_mma_realign_rr<T, M8, R, U, W, DECODE_FORM_HINT(FORM)>(p, tile, c0, c1, warp,
+                                                                              g, t, acc);
             else
                 decode_mma_aligned<T, M8, R, U, W>(p, tile, c0, c1, warp, g, t, acc);
 
@@ -880,17 +894,32 @@ static int decode_blocks_per_sm(const struct cuops_handle *h)
     return nb;
 }
 
+/* x's rows on the 16-byte grid: what the XGRID forms read without realigning */
+static bool decode_x_on_grid(const cuops_gemm_desc_t *d)
+{
+    return cuops_aligned(d->a, 16) && d->lda % 8 == 0;
+}
+
 template <typename T, int M8, int R, int U, int W, int MIN_BLOCKS, int FORM>
 static cuops_status_t decode_launch_typed(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                           const cuops_options_t *opt, const char *name)
 {
     constexpr int TILE_N = DECODE_STRIP_ROWS * R, TILE_M = 8 * M8;
+    constexpr bool XGRID = FORM >= DECODE_FORM_XGRID;
+    constexpr int IN_PLACE = XGRID ? FORM - DECODE_FORM_XGRID : FORM; /* x realigned in place */
+    static_assert(!XGRID || DECODE_FORM_KIND(FORM) == 1, "XGRID: the runs form only");
     void (*kernel)(decode_args_t) = decode_splitk_kernel<T, M8, R, U, W, MIN_BLOCKS, FORM>;
+    /* x copied onto the grid in the workspace first, unless it is there
+     * already (or k == 0); operands inside the handle's workspace (the W4A16
+     * dequant-then-GEMM path's dense chunk) would be overwritten, so those
+     * calls realign x in place */
+    const bool pack_x = XGRID && d->k > 0 && !decode_x_on_grid(d);
+    if (XGRID && pack_x && cuops_cuda_gemm_operands_in_workspace(h, d))
+        return decode_launch_typed<T, M8, R, U, W, MIN_BLOCKS, IN_PLACE>(h, d, opt, name);
     const int blocks_per_sm = decode_blocks_per_sm<T, M8, R, U, W, MIN_BLOCKS, FORM>(h);
     const int64_t cta_inflight = (int64_t)W * U * R * DECODE_STRIP_ROWS * DECODE_CHUNK_K * 2;
-    /* operands inside the handle's workspace (the W4A16 dequant-then-GEMM
-     * path's dense chunk on parts without the sm90 kernels): the split-K
-     * partials would overwrite them, so the call runs unsplit */
+    /* operands inside the handle's workspace: the split-K partials would
+     * overwrite them, so the call runs unsplit */
     cuops_options_t unsplit;
     if (cuops_cuda_gemm_operands_in_workspace(h, d)) {
         if (opt) unsplit = *opt;
@@ -932,22 +961,35 @@ static cuops_status_t decode_launch_typed(struct cuops_handle *h, const cuops_ge
     p.ctas = pl.ctas;
     p.split = pl.split;
     p.ws = NULL;
-    if (pl.fixup) {
-        const size_t bytes = (size_t)pl.ctas * 2 * TILE_N * TILE_M * sizeof(float);
+    /* the workspace: x's copy (256-byte multiple), then the partials */
+    const size_t x_bytes = pack_x ? cuops_sm90_packed_bytes(d->m, d->k) : 0;
+    const size_t part_bytes = pl.fixup ? (size_t)pl.ctas * 2 * TILE_N * TILE_M * sizeof(float) : 0;
+    if (x_bytes + part_bytes > 0) {
         void *ws = NULL;
-        cuops_status_t st = cuops_cuda_workspace_aligned(h, bytes, sizeof(float), &ws);
-        if (cuops_cuda_workspace_short(h, st) && !(opt && opt->split_k > 1)) {
-            /* a user workspace without room for the partials: the plan's
-             * split was the kernel's own choice, and the call runs unsplit
-             * (as the sm90 split-K kernels do) */
-            cuops_options_t one;
-            if (opt) one = *opt;
-            else memset(&one, 0, sizeof one);
-            one.split_k = 1;
-            return decode_launch_typed<T, M8, R, U, W, MIN_BLOCKS, FORM>(h, d, &one, name);
+        cuops_status_t st =
+            cuops_cuda_workspace_aligned(h, x_bytes + part_bytes, pack_x ? 256 : sizeof(float), &ws);
+        if (cuops_cuda_workspace_short(h, st)) {
+            /* a user workspace without room for x's copy: realign it in
+             * place; without room for the partials of the plan's own split:
+             * run unsplit (as the sm90 split-K kernels do) */
+            if (pack_x) return decode_launch_typed<T, M8, R, U, W, MIN_BLOCKS, IN_PLACE>(h, d, opt, name);
+            if (!(opt && opt->split_k > 1)) {
+                cuops_options_t one;
+                if (opt) one = *opt;
+                else memset(&one, 0, sizeof one);
+                one.split_k = 1;
+                return decode_launch_typed<T, M8, R, U, W, MIN_BLOCKS, FORM>(h, d, &one, name);
+            }
         }
         if (st != CUOPS_STATUS_SUCCESS) return st;
-        p.ws = (float *)ws;
+        if (pack_x) {
+            const int64_t ld = cuops_sm90_packed_ld(d->k);
+            st = cuops_sm90_pack_kmajor(h, d->a, d->lda, 1, d->m, d->k, ws, ld);
+            if (st != CUOPS_STATUS_SUCCESS) return st;
+            p.a = (const uint16_t *)ws;
+            p.lda = ld;
+        }
+        if (pl.fixup) p.ws = (float *)((char *)ws + x_bytes);
     }
 
     cudaStream_t stream = cuops_stream(h);
@@ -1026,7 +1068,7 @@ DECODE_ENTRY(splitk, DECODE_FORM_ALIGNED, 64, 8, 1, 4, 4, 2)
  * (forced only) the runs with the 256-byte prefetch. */
 DECODE_ENTRY(realign, DECODE_FORM_RUNS(128), 8, 1, 1, 5, 8, 2)
 DECODE_ENTRY(realign, DECODE_FORM_RR(256), 16, 2, 1, 3, 8, 2)
-DECODE_ENTRY(realign, DECODE_FORM_RUNS(128), 32, 4, 1, 4, 4, 3)
+DECODE_ENTRY(realign, DECODE_FORM_RUNS(128) + DECODE_FORM_XGRID, 32, 4, 1, 4, 4, 3)
 DECODE_ENTRY(realign, DECODE_FORM_RUNS(256), 64, 8, 1, 3, 4, 2)
 /* study forms (forced only): the runs with the 256-byte hint at m8, m16 and
  * m32 (the decode_realign kernels before P223), the round-robin form without
@@ -1039,6 +1081,7 @@ DECODE_ENTRY(realign_nohint, DECODE_FORM_RUNS(0), 32, 4, 1, 4, 4, 3)
 DECODE_ENTRY(realign_nohint, DECODE_FORM_RUNS(0), 8, 1, 1, 5, 8, 2)
 DECODE_ENTRY(realign_rr_l2_128, DECODE_FORM_RR(128), 16, 2, 1, 3, 8, 2)
 DECODE_ENTRY(realign_runs_hint, DECODE_FORM_RUNS(256), 32, 4, 1, 4, 4, 3)
+DECODE_ENTRY(realign_xinplace, DECODE_FORM_RUNS(128), 32, 4, 1, 4, 4, 3)
 
 #define DECODE_ROW(KIND, MT) {"decode_" #KIND "_m" #MT, decode_##KIND##_supports_m##MT, \
                               decode_##KIND##_launch_m##MT}
@@ -1057,11 +1100,11 @@ static const cuops_gemm_kernel_t decode_table[] = {
  * won (P221 call 2: 32 x 32000 x 4095 187.9 us against 304.6). */
 extern "C" const cuops_gemm_kernel_t cuops_gemm_decode_realign_m64 = DECODE_ROW(realign, 64);
 
-extern "C" const cuops_gemm_kernel_t cuops_gemm_decode_study[7] = {
+extern "C" const cuops_gemm_kernel_t cuops_gemm_decode_study[CUOPS_GEMM_DECODE_STUDY_COUNT] = {
     DECODE_ROW(realign_runs_hint, 8), DECODE_ROW(realign_runs_hint, 16),
     DECODE_ROW(realign_rr_nohint, 16), DECODE_ROW(realign_nohint, 32),
     DECODE_ROW(realign_nohint, 8), DECODE_ROW(realign_rr_l2_128, 16),
-    DECODE_ROW(realign_runs_hint, 32)};
+    DECODE_ROW(realign_runs_hint, 32), DECODE_ROW(realign_xinplace, 32)};
 
 extern "C" const cuops_gemm_kernel_t *cuops_gemm_decode_kernel_table(int *count)
 {

@@ -23,4 +23,7 @@ typedef struct cuops_gemm_kernel {
                              const cuops_options_t *opt);
 } cuops_gemm_kernel_t;
 
+/* How many study forms gemm_decode.cu's cuops_gemm_decode_study holds */
+#define CUOPS_GEMM_DECODE_STUDY_COUNT 8
+
 #endif /* CUOPS_GEMM_KERNELS_H */

@@ -83,9 +83,11 @@ __attribute__((weak, visibility("hidden")))
 extern const cuops_gemm_kernel_t cuops_gemm_decode_realign_m64;
 /* gemm_decode.cu: study forms of the realigning kernel, forced only:
  * decode_realign_runs_hint_m8/m16/m32, decode_realign_rr_nohint_m16,
- * decode_realign_nohint_m8/m32, decode_realign_rr_l2_128_m16 */
+ * decode_realign_nohint_m8/m32, decode_realign_rr_l2_128_m16, and
+ * decode_realign_xinplace_m32 (auto's m32 realigning x in place, without
+ * the copy onto the 16-byte grid) */
 __attribute__((weak, visibility("hidden")))
-extern const cuops_gemm_kernel_t cuops_gemm_decode_study[7];
+extern const cuops_gemm_kernel_t cuops_gemm_decode_study[CUOPS_GEMM_DECODE_STUDY_COUNT];
 /* gemm_decode.cu: small-M (decode) kernels that stream the weight with split-K */
 __attribute__((weak, visibility("hidden")))
 const cuops_gemm_kernel_t *cuops_gemm_decode_kernel_table(int *count);
@@ -328,7 +330,7 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
     const cuops_gemm_kernel_t *t = cuops_gemm_family_table(cuops_gemm_decode_kernel_table, &count);
     for (int i = 0; i < count && n < max; i++) out[n++] = &t[i];
     if (&cuops_gemm_decode_realign_m64 && n < max) out[n++] = &cuops_gemm_decode_realign_m64;
-    for (int i = 0; i < 7 && cuops_gemm_decode_study && n < max; i++)
+    for (int i = 0; i < CUOPS_GEMM_DECODE_STUDY_COUNT && cuops_gemm_decode_study && n < max; i++)
         out[n++] = &cuops_gemm_decode_study[i];
     t = cuops_gemm_family_table(cuops_gemm_sm90_kernel_table, &count);
     for (int i = 0; i < count && n < max; i++) out[n++] = &t[i];
