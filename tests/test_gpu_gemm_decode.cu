@@ -63,14 +63,14 @@
  * lda > 2^24. Each decode_splitk variant must decline every such case with
  * a row off 16 bytes or k % 8 != 0. Where the weight's rows are off 16 bytes
  * (B's base, or ldb % 8 != 0) the Hopper forms must decline too (sm_90) and
- * auto must run the tightest decode_realign variant at m <= 32 (m64 is
- * forced only). Where A alone is off, or k % 8 != 0 with the weight's
- * rows on 16 bytes, or m > 32, auto's pick is left open: its result is
+ * auto must run the tightest decode_realign variant. Where A alone is off,
+ * or k % 8 != 0 with the weight's rows on 16 bytes, auto's pick is left
+ * open: its result is
  * checked and what it ran is printed. With the weight's rows on 16 bytes and
  * k % 8 == 0 (A off or not) the realign variants must decline when forced,
  * and auto picks as in the other sections where every row is on 16 bytes.
- * decode_realign_m32 copies an x off the 16-byte grid onto it in the
- * workspace first: every call that ran it with x off the grid must have
+ * decode_realign_m16, _m32 and _m64 copy an x off the 16-byte grid onto it
+ * in the workspace first: every call that ran one with x off the grid must have
  * changed at least that copy's words (m rows of k rounded up to 64), and
  * the split checks count the words past them; the default forms must make
  * such a copy somewhere.
@@ -188,14 +188,14 @@ static const char *const k_realign[NUM_VARIANTS] = {"decode_realign_m8", "decode
  * CUOPS_TEST_REALIGN_FORM=study the study forms decode_realign_runs_hint_m8,
  * decode_realign_rr_nohint_m16 and decode_realign_nohint_m32 in slots 0-2,
  * with =study2 decode_realign_nohint_m8, decode_realign_rr_l2_128_m16 and
- * decode_realign_runs_hint_m32, with =study3 decode_realign_xinplace_m32 in
- * slot 2 (auto is still expected to pick k_realign's) */
+ * decode_realign_runs_hint_m32, with =study3 decode_realign_xinplace_m16,
+ * _m32 and _m64 in slots 1-3 (auto is still expected to pick k_realign's) */
 static const char *g_realign_forced[NUM_VARIANTS];
 static int g_realign_ran[NUM_VARIANTS + 1]; /* realign cases served, per variant and auto */
 static int g_realign_ws[NUM_VARIANTS + 1];  /* of those, calls that wrote split partials */
 static int g_realign_plan_split;            /* forced realign calls with split_k = 0 that split */
 static int g_auto_realign;                  /* auto calls that had to and did run decode_realign */
-static int g_x_copies;                      /* decode_realign_m32 calls that copied x onto the grid */
+static int g_x_copies;                      /* decode_realign_m16-m64 calls that copied x onto the grid */
 /* what auto ran on the realign cases where the test leaves the pick open (A
  * alone off 16 bytes, or k % 8 != 0 with the weight on 16 bytes): a tally */
 #define AUTO_OPEN_NAMES 8
@@ -444,15 +444,14 @@ static int realign_takes(const decode_case_t *c, const case_buffers_t *b)
 }
 
 /* The kernel auto must run on a case, or NULL where the test leaves the pick
- * open: realign cases with k == 0, with the weight off 16 bytes at m > 32
- * (auto leaves decode_realign_m64 to forced calls), with A alone off 16
- * bytes, or with k % 8 != 0 and the weight's rows on 16 bytes. The realign
- * cases with every row on 16 bytes follow the rules of the others. */
+ * open: realign cases with k == 0, with A alone off 16 bytes, or with k % 8
+ * != 0 and the weight's rows on 16 bytes. The realign cases with every row
+ * on 16 bytes follow the rules of the others. */
 static const char *auto_expect(const decode_case_t *c, const case_buffers_t *b)
 {
     const int want = tightest_variant(c->m);
     if (c->realign && c->k == 0) return NULL;
-    if (c->realign && weight_off(b)) return c->m <= 32 ? k_realign[want] : NULL;
+    if (c->realign && weight_off(b)) return k_realign[want];
     if (c->realign && !all_aligned(c, b)) return NULL;
     return auto_takes_narrow(c->n, c->k)       ? k_narrow
            : auto_takes_wgmma(c->m, c->n, c->k) ? k_wgmma
@@ -509,7 +508,12 @@ static cuops_status_t gemm_call(const decode_case_t *c, const case_buffers_t *b,
  * where x is off the grid, k > 0 and the workspace has room for it; else 0. */
 static unsigned long long x_copy_words(const decode_case_t *c, const case_buffers_t *b)
 {
-    if (strcmp(cuops_last_kernel(g_gpu), "decode_realign_m32") != 0 || c->k == 0) return 0;
+    static const char *const copiers[3] = {"decode_realign_m16", "decode_realign_m32",
+                                           "decode_realign_m64"};
+    const char *ran = cuops_last_kernel(g_gpu);
+    int copier = 0;
+    for (int i = 0; i < 3; i++) copier |= !strcmp(ran, copiers[i]);
+    if (!copier || c->k == 0) return 0;
     if (b->off_a % 8 == 0 && b->lda % 8 == 0) return 0;
     const unsigned long long halves = (unsigned long long)c->m * (unsigned long long)((c->k + 63) / 64 * 64);
     if (g_ws_room < 2 * halves + 256) return 0;
@@ -1580,8 +1584,7 @@ static void test_realign_grid(void)
  * the quick run), every forced realign variant on the same calls. The
  * weight's rows off 16 bytes by B's base, by an odd ldb, by an odd k with
  * ld = k, by an even ldb off 8: auto must take the tightest decode_realign
- * at m <= 32 (at m = 33 and 64 its pick is left open: decode_realign_m64 is
- * forced only). A alone off 16 bytes by its base or by lda, and k % 8 != 0
+ * (m64 at m = 33 and 64). A alone off 16 bytes by its base or by lda, and k % 8 != 0
  * with the weight on 16 bytes: auto's pick is left open (tallied), its
  * result checked. With the weight on 16 bytes and k % 8 == 0 (A off or not)
  * the realign variants must decline when forced; with every row on 16
@@ -1753,7 +1756,9 @@ int main(void)
         g_realign_forced[1] = "decode_realign_rr_l2_128_m16";
         g_realign_forced[2] = "decode_realign_runs_hint_m32";
     } else if (form && !strcmp(form, "study3")) {
+        g_realign_forced[1] = "decode_realign_xinplace_m16";
         g_realign_forced[2] = "decode_realign_xinplace_m32";
+        g_realign_forced[3] = "decode_realign_xinplace_m64";
     }
     const int listed = check_listed();
 
@@ -1871,10 +1876,9 @@ int main(void)
         fprintf(stderr, "auto took decode_realign on %d call(s) with the weight off 16 bytes\n",
                 g_auto_realign);
         CHECK(g_auto_realign > 0, "auto never took decode_realign");
-        fprintf(stderr, "decode_realign_m32 copied x onto the 16-byte grid on %d call(s)\n",
+        fprintf(stderr, "decode_realign_m16/m32/m64 copied x onto the 16-byte grid on %d call(s)\n",
                 g_x_copies);
-        if (!strcmp(g_realign_forced[2], "decode_realign_m32"))
-            CHECK(g_x_copies > 0, "decode_realign_m32 never copied x onto the 16-byte grid");
+        CHECK(g_x_copies > 0, "decode_realign_m16/m32/m64 never copied x onto the 16-byte grid");
         for (int i = 0; i < AUTO_OPEN_NAMES && g_auto_open_name[i][0]; i++)
             fprintf(stderr, "auto, pick left open (A alone off, or k %% 8 != 0): %s %d time(s)\n",
                     g_auto_open_name[i], g_auto_open_count[i]);

@@ -587,7 +587,7 @@ static __device__ __forceinline__ void decode_mma_realign(const decode_args_t &p
  * its use: an extra 16-byte load per row and chunk for lane 3, which the
  * other warp's load of the same bytes has mostly brought into L2.
  */
-template <typename T, int M8, int R, int U, int W, int HINT>
+template <typename T, int M8, int R, int U, int W, int HINT, bool XGRID>
 static __device__ __forceinline__ void decode_mma_realign_rr(const decode_args_t &p, int64_t tile,
                                                              int64_t c0, int64_t c1, int warp,
                                                              int g, int t, float (&acc)[R][M8][4])
@@ -643,7 +643,7 @@ static __device__ __forceinline__ void decode_mma_realign_rr(const decode_args_t
                         buf[s][r][hh] = load_weight_16_hinted<HINT>(wnext[r][hh], j + U < count_main);
                         wnext[r][hh] += col_step;
                     }
-                realign_mma_x<T, M8, R, false>(p, wa, xoff, xmis, col, acc);
+                realign_mma_x<T, M8, R, XGRID>(p, wa, xoff, xmis, col, acc);
                 col += col_step;
             }
         }
@@ -708,8 +708,8 @@ __global__ void __launch_bounds__(W * 32, MIN_BLOCKS) decode_splitk_kernel(decod
                 decode_mma_realign<T, M8, R, U, W, DECODE_FORM_HINT(FORM),
                                    (FORM >= DECODE_FORM_XGRID)>(p, tile, c0, c1, warp, g, t, acc);
             else if (DECODE_FORM_KIND(FORM) == 2)
-                decode_mma_realign_rr<T, M8, R, U, W, DECODE_FORM_HINT(FORM)>(p, tile, c0, c1, warp,
-                                                                              g, t, acc);
+                decode_mma_realign_rr<T, M8, R, U, W, DECODE_FORM_HINT(FORM),
+                                      (FORM >= DECODE_FORM_XGRID)>(p, tile, c0, c1, warp, g, t, acc);
             else
                 decode_mma_aligned<T, M8, R, U, W>(p, tile, c0, c1, warp, g, t, acc);
 
@@ -907,7 +907,7 @@ static cuops_status_t decode_launch_typed(struct cuops_handle *h, const cuops_ge
     constexpr int TILE_N = DECODE_STRIP_ROWS * R, TILE_M = 8 * M8;
     constexpr bool XGRID = FORM >= DECODE_FORM_XGRID;
     constexpr int IN_PLACE = XGRID ? FORM - DECODE_FORM_XGRID : FORM; /* x realigned in place */
-    static_assert(!XGRID || DECODE_FORM_KIND(FORM) == 1, "XGRID: the runs form only");
+    static_assert(!XGRID || DECODE_FORM_KIND(FORM) != 0, "XGRID: a realigning form");
     void (*kernel)(decode_args_t) = decode_splitk_kernel<T, M8, R, U, W, MIN_BLOCKS, FORM>;
     /* x copied onto the grid in the workspace first, unless it is there
      * already (or k == 0); operands inside the handle's workspace (the W4A16
@@ -1065,15 +1065,21 @@ DECODE_ENTRY(splitk, DECODE_FORM_ALIGNED, 64, 8, 1, 4, 4, 2)
  * 128 bytes ran fastest on most rows), m16 deals its chunks round-robin
  * with the 256-byte one (3-5 % faster at m = 9-16 though it reads more
  * bytes): the fastest forms on the odd-k rows (H100, P223 calls 5-9); m64
- * (forced only) the runs with the 256-byte prefetch. */
+ * the runs with the 256-byte prefetch. From m16 up, x is copied onto the
+ * 16-byte grid first, so only the weight is realigned (H100, P224 calls
+ * 5-6, against the same kernels realigning x in place: m32 13-27 % faster,
+ * m16 2-14 %, m64 36-50 %; at m8 the copy's launch cost more than the one
+ * row block it saved: 1 x 14336 x 4095 62.2 -> 66.3 us). */
 DECODE_ENTRY(realign, DECODE_FORM_RUNS(128), 8, 1, 1, 5, 8, 2)
-DECODE_ENTRY(realign, DECODE_FORM_RR(256), 16, 2, 1, 3, 8, 2)
+DECODE_ENTRY(realign, DECODE_FORM_RR(256) + DECODE_FORM_XGRID, 16, 2, 1, 3, 8, 2)
 DECODE_ENTRY(realign, DECODE_FORM_RUNS(128) + DECODE_FORM_XGRID, 32, 4, 1, 4, 4, 3)
-DECODE_ENTRY(realign, DECODE_FORM_RUNS(256), 64, 8, 1, 3, 4, 2)
+DECODE_ENTRY(realign, DECODE_FORM_RUNS(256) + DECODE_FORM_XGRID, 64, 8, 1, 3, 4, 2)
 /* study forms (forced only): the runs with the 256-byte hint at m8, m16 and
  * m32 (the decode_realign kernels before P223), the round-robin form without
- * the hint at m16, the runs without it at m8 and m32, and the round-robin
- * form with the L2::128B hint at m16 */
+ * the hint at m16, the runs without it at m8 and m32, the round-robin form
+ * with the L2::128B hint at m16 (these realign x in place), and auto's m16,
+ * m32 and m64 realigning x in place (decode_realign_xinplace_*: what those
+ * run where the workspace cannot hold x's copy) */
 DECODE_ENTRY(realign_runs_hint, DECODE_FORM_RUNS(256), 8, 1, 1, 5, 8, 2)
 DECODE_ENTRY(realign_runs_hint, DECODE_FORM_RUNS(256), 16, 2, 1, 3, 8, 2)
 DECODE_ENTRY(realign_rr_nohint, DECODE_FORM_RR(0), 16, 2, 1, 3, 8, 2)
@@ -1081,30 +1087,31 @@ DECODE_ENTRY(realign_nohint, DECODE_FORM_RUNS(0), 32, 4, 1, 4, 4, 3)
 DECODE_ENTRY(realign_nohint, DECODE_FORM_RUNS(0), 8, 1, 1, 5, 8, 2)
 DECODE_ENTRY(realign_rr_l2_128, DECODE_FORM_RR(128), 16, 2, 1, 3, 8, 2)
 DECODE_ENTRY(realign_runs_hint, DECODE_FORM_RUNS(256), 32, 4, 1, 4, 4, 3)
+DECODE_ENTRY(realign_xinplace, DECODE_FORM_RR(256), 16, 2, 1, 3, 8, 2)
 DECODE_ENTRY(realign_xinplace, DECODE_FORM_RUNS(128), 32, 4, 1, 4, 4, 3)
+DECODE_ENTRY(realign_xinplace, DECODE_FORM_RUNS(256), 64, 8, 1, 3, 4, 2)
 
 #define DECODE_ROW(KIND, MT) {"decode_" #KIND "_m" #MT, decode_##KIND##_supports_m##MT, \
                               decode_##KIND##_launch_m##MT}
 
 /* Smallest m tile first: the first entry that accepts a call is the tightest
- * fit; the realigning kernels after the others, for what those decline. */
+ * fit; the realigning kernels after the others, for what those decline.
+ * decode_realign_m64 reads the weight's rows off 16 bytes at m = 33-64
+ * (P224 call 6, an H100: 64 x 32000 x 4095 217.4 us against 300.4 for
+ * sm90_ws_128x256 on packed operands, 33 x 4096 x 14335 89.7 against 147.6
+ * on the 128 x 128 split; before x's copy onto the grid, 358.7 and 176.4,
+ * which kept it forced only). */
 static const cuops_gemm_kernel_t decode_table[] = {
     DECODE_ROW(splitk, 8),  DECODE_ROW(splitk, 16),  DECODE_ROW(splitk, 32), DECODE_ROW(splitk, 64),
-    DECODE_ROW(realign, 8), DECODE_ROW(realign, 16), DECODE_ROW(realign, 32),
+    DECODE_ROW(realign, 8), DECODE_ROW(realign, 16), DECODE_ROW(realign, 32), DECODE_ROW(realign, 64),
 };
 
-/* The realigning kernel for m <= 64, forced only: it was slower than what
- * auto runs instead (H100, P221 call 1: 64 x 32000 x 4095 363.5 us against
- * 306.5 for sm90_ws_128x256 on packed operands, where every warp realigns
- * x's 64 rows for every chunk of weight). At m <= 32 the realigning kernel
- * won (P221 call 2: 32 x 32000 x 4095 187.9 us against 304.6). */
-extern "C" const cuops_gemm_kernel_t cuops_gemm_decode_realign_m64 = DECODE_ROW(realign, 64);
-
 extern "C" const cuops_gemm_kernel_t cuops_gemm_decode_study[CUOPS_GEMM_DECODE_STUDY_COUNT] = {
-    DECODE_ROW(realign_runs_hint, 8), DECODE_ROW(realign_runs_hint, 16),
+    DECODE_ROW(realign_runs_hint, 8),  DECODE_ROW(realign_runs_hint, 16),
     DECODE_ROW(realign_rr_nohint, 16), DECODE_ROW(realign_nohint, 32),
-    DECODE_ROW(realign_nohint, 8), DECODE_ROW(realign_rr_l2_128, 16),
-    DECODE_ROW(realign_runs_hint, 32), DECODE_ROW(realign_xinplace, 32)};
+    DECODE_ROW(realign_nohint, 8),     DECODE_ROW(realign_rr_l2_128, 16),
+    DECODE_ROW(realign_runs_hint, 32), DECODE_ROW(realign_xinplace, 16),
+    DECODE_ROW(realign_xinplace, 32),  DECODE_ROW(realign_xinplace, 64)};
 
 extern "C" const cuops_gemm_kernel_t *cuops_gemm_decode_kernel_table(int *count)
 {

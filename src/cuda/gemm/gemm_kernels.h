@@ -24,6 +24,6 @@ typedef struct cuops_gemm_kernel {
 } cuops_gemm_kernel_t;
 
 /* How many study forms gemm_decode.cu's cuops_gemm_decode_study holds */
-#define CUOPS_GEMM_DECODE_STUDY_COUNT 8
+#define CUOPS_GEMM_DECODE_STUDY_COUNT 10
 
 #endif /* CUOPS_GEMM_KERNELS_H */

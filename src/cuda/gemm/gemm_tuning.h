@@ -10,9 +10,9 @@
  *  - decode table (gemm_decode.cu: weight streamed into mma.sync operand
  *    registers, K split over warps and CTAs): sm_80 and newer, F16/BF16
  *    inputs, m <= 64, NT; decode_splitk_* for rows on 16 bytes, then
- *    decode_realign_m8/m16/m32 for weight rows anywhere on 2 bytes (odd k,
- *    odd ldb, a base off 16 bytes, read in place; m <= 32); their supports()
- *    decline everything else;
+ *    decode_realign_m8/m16/m32/m64 for weight rows anywhere on 2 bytes (odd
+ *    k, odd ldb, a base off 16 bytes, read in place; from m16 up x is copied
+ *    onto the 16-byte grid first); their supports() decline everything else;
  *  - sm90 tables (TMA + wgmma, gemm_sm90*.cu): only on sm_90, F16/BF16 inputs;
  *  - sm80 tables (cp.async + ldmatrix + mma.sync, gemm_sm80*.cu): sm_80 and
  *    newer, F16/BF16 inputs;
@@ -77,15 +77,11 @@ extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_narrow;
 /* gemm_sm90_decode.cu: the narrow form issuing one k-block at a time (study) */
 __attribute__((weak, visibility("hidden")))
 extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_narrow_single;
-/* gemm_decode.cu: the realigning decode kernel for m <= 64 (forced only:
- * slower at m = 64 than auto's packed path, P221) */
-__attribute__((weak, visibility("hidden")))
-extern const cuops_gemm_kernel_t cuops_gemm_decode_realign_m64;
 /* gemm_decode.cu: study forms of the realigning kernel, forced only:
  * decode_realign_runs_hint_m8/m16/m32, decode_realign_rr_nohint_m16,
  * decode_realign_nohint_m8/m32, decode_realign_rr_l2_128_m16, and
- * decode_realign_xinplace_m32 (auto's m32 realigning x in place, without
- * the copy onto the 16-byte grid) */
+ * decode_realign_xinplace_m16/m32/m64 (auto's m16, m32 and m64 realigning x
+ * in place, without the copy onto the 16-byte grid) */
 __attribute__((weak, visibility("hidden")))
 extern const cuops_gemm_kernel_t cuops_gemm_decode_study[CUOPS_GEMM_DECODE_STUDY_COUNT];
 /* gemm_decode.cu: small-M (decode) kernels that stream the weight with split-K */
@@ -329,7 +325,6 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
     int n = 0, count = 0;
     const cuops_gemm_kernel_t *t = cuops_gemm_family_table(cuops_gemm_decode_kernel_table, &count);
     for (int i = 0; i < count && n < max; i++) out[n++] = &t[i];
-    if (&cuops_gemm_decode_realign_m64 && n < max) out[n++] = &cuops_gemm_decode_realign_m64;
     for (int i = 0; i < CUOPS_GEMM_DECODE_STUDY_COUNT && cuops_gemm_decode_study && n < max; i++)
         out[n++] = &cuops_gemm_decode_study[i];
     t = cuops_gemm_family_table(cuops_gemm_sm90_kernel_table, &count);
@@ -373,11 +368,13 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
  *  F16/BF16, small M (decode: m <= 64, NT) on sm_80 and newer: the decode
  *    kernels first (their supports() accepts only those calls): they split K
  *    so every SM streams the weight, where a 128-row tile would leave most
- *    SMs idle; weight rows off 16 bytes at m <= 32 on the realigning
- *    ones, in place (H100, P221: 1 x 32000 x 4095 133.8 us against 307.0
- *    on sm90_ws_128x256 with both operands packed, cuBLAS 113.3; 16 x 32000
- *    x 4095 170.7 against 306.1, cuBLAS 197.3; 32 x 32000 x 4095 187.9
- *    against 304.6, cuBLAS 216.6).
+ *    SMs idle; weight rows off 16 bytes on the realigning ones, in place
+ *    (H100, P221: 1 x 32000 x 4095 133.8 us against 307.0 on
+ *    sm90_ws_128x256 with both operands packed, cuBLAS 113.3; 16 x 32000 x
+ *    4095 170.7 against 306.1, cuBLAS 197.3; 32 x 32000 x 4095 187.9 against
+ *    304.6, cuBLAS 216.6; since P224, with x copied onto the 16-byte grid
+ *    from m16 up, 16 / 32 / 64 x 32000 x 4095 143 / 152 / 217 us, the last
+ *    against 300 on the packed path, cuBLAS 240).
  *  F16/BF16 on sm_90: the 128 x 128-tile entry cuops_gemm_sm90_auto_tile128
  *    picks (its cluster split-K where that plan splits with >= 16 k-blocks
  *    per split, else the unsplit 128 x 128 tile where its rounds are fuller
@@ -394,11 +391,12 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
  *    kernel - then sm90_ws_128x256), then the mma.sync kernels (they run on Hopper at ~65%
  *    of the wgmma peak, see anchors), then the fallback. The split-K entry
  *    accepts m <= 64 too: the small-m calls the decode kernels decline
- *    (transposed operands, x alone off 16 bytes, weight rows off 16 bytes
- *    at m > 32) reach it before the mma.sync kernels, and where it does not
- *    split them, sm90_ws_128x256 on packed operands (16 x 32000 x 4095 NT
- *    307 us against 1677 on fallback_tiled, H100, P219; m <= 32 NT calls
- *    like that one run on decode_realign_* since P221).
+ *    (transposed operands, x alone off 16 bytes) reach it before the
+ *    mma.sync kernels, and where it does not split them, sm90_ws_128x256 on
+ *    packed operands (16 x 32000 x 4095 NT 307 us against 1677 on
+ *    fallback_tiled, H100, P219; NT calls with the weight's rows off 16
+ *    bytes like that one run on decode_realign_* since P221, at m = 33-64
+ *    since P224).
  *  F16/BF16 on sm_80..sm_89 (and later arches, through compute_80 PTX):
  *    mma.sync kernels, then sm80_packed (operands off 16 bytes or with ld
  *    off 8 elements packed K-major into the workspace, then the first
