@@ -56,6 +56,9 @@
  * element, and any k and ld. On those rows the L2::256B hint and the way
  * chunks are dealt to warps decide how many DRAM bytes the kernel reads
  * (H100, P223: 1.11x to 1.65x the weight), so the form is chosen per m tile.
+ * From m16 up an x off the grid is first copied onto it in the workspace,
+ * so that only the weight is realigned (x's m rows are re-read by every
+ * warp for every chunk; P224).
  */
 #include <stdint.h>
 #include <string.h>
@@ -914,7 +917,7 @@ static cuops_status_t decode_launch_typed(struct cuops_handle *h, const cuops_ge
      * dequant-then-GEMM path's dense chunk) would be overwritten, so those
      * calls realign x in place */
     const bool pack_x = XGRID && d->k > 0 && !decode_x_on_grid(d);
-    if (XGRID && pack_x && cuops_cuda_gemm_operands_in_workspace(h, d))
+    if (pack_x && cuops_cuda_gemm_operands_in_workspace(h, d))
         return decode_launch_typed<T, M8, R, U, W, MIN_BLOCKS, IN_PLACE>(h, d, opt, name);
     const int blocks_per_sm = decode_blocks_per_sm<T, M8, R, U, W, MIN_BLOCKS, FORM>(h);
     const int64_t cta_inflight = (int64_t)W * U * R * DECODE_STRIP_ROWS * DECODE_CHUNK_K * 2;
@@ -928,11 +931,12 @@ static cuops_status_t decode_launch_typed(struct cuops_handle *h, const cuops_ge
         opt = &unsplit;
     }
     /* The realigning kernels of 4 warps (m32, m64) spend their time issuing
-     * (every warp realigns its weight and x blocks for every chunk), so their
-     * speed follows the warps resident per SM, and one tile per CTA on 256 of
-     * 396 slots gives an SM 4 or 8: those fill every slot by stream-K (H100,
-     * P224 call 3: decode_realign_m32 24 x 4096 x 14335 135.5 -> 96.3 us,
-     * 32 x 4096 x 14335 176.2 -> 104.6, 32 x 5120 x 4095 55.4 -> 49.1). The
+     * (every warp realigns its weight blocks, and in place x's, for every
+     * chunk), so their speed follows the warps resident per SM, and one tile
+     * per CTA on 256 of 396 slots gives an SM 4 or 8: those fill every slot
+     * by stream-K (H100, P224 call 3, x in place: decode_realign_m32 24 x
+     * 4096 x 14335 135.5 -> 96.3 us, 32 x 4096 x 14335 176.2 -> 104.6, 32 x
+     * 5120 x 4095 55.4 -> 49.1). The
      * others stream the weight near DRAM's pace with fewer CTAs, and the
      * fix-up launch cost them more than the balance gave (decode_splitk_m32
      * 32 x 4096 x 4096 28.5 -> 32.5 us; decode_realign_m8 1 x 3072 x 4095
