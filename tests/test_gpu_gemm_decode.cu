@@ -67,8 +67,9 @@
  * or k % 8 != 0 with the weight's rows on 16 bytes, auto's pick is left
  * open: its result is
  * checked and what it ran is printed. With the weight's rows on 16 bytes and
- * k % 8 == 0 (A off or not) the realign variants must decline when forced,
- * and auto picks as in the other sections where every row is on 16 bytes.
+ * k % 8 == 0 (A off or not) the realign variants must decline when forced
+ * (on sm_90 the m32 and m64 ones with any k), and auto picks as in the
+ * other sections where every row is on 16 bytes.
  * decode_realign_m16, _m32 and _m64 copy an x off the 16-byte grid onto it
  * in the workspace first: every call that ran one with x off the grid must have
  * changed at least that copy's words (m rows of k rounded up to 64), and
@@ -435,12 +436,15 @@ static int all_aligned(const decode_case_t *c, const case_buffers_t *b)
     return !weight_off(b) && b->off_a % 8 == 0 && b->lda % 8 == 0 && c->k % 8 == 0;
 }
 
-/* What the realign variants take: the weight's rows off 16 bytes or k % 8 !=
- * 0 (with only A off 16 bytes, or every row on 16 bytes, they decline: the
- * packed-x paths and decode_splitk serve those). */
-static int realign_takes(const decode_case_t *c, const case_buffers_t *b)
+/* What the realign variant in slot v takes: the weight's rows off 16 bytes
+ * or k % 8 != 0 (with only A off 16 bytes, or every row on 16 bytes, they
+ * decline: the packed-x paths and decode_splitk serve those); on sm_90 the
+ * m32 and m64 tiles decline k % 8 != 0 with the weight's rows on 16 bytes
+ * too (the TMA GEMMs read that weight in place). */
+static int realign_takes(const decode_case_t *c, const case_buffers_t *b, int v)
 {
-    return weight_off(b) || c->k % 8 != 0;
+    if (weight_off(b)) return 1;
+    return c->k % 8 != 0 && !(g_sm_major == 9 && k_variant_m[v] >= 32);
 }
 
 /* The kernel auto must run on a case, or NULL where the test leaves the pick
@@ -585,10 +589,10 @@ static void run_variants(const decode_case_t *c, const case_buffers_t *b, const 
                   (long long)c->m, cuops_status_string(st));
             continue;
         }
-        if (v < NUM_VARIANTS && c->realign && !realign_takes(c, b)) {
+        if (v < NUM_VARIANTS && c->realign && !realign_takes(c, b, v)) {
             CHECK(st == CUOPS_STATUS_NOT_SUPPORTED,
-                  "%s must decline a weight on 16 bytes with k %% 8 == 0 (%s), got %s", who, what,
-                  cuops_status_string(st));
+                  "%s must decline a weight on 16 bytes with k %% 8 == 0 (or, from m32 on sm_90, "
+                  "any k) (%s), got %s", who, what, cuops_status_string(st));
             if (st == CUOPS_STATUS_SUCCESS) device_ok(who);
             continue;
         }

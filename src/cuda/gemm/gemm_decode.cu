@@ -1024,12 +1024,21 @@ static int decode_supports_m(const struct cuops_handle *h, const cuops_gemm_desc
      * API already asks lda >= k; k is bounded on its own all the same. */
     if (d->k > DECODE_MAX_K || d->lda > DECODE_MAX_K) return 0;
     if (!cuops_aligned(d->c, cuops_dtype_size(d->c_type))) return 0;
-    const int weight_on_16 = cuops_aligned(d->b, 16) && d->ldb % 8 == 0 && d->k % 8 == 0;
+    const int rows_on_16 = cuops_aligned(d->b, 16) && d->ldb % 8 == 0;
+    const int weight_on_16 = rows_on_16 && d->k % 8 == 0;
     if (realign) {
         /* The weight's rows must need it: with only x off 16 bytes the
          * packed-x paths stream the weight faster (H100, P221 call 1: 16 x
          * 32000 x 4096 lda 4097 98.4 us on sm90_ws_128x256 with x packed,
-         * 139.3 here, where every warp realigns x for every chunk). */
+         * 139.3 here, where every warp realigns x for every chunk). So must
+         * they on sm_90 from the m32 tile up where the rows are on 16 bytes
+         * and only k % 8 != 0: TMA reads such a weight in place (H100, P224
+         * call 8, x off 16 bytes: 32 x 14336 x 4100 with ldb 14344 58.9 us on
+         * sm90_ws_128x256_splitk_dsmem against 74.2 on decode_realign_m32,
+         * 64 x 14336 x 4100 with ldb 4104 57.9 against 117.5; at m <= 16
+         * the realigning kernels were level or faster: 1 x 14336 x 4100
+         * 49.9 against 59.8). */
+        if (h->sm_major == 9 && m_tile >= 32 && rows_on_16) return 0;
         return !weight_on_16 && cuops_aligned(d->a, 2) && cuops_aligned(d->b, 2);
     }
     if (!weight_on_16 || !cuops_aligned(d->a, 16)) return 0;
