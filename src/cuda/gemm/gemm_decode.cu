@@ -88,6 +88,8 @@ typedef struct decode_args {
     int64_t total;       /* tiles * chunks */
     int64_t ctas;        /* G: ranges of the flat unit sequence */
     int64_t split;       /* > 0: ctas = tiles * split (aligned split-K); 0: stream-K */
+    unsigned *counters;  /* per tile, zero between calls: the last CTA to write a split tile's
+                            partials sums them; NULL: decode_fixup_kernel does, after the GEMM */
 } decode_args_t;
 
 /* ---- unit ranges ----------------------------------------------------------- */
@@ -658,6 +660,42 @@ static __device__ __forceinline__ void decode_mma_realign_rr(const decode_args_t
 }
 
 /*
+ * A split tile's sum: the partials of CTAs first_cta..last_cta (each wrote
+ * the tile to slot 0 if it was the CTA's first segment, else slot 1), added
+ * in CTA order, stored to C. NT threads, each with TILE / NT elements (at
+ * least one); each CTA's slot is found once for all of them (cta_start's
+ * 64-bit divisions per element and CTA took the m32 fix-up to 9.5 us at
+ * 32 x 14336 x 4095, H100 ncu, P224 call 10). The partials are read past L1:
+ * other SMs wrote them during the same launch.
+ */
+template <int TILE_N, int TILE_M, int NT>
+static __device__ __forceinline__ void decode_sum_tile(const decode_args_t &p, int64_t tile,
+                                                       int64_t first_cta, int64_t last_cta, int tid)
+{
+    constexpr int TILE = TILE_N * TILE_M;
+    constexpr int PER_THREAD = (TILE + NT - 1) / NT;
+    static_assert(NT % TILE_N == 0, "a thread keeps its n row");
+    /* element tid + NT i: n row tid % TILE_N, m column tid / TILE_N + (NT / TILE_N) i */
+    const int nrow = tid % TILE_N, mcol0 = tid / TILE_N;
+    const bool row_in = tile * TILE_N + nrow < p.n;
+    float sum[PER_THREAD];
+#pragma unroll
+    for (int i = 0; i < PER_THREAD; i++) sum[i] = 0.0f;
+    for (int64_t c = first_cta; c <= last_cta; c++) {
+        const int slot = (cta_start(p, c) / p.chunks == tile) ? 0 : 1;
+        const float *part = p.ws + (c * 2 + slot) * TILE + tid;
+#pragma unroll
+        for (int i = 0; i < PER_THREAD; i++)
+            if (row_in && mcol0 + (NT / TILE_N) * i < p.m) sum[i] += __ldcg(part + NT * i);
+    }
+#pragma unroll
+    for (int i = 0; i < PER_THREAD; i++) {
+        const int mcol = mcol0 + (NT / TILE_N) * i;
+        if (row_in && mcol < p.m) store_c(p, mcol, tile * TILE_N + nrow, sum[i]);
+    }
+}
+
+/*
  * W warps per CTA; a tile is R strips (16R weight rows) by 8*M8 activation
  * rows; U chunks in flight per warp. Per CTA: walk its unit range segment by
  * segment (a segment = the part of one tile's K inside the range); per
@@ -740,6 +778,30 @@ __global__ void __launch_bounds__(W * 32, MIN_BLOCKS) decode_splitk_kernel(decod
                 else
                     p.ws[(cta * 2 + slot) * TILE + e] = sum;
             }
+            if (!full && p.counters) {
+                /* arrive on the tile; the CTA that arrives last sums its
+                 * partials (every covering CTA writes one segment of it) */
+                __shared__ int last_in;
+                __shared__ int64_t cover[2];
+                __threadfence();
+                __syncthreads();
+                if (threadIdx.x == 0) {
+                    const int64_t tile_begin = tile * p.chunks, tile_end = tile_begin + p.chunks;
+                    int64_t lo = cta, hi = cta;
+                    while (lo > 0 && cta_start(p, lo) > tile_begin) lo--;
+                    while (hi + 1 < p.ctas && cta_start(p, hi + 1) < tile_end) hi++;
+                    const unsigned arrived = atomicAdd(&p.counters[tile], 1u) + 1u;
+                    last_in = arrived == (unsigned)(hi - lo + 1);
+                    if (last_in) p.counters[tile] = 0u; /* no arrival left: zero for the next call */
+                    cover[0] = lo;
+                    cover[1] = hi;
+                }
+                __syncthreads();
+                if (last_in) {
+                    __threadfence();
+                    decode_sum_tile<TILE_N, TILE_M, W * 32>(p, tile, cover[0], cover[1], threadIdx.x);
+                }
+            }
             __syncthreads(); /* red is rewritten by the next segment */
 
             u += c1 - c0;
@@ -749,21 +811,14 @@ __global__ void __launch_bounds__(W * 32, MIN_BLOCKS) decode_splitk_kernel(decod
 }
 
 /*
- * Split tiles: the CTA that holds a tile's last unit (and started inside the
- * tile) sums the partials of every CTA that covered the tile, in CTA order,
- * and stores C. A CTA wrote its first segment to slot 0 and its last (when
- * different) to slot 1. 128 threads, each with TILE / 128 elements of the
- * tile; each covering CTA's slot is found once for all of them (cta_start's
- * 64-bit divisions per element and CTA took the m32 fix-up to 9.5 us at
- * 32 x 14336 x 4095, H100 ncu, P224 call 10), and every element still adds
- * its partials in CTA order.
+ * Split tiles without arrival counters: the CTA that holds a tile's last
+ * unit (and started inside the tile) sums the partials of every CTA that
+ * covered it.
  */
 template <int TILE_N, int TILE_M>
 __global__ void __launch_bounds__(128) decode_fixup_kernel(decode_args_t p)
 {
-    constexpr int TILE = TILE_N * TILE_M;
-    constexpr int PER_THREAD = TILE / 128;
-    static_assert(TILE % 128 == 0 && 128 % TILE_N == 0, "a tile is 16 R x 8 M8 elements");
+    static_assert((TILE_N * TILE_M) % 128 == 0, "a tile is 16 R x 8 M8 elements");
     for (int64_t cta = blockIdx.x; cta < p.ctas; cta += gridDim.x) {
         const int64_t u0 = cta_start(p, cta), u1 = cta_start(p, cta + 1);
         const int64_t tile = u0 / p.chunks;
@@ -771,25 +826,7 @@ __global__ void __launch_bounds__(128) decode_fixup_kernel(decode_args_t p)
         if (u0 == tile_begin || tile_begin + p.chunks > u1) continue; /* owns nothing */
         int64_t first_cta = cta;
         while (first_cta > 0 && cta_start(p, first_cta) > tile_begin) first_cta--;
-        /* element threadIdx.x + 128 i: m column (threadIdx.x + 128 i) / TILE_N,
-         * n row threadIdx.x % TILE_N (128 is a multiple of TILE_N = 16) */
-        const int nrow = threadIdx.x % TILE_N, mcol0 = threadIdx.x / TILE_N;
-        const bool row_in = tile * TILE_N + nrow < p.n;
-        float sum[PER_THREAD];
-#pragma unroll
-        for (int i = 0; i < PER_THREAD; i++) sum[i] = 0.0f;
-        for (int64_t c = first_cta; c <= cta; c++) {
-            const int slot = (cta_start(p, c) / p.chunks == tile) ? 0 : 1;
-            const float *part = p.ws + (c * 2 + slot) * TILE + threadIdx.x;
-#pragma unroll
-            for (int i = 0; i < PER_THREAD; i++)
-                if (row_in && mcol0 + (128 / TILE_N) * i < p.m) sum[i] += part[128 * i];
-        }
-#pragma unroll
-        for (int i = 0; i < PER_THREAD; i++) {
-            const int mcol = mcol0 + (128 / TILE_N) * i;
-            if (row_in && mcol < p.m) store_c(p, mcol, tile * TILE_N + nrow, sum[i]);
-        }
+        decode_sum_tile<TILE_N, TILE_M, 128>(p, tile, first_cta, cta, threadIdx.x);
     }
 }
 
@@ -979,13 +1016,18 @@ static cuops_status_t decode_launch_typed(struct cuops_handle *h, const cuops_ge
     p.ctas = pl.ctas;
     p.split = pl.split;
     p.ws = NULL;
-    /* the workspace: x's copy (256-byte multiple), then the partials */
+    /* the workspace: x's copy (256-byte multiple), the partials, and with a
+     * user workspace the tiles' arrival counters (the handle's own are kept
+     * zeroed by the handle); past CUOPS_COUNTERS_MAX tiles, no counters: the
+     * fix-up kernel sums the split tiles after the GEMM */
+    const bool arrive = pl.fixup && pl.tiles <= CUOPS_COUNTERS_MAX;
     const size_t x_bytes = pack_x ? cuops_sm90_packed_bytes(d->m, d->k) : 0;
     const size_t part_bytes = pl.fixup ? (size_t)pl.ctas * 2 * TILE_N * TILE_M * sizeof(float) : 0;
-    if (x_bytes + part_bytes > 0) {
+    const size_t count_bytes = arrive ? cuops_cuda_counter_bytes(h, (size_t)pl.tiles) : 0;
+    if (x_bytes + part_bytes + count_bytes > 0) {
         void *ws = NULL;
-        cuops_status_t st =
-            cuops_cuda_workspace_aligned(h, x_bytes + part_bytes, pack_x ? 256 : sizeof(float), &ws);
+        cuops_status_t st = cuops_cuda_workspace_aligned(h, x_bytes + part_bytes + count_bytes,
+                                                         pack_x ? 256 : sizeof(float), &ws);
         if (cuops_cuda_workspace_short(h, st)) {
             /* a user workspace without room for x's copy: realign it in
              * place; without room for the partials of the plan's own split:
@@ -1008,13 +1050,18 @@ static cuops_status_t decode_launch_typed(struct cuops_handle *h, const cuops_ge
             p.lda = ld;
         }
         if (pl.fixup) p.ws = (float *)((char *)ws + x_bytes);
+        if (arrive) {
+            st = cuops_cuda_counters(h, (size_t)pl.tiles, (char *)ws + x_bytes + part_bytes,
+                                     &p.counters);
+            if (st != CUOPS_STATUS_SUCCESS) return st;
+        }
     }
 
     cudaStream_t stream = cuops_stream(h);
     const unsigned grid = (unsigned)(pl.ctas < INT32_MAX ? pl.ctas : INT32_MAX);
     kernel<<<grid, W * 32, 0, stream>>>(p);
     cuops_status_t st = cuops_cuda_check_launch(h, name);
-    if (st != CUOPS_STATUS_SUCCESS || !pl.fixup) return st;
+    if (st != CUOPS_STATUS_SUCCESS || !pl.fixup || p.counters) return st;
     decode_fixup_kernel<TILE_N, TILE_M><<<grid, 128, 0, stream>>>(p);
     return cuops_cuda_check_launch(h, name);
 }
