@@ -40,9 +40,10 @@
  *    contiguous ranges: G = #tiles is the plain one-launch case, G = #tiles x
  *    s is split-K, anything else is stream-K. A CTA whose range covers a
  *    whole tile stores C directly; a partial tile writes fp32 partials to the
- *    workspace (two slots per CTA: first and last segment) and a second
- *    kernel sums them in CTA order. Everything is in a fixed order: the bytes
- *    of C are reproducible run to run for a given device.
+ *    workspace (two slots per CTA: first and last segment), and the CTA that
+ *    arrives last on the tile's counter sums them in CTA order (past 4096
+ *    tiles, without counters, a second kernel does). Everything is in a fixed
+ *    order: the bytes of C are reproducible run to run for a given device.
  * supports(): sm >= 80, ab F16/BF16, c F16/BF16/F32, trans_a = N,
  * trans_b = T, m <= the tile's m, a and b 16-byte aligned, lda and ldb
  * multiples of 8, k % 8 == 0 (so a lane's 16 bytes are all inside k or all
