@@ -949,6 +949,15 @@ static int decode_blocks_per_sm(const struct cuops_handle *h)
     return nb;
 }
 
+/* opt with split_k = 1 (the call unsplit), in *buf */
+static const cuops_options_t *decode_unsplit(const cuops_options_t *opt, cuops_options_t *buf)
+{
+    if (opt) *buf = *opt;
+    else memset(buf, 0, sizeof *buf);
+    buf->split_k = 1;
+    return buf;
+}
+
 /* x's rows on the 16-byte grid: what the XGRID forms read without realigning */
 static bool decode_x_on_grid(const cuops_gemm_desc_t *d)
 {
@@ -976,23 +985,18 @@ static cuops_status_t decode_launch_typed(struct cuops_handle *h, const cuops_ge
     /* operands inside the handle's workspace: the split-K partials would
      * overwrite them, so the call runs unsplit */
     cuops_options_t unsplit;
-    if (cuops_cuda_gemm_operands_in_workspace(h, d)) {
-        if (opt) unsplit = *opt;
-        else memset(&unsplit, 0, sizeof unsplit);
-        unsplit.split_k = 1;
-        opt = &unsplit;
-    }
+    if (cuops_cuda_gemm_operands_in_workspace(h, d)) opt = decode_unsplit(opt, &unsplit);
     /* The realigning kernels of 4 warps (m32, m64) spend their time issuing
      * (every warp realigns its weight blocks, and in place x's, for every
      * chunk), so their speed follows the warps resident per SM, and one tile
      * per CTA on 256 of 396 slots gives an SM 4 or 8: those fill every slot
      * by stream-K (H100, P224 call 3, x in place: decode_realign_m32 24 x
      * 4096 x 14335 135.5 -> 96.3 us, 32 x 4096 x 14335 176.2 -> 104.6, 32 x
-     * 5120 x 4095 55.4 -> 49.1). The
-     * others stream the weight near DRAM's pace with fewer CTAs, and the
-     * fix-up launch cost them more than the balance gave (decode_splitk_m32
-     * 32 x 4096 x 4096 28.5 -> 32.5 us; decode_realign_m8 1 x 3072 x 4095
-     * 17.2 -> 21.4, m16 16 x 3072 x 4095 25.7 -> 29.2). */
+     * 5120 x 4095 55.4 -> 49.1). The others stream the weight near DRAM's
+     * pace with fewer CTAs, and the fix-up launch cost them more than the
+     * balance gave (decode_splitk_m32 32 x 4096 x 4096 28.5 -> 32.5 us;
+     * decode_realign_m8 1 x 3072 x 4095 17.2 -> 21.4, m16 16 x 3072 x 4095
+     * 25.7 -> 29.2). */
     const int fill_slots = FORM != DECODE_FORM_ALIGNED && W <= 4;
     const decode_plan_t pl =
         decode_make_plan(h, d, opt, TILE_N, W, cta_inflight, blocks_per_sm, fill_slots);
@@ -1034,13 +1038,9 @@ static cuops_status_t decode_launch_typed(struct cuops_handle *h, const cuops_ge
              * place; without room for the partials of the plan's own split:
              * run unsplit (as the sm90 split-K kernels do) */
             if (pack_x) return decode_launch_typed<T, M8, R, U, W, MIN_BLOCKS, IN_PLACE>(h, d, opt, name);
-            if (!(opt && opt->split_k > 1)) {
-                cuops_options_t one;
-                if (opt) one = *opt;
-                else memset(&one, 0, sizeof one);
-                one.split_k = 1;
-                return decode_launch_typed<T, M8, R, U, W, MIN_BLOCKS, FORM>(h, d, &one, name);
-            }
+            if (!(opt && opt->split_k > 1))
+                return decode_launch_typed<T, M8, R, U, W, MIN_BLOCKS, FORM>(
+                    h, d, decode_unsplit(opt, &unsplit), name);
         }
         if (st != CUOPS_STATUS_SUCCESS) return st;
         if (pack_x) {
