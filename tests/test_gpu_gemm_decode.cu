@@ -512,11 +512,9 @@ static cuops_status_t gemm_call(const decode_case_t *c, const case_buffers_t *b,
  * where x is off the grid, k > 0 and the workspace has room for it; else 0. */
 static unsigned long long x_copy_words(const decode_case_t *c, const case_buffers_t *b)
 {
-    static const char *const copiers[3] = {"decode_realign_m16", "decode_realign_m32",
-                                           "decode_realign_m64"};
     const char *ran = cuops_last_kernel(g_gpu);
-    int copier = 0;
-    for (int i = 0; i < 3; i++) copier |= !strcmp(ran, copiers[i]);
+    int copier = 0; /* the realign variants from m16 up (k_realign[1..]) copy x */
+    for (int v = 1; v < NUM_VARIANTS; v++) copier |= !strcmp(ran, k_realign[v]);
     if (!copier || c->k == 0) return 0;
     if (b->off_a % 8 == 0 && b->lda % 8 == 0) return 0;
     const unsigned long long halves = (unsigned long long)c->m * (unsigned long long)((c->k + 63) / 64 * 64);
