@@ -63,7 +63,10 @@
  * lda > 2^24. Each decode_splitk variant must decline every such case with
  * a row off 16 bytes or k % 8 != 0. Where the weight's rows are off 16 bytes
  * (B's base, or ldb % 8 != 0) the Hopper forms must decline too (sm_90) and
- * auto must run the tightest decode_realign variant. Where A alone is off,
+ * auto must run the tightest decode_realign variant. With the weight's rows
+ * on 16 bytes the Hopper cluster forms must serve (sm_90, k >= 1), packing
+ * an x off the grid into the workspace: output checked, the same bytes
+ * twice, no workspace written past x's copy. Where A alone is off,
  * or k % 8 != 0 with the weight's rows on 16 bytes, auto's pick is left
  * open: its result is
  * checked and what it ran is printed. With the weight's rows on 16 bytes and
@@ -113,6 +116,14 @@ static const int64_t k_fixed_rows_n[2] = {128, 64};
 static const char *const k_issue_forms[NUM_ISSUE_FORMS] = {
     "sm90_decode_wgmma_single", "sm90_decode_wgmma_pairs64", "sm90_decode_narrow_single"};
 #define ISSUE_SLOT (FIXED_SLOT + 2) /* k_issue_forms[slot - ISSUE_SLOT] */
+/* the cluster form's variants (the narrow ones read x in place only; these
+ * pack an x that TMA cannot read into the workspace first) */
+static int is_cluster_form(const char *name)
+{
+    return !strcmp(name, k_wgmma) || !strcmp(name, k_fixed_rows[0]) ||
+           !strcmp(name, k_fixed_rows[1]) || !strcmp(name, k_issue_forms[0]) ||
+           !strcmp(name, k_issue_forms[1]);
+}
 static int g_issue_ran[NUM_ISSUE_FORMS];
 static int g_fixed_ran[2], g_fixed_split[2]; /* cases each served; of those, split (auto or forced) */
 static int g_narrow_ran, g_narrow_multi; /* cases it served; of those, with > 1 tile per CTA */
@@ -197,6 +208,7 @@ static int g_realign_ws[NUM_VARIANTS + 1];  /* of those, calls that wrote split 
 static int g_realign_plan_split;            /* forced realign calls with split_k = 0 that split */
 static int g_auto_realign;                  /* auto calls that had to and did run decode_realign */
 static int g_x_copies;                      /* decode_realign_m16-m64 calls that copied x onto the grid */
+static int g_cluster_x_copies; /* Hopper cluster-form calls on realign cases that packed x (sm_90) */
 /* what auto ran on the realign cases where the test leaves the pick open (A
  * alone off 16 bytes, or k % 8 != 0 with the weight on 16 bytes): a tally */
 #define AUTO_OPEN_NAMES 8
@@ -447,6 +459,20 @@ static int realign_takes(const decode_case_t *c, const case_buffers_t *b, int v)
     return c->k % 8 != 0 && !(g_sm_major == 9 && k_variant_m[v] >= 32);
 }
 
+/* x off the 16-byte grid (its base or lda) */
+static int x_off(const case_buffers_t *b) { return b->off_a % 8 != 0 || b->lda % 8 != 0; }
+
+/* Whether the Hopper cluster forms serve a realign case (sm_90, k >= 1):
+ * the weight's rows on 16 bytes, x in place or packed into a workspace with
+ * room for the copy (m rows of k rounded up to 64 elements, on 256 bytes,
+ * and the alignment's 256). */
+static int cluster_takes(const decode_case_t *c, const case_buffers_t *b)
+{
+    if (g_sm_major != 9 || c->k < 1 || weight_off(b)) return 0;
+    const size_t copy = ((size_t)c->m * (size_t)((c->k + 63) / 64 * 64) * 2 + 255) / 256 * 256;
+    return !x_off(b) || g_ws_room >= copy + 256;
+}
+
 /* The kernel auto must run on a case, or NULL where the test leaves the pick
  * open: realign cases with k == 0, with A alone off 16 bytes, or with k % 8
  * != 0 and the weight's rows on 16 bytes. The realign cases with every row
@@ -513,10 +539,12 @@ static cuops_status_t gemm_call(const decode_case_t *c, const case_buffers_t *b,
 static unsigned long long x_copy_words(const decode_case_t *c, const case_buffers_t *b)
 {
     const char *ran = cuops_last_kernel(g_gpu);
-    int copier = 0; /* the realign variants from m16 up (k_realign[1..]) copy x */
+    /* the realign variants from m16 up (k_realign[1..]) copy x; the Hopper
+     * cluster forms pack x that TMA cannot read the same way */
+    int copier = is_cluster_form(ran);
     for (int v = 1; v < NUM_VARIANTS; v++) copier |= !strcmp(ran, k_realign[v]);
     if (!copier || c->k == 0) return 0;
-    if (b->off_a % 8 == 0 && b->lda % 8 == 0) return 0;
+    if (!x_off(b)) return 0;
     const unsigned long long halves = (unsigned long long)c->m * (unsigned long long)((c->k + 63) / 64 * 64);
     if (g_ws_room < 2 * halves + 256) return 0;
     return halves / 2;
@@ -540,7 +568,8 @@ static cuops_status_t call_variant(const decode_case_t *c, const case_buffers_t 
     CHECK(*ws_words >= xw, "%s: x's copy onto the 16-byte grid changed %llu workspace words, "
           "expected at least %llu (%lld x %lld x %lld, lda %lld)", variant, *ws_words, xw,
           (long long)c->m, (long long)c->n, (long long)c->k, (long long)b->lda);
-    if (xw) g_x_copies++;
+    if (xw && is_cluster_form(cuops_last_kernel(g_gpu))) g_cluster_x_copies++;
+    else if (xw) g_x_copies++;
     *ws_words -= *ws_words >= xw ? xw : *ws_words;
     cudaMemcpy(hout, b->dc, b->count_c * es_c, cudaMemcpyDeviceToHost);
     return st;
@@ -630,7 +659,9 @@ static void run_variants(const decode_case_t *c, const case_buffers_t *b, const 
     }
     if (c->realign) {
         check_realign_declines(c, b, what);
-        return;
+        /* the cluster forms on the cases whose weight they read in place (x
+         * packed where TMA cannot read it), as on the others below */
+        if (!cluster_takes(c, b)) return;
     }
     if (g_sm_major != 9 || g_device_dead) return;
     /* the Hopper kernels: serve k >= 1, decline k == 0; no workspace (the
@@ -641,6 +672,7 @@ static void run_variants(const decode_case_t *c, const case_buffers_t *b, const 
                           : slot == NARROW_SLOT ? k_narrow
                           : slot >= ISSUE_SLOT  ? k_issue_forms[slot - ISSUE_SLOT]
                                                 : k_fixed_rows[slot - FIXED_SLOT];
+        if (c->realign && !is_cluster_form(who)) continue;
         unsigned long long ws1 = 0, ws2 = 0;
         cuops_status_t st = gpu_call(c, b, slot, b->hout, &ws1);
         if (c->k == 0) {
@@ -1881,6 +1913,11 @@ int main(void)
         fprintf(stderr, "decode_realign_m16/m32/m64 copied x onto the 16-byte grid on %d call(s)\n",
                 g_x_copies);
         CHECK(g_x_copies > 0, "decode_realign_m16/m32/m64 never copied x onto the 16-byte grid");
+        if (g_sm_major == 9) {
+            fprintf(stderr, "the cluster forms packed x on %d realign call(s)\n",
+                    g_cluster_x_copies);
+            CHECK(g_cluster_x_copies > 0, "the cluster forms never packed an x off the grid");
+        }
         for (int i = 0; i < AUTO_OPEN_NAMES && g_auto_open_name[i][0]; i++)
             fprintf(stderr, "auto, pick left open (A alone off, or k %% 8 != 0): %s %d time(s)\n",
                     g_auto_open_name[i], g_auto_open_count[i]);

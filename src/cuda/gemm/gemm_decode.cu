@@ -996,7 +996,9 @@ static cuops_status_t decode_launch_typed(struct cuops_handle *h, const cuops_ge
      * pace with fewer CTAs, and the fix-up launch cost them more than the
      * balance gave (decode_splitk_m32 32 x 4096 x 4096 28.5 -> 32.5 us;
      * decode_realign_m8 1 x 3072 x 4095 17.2 -> 21.4, m16 16 x 3072 x 4095
-     * 25.7 -> 29.2). */
+     * 25.7 -> 29.2). With the split tiles summed inside the GEMM (no fix-up
+     * launch) the same rule still lost for them: 17.4 -> 20.9 and 25.2 ->
+     * 28.9 us (H100, P225 call 5; docs/gemm.md). */
     const int fill_slots = FORM != DECODE_FORM_ALIGNED && W <= 4;
     const decode_plan_t pl =
         decode_make_plan(h, d, opt, TILE_N, W, cta_inflight, blocks_per_sm, fill_slots);

@@ -55,7 +55,8 @@
  * supports(): sm_90 with the shared memory, ab F16/BF16, c F16/BF16/F32,
  * trans_a = N, trans_b = T, 1 <= m <= 64, k >= 1, A and B readable by TMA in
  * place (16-byte aligned, lda and ldb multiples of 8), c aligned to its
- * element, k and n < 2^31. The cluster form also takes trans_b = N (the
+ * element, k and n < 2^31. The cluster form also packs an x that TMA
+ * cannot read into the workspace first. It also takes trans_b = N (the
  * weight stored [k, n], as `x @ W` keeps it): the weight tile then arrives
  * as ROWS / 64 boxes of 64 K-rows x 64 weight rows, and wgmma reads it as an
  * M-major A (transpose immediate 1, cuops_wgmma_desc_mn_sw128); and
@@ -952,7 +953,19 @@ static int sdw_max_clusters(int dev, int xn, int cons, int size)
     return __atomic_load_n(slot, __ATOMIC_RELAXED);
 }
 
-static int sdw_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
+/* x that TMA cannot read in place (a base off 16 bytes, lda % 8 != 0) is
+ * packed K-major into the workspace first (cuops_sm90_pack_kmajor, the copy
+ * decode_realign_m16-m64 make): possible unless an operand lives in the
+ * workspace or a user workspace is too small for the copy. */
+static int sdw_x_packable(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
+{
+    if (cuops_cuda_gemm_operands_in_workspace(h, d)) return 0;
+    return !h->user_workspace ||
+           h->user_workspace_bytes >= cuops_sm90_packed_bytes(d->m, d->k) + 256;
+}
+
+/* What both forms ask of the call but x's alignment. */
+static int sdw_supports_call(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 {
     if (h->sm_major != 9) return 0;
     /* every instance's ring fits (the largest: 64-row blocks at XN = 64,
@@ -969,8 +982,14 @@ static int sdw_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d
      * layouts in the cluster form only (sdn_supports) */
     if (d->m < 1 || d->m > 64 || d->n < 1 || d->k < 1) return 0;
     if (d->k > 0x7fffff00 || d->n > 0x7fffff00) return 0;
-    if (!cuops_sm90_tma_ok(d->a, d->lda) || !cuops_sm90_tma_ok(d->b, d->ldb)) return 0;
+    if (!cuops_sm90_tma_ok(d->b, d->ldb)) return 0;
     return cuops_aligned(d->c, cuops_dtype_size(d->c_type));
+}
+
+/* The cluster form: the weight in place, x in place or packed. */
+static int sdw_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
+{
+    return sdw_supports_call(h, d) && (cuops_sm90_tma_ok(d->a, d->lda) || sdw_x_packable(h, d));
 }
 
 /* What both forms set up alike: the weight's tensor map in boxes of
@@ -1060,6 +1079,27 @@ static cuops_status_t sdw_launch_rows(struct cuops_handle *h, const cuops_gemm_d
     if (issue == SDW_ISSUE_PAIRS64 && d->trans_b == CUOPS_OP_N) issue = SDW_ISSUE_PAIRS;
     /* PAIRS64 reads the (K-major) weight in 64-row boxes */
     const int box_rows = issue == SDW_ISSUE_PAIRS64 ? 64 : rows;
+    /* x that TMA cannot read: packed K-major into the workspace, and the
+     * call goes on as NT on the copy (x [k, m] alike) */
+    cuops_gemm_desc_t packed;
+    if (!cuops_sm90_tma_ok(d->a, d->lda)) {
+        if (!sdw_x_packable(h, d))
+            return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
+                              "%s: x (lda %lld) needs a packed copy and the workspace cannot "
+                              "hold it", name, (long long)d->lda);
+        void *ws = NULL;
+        cuops_status_t st = cuops_cuda_workspace_aligned(h, cuops_sm90_packed_bytes(d->m, d->k),
+                                                         256, &ws);
+        if (st != CUOPS_STATUS_SUCCESS) return st;
+        const int64_t ld = cuops_sm90_packed_ld(d->k);
+        st = cuops_sm90_pack_kmajor(h, d->a, d->lda, d->trans_a == CUOPS_OP_N, d->m, d->k, ws, ld);
+        if (st != CUOPS_STATUS_SUCCESS) return st;
+        packed = *d;
+        packed.a = ws;
+        packed.lda = ld;
+        packed.trans_a = CUOPS_OP_N;
+        d = &packed;
+    }
     cuops_status_t st =
         sdw_prepare(h, d, xn, (uint32_t)box_rows, &tmap_w, &tmap_x, &tmap_x_last, &p);
     if (st != CUOPS_STATUS_SUCCESS) return st;
@@ -1177,7 +1217,8 @@ static int sdn_rows(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 
 static int sdn_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 {
-    return sdw_supports(h, d) && d->trans_a == CUOPS_OP_N && d->trans_b == CUOPS_OP_T &&
+    return sdw_supports_call(h, d) && cuops_sm90_tma_ok(d->a, d->lda) &&
+           d->trans_a == CUOPS_OP_N && d->trans_b == CUOPS_OP_T &&
            h->smem_optin_bytes >= SDN_SMEM_BYTES(sdn_rows(h, d));
 }
 

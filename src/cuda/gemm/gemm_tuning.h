@@ -355,7 +355,9 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
  * The candidates for the automatic choice, best first. The fallback is always
  * last, so the list is never empty.
  *
- *  F16/BF16, small M on sm_90 (m <= 64, operands TMA can read, k >= 1):
+ *  F16/BF16, small M on sm_90 (m <= 64, a weight TMA can read, k >= 1; the
+ *    cluster form packs an x that TMA cannot read into the workspace first:
+ *    x off 16 bytes 6-19 % faster than on the split-K GEMM, H100, P225):
  *    sm90_decode_narrow where its tiles (8-256 rows by n) keep 3/4 of the
  *    SMs busy, hold 32 rows or more, and the cluster form would split K
  *    with 128- or 256-row blocks, not 64-row ones (cuops_decode_narrow_fits:
@@ -391,7 +393,8 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
  *    kernel - then sm90_ws_128x256), then the mma.sync kernels (they run on Hopper at ~65%
  *    of the wgmma peak, see anchors), then the fallback. The split-K entry
  *    accepts m <= 64 too: the small-m calls the decode kernels decline
- *    (transposed operands, x alone off 16 bytes) reach it before the
+ *    (transposed operands; x alone off 16 bytes where the workspace
+ *    cannot hold its copy) reach it before the
  *    mma.sync kernels, and where it does not split them, sm90_ws_128x256 on
  *    packed operands (16 x 32000 x 4095 NT 307 us against 1677 on
  *    fallback_tiled, H100, P219; NT calls with the weight's rows off 16
