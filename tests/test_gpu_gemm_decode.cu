@@ -66,7 +66,12 @@
  * auto must run the tightest decode_realign variant. With the weight's rows
  * on 16 bytes the Hopper cluster forms must serve (sm_90, k >= 1), packing
  * an x off the grid into the workspace: output checked, the same bytes
- * twice, no workspace written past x's copy. Where A alone is off,
+ * twice, no workspace written past x's copy. sm90_decode_shift (the cluster
+ * form for a weight off 16 bytes) is forced on every realign case: where n
+ * is a multiple of its row group (G ldb on 8 elements) and x fits the
+ * workspace it must serve (the same checks), elsewhere decline; auto must
+ * run it at m > 8 with n >= 8192 where it serves, the realigning kernel
+ * otherwise. Where A alone is off,
  * or k % 8 != 0 with the weight's rows on 16 bytes, auto's pick is left
  * open: its result is
  * checked and what it ran is printed. With the weight's rows on 16 bytes and
@@ -209,6 +214,13 @@ static int g_realign_plan_split;            /* forced realign calls with split_k
 static int g_auto_realign;                  /* auto calls that had to and did run decode_realign */
 static int g_x_copies;                      /* decode_realign_m16-m64 calls that copied x onto the grid */
 static int g_cluster_x_copies; /* Hopper cluster-form calls on realign cases that packed x (sm_90) */
+/* sm90_decode_shift (the cluster form for a weight off 16 bytes, forced on
+ * the realign cases, sm_90): cases served, of those with the weight's rows
+ * in groups of 8 (odd ldb), with a partial last k-block, with x packed, and
+ * cases it had to decline */
+static int g_shift_ran, g_shift_g8, g_shift_tail, g_shift_x_copies, g_shift_declined;
+static int g_auto_shift; /* auto calls that ran it (m > 8, n >= 8192, the weight off 16 bytes) */
+static const char *const k_shift = "sm90_decode_shift";
 /* what auto ran on the realign cases where the test leaves the pick open (A
  * alone off 16 bytes, or k % 8 != 0 with the weight on 16 bytes): a tally */
 #define AUTO_OPEN_NAMES 8
@@ -473,6 +485,25 @@ static int cluster_takes(const decode_case_t *c, const case_buffers_t *b)
     return !x_off(b) || g_ws_room >= copy + 256;
 }
 
+/* The weight's rows per map row of sm90_decode_shift: the fewest G in 1, 2,
+ * 4, 8 with G ldb a multiple of 8 elements. */
+static int64_t shift_group(const case_buffers_t *b)
+{
+    int64_t g = 1;
+    while ((g * b->ldb) % 8 != 0) g *= 2;
+    return g;
+}
+
+/* Whether sm90_decode_shift serves a realign case (sm_90, k >= 1): n a
+ * multiple of the row group, x in place or packed into a workspace with room
+ * for the copy. */
+static int shift_takes(const decode_case_t *c, const case_buffers_t *b)
+{
+    if (g_sm_major != 9 || c->k < 1 || c->n % shift_group(b) != 0) return 0;
+    const size_t copy = ((size_t)c->m * (size_t)((c->k + 63) / 64 * 64) * 2 + 255) / 256 * 256;
+    return !x_off(b) || g_ws_room >= copy + 256;
+}
+
 /* The kernel auto must run on a case, or NULL where the test leaves the pick
  * open: realign cases with k == 0, with A alone off 16 bytes, or with k % 8
  * != 0 and the weight's rows on 16 bytes. The realign cases with every row
@@ -481,7 +512,8 @@ static const char *auto_expect(const decode_case_t *c, const case_buffers_t *b)
 {
     const int want = tightest_variant(c->m);
     if (c->realign && c->k == 0) return NULL;
-    if (c->realign && weight_off(b)) return k_realign[want];
+    if (c->realign && weight_off(b))
+        return c->m > 8 && c->n >= 8192 && shift_takes(c, b) ? k_shift : k_realign[want];
     if (c->realign && !all_aligned(c, b)) return NULL;
     return auto_takes_narrow(c->n, c->k)       ? k_narrow
            : auto_takes_wgmma(c->m, c->n, c->k) ? k_wgmma
@@ -541,7 +573,7 @@ static unsigned long long x_copy_words(const decode_case_t *c, const case_buffer
     const char *ran = cuops_last_kernel(g_gpu);
     /* the realign variants from m16 up (k_realign[1..]) copy x; the Hopper
      * cluster forms pack x that TMA cannot read the same way */
-    int copier = is_cluster_form(ran);
+    int copier = is_cluster_form(ran) || !strcmp(ran, k_shift);
     for (int v = 1; v < NUM_VARIANTS; v++) copier |= !strcmp(ran, k_realign[v]);
     if (!copier || c->k == 0) return 0;
     if (!x_off(b)) return 0;
@@ -568,7 +600,8 @@ static cuops_status_t call_variant(const decode_case_t *c, const case_buffers_t 
     CHECK(*ws_words >= xw, "%s: x's copy onto the 16-byte grid changed %llu workspace words, "
           "expected at least %llu (%lld x %lld x %lld, lda %lld)", variant, *ws_words, xw,
           (long long)c->m, (long long)c->n, (long long)c->k, (long long)b->lda);
-    if (xw && is_cluster_form(cuops_last_kernel(g_gpu))) g_cluster_x_copies++;
+    if (xw && !strcmp(cuops_last_kernel(g_gpu), k_shift)) g_shift_x_copies++;
+    else if (xw && is_cluster_form(cuops_last_kernel(g_gpu))) g_cluster_x_copies++;
     else if (xw) g_x_copies++;
     *ws_words -= *ws_words >= xw ? xw : *ws_words;
     cudaMemcpy(hout, b->dc, b->count_c * es_c, cudaMemcpyDeviceToHost);
@@ -600,6 +633,37 @@ static void check_realign_declines(const decode_case_t *c, const case_buffers_t 
               cuops_status_string(st));
         if (st == CUOPS_STATUS_SUCCESS) device_ok(names[v]);
     }
+}
+
+/* sm90_decode_shift forced on a realign case: where it serves, C checked,
+ * the same bytes twice, no workspace written past x's copy; elsewhere on
+ * sm_90 (k >= 1) NOT_SUPPORTED. */
+static void run_shift(const decode_case_t *c, const case_buffers_t *b, const char *what)
+{
+    if (g_sm_major != 9 || c->k < 1 || g_device_dead) return;
+    unsigned long long ws1 = 0, ws2 = 0;
+    cuops_status_t st = call_variant(c, b, k_shift, c->split_k, b->hout, &ws1);
+    if (!shift_takes(c, b)) {
+        CHECK(st == CUOPS_STATUS_NOT_SUPPORTED, "%s must decline %s (n %% %lld != 0 or no room "
+              "for x's copy), got %s", k_shift, what, (long long)shift_group(b),
+              cuops_status_string(st));
+        if (st == CUOPS_STATUS_SUCCESS) device_ok(k_shift);
+        g_shift_declined++;
+        return;
+    }
+    CHECK(st == CUOPS_STATUS_SUCCESS, "%s: %s (%s) for %s", k_shift, cuops_status_string(st),
+          cuops_last_error(g_gpu), what);
+    if (st != CUOPS_STATUS_SUCCESS) return;
+    CHECK(!strcmp(cuops_last_kernel(g_gpu), k_shift), "%s ran kernel '%s'", k_shift,
+          cuops_last_kernel(g_gpu));
+    CHECK(ws1 == 0, "%s wrote %llu workspace words past x's copy for %s", k_shift, ws1, what);
+    g_shift_ran++;
+    if (shift_group(b) == 8) g_shift_g8++;
+    if (c->k % 64 != 0) g_shift_tail++;
+    check_output(k_shift, what, c, b, b->hout);
+    st = call_variant(c, b, k_shift, c->split_k, b->hout2, &ws2);
+    CHECK(st == CUOPS_STATUS_SUCCESS && memcmp(b->hout, b->hout2, b->count_c * esize(c->ct)) == 0,
+          "%s: two runs differ for %s", k_shift, what);
 }
 
 static void run_variants(const decode_case_t *c, const case_buffers_t *b, const char *what)
@@ -634,6 +698,7 @@ static void run_variants(const decode_case_t *c, const case_buffers_t *b, const 
             tally_auto_open(cuops_last_kernel(g_gpu));
         if (v == AUTO_SLOT && want_name == k_wgmma) g_auto_wgmma++;
         if (v == AUTO_SLOT && want_name == k_narrow) g_auto_narrow++;
+        if (v == AUTO_SLOT && want_name == k_shift) g_auto_shift++;
         if (v == AUTO_SLOT && c->realign && want_name == k_realign[tightest_variant(c->m)] &&
             !strcmp(cuops_last_kernel(g_gpu), want_name))
             g_auto_realign++;
@@ -659,6 +724,7 @@ static void run_variants(const decode_case_t *c, const case_buffers_t *b, const 
     }
     if (c->realign) {
         check_realign_declines(c, b, what);
+        run_shift(c, b, what);
         /* the cluster forms on the cases whose weight they read in place (x
          * packed where TMA cannot read it), as on the others below */
         if (!cluster_takes(c, b)) return;
@@ -1618,7 +1684,8 @@ static void test_realign_grid(void)
  * the quick run), every forced realign variant on the same calls. The
  * weight's rows off 16 bytes by B's base, by an odd ldb, by an odd k with
  * ld = k, by an even ldb off 8: auto must take the tightest decode_realign
- * (m64 at m = 33 and 64). A alone off 16 bytes by its base or by lda, and k % 8 != 0
+ * (m64 at m = 33 and 64), but sm90_decode_shift on sm_90 from m = 9 where n
+ * >= 8192 (the last kind). A alone off 16 bytes by its base or by lda, and k % 8 != 0
  * with the weight on 16 bytes: auto's pick is left open (tallied), its
  * result checked. With the weight on 16 bytes and k % 8 == 0 (A off or not)
  * the realign variants must decline when forced; with every row on 16
@@ -1628,7 +1695,7 @@ static void test_realign_auto(void)
     static const int64_t ms[5] = {1, 9, 17, 33, 64};
     static const struct {
         int64_t n, k, pad_a, pad_b, off_a, off_b;
-    } kinds[11] = {
+    } kinds[12] = {
         {1000, 256, 0, 0, 0, 3},  /* B's base off */
         {1000, 255, 0, 0, 0, 11}, /* odd k, B's base 16 bytes past the 32-byte grid and off */
         {77, 256, 0, 1, 0, 0},    /* ldb odd */
@@ -1640,9 +1707,10 @@ static void test_realign_auto(void)
         {2000, 100, 4, 4, 6, 0},  /* k = 100, ldb = 104 on 16 bytes; A off */
         {1000, 256, 0, 0, 0, 0},  /* every row on 16 bytes */
         {4096, 512, 8, 8, 0, 0},  /* the same, padded */
+        {8192, 255, 0, 0, 0, 0},  /* odd k, ld = k, n >= 8192: sm90_decode_shift from m = 9 */
     };
     int idx = 300;
-    for (int i = 0; i < 11; i++)
+    for (int i = 0; i < 12; i++)
         for (int a = 0; a < 5; a++, idx++) {
             if (g_quick && a != i % 5 && a != (i + 2) % 5) continue;
             decode_case_t c = realign_case(idx, ms[a], kinds[i].n, kinds[i].k);
@@ -1917,6 +1985,14 @@ int main(void)
             fprintf(stderr, "the cluster forms packed x on %d realign call(s)\n",
                     g_cluster_x_copies);
             CHECK(g_cluster_x_copies > 0, "the cluster forms never packed an x off the grid");
+            fprintf(stderr, "%s served %d realign case(s) (%d with rows in groups of 8, %d with "
+                    "a partial last k-block, %d with x packed), declined %d\n", k_shift,
+                    g_shift_ran, g_shift_g8, g_shift_tail, g_shift_x_copies, g_shift_declined);
+            CHECK(g_shift_ran > 0 && g_shift_g8 > 0 && g_shift_tail > 0 && g_shift_x_copies > 0,
+                  "%s: a kind of realign case it never served", k_shift);
+            CHECK(g_shift_declined > 0, "%s never had to decline a case", k_shift);
+            fprintf(stderr, "auto took %s on %d call(s)\n", k_shift, g_auto_shift);
+            CHECK(g_auto_shift > 0, "auto never took %s", k_shift);
         }
         for (int i = 0; i < AUTO_OPEN_NAMES && g_auto_open_name[i][0]; i++)
             fprintf(stderr, "auto, pick left open (A alone off, or k %% 8 != 0): %s %d time(s)\n",

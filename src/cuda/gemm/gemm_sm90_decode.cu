@@ -129,6 +129,16 @@
 #define SDN_SMEM_BYTES(NW)                                                                    \
     (SDN_STAGES(NW) * (SDN_W_TILE_BYTES(NW) + SDN_X_TILE_BYTES) + 2 * SDN_STAGES(NW) * 8 + 1024)
 
+/* the shifted form (sds_cta, below): staging rows of 72 elements, the
+ * k-block and up to 7 elements before it; as many stages as fit the ring */
+#define SDS_SROW_ELEMS 72 /* a staging row: the k-block and up to 7 elements before it */
+#define SDS_SROW_BYTES (SDS_SROW_ELEMS * 2)
+#define SDS_W_STAGE_BYTES(CONS) (SDW_ROWS(CONS) * SDS_SROW_BYTES)
+#define SDS_STAGES(XN, CONS) (SDW_RING_BYTES / (SDS_W_STAGE_BYTES(CONS) + SDW_X_TILE_BYTES(XN)))
+#define SDS_SMEM_BYTES(XN, CONS)                                                              \
+    (SDS_STAGES(XN, CONS) * (SDS_W_STAGE_BYTES(CONS) + SDW_X_TILE_BYTES(XN)) +                \
+     2 * SDS_STAGES(XN, CONS) * 8 + 1024)
+
 typedef struct sdw_params {
     void *c;
     int64_t ldc;
@@ -139,6 +149,11 @@ typedef struct sdw_params {
     int splits;   /* cluster size: CTAs per weight block */
     int tiles;    /* narrow form: ceil(n / NW) tiles of NW weight rows */
     int issue;    /* cluster form: SDW_ISSUE_* (how the producer issues the weight's boxes) */
+    /* the shifted form (sm90_decode_shift): the weight's rows through a map
+     * of groups of wgroup = G rows (wlog = log2 G), woff elements from the
+     * map's 16-byte aligned base to the weight's, wld = ldb; wtail = k % 64
+     * (0: no partial last k-block) */
+    int wgroup, wlog, woff, wld, wtail;
 #ifdef CUOPS_DECODE_STAMPS
     unsigned long long *stamps; /* the study probe's per-CTA times (decode_stamps.cuh) */
 #endif
@@ -388,6 +403,107 @@ static __device__ __forceinline__ void sdw_claim_stages(uint32_t empty_bars, int
     }
 }
 
+/* The consumers' end of the cluster form (both weight paths), once every
+ * consumer is past its last wgmma (the ring is free): C through shared
+ * memory. Each thread writes its fragment as fp32 into the [XN][ROWS + 4] C
+ * tile of this CTA (the 4-float pad puts a warp's 32 stores in 32 banks), tile
+ * row c going to the block's weight row row_of(c); then the consumers store
+ * rows of C four columns at a time (16-byte stores where C allows): at m = 64
+ * 8-16 vector stores per thread instead of 32-64 scalar ones. With a split,
+ * the C tiles meet in distributed shared memory. */
+template <int XN, int CONS, typename RowOf>
+static __device__ __forceinline__ void sdw_epilogue(const sdw_params_t &p, const float (&acc)[XN / 2],
+                                                    uint32_t base, int wb, int split, int consumer,
+                                                    int warp, int lane, RowOf row_of)
+{
+    constexpr int F4 = XN / 8;
+    constexpr int ROWS = SDW_ROWS(CONS);
+    constexpr int PITCH = ROWS + 4;
+    constexpr int CHUNKS_PER_ROW = ROWS / 4;
+    const uint32_t ctile = base;
+    const int g = lane >> 2, tq = lane & 3;
+    cuops_named_bar_sync(1, 128 * CONS);
+    if (threadIdx.x == 128) DSTAMP(p, DSTAMP_FREED);
+#pragma unroll
+    for (int j = 0; j < F4; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int r = 8 * j + 2 * tq + (e & 1);
+            const int c = row_of(consumer * 64 + warp * 16 + g + 8 * (e >> 1));
+            asm volatile("st.shared.f32 [%0], %1;" ::"r"(ctile + (uint32_t)((r * PITCH + c) * 4)),
+                         "f"(acc[4 * j + e])
+                         : "memory");
+        }
+    /* chunk i: C row i / CHUNKS_PER_ROW, columns 4 (i % CHUNKS_PER_ROW) + 0..3
+     * of the block; rows past m are never stored */
+    const int mrows = p.m < XN ? p.m : XN;
+    const int chunks = mrows * CHUNKS_PER_ROW;
+    const int ci = threadIdx.x - 128; /* 0 .. 128 * CONS - 1 */
+    auto chunk_addr = [&](int i) {
+        return ctile + (uint32_t)(((i / CHUNKS_PER_ROW) * PITCH + 4 * (i % CHUNKS_PER_ROW)) * 4);
+    };
+    char *cblock;
+    int64_t ldc_bytes;
+    const bool fast = sdw_fast_c(p, wb * ROWS, ROWS, 16, &cblock, &ldc_bytes);
+    auto chunk_store = [&](int i, const float4 &v) {
+        const int row = i / CHUNKS_PER_ROW, c4 = i % CHUNKS_PER_ROW;
+        const int piece = p.c_type == CUOPS_DTYPE_F32 ? 16 : 8; /* bytes of 4 columns */
+        if (fast)
+            sdw_store4_fast(p.c_type, cblock + row * ldc_bytes + c4 * piece, p.alpha, v);
+        else
+            sdw_store4(p, row, wb * ROWS + 4 * c4, v);
+    };
+    if (p.splits == 1) {
+        /* no partner (and no cluster launched) */
+        cuops_named_bar_sync(1, 128 * CONS);
+        if (threadIdx.x == 128) DSTAMP(p, DSTAMP_SYNCED);
+        constexpr int NT = 128 * CONS; /* the storing threads */
+        if (fast && p.c_type == CUOPS_DTYPE_F32)
+            sdw_store_tile_fast<float, XN, ROWS, PITCH, NT>(ctile, mrows, cblock, ldc_bytes,
+                                                           p.alpha, ci);
+        else if (fast && p.c_type == CUOPS_DTYPE_F16)
+            sdw_store_tile_fast<__half, XN, ROWS, PITCH, NT>(ctile, mrows, cblock, ldc_bytes,
+                                                             p.alpha, ci);
+        else if (fast)
+            sdw_store_tile_fast<__nv_bfloat16, XN, ROWS, PITCH, NT>(ctile, mrows, cblock,
+                                                                    ldc_bytes, p.alpha, ci);
+        else
+            for (int i = ci; i < chunks; i += 128 * CONS) chunk_store(i, cuops_ld_shared_f4(chunk_addr(i)));
+        if (threadIdx.x == 128) DSTAMP(p, DSTAMP_END);
+        return;
+    }
+    /* every rank's tile written; rank r sums chunks [r C / S, (r+1) C / S)
+     * over the ranks in rank order (bitwise reproducible) and stores them;
+     * this thread takes every (128 CONS)-th of them */
+    cuops_cluster_sync();
+    if (threadIdx.x == 128) DSTAMP(p, DSTAMP_SYNCED);
+    const int i0 = split * chunks / p.splits, i1 = (split + 1) * chunks / p.splits;
+    /* Only the 64-row kernels carry this path: auto splits 128-row blocks
+     * only 4+ ways and 256-row ones never, so it would be dead code there
+     * (with it compiled in, their unsplit m = 64 calls ran 0.5-1 us slower
+     * in P163 / P164, but the 128-row row moves that much between runs of
+     * identical code, P165: the cause is not established) */
+    if (CONS == 1 && fast && p.splits == 2) {
+        constexpr int NT = 128 * CONS; /* the storing threads */
+        if (p.c_type == CUOPS_DTYPE_F32)
+            sdw_pull2_store_fast<float, XN, ROWS, PITCH, NT>(ctile, i0, i1, ci, cblock,
+                                                            ldc_bytes, p.alpha);
+        else if (p.c_type == CUOPS_DTYPE_F16)
+            sdw_pull2_store_fast<__half, XN, ROWS, PITCH, NT>(ctile, i0, i1, ci, cblock,
+                                                              ldc_bytes, p.alpha);
+        else
+            sdw_pull2_store_fast<__nv_bfloat16, XN, ROWS, PITCH, NT>(ctile, i0, i1, ci, cblock,
+                                                                     ldc_bytes, p.alpha);
+    } else {
+        const int mine = i1 - i0 > ci ? (i1 - i0 - ci + 128 * CONS - 1) / (128 * CONS) : 0;
+        cuops_cluster_reduce_store_at(
+            [&](int j) { return chunk_addr(i0 + ci + j * 128 * CONS); }, p.splits, 0, mine,
+            [&](int j, const float4 &sum) { chunk_store(i0 + ci + j * 128 * CONS, sum); });
+    }
+    cuops_cluster_sync_relaxed();
+    if (threadIdx.x == 128) DSTAMP(p, DSTAMP_END);
+}
+
 template <typename T, int XN, int CONS, bool WMN, bool XMN>
 static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const CUtensorMap &tmap_x,
                                                const CUtensorMap &tmap_x_last,
@@ -398,7 +514,6 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
      * cuops_wgmma_desc_mn_box); the last k-block's box through tmap_x_last
      * (sdw_prepare says why) */
     constexpr int ACC = XN / 2;
-    constexpr int F4 = ACC / 4;
     constexpr int STAGES = SDW_STAGES(XN, CONS);
     constexpr int ROWS = SDW_ROWS(CONS);
     constexpr uint32_t WBYTES = SDW_W_TILE_BYTES(CONS);
@@ -543,102 +658,209 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
         for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
 
         if (threadIdx.x == 128) DSTAMP(p, DSTAMP_DRAINED);
-
-        /* C through shared memory, once every consumer is past its last
-         * wgmma (the ring is free): each thread writes its fragment as fp32
-         * into the [XN][ROWS + 4] C tile of this CTA (the 4-float pad puts a
-         * warp's 32 stores in 32 banks), then the consumers store rows of C
-         * four columns at a time (16-byte stores where C allows): at m = 64
-         * 8-16 vector stores per thread instead of 32-64 scalar ones */
-        constexpr int PITCH = ROWS + 4;
-        constexpr int CHUNKS_PER_ROW = ROWS / 4;
-        const uint32_t ctile = base;
-        const int g = lane >> 2, tq = lane & 3;
-        cuops_named_bar_sync(1, 128 * CONS);
-        if (threadIdx.x == 128) DSTAMP(p, DSTAMP_FREED);
-#pragma unroll
-        for (int j = 0; j < F4; j++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const int r = 8 * j + 2 * tq + (e & 1);
-                const int c = consumer * 64 + warp * 16 + g + 8 * (e >> 1);
-                asm volatile("st.shared.f32 [%0], %1;" ::"r"(ctile + (uint32_t)((r * PITCH + c) * 4)),
-                             "f"(acc[4 * j + e])
-                             : "memory");
-            }
-        /* chunk i: C row i / CHUNKS_PER_ROW, columns 4 (i % CHUNKS_PER_ROW) + 0..3
-         * of the block; rows past m are never stored */
-        const int mrows = p.m < XN ? p.m : XN;
-        const int chunks = mrows * CHUNKS_PER_ROW;
-        const int ci = threadIdx.x - 128; /* 0 .. 128 * CONS - 1 */
-        auto chunk_addr = [&](int i) {
-            return ctile + (uint32_t)(((i / CHUNKS_PER_ROW) * PITCH + 4 * (i % CHUNKS_PER_ROW)) * 4);
-        };
-        char *cblock;
-        int64_t ldc_bytes;
-        const bool fast = sdw_fast_c(p, wb * ROWS, ROWS, 16, &cblock, &ldc_bytes);
-        auto chunk_store = [&](int i, const float4 &v) {
-            const int row = i / CHUNKS_PER_ROW, c4 = i % CHUNKS_PER_ROW;
-            const int piece = p.c_type == CUOPS_DTYPE_F32 ? 16 : 8; /* bytes of 4 columns */
-            if (fast)
-                sdw_store4_fast(p.c_type, cblock + row * ldc_bytes + c4 * piece, p.alpha, v);
-            else
-                sdw_store4(p, row, wb * ROWS + 4 * c4, v);
-        };
-        if (p.splits == 1) {
-            /* no partner (and no cluster launched) */
-            cuops_named_bar_sync(1, 128 * CONS);
-            if (threadIdx.x == 128) DSTAMP(p, DSTAMP_SYNCED);
-            constexpr int NT = 128 * CONS; /* the storing threads */
-            if (fast && p.c_type == CUOPS_DTYPE_F32)
-                sdw_store_tile_fast<float, XN, ROWS, PITCH, NT>(ctile, mrows, cblock, ldc_bytes,
-                                                               p.alpha, ci);
-            else if (fast && p.c_type == CUOPS_DTYPE_F16)
-                sdw_store_tile_fast<__half, XN, ROWS, PITCH, NT>(ctile, mrows, cblock, ldc_bytes,
-                                                                 p.alpha, ci);
-            else if (fast)
-                sdw_store_tile_fast<__nv_bfloat16, XN, ROWS, PITCH, NT>(ctile, mrows, cblock,
-                                                                        ldc_bytes, p.alpha, ci);
-            else
-                for (int i = ci; i < chunks; i += 128 * CONS) chunk_store(i, cuops_ld_shared_f4(chunk_addr(i)));
-            if (threadIdx.x == 128) DSTAMP(p, DSTAMP_END);
-            return;
-        }
-        /* every rank's tile written; rank r sums chunks [r C / S, (r+1) C / S)
-         * over the ranks in rank order (bitwise reproducible) and stores them;
-         * this thread takes every (128 CONS)-th of them */
-        cuops_cluster_sync();
-        if (threadIdx.x == 128) DSTAMP(p, DSTAMP_SYNCED);
-        const int i0 = split * chunks / p.splits, i1 = (split + 1) * chunks / p.splits;
-        /* Only the 64-row kernels carry this path: auto splits 128-row blocks
-         * only 4+ ways and 256-row ones never, so it would be dead code there
-         * (with it compiled in, their unsplit m = 64 calls ran 0.5-1 us slower
-         * in P163 / P164, but the 128-row row moves that much between runs of
-         * identical code, P165: the cause is not established) */
-        if (CONS == 1 && fast && p.splits == 2) {
-            constexpr int NT = 128 * CONS; /* the storing threads */
-            if (p.c_type == CUOPS_DTYPE_F32)
-                sdw_pull2_store_fast<float, XN, ROWS, PITCH, NT>(ctile, i0, i1, ci, cblock,
-                                                                ldc_bytes, p.alpha);
-            else if (p.c_type == CUOPS_DTYPE_F16)
-                sdw_pull2_store_fast<__half, XN, ROWS, PITCH, NT>(ctile, i0, i1, ci, cblock,
-                                                                  ldc_bytes, p.alpha);
-            else
-                sdw_pull2_store_fast<__nv_bfloat16, XN, ROWS, PITCH, NT>(ctile, i0, i1, ci, cblock,
-                                                                         ldc_bytes, p.alpha);
-        } else {
-            const int mine = i1 - i0 > ci ? (i1 - i0 - ci + 128 * CONS - 1) / (128 * CONS) : 0;
-            cuops_cluster_reduce_store_at(
-                [&](int j) { return chunk_addr(i0 + ci + j * 128 * CONS); }, p.splits, 0, mine,
-                [&](int j, const float4 &sum) { chunk_store(i0 + ci + j * 128 * CONS, sum); });
-        }
-        cuops_cluster_sync_relaxed();
-        if (threadIdx.x == 128) DSTAMP(p, DSTAMP_END);
+        sdw_epilogue<XN, CONS>(p, acc, base, wb, split, consumer, warp, lane,
+                               [](int c) { return c; });
     }
 #undef SDW_FULL_BAR
 #undef SDW_EMPTY_BAR
 }
 
+
+/* ---- the shifted form: weight rows off 16 bytes (sm90_decode_shift) ----
+ *
+ * Why: a weight whose rows do not start on 16 bytes (odd k with ldb = k, an
+ * ldb off 8 elements, a base off 16 bytes) cannot be read by TMA one row per
+ * box: a box's innermost start must lie on 16 bytes, in every swizzle mode
+ * (H100, P225: illegal instruction otherwise; docs/gemm.md). Such rows went
+ * to the mma.sync realigning kernels (decode_realign_*), 0.7-1.3x cuBLAS.
+ * Here TMA reads a superset of each row's k-block and the shift is undone on
+ * the way into registers, with the weight as wgmma's A from registers.
+ *
+ * The map: rows of G consecutive weight rows, G = 8 / gcd(ldb, 8), so that
+ * its row stride (G ldb 2 bytes) is a multiple of 16; based at the weight's
+ * base rounded down to 16 bytes (woff elements before it). Weight row G i +
+ * c starts at map element (woff + c ldb, i): the rows of one residue c all
+ * share the shift s_c = (woff + c ldb) mod 8. Per 64-k block the producer
+ * loads, for each c, one box of 72 elements x ROWS / G map rows from the
+ * 16-byte boundary below the k-block's start (no swizzle): staging rows of
+ * 144 bytes, tile row (ROWS / G) c + i holding weight row G i + c of the
+ * block. A consumer thread reads each A register (two elements of one row)
+ * as two aligned 4-byte words and a PRMT that takes the shift (s_c odd) or
+ * the first word (s_c even); with 144-byte rows a warp's 32 reads of one
+ * register fall in 32 banks. The last k-block's columns past k (the next row
+ * of the map row, or what lies between rows) are masked in the registers.
+ * x is K-major in place or packed (sdw_launch_rows' copy), read as wgmma's
+ * B by TMA with the 128B swizzle. The split, the C tile and its stores are
+ * the cluster form's (sdw_epilogue), tile row s written to weight row
+ * G (s mod (ROWS / G)) + s / (ROWS / G). n % G == 0: a partial last group
+ * would have TMA read past the weight's last row.
+ */
+
+/* The block's weight row of tile row s (rows in groups of G = p.wgroup). */
+template <int ROWS>
+static __device__ __forceinline__ int sds_weight_row(const sdw_params_t &p, int s)
+{
+    static_assert(ROWS == 64 || ROWS == 128 || ROWS == 256, "blocks of 64, 128 or 256 rows");
+    const int per_log = (ROWS == 64 ? 6 : ROWS == 128 ? 7 : 8) - p.wlog; /* log2 (ROWS / G) */
+    return ((s & ((1 << per_log) - 1)) << p.wlog) | (s >> per_log);
+}
+
+/* A use the compiler cannot see through: keeps an A register set alive up
+ * to this point (as in the W4A16 kernels: ptxas serialises the wgmma
+ * pipeline when it reuses the registers of a group that may be in flight). */
+static __device__ __forceinline__ void sds_keep_alive(const uint32_t (&a)[4][4])
+{
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+#pragma unroll
+        for (int r = 0; r < 4; r++) asm volatile("" ::"r"(a[j][r]) : "memory");
+}
+
+template <typename T, int XN, int CONS>
+static __device__ __forceinline__ void sds_cta(const CUtensorMap &tmap_w, const CUtensorMap &tmap_x,
+                                               const sdw_params_t &p)
+{
+    constexpr int ACC = XN / 2;
+    constexpr int STAGES = SDS_STAGES(XN, CONS);
+    constexpr int ROWS = SDW_ROWS(CONS);
+    constexpr uint32_t WBYTES = SDS_W_STAGE_BYTES(CONS);
+    constexpr uint32_t XBYTES = SDW_X_TILE_BYTES(XN);
+    static_assert(STAGES >= 2, "a ring of two stages at least");
+    extern __shared__ uint8_t smem_raw[];
+    const uint32_t base = cuops_smem_align1024(smem_raw);
+    const uint32_t x_smem = base;                     /* STAGES x XBYTES, each 1024-aligned */
+    const uint32_t w_smem = x_smem + STAGES * XBYTES; /* STAGES x WBYTES of staging rows */
+    const uint32_t bars = w_smem + STAGES * WBYTES;
+#define SDS_FULL_BAR(s) (bars + 8u * (uint32_t)(s))
+#define SDS_EMPTY_BAR(s) (bars + 8u * (uint32_t)(STAGES + (s)))
+
+    const int split = (int)cuops_cluster_ctarank();
+    const int wb = (int)blockIdx.x / p.splits;
+    int kb0, kb1;
+    cuops_cluster_k_share(split, p.kblocks, p.splits, &kb0, &kb1);
+    const int per = ROWS >> p.wlog; /* map rows (tile rows) per residue */
+
+    const int warpgroup = threadIdx.x / 128;
+    if (threadIdx.x == 0) {
+        cuops_tma_prefetch_map(&tmap_w);
+        cuops_tma_prefetch_map(&tmap_x);
+        for (int s = 0; s < STAGES; s++) {
+            cuops_mbar_init(SDS_FULL_BAR(s), 1);
+            cuops_mbar_init(SDS_EMPTY_BAR(s), 128 * CONS);
+        }
+        cuops_mbar_init_fence();
+    }
+    __syncthreads();
+
+    if (warpgroup == 0) {
+        /* ---------------- producer ---------------- */
+        if (CONS == 4) cuops_setmaxnreg_dec<SDW_PRODUCER_REGS>();
+        if (threadIdx.x == 0) {
+            uint32_t phase = 0;
+            int stage = 0;
+            for (int kb = kb0; kb < kb1; kb++) {
+                cuops_mbar_wait(SDS_EMPTY_BAR(stage), phase ^ 1u);
+                cuops_mbar_arrive_expect_tx(SDS_FULL_BAR(stage), WBYTES + XBYTES);
+                for (int c = 0; c < p.wgroup; c++)
+                    cuops_tma_load_2d(w_smem + stage * WBYTES + (uint32_t)(c * per) * SDS_SROW_BYTES,
+                                      &tmap_w, SDS_FULL_BAR(stage),
+                                      ((p.woff + c * p.wld) & ~7) + kb * SDW_BK, wb * per);
+                cuops_tma_load_2d(x_smem + stage * XBYTES, &tmap_x, SDS_FULL_BAR(stage),
+                                  kb * SDW_BK, 0);
+                cuops_ring_advance<STAGES>(stage, phase);
+            }
+        }
+        if (p.splits > 1) {
+            __syncwarp();
+            cuops_cluster_sync();
+            cuops_cluster_sync_relaxed();
+        }
+    } else {
+        /* ---------------- consumers ---------------- */
+        if (CONS == 4) cuops_setmaxnreg_inc<SDW_CONSUMER_REGS>();
+        const int consumer = warpgroup - 1;
+        const int ct = threadIdx.x - 128 * warpgroup;
+        const int warp = ct / 32, lane = ct % 32;
+        const int g = lane >> 2, tq = lane & 3;
+        /* tile rows g and g + 8 of the warp's 16: each a staging row, the
+         * word at or below its shift, and the PRMT that takes the shift */
+        uint32_t lane_off[2], sel[2];
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int row = consumer * 64 + warp * 16 + g + 8 * h;
+            const int shift = (p.woff + (row / per) * p.wld) & 7;
+            lane_off[h] = (uint32_t)(row * SDS_SROW_BYTES + (shift & ~1) * 2 + 4 * tq);
+            sel[h] = shift & 1 ? 0x5432u : 0x3210u;
+        }
+        float acc[ACC];
+#pragma unroll
+        for (int i = 0; i < ACC; i++) acc[i] = 0.0f;
+        uint32_t a_even[4][4], a_odd[4][4];
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+#pragma unroll
+            for (int r = 0; r < 4; r++) a_even[j][r] = a_odd[j][r] = 0u;
+        int stage = 0, prev_stage = 0;
+        uint32_t phase = 0;
+
+        /* k-block kb of this CTA's range: its A registers from the staging
+         * rows (register q of step j: row g + 8 (q & 1), columns 16 j + 8
+         * (q >> 1) + 2 tq and + 1), its four wgmma, then the previous block's
+         * group retired and its stage released */
+        auto block = [&](int kb, uint32_t (&a)[4][4], uint32_t (&other)[4][4]) {
+            cuops_mbar_wait(SDS_FULL_BAR(stage), phase);
+            const uint32_t sb = w_smem + stage * WBYTES;
+            const int kr = kb == p.kblocks - 1 ? p.wtail : 0; /* columns past k to mask */
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+#pragma unroll
+                for (int q = 0; q < 4; q++) {
+                    const uint32_t addr = sb + lane_off[q & 1] + (uint32_t)(32 * j + 16 * (q >> 1));
+                    uint32_t w0, w1;
+                    asm volatile("ld.shared.b32 %0, [%1];" : "=r"(w0) : "r"(addr));
+                    asm volatile("ld.shared.b32 %0, [%1];" : "=r"(w1) : "r"(addr + 4u));
+                    uint32_t v = __byte_perm(w0, w1, sel[q & 1]);
+                    if (kr != 0) {
+                        const int col = 16 * j + 8 * (q >> 1) + 2 * tq;
+                        v = col >= kr ? 0u : col + 1 >= kr ? (v & 0xffffu) : v;
+                    }
+                    a[j][q] = v;
+                }
+            const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + stage * XBYTES);
+#pragma unroll
+            for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
+            cuops_wgmma_fence();
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                cuops_wgmma_m64nk16<XN, sdw_is_f16<T>::value>(acc, a[j], desc_x + 2 * j, 1);
+            cuops_wgmma_commit();
+            cuops_wgmma_wait<1>();
+#pragma unroll
+            for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
+            sds_keep_alive(other);
+            if (kb > kb0) cuops_mbar_arrive(SDS_EMPTY_BAR(prev_stage));
+            prev_stage = stage;
+            cuops_ring_advance<STAGES>(stage, phase);
+        };
+        /* two blocks a turn, so that each block's A set is known at compile time */
+        int kb = kb0;
+#pragma unroll 1
+        for (; kb + 1 < kb1; kb += 2) {
+            block(kb, a_even, a_odd);
+            block(kb + 1, a_odd, a_even);
+        }
+        if (kb < kb1) block(kb, a_even, a_odd);
+        cuops_wgmma_wait<0>();
+#pragma unroll
+        for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
+        sds_keep_alive(a_even);
+        sds_keep_alive(a_odd);
+        sdw_epilogue<XN, CONS>(p, acc, base, wb, split, consumer, warp, lane,
+                               [&](int c) { return sds_weight_row<ROWS>(p, c); });
+    }
+#undef SDS_FULL_BAR
+#undef SDS_EMPTY_BAR
+}
 
 /* ---- the narrow form: x as the wgmma A, NW weight rows per tile, all of K ----
  *
@@ -872,6 +1094,16 @@ sm90_decode_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_w,
 #endif
 }
 
+template <typename T, int XN, int CONS>
+__global__ void __launch_bounds__(SDW_THREADS(CONS), 1)
+sm90_decode_shift_kernel(const __grid_constant__ CUtensorMap tmap_w,
+                         const __grid_constant__ CUtensorMap tmap_x, const sdw_params_t p)
+{
+#if CUOPS_SM90A_DEVICE
+    sds_cta<T, XN, CONS>(tmap_w, tmap_x, p);
+#endif
+}
+
 template <typename T, int NW>
 __global__ void __launch_bounds__(SDN_THREADS, 1)
 sm90_decode_narrow_kernel(const __grid_constant__ CUtensorMap tmap_w,
@@ -936,23 +1168,6 @@ static int sdw_smem_bytes(int xn, int cons)
                        : sdw_smem_bytes_cons<4>(xn);
 }
 
-/* Resident clusters of `size` CTAs of the XN, CONS kernel on device `dev`
- * (cached; f16 and bf16 instances use the same resources). */
-static int sdw_max_clusters(int dev, int xn, int cons, int size)
-{
-    static int cache[16][3][4][CUOPS_CLUSTER_MAX_SPLITS + 1];
-    const int xi = xn == 8 ? 0 : xn == 16 ? 1 : xn == 32 ? 2 : 3;
-    if (dev < 0 || dev >= 16 || size < 1 || size > CUOPS_CLUSTER_MAX_SPLITS) return -1;
-    int *slot = &cache[dev][cons == 1 ? 0 : cons == 2 ? 1 : 2][xi][size];
-    if (__atomic_load_n(slot, __ATOMIC_RELAXED) == 0)
-        __atomic_store_n(slot,
-                         cuops_cluster_max_active((const void *)sdw_pick(CUOPS_DTYPE_F16, xn, cons),
-                                                  SDW_THREADS(cons), size,
-                                                  sdw_smem_bytes(xn, cons)),
-                         __ATOMIC_RELAXED);
-    return __atomic_load_n(slot, __ATOMIC_RELAXED);
-}
-
 /* x that TMA cannot read in place (a base off 16 bytes, lda % 8 != 0) is
  * packed K-major into the workspace first (cuops_sm90_pack_kmajor, the copy
  * decode_realign_m16-m64 make): possible unless an operand lives in the
@@ -964,7 +1179,76 @@ static int sdw_x_packable(const struct cuops_handle *h, const cuops_gemm_desc_t 
            h->user_workspace_bytes >= cuops_sm90_packed_bytes(d->m, d->k) + 256;
 }
 
-/* What both forms ask of the call but x's alignment. */
+/* Resident clusters of `size` CTAs of a kernel of form `form` (0: the
+ * cluster form, 1: the shifted form) for XN, CONS on device `dev`, asked
+ * once through `fn` with `smem` bytes (cached; f16 and bf16 instances use
+ * the same resources). */
+static int sdw_resident_clusters(int form, int dev, int xn, int cons, int size, const void *fn,
+                                 int smem)
+{
+    static int cache[2][16][3][4][CUOPS_CLUSTER_MAX_SPLITS + 1];
+    const int xi = xn == 8 ? 0 : xn == 16 ? 1 : xn == 32 ? 2 : 3;
+    if (form < 0 || form > 1 || dev < 0 || dev >= 16 || size < 1 ||
+        size > CUOPS_CLUSTER_MAX_SPLITS)
+        return -1;
+    int *slot = &cache[form][dev][cons == 1 ? 0 : cons == 2 ? 1 : 2][xi][size];
+    if (__atomic_load_n(slot, __ATOMIC_RELAXED) == 0)
+        __atomic_store_n(slot, cuops_cluster_max_active(fn, SDW_THREADS(cons), size, smem),
+                         __ATOMIC_RELAXED);
+    return __atomic_load_n(slot, __ATOMIC_RELAXED);
+}
+
+static int sdw_max_clusters(int dev, int xn, int cons, int size)
+{
+    return sdw_resident_clusters(0, dev, xn, cons, size,
+                                 (const void *)sdw_pick(CUOPS_DTYPE_F16, xn, cons),
+                                 sdw_smem_bytes(xn, cons));
+}
+
+/* x that TMA cannot read (or, with kmajor, x stored [k, m]) packed K-major
+ * into the workspace: *d then points at `packed`, the call as NT on the copy.
+ * NOT_SUPPORTED where sdw_x_packable says no. */
+static cuops_status_t sdw_pack_x(struct cuops_handle *h, const cuops_gemm_desc_t **d,
+                                 cuops_gemm_desc_t *packed, int kmajor, const char *name)
+{
+    const cuops_gemm_desc_t *c = *d;
+    if (cuops_sm90_tma_ok(c->a, c->lda) && (!kmajor || c->trans_a == CUOPS_OP_N))
+        return CUOPS_STATUS_SUCCESS;
+    if (!sdw_x_packable(h, c))
+        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
+                          "%s: x (lda %lld) needs a packed copy and the workspace cannot hold it",
+                          name, (long long)c->lda);
+    void *ws = NULL;
+    cuops_status_t st = cuops_cuda_workspace_aligned(h, cuops_sm90_packed_bytes(c->m, c->k), 256, &ws);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
+    const int64_t ld = cuops_sm90_packed_ld(c->k);
+    st = cuops_sm90_pack_kmajor(h, c->a, c->lda, c->trans_a == CUOPS_OP_N, c->m, c->k, ws, ld);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
+    *packed = *c;
+    packed->a = ws;
+    packed->lda = ld;
+    packed->trans_a = CUOPS_OP_N;
+    *d = packed;
+    return CUOPS_STATUS_SUCCESS;
+}
+
+/* The split of `blocks` weight blocks over a cluster: as many as fill the
+ * SMs once (one CTA each), at most 8 and one per 64-k block; auto: every
+ * cluster resident at once (max_clusters(s)), forced: one fits. */
+template <typename MaxClusters>
+static int64_t sdw_plan_splits(int64_t blocks, int sms, int kblocks, int64_t forced,
+                               MaxClusters max_clusters)
+{
+    int64_t s = forced > 0 ? forced : (blocks < sms ? sms / blocks : 1);
+    if (s > CUOPS_CLUSTER_MAX_SPLITS) s = CUOPS_CLUSTER_MAX_SPLITS;
+    if (s > kblocks) s = kblocks;
+    if (s < 1) s = 1;
+    while (s > 1 && (forced > 0 ? 1 : blocks) > max_clusters((int)s)) s--;
+    return s;
+}
+
+
+/* What every form asks of the call but its operands' alignment. */
 static int sdw_supports_call(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 {
     if (h->sm_major != 9) return 0;
@@ -982,14 +1266,14 @@ static int sdw_supports_call(const struct cuops_handle *h, const cuops_gemm_desc
      * layouts in the cluster form only (sdn_supports) */
     if (d->m < 1 || d->m > 64 || d->n < 1 || d->k < 1) return 0;
     if (d->k > 0x7fffff00 || d->n > 0x7fffff00) return 0;
-    if (!cuops_sm90_tma_ok(d->b, d->ldb)) return 0;
     return cuops_aligned(d->c, cuops_dtype_size(d->c_type));
 }
 
 /* The cluster form: the weight in place, x in place or packed. */
 static int sdw_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 {
-    return sdw_supports_call(h, d) && (cuops_sm90_tma_ok(d->a, d->lda) || sdw_x_packable(h, d));
+    return sdw_supports_call(h, d) && cuops_sm90_tma_ok(d->b, d->ldb) &&
+           (cuops_sm90_tma_ok(d->a, d->lda) || sdw_x_packable(h, d));
 }
 
 /* What both forms set up alike: the weight's tensor map in boxes of
@@ -1082,38 +1366,16 @@ static cuops_status_t sdw_launch_rows(struct cuops_handle *h, const cuops_gemm_d
     /* x that TMA cannot read: packed K-major into the workspace, and the
      * call goes on as NT on the copy (x [k, m] alike) */
     cuops_gemm_desc_t packed;
-    if (!cuops_sm90_tma_ok(d->a, d->lda)) {
-        if (!sdw_x_packable(h, d))
-            return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
-                              "%s: x (lda %lld) needs a packed copy and the workspace cannot "
-                              "hold it", name, (long long)d->lda);
-        void *ws = NULL;
-        cuops_status_t st = cuops_cuda_workspace_aligned(h, cuops_sm90_packed_bytes(d->m, d->k),
-                                                         256, &ws);
-        if (st != CUOPS_STATUS_SUCCESS) return st;
-        const int64_t ld = cuops_sm90_packed_ld(d->k);
-        st = cuops_sm90_pack_kmajor(h, d->a, d->lda, d->trans_a == CUOPS_OP_N, d->m, d->k, ws, ld);
-        if (st != CUOPS_STATUS_SUCCESS) return st;
-        packed = *d;
-        packed.a = ws;
-        packed.lda = ld;
-        packed.trans_a = CUOPS_OP_N;
-        d = &packed;
-    }
-    cuops_status_t st =
-        sdw_prepare(h, d, xn, (uint32_t)box_rows, &tmap_w, &tmap_x, &tmap_x_last, &p);
+    cuops_status_t st = sdw_pack_x(h, &d, &packed, 0, name);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
+    st = sdw_prepare(h, d, xn, (uint32_t)box_rows, &tmap_w, &tmap_x, &tmap_x_last, &p);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     p.issue = issue;
 
-    /* splits: fill the SMs once (one CTA each), at most 8 and one per 64-k
-     * block; auto: every cluster resident at once; forced: one fits */
     const int64_t blocks = cuops_ceil_div(d->n, rows);
-    int64_t s = forced > 0 ? forced : (blocks < sms ? sms / blocks : 1);
-    if (s > CUOPS_CLUSTER_MAX_SPLITS) s = CUOPS_CLUSTER_MAX_SPLITS;
-    if (s > p.kblocks) s = p.kblocks;
-    if (s < 1) s = 1;
-    while (s > 1 && (forced > 0 ? 1 : blocks) > sdw_max_clusters(h->device, xn, cons, (int)s))
-        s--;
+    const int64_t s = sdw_plan_splits(blocks, sms, p.kblocks, forced, [&](int size) {
+        return sdw_max_clusters(h->device, xn, cons, size);
+    });
     if (blocks * s > 0x7fffffff)
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "%s: n %lld too large", name,
                           (long long)d->n);
@@ -1177,6 +1439,164 @@ static cuops_status_t sdw_launch_64(struct cuops_handle *h, const cuops_gemm_des
     return sdw_launch_rows(h, d, opt, SDW_ROWS(1), SDW_ISSUE_AUTO, "sm90_decode_wgmma64");
 }
 
+/* ---- the shifted form's host side ---- */
+
+typedef void (*sds_kernel_fn)(const CUtensorMap, const CUtensorMap, const sdw_params_t);
+
+template <int CONS> static sds_kernel_fn sds_pick_cons(cuops_dtype_t ab, int xn)
+{
+    const int bf = ab == CUOPS_DTYPE_BF16;
+    switch (xn) {
+    case 8: return bf ? sm90_decode_shift_kernel<__nv_bfloat16, 8, CONS> : sm90_decode_shift_kernel<__half, 8, CONS>;
+    case 16: return bf ? sm90_decode_shift_kernel<__nv_bfloat16, 16, CONS> : sm90_decode_shift_kernel<__half, 16, CONS>;
+    case 32: return bf ? sm90_decode_shift_kernel<__nv_bfloat16, 32, CONS> : sm90_decode_shift_kernel<__half, 32, CONS>;
+    default: return bf ? sm90_decode_shift_kernel<__nv_bfloat16, 64, CONS> : sm90_decode_shift_kernel<__half, 64, CONS>;
+    }
+}
+
+static sds_kernel_fn sds_pick(cuops_dtype_t ab, int xn, int cons)
+{
+    return cons == 1 ? sds_pick_cons<1>(ab, xn) : cons == 2 ? sds_pick_cons<2>(ab, xn)
+                                                            : sds_pick_cons<4>(ab, xn);
+}
+
+template <int CONS> static int sds_smem_bytes_cons(int xn)
+{
+    switch (xn) {
+    case 8: return SDS_SMEM_BYTES(8, CONS);
+    case 16: return SDS_SMEM_BYTES(16, CONS);
+    case 32: return SDS_SMEM_BYTES(32, CONS);
+    default: return SDS_SMEM_BYTES(64, CONS);
+    }
+}
+
+static int sds_smem_bytes(int xn, int cons)
+{
+    return cons == 1 ? sds_smem_bytes_cons<1>(xn) : cons == 2 ? sds_smem_bytes_cons<2>(xn)
+                                                              : sds_smem_bytes_cons<4>(xn);
+}
+
+
+/* The weight's rows as the shifted form's map sees them: groups of G rows
+ * (G ldb a multiple of 8 elements), the base rounded down to 16 bytes, off
+ * elements from it to the weight. 0 where the form cannot read the weight:
+ * stored [k, n], its base off 2 bytes, a partial last group (n % G != 0),
+ * or map coordinates past an int. */
+typedef struct sds_rows {
+    int g, log, off;
+    const void *base;
+} sds_rows_t;
+
+static int sds_rows(const cuops_gemm_desc_t *d, sds_rows_t *r)
+{
+    if (d->trans_b != CUOPS_OP_T || !cuops_aligned(d->b, 2) || d->ldb < d->k) return 0;
+    int g = 1, lg = 0;
+    while ((g * d->ldb) % 8 != 0) {
+        g *= 2;
+        lg++;
+    }
+    if (d->n % g != 0 || d->ldb > 0x7fffff00 / 8) return 0;
+    const int off = (int)(((uintptr_t)d->b % 16) / 2);
+    if (off + (int64_t)(g - 1) * d->ldb + d->k + SDS_SROW_ELEMS > 0x7fffff00) return 0;
+    r->g = g;
+    r->log = lg;
+    r->off = off;
+    r->base = (const char *)d->b - 2 * off;
+    return 1;
+}
+
+static int sds_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
+{
+    sds_rows_t r;
+    if (!sdw_supports_call(h, d) || !sds_rows(d, &r)) return 0;
+    for (int cons = 1; cons <= 4; cons *= 2)
+        for (int xn = 8; xn <= 64; xn *= 2)
+            if (h->smem_optin_bytes < sds_smem_bytes(xn, cons)) return 0;
+    /* x K-major in place, or packed */
+    return (d->trans_a == CUOPS_OP_N && cuops_sm90_tma_ok(d->a, d->lda)) || sdw_x_packable(h, d);
+}
+
+static cuops_status_t sds_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
+                                 const cuops_options_t *opt)
+{
+    const char *const name = "sm90_decode_shift";
+    sds_rows_t wr;
+    if (!sds_supports(h, d) || !sds_rows(d, &wr))
+        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
+                          "%s: serves sm_90, m <= 64, a weight [n, k] on 2 bytes with n a "
+                          "multiple of its row groups (m %lld, n %lld, ldb %lld)",
+                          name, (long long)d->m, (long long)d->n, (long long)d->ldb);
+    const int xn = cuops_decode_x_box_cols(d->m);
+    const int sms = h->num_sms > 0 ? h->num_sms : 132;
+    const int64_t forced = opt && opt->split_k > 0 ? opt->split_k : 0;
+    const int rows = forced > 0 ? SDW_ROWS(4) : cuops_decode_wgmma_block_rows(d->n, d->k, sms);
+    const int cons = rows / 64;
+    const int smem = sds_smem_bytes(xn, cons);
+    /* x K-major on the 16-byte grid: in place, or packed into the workspace */
+    cuops_gemm_desc_t packed;
+    cuops_status_t st = sdw_pack_x(h, &d, &packed, 1, name);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
+    CUtensorMap tmap_w, tmap_x;
+    /* the weight: map rows of G weight rows, 72-element boxes of a G-th of the
+     * block's rows, no swizzle (staging rows of 144 bytes) */
+    st = cuops_sm90_encode_rows_plain(
+        h, &tmap_w, wr.base, d->ab_type, d->n / wr.g, wr.off + (int64_t)(wr.g - 1) * d->ldb + d->k,
+        (int64_t)wr.g * d->ldb, SDS_SROW_ELEMS, (uint32_t)(rows / wr.g));
+    if (st != CUOPS_STATUS_SUCCESS) return st;
+    st = cuops_sm90_encode_kmajor(h, &tmap_x, d->a, d->ab_type, d->m, d->k, d->lda, (uint32_t)xn);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
+
+    sdw_params_t p;
+    memset(&p, 0, sizeof p);
+    p.c = d->c;
+    p.ldc = d->ldc;
+    p.alpha = d->alpha;
+    p.beta = d->beta;
+    p.c_type = (int)d->c_type;
+    p.m = (int)d->m;
+    p.n = (int)d->n;
+    p.kblocks = (int)cuops_ceil_div(d->k, SDW_BK);
+    p.wgroup = wr.g;
+    p.wlog = wr.log;
+    p.woff = wr.off;
+    p.wld = (int)d->ldb;
+    p.wtail = (int)(d->k % SDW_BK);
+
+    /* splits as the cluster form's */
+    const int64_t blocks = cuops_ceil_div(d->n, rows);
+    const int64_t s = sdw_plan_splits(blocks, sms, p.kblocks, forced, [&](int size) {
+        return sdw_resident_clusters(1, h->device, xn, cons, size,
+                                     (const void *)sds_pick(CUOPS_DTYPE_F16, xn, cons),
+                                     sds_smem_bytes(xn, cons));
+    });
+    if (blocks * s > 0x7fffffff)
+        return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "%s: n %lld too large", name,
+                          (long long)d->n);
+    p.splits = (int)s;
+
+    sds_kernel_fn fn = sds_pick(d->ab_type, xn, cons);
+    CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    if (s == 1) {
+        fn<<<(unsigned)blocks, SDW_THREADS(cons), smem, cuops_stream(h)>>>(tmap_w, tmap_x, p);
+    } else {
+        cudaLaunchConfig_t cfg;
+        cudaLaunchAttribute attr;
+        cuops_cluster_launch_config(&cfg, &attr, (int)(blocks * s), SDW_THREADS(cons), (int)s,
+                                    smem, cuops_stream(h));
+        CUOPS_CUDA_TRY(h, cudaLaunchKernelEx(&cfg, fn, tmap_w, tmap_x, p));
+    }
+    st = cuops_cuda_check_launch(h, name);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
+    h->last_kernel = name;
+    return CUOPS_STATUS_SUCCESS;
+}
+
+/* The cluster form for a weight whose rows are off 16 bytes (auto at m > 8,
+ * n >= 8192: gemm_tuning.h; docs/gemm.md, P225) */
+extern "C" const cuops_gemm_kernel_t cuops_gemm_sm90_decode_shift = {"sm90_decode_shift",
+                                                                     sds_supports, sds_launch};
+
 extern "C" const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma = {"sm90_decode_wgmma",
                                                                      sdw_supports, sdw_launch};
 /* The same blocks and splits with the weight issued one stage at a time
@@ -1218,7 +1638,7 @@ static int sdn_rows(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 static int sdn_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d)
 {
     return sdw_supports_call(h, d) && cuops_sm90_tma_ok(d->a, d->lda) &&
-           d->trans_a == CUOPS_OP_N && d->trans_b == CUOPS_OP_T &&
+           cuops_sm90_tma_ok(d->b, d->ldb) && d->trans_a == CUOPS_OP_N && d->trans_b == CUOPS_OP_T &&
            h->smem_optin_bytes >= SDN_SMEM_BYTES(sdn_rows(h, d));
 }
 

@@ -67,6 +67,9 @@ __attribute__((weak, visibility("hidden")))
 extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma_single;
 __attribute__((weak, visibility("hidden")))
 extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma_pairs64;
+/* gemm_sm90_decode.cu: the cluster form for a weight whose rows are off 16 bytes */
+__attribute__((weak, visibility("hidden")))
+extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_shift;
 /* gemm_sm90_decode.cu: the same with 64-row blocks (one consumer) */
 __attribute__((weak, visibility("hidden")))
 extern const cuops_gemm_kernel_t cuops_gemm_sm90_decode_wgmma64;
@@ -336,6 +339,7 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
         out[n++] = &cuops_gemm_sm90_decode_wgmma_single;
     if (&cuops_gemm_sm90_decode_wgmma_pairs64 && n < max)
         out[n++] = &cuops_gemm_sm90_decode_wgmma_pairs64;
+    if (&cuops_gemm_sm90_decode_shift && n < max) out[n++] = &cuops_gemm_sm90_decode_shift;
     if (&cuops_gemm_sm90_decode_narrow && n < max) out[n++] = &cuops_gemm_sm90_decode_narrow;
     if (&cuops_gemm_sm90_decode_narrow_single && n < max)
         out[n++] = &cuops_gemm_sm90_decode_narrow_single;
@@ -366,7 +370,9 @@ static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int ma
  *    wherever its tiles fit); else sm90_decode_wgmma (weight by TMA, wgmma from shared
  *    memory; 256- or 128-row blocks unsplit, 64- or 128-row blocks with
  *    cluster split-K: cuops_decode_wgmma_block_rows); both ahead of the
- *    decode kernels.
+ *    decode kernels. A weight whose rows are off 16 bytes (which both
+ *    decline): sm90_decode_shift at m > 8 with n >= 8192, else the
+ *    realigning decode kernels.
  *  F16/BF16, small M (decode: m <= 64, NT) on sm_80 and newer: the decode
  *    kernels first (their supports() accepts only those calls): they split K
  *    so every SM streams the weight, where a 128-row tile would leave most
@@ -444,6 +450,15 @@ static inline int cuops_gemm_auto_candidates(const struct cuops_handle *h,
          * against 23.8-24.0 on the split GEMM) */
         if (h->sm_major == 9 && &cuops_gemm_sm90_decode_wgmma)
             out[n++] = &cuops_gemm_sm90_decode_wgmma;
+        /* sm90_decode_shift (a weight whose rows are off 16 bytes, which the
+         * forms above decline) ahead of the realigning decode kernels where
+         * it measured faster: m > 8 on n >= 8192 (H100, P225: 16 / 32 / 64 x
+         * 14336 x 4095 15 / 12 / 30 % faster, 64 x 32000 x 4095 35 %, rows on
+         * 8 bytes 64 x 14336 x 4100 42 %); at m <= 8 level to 12 % slower
+         * (1 x 28672 x 8191), and slower on n <= 4096 (16 x 3072 x 4095 +8 %,
+         * 1 x 3072 x 4095 +53 %, 24 x 4096 x 14335 +1.5 %). */
+        if (h->sm_major == 9 && &cuops_gemm_sm90_decode_shift && d->m > 8 && d->n >= 8192)
+            out[n++] = &cuops_gemm_sm90_decode_shift;
         if (h->sm_major >= 8) {
             const cuops_gemm_kernel_t *t =
                 cuops_gemm_family_table(cuops_gemm_decode_kernel_table, &count);
