@@ -372,6 +372,24 @@ __device__ __forceinline__ void cuops_reg_fence(float &r)
     asm volatile("" : "+f"(r)::"memory");
 }
 
+/* A use the compiler cannot see through: keeps a register value alive (its
+ * register not reused) up to this point. A use, not a redefinition: ptxas
+ * serialises the wgmma pipeline (C7513) when non-wgmma instructions define a
+ * wgmma input register while its group may be in flight. */
+__device__ __forceinline__ void cuops_keep_alive(uint32_t r)
+{
+    asm volatile("" ::"r"(r) : "memory");
+}
+
+/* The same for a whole set of wgmma A registers (four k16 steps). */
+__device__ __forceinline__ void cuops_keep_alive_set(const uint32_t (&a)[4][4])
+{
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+#pragma unroll
+        for (int r = 0; r < 4; r++) cuops_keep_alive(a[j][r]);
+}
+
 /* ---- register reallocation ------------------------------------------------
  * The 384-thread CTA is launched at 168 registers/thread (65536 / 384, rounded
  * down to a multiple of 8); the producer warpgroup gives registers back and

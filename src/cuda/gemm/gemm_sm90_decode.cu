@@ -705,17 +705,6 @@ static __device__ __forceinline__ int sds_weight_row(const sdw_params_t &p, int 
     return ((s & ((1 << per_log) - 1)) << p.wlog) | (s >> per_log);
 }
 
-/* A use the compiler cannot see through: keeps an A register set alive up
- * to this point (as in the W4A16 kernels: ptxas serialises the wgmma
- * pipeline when it reuses the registers of a group that may be in flight). */
-static __device__ __forceinline__ void sds_keep_alive(const uint32_t (&a)[4][4])
-{
-#pragma unroll
-    for (int j = 0; j < 4; j++)
-#pragma unroll
-        for (int r = 0; r < 4; r++) asm volatile("" ::"r"(a[j][r]) : "memory");
-}
-
 template <typename T, int XN, int CONS>
 static __device__ __forceinline__ void sds_cta(const CUtensorMap &tmap_w, const CUtensorMap &tmap_x,
                                                const sdw_params_t &p)
@@ -837,7 +826,7 @@ static __device__ __forceinline__ void sds_cta(const CUtensorMap &tmap_w, const 
             cuops_wgmma_wait<1>();
 #pragma unroll
             for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
-            sds_keep_alive(other);
+            cuops_keep_alive_set(other);
             if (kb > kb0) cuops_mbar_arrive(SDS_EMPTY_BAR(prev_stage));
             prev_stage = stage;
             cuops_ring_advance<STAGES>(stage, phase);
@@ -853,8 +842,8 @@ static __device__ __forceinline__ void sds_cta(const CUtensorMap &tmap_w, const 
         cuops_wgmma_wait<0>();
 #pragma unroll
         for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
-        sds_keep_alive(a_even);
-        sds_keep_alive(a_odd);
+        cuops_keep_alive_set(a_even);
+        cuops_keep_alive_set(a_odd);
         sdw_epilogue<XN, CONS>(p, acc, base, wb, split, consumer, warp, lane,
                                [&](int c) { return sds_weight_row<ROWS>(p, c); });
     }

@@ -240,7 +240,7 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
             /* the previous block's group is retired: its A set is free, and
              * when it was this consumer's last block of the previous stage,
              * this thread's reads of that stage are done */
-            w4f_keep_alive_set(other);
+            cuops_keep_alive_set(other);
         };
         if constexpr (KP == 1) {
             /* The lean block (P138, P139): per k16 step one PRMT gathers the
@@ -412,8 +412,8 @@ static __device__ __forceinline__ void w4d_cta(const CUtensorMap &tmap_x, const 
         cuops_wgmma_wait<0>();
 #pragma unroll
         for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
-        w4f_keep_alive_set(a_even);
-        w4f_keep_alive_set(a_odd);
+        cuops_keep_alive_set(a_even);
+        cuops_keep_alive_set(a_odd);
 
         if constexpr (KP == 4) {
             /* The four consumers hold partial sums of the same 64 x XN

@@ -551,7 +551,7 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
             load(w, ws, wz);
             w4f_dequant_ahead<T>(next, wsh, z_lo, z_hi, s_lo, s_hi);
             w4f_retire<1>(acc);
-            w4f_keep_alive_set(prev);
+            cuops_keep_alive_set(prev);
             /* the stage holds only x, read by the retired group's wgmma */
             if (kb > 0) cuops_mbar_arrive(W4F_EMPTY_BAR(prev_stage));
             prev_stage = stage;
@@ -587,9 +587,9 @@ static __device__ __forceinline__ void w4f_consume_ahead(const w4f_params_t &p,
             }
         }
         w4f_retire<0>(acc);
-        w4f_keep_alive_set(a0);
-        w4f_keep_alive_set(a1);
-        w4f_keep_alive_set(a2);
+        cuops_keep_alive_set(a0);
+        cuops_keep_alive_set(a1);
+        cuops_keep_alive_set(a2);
         cuops_mbar_arrive(W4F_EMPTY_BAR(prev_stage));
         const w4f_unit_t u = w4f_unit(p, v);
         if (v >= p.dp_tiles) {
@@ -739,7 +739,7 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
                                    kb);
                 w4f_retire<1>(acc);
                 /* the previous block's group is retired: its A set is free */
-                w4f_keep_alive_set(other);
+                cuops_keep_alive_set(other);
                 /* this thread's reads of the previous block's stage are done
                  * (its LDS fed that block's A, its wgmma group is retired).
                  * Every thread arrives: one elected lane per warp measured the
@@ -762,8 +762,8 @@ static __device__ __forceinline__ void w4f_cta(const CUtensorMap &tmap_x, const 
             for (int j = 0; j < 4; j++)
 #pragma unroll
                 for (int r = 0; r < 4; r++) {
-                    w4f_keep_alive(a_even[j][r]);
-                    w4f_keep_alive(a_odd[j][r]);
+                    cuops_keep_alive(a_even[j][r]);
+                    cuops_keep_alive(a_odd[j][r]);
                 }
             cuops_mbar_arrive(W4F_EMPTY_BAR(prev_stage));
             w4f_epilogue<T>(p, tmap_y, acc, e_smem + consumer * W4F_EPI_BYTES, 1 + consumer,

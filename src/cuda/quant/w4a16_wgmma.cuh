@@ -33,23 +33,6 @@ static __device__ __forceinline__ uint32_t w4f_dequant(uint32_t w, uint32_t z, u
     return w4_mul2(T(), w4_sub2(T(), w4_nibbles<T, 0x000F000Fu>(w), z), s);
 }
 
-/* A use the compiler cannot see through: keeps a register value alive (its
- * register not reused) up to this point. A use, not a redefinition: ptxas
- * serialises the wgmma pipeline (C7513) when non-wgmma instructions define a
- * wgmma input register while its group may be in flight. */
-static __device__ __forceinline__ void w4f_keep_alive(uint32_t r)
-{
-    asm volatile("" ::"r"(r) : "memory");
-}
-
-/* The same for a whole A register set. */
-static __device__ __forceinline__ void w4f_keep_alive_set(const uint32_t (&a)[4][4])
-{
-#pragma unroll
-    for (int j = 0; j < 4; j++)
-#pragma unroll
-        for (int r = 0; r < 4; r++) w4f_keep_alive(a[j][r]);
-}
 
 static __device__ __forceinline__ uint32_t w4f_lds32(uint32_t addr)
 {
