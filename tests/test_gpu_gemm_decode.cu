@@ -474,15 +474,20 @@ static int realign_takes(const decode_case_t *c, const case_buffers_t *b, int v)
 /* x off the 16-byte grid (its base or lda) */
 static int x_off(const case_buffers_t *b) { return b->off_a % 8 != 0 || b->lda % 8 != 0; }
 
-/* Whether the Hopper cluster forms serve a realign case (sm_90, k >= 1):
- * the weight's rows on 16 bytes, x in place or packed into a workspace with
- * room for the copy (m rows of k rounded up to 64 elements, on 256 bytes,
- * and the alignment's 256). */
-static int cluster_takes(const decode_case_t *c, const case_buffers_t *b)
+/* x in place, or packable by the Hopper forms: the workspace has room for
+ * its copy (m rows of k rounded up to 64 elements, on 256 bytes, and the
+ * alignment's 256). */
+static int x_fits(const decode_case_t *c, const case_buffers_t *b)
 {
-    if (g_sm_major != 9 || c->k < 1 || weight_off(b)) return 0;
     const size_t copy = ((size_t)c->m * (size_t)((c->k + 63) / 64 * 64) * 2 + 255) / 256 * 256;
     return !x_off(b) || g_ws_room >= copy + 256;
+}
+
+/* Whether the Hopper cluster forms serve a realign case (sm_90, k >= 1):
+ * the weight's rows on 16 bytes, x in place or packed (x_fits). */
+static int cluster_takes(const decode_case_t *c, const case_buffers_t *b)
+{
+    return g_sm_major == 9 && c->k >= 1 && !weight_off(b) && x_fits(c, b);
 }
 
 /* The weight's rows per map row of sm90_decode_shift: the fewest G in 1, 2,
@@ -495,13 +500,10 @@ static int64_t shift_group(const case_buffers_t *b)
 }
 
 /* Whether sm90_decode_shift serves a realign case (sm_90, k >= 1): n a
- * multiple of the row group, x in place or packed into a workspace with room
- * for the copy. */
+ * multiple of the row group, x in place or packed (x_fits). */
 static int shift_takes(const decode_case_t *c, const case_buffers_t *b)
 {
-    if (g_sm_major != 9 || c->k < 1 || c->n % shift_group(b) != 0) return 0;
-    const size_t copy = ((size_t)c->m * (size_t)((c->k + 63) / 64 * 64) * 2 + 255) / 256 * 256;
-    return !x_off(b) || g_ws_room >= copy + 256;
+    return g_sm_major == 9 && c->k >= 1 && c->n % shift_group(b) == 0 && x_fits(c, b);
 }
 
 /* The kernel auto must run on a case, or NULL where the test leaves the pick
