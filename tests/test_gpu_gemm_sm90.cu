@@ -79,6 +79,10 @@ static const char *const SPLITK = "sm90_ws_128x256_splitk";
 static const char *const DSMEM = "sm90_ws_128x256_splitk_dsmem";
 /* the plain kernel writing C from registers where TMA cannot store it */
 static const char *const DIRECT_C = "sm90_ws_128x256_direct_c";
+/* the plain kernels with misaligned operands packed inside the kernel, where
+ * the plain entries pack them by a launch before it (section 2b) */
+static const char *const PACKIN = "sm90_ws_128x256_pack_inside";
+static const char *const PACKIN128 = "sm90_ws_128x128_pack_inside";
 /* the same kernels with 128 x 128 tiles (section 8) */
 static const char *const V128 = "sm90_ws_128x128";
 static const char *const DSMEM128 = "sm90_ws_128x128_splitk_dsmem";
@@ -193,6 +197,8 @@ static const char *expected_kernel(const char *base, const gemm_case_t *c)
     static const struct { const char *name, *tail; int bm, bn; } plain[] = {
         {"sm90_ws_128x256", "sm90_ws_128x256_tail", 128, 256},
         {"sm90_ws_128x256_direct_c", "sm90_ws_128x256_direct_c_tail", 128, 256},
+        {"sm90_ws_128x256_pack_inside", "sm90_ws_128x256_pack_inside_tail", 128, 256},
+        {"sm90_ws_128x128_pack_inside", "sm90_ws_128x128_pack_inside_tail", 128, 128},
         {"sm90_ws_128x128", "sm90_ws_128x128_tail", 128, 128},
         {"sm90_ws_64x128", "sm90_ws_64x128_tail", 64, 128},
     };
@@ -495,55 +501,67 @@ static void check_split_deterministic(cuops_handle_t gpu, int64_t m, int64_t n, 
     free(ha); free(hb); free(h1); free(h2);
 }
 
-/* A C that TMA cannot store to in place (shifted rows) must give the bits
- * of the register epilogue writing C in place (the study entry
- * sm90_ws_128x256_direct_c): both round alpha * acc once, and neither may
- * touch C's padding or what lies before it. C is poisoned the same way for
- * both; ldc = n + pad, every pointer `offset` elements past an aligned base. */
-static void check_odd_c_matches_direct(cuops_handle_t gpu, int64_t m, int64_t n, int64_t k,
-                                       int64_t pad, int64_t offset, cuops_dtype_t ab,
-                                       cuops_dtype_t ct)
+/* The same NT GEMM through several variants must give the same bits: C is
+ * poisoned the same way before each, ld_a = k + pad_a, ld_b = k + pad_b,
+ * ldc = n + pad_c, every pointer `offset` elements past an aligned base.
+ * The shifted rows against the register epilogue writing C in place
+ * (sm90_ws_128x256_direct_c): both round alpha * acc once, and neither may
+ * touch C's padding or what lies before it. The operands packed inside the
+ * kernel (the "_pack_inside" entries) against packed by a launch before it: the
+ * same packed rows, the same main loop. */
+static void check_same_bits(cuops_handle_t gpu, int64_t m, int64_t n, int64_t k, int64_t pad_a,
+                            int64_t pad_b, int64_t pad_c, int64_t offset, cuops_dtype_t ab,
+                            cuops_dtype_t ct, const char *const *variants, int count)
 {
-    const int64_t ld = k + pad, ldc = n + pad;
-    const size_t a_elems = (size_t)(m * ld + offset), b_elems = (size_t)(n * ld + offset);
+    const int64_t lda = k + pad_a, ldb = k + pad_b, ldc = n + pad_c;
+    const size_t a_elems = (size_t)(m * lda + offset), b_elems = (size_t)(n * ldb + offset);
     const size_t c_elems = (size_t)(m * ldc + offset);
     void *ha = malloc(a_elems * 2), *hb = malloc(b_elems * 2);
-    void *h1 = malloc(c_elems * 2), *h2 = malloc(c_elems * 2);
+    void *h0 = malloc(c_elems * 2), *h1 = malloc(c_elems * 2);
     void *da = NULL, *db = NULL, *dc = NULL;
     tu_fill_float(ha, ab, a_elems, -1.0, 1.0);
     tu_fill_float(hb, ab, b_elems, -1.0, 1.0);
     if (cudaMalloc(&da, a_elems * 2) != cudaSuccess || cudaMalloc(&db, b_elems * 2) != cudaSuccess ||
         cudaMalloc(&dc, c_elems * 2) != cudaSuccess) {
-        CHECK(0, "C off 16 bytes %lldx%lldx%lld: cudaMalloc failed", (long long)m, (long long)n, (long long)k);
+        CHECK(0, "same bits %lldx%lldx%lld: cudaMalloc failed", (long long)m, (long long)n, (long long)k);
     } else {
         cudaMemcpy(da, ha, a_elems * 2, cudaMemcpyHostToDevice);
         cudaMemcpy(db, hb, b_elems * 2, cudaMemcpyHostToDevice);
-        const char *const variants[2] = {VARIANT, DIRECT_C};
-        void *outs[2] = {h1, h2};
-        int ok = 1;
-        for (int v = 0; v < 2 && ok; v++) {
+        for (int v = 0; v < count; v++) {
             cuops_options_t opt;
             memset(&opt, 0, sizeof opt);
             opt.variant = variants[v];
             cudaMemset(dc, 0xFF, c_elems * 2); /* NaN in f16 and bf16 */
             cuops_status_t st = cuops_gemm_ex(gpu, CUOPS_OP_N, CUOPS_OP_T, m, n, k, -1.25f,
-                                              (const uint16_t *)da + offset, ld,
-                                              (const uint16_t *)db + offset, ld, 0.0f,
+                                              (const uint16_t *)da + offset, lda,
+                                              (const uint16_t *)db + offset, ldb, 0.0f,
                                               (uint16_t *)dc + offset, ldc, ab, ct, &opt);
-            CHECK(st == CUOPS_STATUS_SUCCESS, "C off 16 bytes %s: %s (%s)", variants[v],
+            CHECK(st == CUOPS_STATUS_SUCCESS, "same bits %s: %s (%s)", variants[v],
                   cuops_status_string(st), cuops_last_error(gpu));
-            ok = st == CUOPS_STATUS_SUCCESS && cudaDeviceSynchronize() == cudaSuccess;
-            if (ok) cudaMemcpy(outs[v], dc, c_elems * 2, cudaMemcpyDeviceToHost);
+            if (st != CUOPS_STATUS_SUCCESS || cudaDeviceSynchronize() != cudaSuccess) {
+                CHECK(0, "same bits %s: the kernel failed", variants[v]);
+                break;
+            }
+            cudaMemcpy(v == 0 ? h0 : h1, dc, c_elems * 2, cudaMemcpyDeviceToHost);
+            if (v > 0)
+                CHECK(memcmp(h0, h1, c_elems * 2) == 0,
+                      "%lldx%lldx%lld %s->%s lda %lld ldb %lld ldc %lld offset %lld: %s differs "
+                      "from %s's bits",
+                      (long long)m, (long long)n, (long long)k, tname(ab), tname(ct),
+                      (long long)lda, (long long)ldb, (long long)ldc, (long long)offset,
+                      variants[v], variants[0]);
         }
-        if (ok)
-            CHECK(memcmp(h1, h2, c_elems * 2) == 0,
-                  "%lldx%lldx%lld %s->%s ldc %lld offset %lld: C off 16 bytes differs from the direct "
-                  "epilogue's bits",
-                  (long long)m, (long long)n, (long long)k, tname(ab), tname(ct), (long long)ldc,
-                  (long long)offset);
     }
     cudaFree(da); cudaFree(db); cudaFree(dc);
-    free(ha); free(hb); free(h1); free(h2);
+    free(ha); free(hb); free(h0); free(h1);
+}
+
+static void check_odd_c_matches_direct(cuops_handle_t gpu, int64_t m, int64_t n, int64_t k,
+                                       int64_t pad, int64_t offset, cuops_dtype_t ab,
+                                       cuops_dtype_t ct)
+{
+    const char *const variants[3] = {VARIANT, DIRECT_C, PACKIN};
+    check_same_bits(gpu, m, n, k, pad, pad, pad, offset, ab, ct, variants, 3);
 }
 
 /* A forced split-K call on a shape its plan does not split: declined like
@@ -704,6 +722,24 @@ int main(void)
             }
         check_odd_c_matches_direct(gpu, 300, 520, 136, 3, 1, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16);
         check_odd_c_matches_direct(gpu, 129, 1537, 200, 1, 5, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16);
+        /* Packing inside the kernel (gemm_sm90_fused_pack.cuh) against a
+         * launch before it: more tiles than SMs (rows outside the first
+         * round, packed second), a split tail, a last slice of k shorter
+         * than 256 (k = 300: 320 packed columns), K-major A or B alone off
+         * 16 bytes (the other read in place), both tiles that pack. */
+        {
+            const char *const v256[2] = {VARIANT, PACKIN}, *const v128[2] = {V128, PACKIN128};
+            check_same_bits(gpu, 1537, 3001, 300, 3, 3, 1, 1, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, v256, 2);
+            check_same_bits(gpu, 1537, 3001, 300, 5, 7, 3, 0, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, v128, 2);
+            check_same_bits(gpu, 300, 520, 136, 1, 0, 1, 0, CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16, v256, 2);
+            check_same_bits(gpu, 300, 520, 136, 0, 5, 3, 0, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F16, v256, 2);
+            if (!quick) {
+                check_same_bits(gpu, 4095, 4095, 4095, 0, 0, 0, 1, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16,
+                                v256, 2);
+                check_same_bits(gpu, 2049, 1537, 3001, 1, 3, 5, 0, CUOPS_DTYPE_BF16,
+                                CUOPS_DTYPE_BF16, v128, 2);
+            }
+        }
         if (!quick) {
             check_odd_c_matches_direct(gpu, 1000, 2001, 257, 7, 2, CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16);
             /* the suite's odd shape, sampled */
@@ -828,9 +864,12 @@ int main(void)
         gemm_case_t c3 = {T, N, 64, 1000, 33, CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16, 1.0f, 0.0f, 3, 0, 0, 0};
         run_case(gpu, cpu, &c3, VARIANT, VARIANT);
         /* auto: 16 x 20000 x 301 NT (odd k; the split-K plan does not split
-         * 79 tiles on 132 SMs), packed, not fallback_tiled */
+         * 79 tiles on 132 SMs): not fallback_tiled, but since P225 the decode
+         * cluster form for weight rows off 16 bytes (m > 8, n >= 8192, n a
+         * multiple of its row group: gemm_tuning.h), ahead of this entry */
         gemm_case_t c4 = {N, T, 16, 20000, 301, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 0};
-        run_case(gpu, cpu, &c4, NULL, VARIANT);
+        run_case(gpu, cpu, &c4, NULL, "sm90_decode_shift");
+        run_case(gpu, cpu, &c4, VARIANT, VARIANT);
     }
     /* 7. Split-K. Every case below is one the plan splits on an H100/H200
      *    (114-132 SMs); on a device where it would not, the case is skipped. */

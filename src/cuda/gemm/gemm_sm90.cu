@@ -108,6 +108,7 @@
 #include "cuda/common/ptx_sm90.cuh"
 #include "cuda/gemm/gemm_kernels.h"
 #include "cuda/gemm/gemm_sm90.h"
+#include "cuda/gemm/gemm_sm90_fused_pack.cuh"
 #include "cuda/gemm/gemm_tuning.h"
 
 #define SM90_BK 64
@@ -123,6 +124,20 @@
  * pool is what the launch gave: 384 threads at 168 registers. Counts past
  * it hang the kernel (80 + 2 x 216 did, P197). */
 static_assert(SM90_PRODUCER_REGS + 2 * SM90_CONSUMER_REGS <= 3 * 168,
+              "setmaxnreg: the warpgroups' counts must fit the registers of the launch");
+/* The kernel that packs its operands (gemm_sm90_fused_pack.cuh): the
+ * producer warpgroup's three packer warps need more than 40 (ptxas spilled
+ * at 40 and 48). A 256-column consumer keeps 224 without spilling; the
+ * 128-column ones (64 accumulators) give more, and their producer still
+ * spilled at 56. */
+/* Auto packs misaligned operands inside the kernel (1) or by a launch
+ * before it (0): measured slower inside so far (docs/gemm.md, "The operands
+ * packed inside the GEMM kernel", P226). */
+#define SM90_PACK_INSIDE_AUTO 0
+#define SM90_PACK_PRODUCER_REGS(BN) ((BN) == 256 ? 56 : 80)
+#define SM90_PACK_CONSUMER_REGS(BN) ((BN) == 256 ? 224 : 208)
+static_assert(SM90_PACK_PRODUCER_REGS(256) + 2 * SM90_PACK_CONSUMER_REGS(256) <= 3 * 168 &&
+                  SM90_PACK_PRODUCER_REGS(128) + 2 * SM90_PACK_CONSUMER_REGS(128) <= 3 * 168,
               "setmaxnreg: the warpgroups' counts must fit the registers of the launch");
 
 /* Split-K (see sm90_splitk_splits for the plan). */
@@ -168,6 +183,19 @@ template <int BM, int BN> struct sm90_tile {
      * base to 1024 bytes (the 128B-swizzle atom: 8 rows x 128 bytes) */
     static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + SM90_EPI_BYTES + 2 * STAGES * 8 + 1024;
 };
+
+/* The kernel that packs its operands (sm90_ws_shift_pack_kernel): a ring
+ * one stage shorter, the epilogue buffers and the barriers, then the three
+ * packer warps' batch slots (128-byte aligned). */
+template <int BM, int BN> constexpr int sm90_pack_smem_bytes()
+{
+    return sm90_tile<BM, BN>::SMEM_BYTES - sm90_tile<BM, BN>::STAGE_BYTES - 16 + 128 +
+           SM90_PACK_WARPS * sm90_pack_slots(BN) * SM90_PACK_SLOT_BYTES;
+}
+static_assert(sm90_pack_smem_bytes<128, 256>() <= 227 * 1024 &&
+                  sm90_pack_smem_bytes<128, 128>() <= 227 * 1024 &&
+                  sm90_pack_smem_bytes<64, 128>() <= 227 * 1024,
+              "the packing kernels' shared memory");
 
 typedef struct sm90_gemm_params {
     void *c;
@@ -237,15 +265,15 @@ typedef struct sm90_splitk_params {
 
 /* ---- per-CTA logic ------------------------------------------------------- */
 
-#if CUOPS_SM90A_DEVICE
-
 /* Tile t -> (tile row, tile column). Grouped order: tiles run down a group of
  * group_rows tile-rows, then across, so a wave of 132 tiles covers about
  * 16 x 8 tiles (2048 x 2048 of C) and its k-block reads ~2048 rows of A and
  * ~2048 rows of B; in row-major order (n = 8192: 32 tiles per row) the same
- * wave reads ~512 rows of A but all 8192 rows of B. */
-__device__ __forceinline__ void sm90_grouped_coords(int tiles_m, int tiles_n, int group_rows, int t,
-                                                    int *tm, int *tn)
+ * wave reads ~512 rows of A but all 8192 rows of B. The host asks it too
+ * (which rows the first round reads: sm90_first_round_rows). */
+__host__ __device__ __forceinline__ void sm90_grouped_coords(int tiles_m, int tiles_n,
+                                                             int group_rows, int t, int *tm,
+                                                             int *tn)
 {
     if (group_rows <= 0) {
         *tm = t / tiles_n;
@@ -255,11 +283,37 @@ __device__ __forceinline__ void sm90_grouped_coords(int tiles_m, int tiles_n, in
     const int per_group = group_rows * tiles_n;
     const int g = t / per_group;
     const int first = g * group_rows;
-    const int rows = min(group_rows, tiles_m - first);
+    const int rows = group_rows < tiles_m - first ? group_rows : tiles_m - first;
     const int local = t - g * per_group;
     *tm = first + local % rows;
     *tn = local / rows;
 }
+
+/* The split tail. The plain kernel's last, partial round of tiles (fewer
+ * tiles than CTAs) would leave SMs idle while the others finish whole tiles.
+ * Instead each of its L = sk_tiles tiles is split along K into S = sk_splits
+ * pieces, piece s covering k-blocks [s k_blocks / S, (s + 1) k_blocks / S),
+ * and the L S pieces follow the whole tiles as units dp_units + j, dealt
+ * round-robin like them: piece j is piece j / L of tail tile j % L, so the
+ * first pieces dealt are every tile's piece 0, then piece 1, ... Pieces with
+ * the same s read the same k-blocks, so the CTAs of one tile-row or
+ * tile-column read the same A or B k-blocks at about the same time, as the
+ * whole tiles do (a first version that cut one flat sequence of the tail's
+ * k-blocks evenly over the CTAs lost that and ran slower: docs/gemm.md).
+ * Each piece writes its fp32 accumulators to the partials and counts itself
+ * in; the last to arrive sums the pieces in piece order and stores the tile
+ * (sm90_tail_piece). */
+__host__ __device__ __forceinline__ void sm90_tail_unit(const sm90_gemm_params_t &p, int u, int *t,
+                                                        int *kb_first, int *kb_count)
+{
+    const int j = u - p.dp_units;
+    const int s = j / p.sk_tiles;
+    *t = p.dp_units + (j - s * p.sk_tiles);
+    *kb_first = s * p.k_blocks / p.sk_splits;
+    *kb_count = (s + 1) * p.k_blocks / p.sk_splits - *kb_first;
+}
+
+#if CUOPS_SM90A_DEVICE
 
 __device__ __forceinline__ void sm90_tile_coords(const sm90_gemm_params_t &p, int t, int *tm,
                                                  int *tn)
@@ -654,30 +708,6 @@ __device__ __forceinline__ void sm90_split_unit(const sm90_gemm_params_t &p, int
     *kb_count = (s + 1) * p.k_blocks / splits - first;
 }
 
-/* The split tail. The plain kernel's last, partial round of tiles (fewer
- * tiles than CTAs) would leave SMs idle while the others finish whole tiles.
- * Instead each of its L = sk_tiles tiles is split along K into S = sk_splits
- * pieces, piece s covering k-blocks [s k_blocks / S, (s + 1) k_blocks / S),
- * and the L S pieces follow the whole tiles as units dp_units + j, dealt
- * round-robin like them: piece j is piece j / L of tail tile j % L, so the
- * first pieces dealt are every tile's piece 0, then piece 1, ... Pieces with
- * the same s read the same k-blocks, so the CTAs of one tile-row or
- * tile-column read the same A or B k-blocks at about the same time, as the
- * whole tiles do (a first version that cut one flat sequence of the tail's
- * k-blocks evenly over the CTAs lost that and ran slower: docs/gemm.md).
- * Each piece writes its fp32 accumulators to the partials and counts itself
- * in; the last to arrive sums the pieces in piece order and stores the tile
- * (sm90_tail_piece). */
-__device__ __forceinline__ void sm90_tail_unit(const sm90_gemm_params_t &p, int u, int *t,
-                                               int *kb_first, int *kb_count)
-{
-    const int j = u - p.dp_units;
-    const int s = j / p.sk_tiles;
-    *t = p.dp_units + (j - s * p.sk_tiles);
-    *kb_first = s * p.k_blocks / p.sk_splits;
-    *kb_count = (s + 1) * p.k_blocks / p.sk_splits - *kb_first;
-}
-
 /* A consumer's accumulators into the partials of unit u, in register order:
  * float4 j of thread t at [u][consumer][j][t], so each warp store is 512
  * contiguous bytes and the fixup reads them back the same way. */
@@ -892,14 +922,16 @@ __device__ __forceinline__ void sm90_release_stage(uint32_t empty_bar, int rm, i
  * tile's rows; an M-major A only in clusters along M (MCN = 1), where each
  * CTA loads its own. */
 template <int BM, int BN, bool AB_BF16, typename OutT, bool SPLIT, bool DSMEM = false,
-          int MCM = 1, int MCN = 1, bool SHIFT = false, int MN = 0>
+          int MCM = 1, int MCN = 1, bool SHIFT = false, int MN = 0, bool PACK = false>
 __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUtensorMap &tmap_b,
                                             const CUtensorMap *tmap_c,
                                             const sm90_gemm_params_t &p, float4 *partials,
-                                            int splits, const sm90_shift_maps_t *smaps = NULL)
+                                            int splits, const sm90_shift_maps_t *smaps = NULL,
+                                            const sm90_fused_pack_t *pk = NULL)
 {
     using tile = sm90_tile<BM, BN>;
-    constexpr int STAGES = tile::STAGES;
+    /* PACK: one stage fewer, its shared memory the packers' (sm90_pack_smem_bytes) */
+    constexpr int STAGES = PACK ? tile::STAGES - 1 : tile::STAGES;
     constexpr bool MCAST = MCM * MCN > 1;
     constexpr int CLUSTER = MCM * MCN;
     static_assert(!MCAST || !SPLIT, "multicast: the unsplit kernels");
@@ -911,6 +943,7 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
     static_assert(!SHIFT || MN == 0 || MN == 2,
                   "MN-major operands: B in every form, A in every form but the shifted rows");
     static_assert((MN & 1) == 0 || MCN == 1, "M-major A: not shared along N (no A pieces)");
+    static_assert(!PACK || (SHIFT && MN == 0), "packing in the kernel: the shifted-rows form, K-major");
     extern __shared__ uint8_t smem_raw[];
     const uint32_t smem_base = cuops_smem_align1024(smem_raw);
     const uint32_t a_smem = smem_base;
@@ -919,6 +952,8 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
     const uint32_t bars = epi_smem + SM90_EPI_BYTES;
 #define SM90_FULL_BAR(s) (bars + 8u * (uint32_t)(s))
 #define SM90_EMPTY_BAR(s) (bars + 8u * (uint32_t)(STAGES + (s)))
+    /* PACK: the packer warps' batch slots, after the barriers */
+    const uint32_t pack_smem = (bars + 16u * (uint32_t)STAGES + 127u) & ~127u;
 
     const int warpgroup = threadIdx.x / 128;
     /* MCAST: each cluster walks blocks of MCM x MCN tiles (sm90_cluster_coords) */
@@ -955,10 +990,12 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
 
     if (warpgroup == 0) {
         /* ---------------- producer ---------------- */
-        cuops_setmaxnreg_dec<SM90_PRODUCER_REGS>();
+        cuops_setmaxnreg_dec<PACK ? SM90_PACK_PRODUCER_REGS(BN) : SM90_PRODUCER_REGS>();
         if (threadIdx.x == 0) {
             uint32_t phase = 0;
             int stage = 0;
+            /* PACK: slices seen packed, per phase (sm90_pack_wait) */
+            int ready0 = 0, ready1 = 0;
             for (int u = first_unit; u < units; u += unit_step) {
                 int t = u, kb_first = 0, kb_count = p.k_blocks;
                 const bool sk = TAIL && u >= p.dp_units;
@@ -981,6 +1018,23 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                      * the previous round (first round passes: parity 1 of a
                      * fresh barrier counts as complete). */
                     cuops_mbar_wait(SM90_EMPTY_BAR(stage), phase ^ 1u);
+                    if (PACK) {
+                        /* this k-block's slice of the tile's A and B rows,
+                         * packed by the phase that holds them */
+                        const int slice = kb / SM90_PACK_SLICE_KB;
+                        if (pk->a_rows > 0) {
+                            if (tm * BM < pk->a_first)
+                                sm90_pack_wait(*pk, 0, slice, &ready0);
+                            else
+                                sm90_pack_wait(*pk, 1, slice, &ready1);
+                        }
+                        if (pk->b_rows > 0) {
+                            if (tn * BN < pk->b_first)
+                                sm90_pack_wait(*pk, 0, slice, &ready0);
+                            else
+                                sm90_pack_wait(*pk, 1, slice, &ready1);
+                        }
+                    }
                     cuops_mbar_arrive_expect_tx(SM90_FULL_BAR(stage),
                                                 a_live ? tile::STAGE_BYTES : tile::B_STAGE_BYTES);
                     if (SHIFT && (tm + 1) * (BM / 8) <= smaps->a3_groups) {
@@ -1044,6 +1098,18 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                     cuops_ring_advance<STAGES>(stage, phase);
                 }
             }
+        } else if (PACK && threadIdx.x >= 32) {
+            /* warps 1-3: the packers */
+            constexpr int SLOTS = sm90_pack_slots(BN);
+            sm90_pack_worker<SLOTS>(*pk, pack_smem + (uint32_t)((threadIdx.x / 32 - 1) * SLOTS *
+                                                                SM90_PACK_SLOT_BYTES));
+        }
+        if (PACK) {
+            /* the whole warpgroup done with the call's packing (the TMA
+             * thread's last wait included): the last CTA zeroes the counters */
+            __syncwarp();
+            cuops_named_bar_sync(SM90_PACK_BAR_ID, 128);
+            if (threadIdx.x < 32) sm90_pack_finish(*pk);
         }
         if (DSMEM) {
             __syncwarp();
@@ -1056,7 +1122,7 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
         }
     } else {
         /* ---------------- consumers ---------------- */
-        cuops_setmaxnreg_inc<SM90_CONSUMER_REGS>();
+        cuops_setmaxnreg_inc<PACK ? SM90_PACK_CONSUMER_REGS(BN) : SM90_CONSUMER_REGS>();
         const int consumer = warpgroup - 1;
         float acc[tile::ACC];
 #pragma unroll
@@ -1194,6 +1260,21 @@ sm90_ws_shift_kernel(const __grid_constant__ CUtensorMap tmap_b,
 #endif
 }
 
+/* The same, with misaligned K-major operands packed inside the kernel by the
+ * producer warpgroup's idle warps (gemm_sm90_fused_pack.cuh) instead of by a
+ * launch before it. */
+template <int BM, int BN, bool AB_BF16, typename OutT>
+__global__ void __launch_bounds__(SM90_THREADS, 1)
+sm90_ws_shift_pack_kernel(const __grid_constant__ CUtensorMap tmap_b,
+                          const __grid_constant__ sm90_shift_maps_t maps, const sm90_gemm_params_t p,
+                          const __grid_constant__ sm90_fused_pack_t pk)
+{
+#if CUOPS_SM90A_DEVICE
+    sm90_ws_cta<BM, BN, AB_BF16, OutT, false, false, 1, 1, true, 0, true>(maps.a[0], tmap_b, NULL,
+                                                                          p, NULL, 1, &maps, &pk);
+#endif
+}
+
 /* The main loop of split-K: fp32 partials, no C access. */
 template <int BM, int BN, bool AB_BF16, int MN = 0>
 __global__ void __launch_bounds__(SM90_THREADS, 1)
@@ -1311,6 +1392,8 @@ typedef void (*sm90_kernel_fn)(const CUtensorMap, const CUtensorMap, const CUten
                                const sm90_gemm_params_t);
 typedef void (*sm90_shift_kernel_fn)(const CUtensorMap, const sm90_shift_maps_t,
                                      const sm90_gemm_params_t);
+typedef void (*sm90_shift_pack_kernel_fn)(const CUtensorMap, const sm90_shift_maps_t,
+                                          const sm90_gemm_params_t, const sm90_fused_pack_t);
 typedef void (*sm90_splitk_kernel_fn)(const CUtensorMap, const CUtensorMap,
                                       const sm90_gemm_params_t, const sm90_splitk_params_t);
 typedef void (*sm90_fixup_kernel_fn)(const sm90_gemm_params_t, const sm90_splitk_params_t);
@@ -1362,6 +1445,23 @@ static sm90_shift_kernel_fn sm90_pick_shift_kernel(cuops_dtype_t ab, cuops_dtype
     case CUOPS_DTYPE_BF16:
         return bf ? sm90_ws_shift_kernel<BM, BN, true, __nv_bfloat16, MN>
                   : sm90_ws_shift_kernel<BM, BN, false, __nv_bfloat16, MN>;
+    default:
+        return NULL;
+    }
+}
+
+/* The shifted-rows kernel that packs its operands itself (16-bit C). */
+template <int BM, int BN>
+static sm90_shift_pack_kernel_fn sm90_pick_shift_pack_kernel(cuops_dtype_t ab, cuops_dtype_t c)
+{
+    const bool bf = (ab == CUOPS_DTYPE_BF16);
+    switch (c) {
+    case CUOPS_DTYPE_F16:
+        return bf ? sm90_ws_shift_pack_kernel<BM, BN, true, __half>
+                  : sm90_ws_shift_pack_kernel<BM, BN, false, __half>;
+    case CUOPS_DTYPE_BF16:
+        return bf ? sm90_ws_shift_pack_kernel<BM, BN, true, __nv_bfloat16>
+                  : sm90_ws_shift_pack_kernel<BM, BN, false, __nv_bfloat16>;
     default:
         return NULL;
     }
@@ -1599,6 +1699,29 @@ static bool sm90_c_shifted(const cuops_gemm_desc_t *d)
     return cuops_dtype_size(d->c_type) == 2 && d->beta == 0.0f && !sm90_c_tma_direct(d);
 }
 
+/* The rows of A and B that the grid's first round of units reads: A rows
+ * [0, *a_end), B rows [0, *b_end) (whole tiles, clipped to m and n; the
+ * grouped and the row-major orders both start their rounds at tile (0, 0)
+ * and fill tile rows and columns from 0). The in-kernel pack packs them
+ * first (sm90_fused_pack_t's phase 0). */
+template <int BM, int BN>
+static void sm90_first_round_rows(const sm90_gemm_params_t &p, int grid, int *a_end, int *b_end)
+{
+    const int units = p.dp_units + p.sk_tiles * p.sk_splits;
+    int tm_max = 0, tn_max = 0;
+    for (int u = 0; u < grid && u < units; u++) {
+        int t = u, kb_first = 0, kb_count = 0;
+        if (u >= p.dp_units) sm90_tail_unit(p, u, &t, &kb_first, &kb_count);
+        int tm = 0, tn = 0;
+        sm90_grouped_coords(p.tiles_m, p.tiles_n, p.group_rows, t, &tm, &tn);
+        if (tm > tm_max) tm_max = tm;
+        if (tn > tn_max) tn_max = tn;
+    }
+    const int64_t a = (int64_t)(tm_max + 1) * BM, b = (int64_t)(tn_max + 1) * BN;
+    *a_end = (int)(a < p.m ? a : p.m);
+    *b_end = (int)(b < p.n ? b : p.n);
+}
+
 /* One GEMM on the TMA + wgmma kernel: splits >= 2 runs the split-K pair
  * (main kernel + fixup), or with dsmem the cluster split-K kernel (splits <=
  * 8, clusters resident at once: sm90_dsmem_splits); splits == 0 the plain
@@ -1616,7 +1739,7 @@ static bool sm90_c_shifted(const cuops_gemm_desc_t *d)
 template <int BM, int BN, int MCM = 1, int MCN = 1>
 static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                   const cuops_options_t *opt, int splits, int dsmem, int direct_c,
-                                  int *tail_ran = NULL)
+                                  int *tail_ran = NULL, int pack_inside = 0)
 {
     if (tail_ran) *tail_ran = 0;
     using tile = sm90_tile<BM, BN>;
@@ -1693,7 +1816,27 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     int sk_tiles = sk_splits > 0 ? (int)(num_tiles % h->num_sms) : 0;
     size_t tail_bytes =
         sk_tiles > 0 ? (size_t)sk_tiles * sk_splits * tile::PARTIAL_F4_PER_UNIT * sizeof(float4) : 0;
-    const size_t counter_bytes = cuops_align256(cuops_cuda_counter_bytes(h, 2u * (size_t)sk_tiles));
+    /* Operands that are only misaligned (K-major, rows off 16 bytes), with C
+     * in the shifted-rows form: packed by a launch before the kernel, or, in
+     * the study entries "_pack_inside" (SM90_PACK_INSIDE_AUTO: in auto too),
+     * inside the GEMM kernel by the producer warpgroup's idle warps while
+     * the tiles run (sm90_ws_shift_pack_kernel, gemm_sm90_fused_pack.cuh),
+     * where its counters and shared memory fit. */
+    const int64_t pack_slices = cuops_ceil_div(ldp, SM90_PACK_SLICE);
+    bool fuse_pack = shift_c && (pack_inside || SM90_PACK_INSIDE_AUTO) && (pack_a || pack_b) && !b_mn &&
+                     (!pack_a || d->trans_a == CUOPS_OP_N) && (!pack_b || d->trans_b == CUOPS_OP_T) &&
+                     !operands_in_ws && d->m + d->n < 0x7fffffff &&
+                     h->smem_optin_bytes >= sm90_pack_smem_bytes<BM, BN>() &&
+                     2 * (int64_t)sk_tiles + sm90_pack_counters(pack_slices) <= CUOPS_COUNTERS_MAX;
+    if (fuse_pack && h->user_workspace &&
+        h->user_workspace_bytes <
+            a_bytes + b_bytes + c_bytes +
+                cuops_align256(cuops_cuda_counter_bytes(h, (size_t)sm90_pack_counters(pack_slices))) +
+                256)
+        fuse_pack = false;
+    const int64_t pack_counters = fuse_pack ? sm90_pack_counters(pack_slices) : 0;
+    size_t counter_bytes =
+        cuops_align256(cuops_cuda_counter_bytes(h, 2u * (size_t)sk_tiles + (size_t)pack_counters));
     if (sk_tiles > 0 &&
         (operands_in_ws ||
          (h->user_workspace && h->user_workspace_bytes < a_bytes + b_bytes + partial_bytes +
@@ -1701,8 +1844,9 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
                                                              counter_bytes + 256))) {
         sk_tiles = sk_splits = 0;
         tail_bytes = 0;
+        counter_bytes = cuops_align256(cuops_cuda_counter_bytes(h, (size_t)pack_counters));
     }
-    const size_t sk_bytes = sk_tiles > 0 ? tail_bytes + counter_bytes : 0;
+    const size_t sk_bytes = tail_bytes + counter_bytes;
 
     /* One workspace region for everything this call keeps there, carved as
      * [packed A][packed B][partials][staged C][tail partials][tail counters
@@ -1718,27 +1862,31 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
             /* Without room for the partials the plain kernel still serves the
              * call (cuops_last_kernel then says so). */
             const bool too_small = h->user_workspace && h->user_workspace_bytes < need;
-            if (too_small || operands_in_ws) return sm90_ws_run<BM, BN>(h, d, opt, 0, 0, direct_c);
+            if (too_small || operands_in_ws)
+                return sm90_ws_run<BM, BN>(h, d, opt, 0, 0, direct_c, NULL, pack_inside);
         }
         void *ws_raw = NULL;
         cuops_status_t st = cuops_cuda_workspace(h, need, &ws_raw);
         if (st == CUOPS_STATUS_ALLOC_FAILED && splits > 0 && !dsmem)
-            return sm90_ws_run<BM, BN>(h, d, opt, 0, 0, direct_c);
+            return sm90_ws_run<BM, BN>(h, d, opt, 0, 0, direct_c, NULL, pack_inside);
         /* without room for the tail's partials, no tail */
         if (st == CUOPS_STATUS_ALLOC_FAILED && sk_tiles > 0) {
             cuops_options_t no_tail;
             memset(&no_tail, 0, sizeof no_tail);
             if (opt) no_tail = *opt;
             no_tail.split_k = 1;
-            return sm90_ws_run<BM, BN, MCM, MCN>(h, d, &no_tail, 0, 0, direct_c, tail_ran);
+            return sm90_ws_run<BM, BN, MCM, MCN>(h, d, &no_tail, 0, 0, direct_c, tail_ran,
+                                                 pack_inside);
         }
         /* without room for the staged C, the register epilogue */
         if (st == CUOPS_STATUS_ALLOC_FAILED && stage_c)
-            return sm90_ws_run<BM, BN, MCM, MCN>(h, d, opt, 0, 0, 1);
+            return sm90_ws_run<BM, BN, MCM, MCN>(h, d, opt, 0, 0, 1, tail_ran, pack_inside);
         if (st != CUOPS_STATUS_SUCCESS) return st;
         ws = (void *)(((uintptr_t)ws_raw + 255) & ~(uintptr_t)255);
     }
-    if (pack_a && pack_b) {
+    if (fuse_pack) {
+        /* packed by the GEMM kernel itself */
+    } else if (pack_a && pack_b) {
         const cuops_sm90_rows_t pa = {d->a, d->lda, ws, ldp, d->m};
         const cuops_sm90_rows_t pb = {d->b, d->ldb, (uint8_t *)ws + a_bytes, ldp, d->n};
         cuops_status_t st = cuops_sm90_pack_pair(h, &pa, d->trans_a == CUOPS_OP_N, &pb,
@@ -1818,14 +1966,20 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     void *c_staged = stage_c ? (uint8_t *)ws + a_bytes + b_bytes + partial_bytes : NULL;
     p.c_tma = splits == 0 && (c_tma_direct || stage_c);
     p.dp_units = (int)num_tiles;
-    if (sk_tiles > 0) {
+    /* the tail's counters, then the in-kernel pack's, in one block */
+    unsigned *counters = NULL;
+    if (sk_tiles > 0 || pack_counters > 0) {
         uint8_t *tail = (uint8_t *)ws + a_bytes + b_bytes + partial_bytes + c_bytes;
-        p.dp_units = (int)(num_tiles - sk_tiles);
-        p.sk_tiles = sk_tiles;
-        p.sk_splits = sk_splits;
-        p.sk_partials = (float4 *)tail;
-        st = cuops_cuda_counters(h, 2u * (size_t)sk_tiles, tail + tail_bytes, &p.sk_counters);
+        st = cuops_cuda_counters(h, 2u * (size_t)sk_tiles + (size_t)pack_counters,
+                                 tail + tail_bytes, &counters);
         if (st != CUOPS_STATUS_SUCCESS) return st;
+        if (sk_tiles > 0) {
+            p.dp_units = (int)(num_tiles - sk_tiles);
+            p.sk_tiles = sk_tiles;
+            p.sk_splits = sk_splits;
+            p.sk_partials = (float4 *)tail;
+            p.sk_counters = counters;
+        }
     }
     if (p.c_tma) {
         st = stage_c ? cuops_sm90_encode_kmajor(h, &tmap_c, c_staged, d->c_type, d->m, ldc_staged,
@@ -1866,6 +2020,39 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
             smaps.n_al[j] = (int)(cols - off);
         }
         p.c_shift = 1;
+        const int grid = p.num_tiles < h->num_sms ? p.num_tiles : h->num_sms;
+        if (fuse_pack) {
+            sm90_fused_pack_t pk;
+            memset(&pk, 0, sizeof pk);
+            pk.a = pack_a ? (const uint16_t *)d->a : NULL;
+            pk.b = pack_b ? (const uint16_t *)d->b : NULL;
+            pk.lda = d->lda;
+            pk.ldb = d->ldb;
+            pk.pa = pack_a ? (uint16_t *)ws : NULL;
+            pk.pb = pack_b ? (uint16_t *)((uint8_t *)ws + a_bytes) : NULL;
+            pk.ldp = ldp;
+            pk.a_rows = pack_a ? (int)d->m : 0;
+            pk.b_rows = pack_b ? (int)d->n : 0;
+            pk.k = (int)d->k;
+            sm90_first_round_rows<BM, BN>(p, grid, &pk.a_first, &pk.b_first);
+            if (!pack_a) pk.a_first = 0;
+            if (!pack_b) pk.b_first = 0;
+            pk.slices = (int)pack_slices;
+            pk.groups0 = (int)cuops_ceil_div(pk.a_first + pk.b_first, SM90_PACK_ITEM_ROWS);
+            pk.groups1 = (int)cuops_ceil_div(pk.a_rows - pk.a_first + pk.b_rows - pk.b_first,
+                                             SM90_PACK_ITEM_ROWS);
+            pk.counters = counters + 2 * sk_tiles;
+            sm90_shift_pack_kernel_fn fn = sm90_pick_shift_pack_kernel<BM, BN>(d->ab_type, d->c_type);
+            if (!fn)
+                return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no packing kernel", name);
+            const int smem = sm90_pack_smem_bytes<BM, BN>();
+            CUOPS_CUDA_TRY(h, cudaFuncSetAttribute(
+                                  (const void *)fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+            fn<<<grid, SM90_THREADS, smem, cuops_stream(h)>>>(tmap_b, smaps, p, pk);
+            st = cuops_cuda_check_launch(h, name);
+            if (st == CUOPS_STATUS_SUCCESS && tail_ran) *tail_ran = sk_tiles > 0;
+            return st;
+        }
         sm90_shift_kernel_fn fn = b_mn ? sm90_pick_shift_kernel<BM, BN, 2>(d->ab_type, d->c_type)
                                        : sm90_pick_shift_kernel<BM, BN>(d->ab_type, d->c_type);
         if (!fn)
@@ -1873,7 +2060,6 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
         CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
                                                cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                tile::SMEM_BYTES));
-        const int grid = p.num_tiles < h->num_sms ? p.num_tiles : h->num_sms;
         fn<<<grid, SM90_THREADS, tile::SMEM_BYTES, cuops_stream(h)>>>(tmap_b, smaps, p);
         st = cuops_cuda_check_launch(h, name);
         if (st == CUOPS_STATUS_SUCCESS && tail_ran) *tail_ran = sk_tiles > 0;
@@ -1967,42 +2153,51 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
 }
 
 /* The plain kernel under `name`; direct_c: C written from the registers
- * where TMA cannot store to it (sm90_ws_run). */
+ * where TMA cannot store to it; pack_inside: misaligned operands packed
+ * inside the GEMM kernel where it can (sm90_ws_run). */
 template <int BM, int BN>
 static cuops_status_t sm90_ws_plain(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                     const cuops_options_t *opt, const char *name,
-                                    const char *tail_name, int direct_c)
+                                    const char *tail_name, int direct_c, int pack_inside)
 {
     if (!sm90_ws_supports<BM, BN>(h, d))
         return cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED,
                           "%s: needs sm_90, f16/bf16 inputs, f16/bf16/f32 output", name);
     int tail = 0;
     cuops_status_t st = d->k == 0 ? cuops_sm90_scale_c(h, d)
-                                  : sm90_ws_run<BM, BN>(h, d, opt, 0, 0, direct_c, &tail);
+                                  : sm90_ws_run<BM, BN>(h, d, opt, 0, 0, direct_c, &tail, pack_inside);
     if (st == CUOPS_STATUS_SUCCESS) h->last_kernel = tail ? tail_name : name;
     return st;
 }
 
 /* The unsplit entries: "sm90_ws_128x256", "sm90_ws_128x128",
- * "sm90_ws_64x128" (see sm90_tile), and the study entry
+ * "sm90_ws_64x128" (see sm90_tile), and the study entries
  * "sm90_ws_128x256_direct_c": the 128 x 256 kernel with C always written in
  * place from the registers where TMA cannot store to it (no staged C), to
- * measure what the staging gains; never chosen by auto (the plain entry
- * before it accepts the same calls). */
-template <int BM, int BN, int DIRECT_C>
+ * measure what the staging gains; "sm90_ws_128x256_pack_inside" and
+ * "sm90_ws_128x128_pack_inside": misaligned operands packed inside the
+ * kernel (sm90_ws_shift_pack_kernel) where the plain entry packs them by a
+ * launch before it, to measure what that gains. Auto never chooses a study entry (the plain entry before it
+ * accepts the same calls). */
+template <int BM, int BN, int DIRECT_C, int PACK_INSIDE = 0>
 static cuops_status_t sm90_ws_plain_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
                                            const cuops_options_t *opt)
 {
+    static_assert(!PACK_INSIDE || (BM == 128 && !DIRECT_C), "the pack_inside entries: 128-row tiles");
     const char *const name = DIRECT_C    ? "sm90_ws_128x256_direct_c"
+                             : PACK_INSIDE ? (BN == 128 ? "sm90_ws_128x128_pack_inside"
+                                                        : "sm90_ws_128x256_pack_inside")
                              : BM == 64  ? "sm90_ws_64x128"
                              : BN == 128 ? "sm90_ws_128x128"
                                          : "sm90_ws_128x256";
     /* what cuops_last_kernel says when the call ran with a split tail */
     const char *const tail_name = DIRECT_C    ? "sm90_ws_128x256_direct_c_tail"
+                                  : PACK_INSIDE ? (BN == 128 ? "sm90_ws_128x128_pack_inside_tail"
+                                                             : "sm90_ws_128x256_pack_inside_tail")
                                   : BM == 64  ? "sm90_ws_64x128_tail"
                                   : BN == 128 ? "sm90_ws_128x128_tail"
                                               : "sm90_ws_128x256_tail";
-    return sm90_ws_plain<BM, BN>(h, d, opt, name, tail_name, DIRECT_C);
+    return sm90_ws_plain<BM, BN>(h, d, opt, name, tail_name, DIRECT_C, PACK_INSIDE);
 }
 
 /* The multicast entries: the unsplit kernel of the BM x BN tile in clusters
@@ -2090,9 +2285,11 @@ static const cuops_gemm_kernel_t sm90_table[] = {
     {"sm90_ws_128x256_splitk", sm90_ws_splitk_supports, sm90_ws_splitk_launch},
     {"sm90_ws_128x256", sm90_ws_supports<128, 256>, sm90_ws_plain_launch<128, 256, 0>},
     {"sm90_ws_128x256_direct_c", sm90_ws_supports<128, 256>, sm90_ws_plain_launch<128, 256, 1>},
+    {"sm90_ws_128x256_pack_inside", sm90_ws_supports<128, 256>, sm90_ws_plain_launch<128, 256, 0, 1>},
     {"sm90_ws_128x256_mc2", sm90_ws_mc_supports<>, sm90_ws_mc_launch<>},
     SM90_ENTRY_128_DSMEM,
     SM90_ENTRY_128,
+    {"sm90_ws_128x128_pack_inside", sm90_ws_supports<128, 128>, sm90_ws_plain_launch<128, 128, 0, 1>},
     SM90_ENTRY_64,
     {"sm90_ws_128x128_mc2", sm90_ws_mc_supports<128, 128>, sm90_ws_mc_launch<128, 128>},
     SM90_ENTRY_64_MC2,

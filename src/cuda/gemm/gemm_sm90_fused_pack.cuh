@@ -1,0 +1,342 @@
+/*
+ * gemm_sm90_fused_pack.cuh - misaligned K-major operands packed inside the
+ * Hopper GEMM kernel, beside the main loop, instead of by a launch before it.
+ *
+ * An operand whose rows TMA cannot read (an odd ld such as 4095: rows off 16
+ * bytes) is copied onto aligned rows of cuops_sm90_packed_ld(k) elements in
+ * the workspace (gemm_sm90_pack.cu). As a kernel of its own that copy is a
+ * memory-bound pass the tensor cores sit out: 44 us of a 248 us call at
+ * 4095^3 on the H200 (docs/gemm.md). Here the three warps of the producer
+ * warpgroup that issue no TMA do it while the GEMM runs, and the TMA thread
+ * waits, k-block by k-block, only for the part it is about to load.
+ *
+ * Work: a slice is 256 columns of k (4 k-blocks, one 16-byte chunk per lane)
+ * of a list of rows; an item is one slice of 16 consecutive rows of the
+ * list, taken by a warp from a global counter in order, so slices finish
+ * roughly in k order. Two phases: phase 0's list is the rows the grid's
+ * first round of tiles reads (A rows [0, a_first), then B rows [0, b_first)),
+ * phase 1's the rest, so that the first round waits only for its own rows.
+ * An item's 16 rows go through shared memory as two batches of 8: cp.async
+ * of the 33 aligned 16-byte source chunks that cover each row's 256 columns
+ * (element-wise at the row's ends, zeros past k), then per lane one chunk
+ * shifted onto the packed row's 16-byte grid (LDS, funnel shifts, STG). The
+ * next batch's copies are in flight while one batch is shifted and stored.
+ * A warp stores an item's rows, fences, and counts the item into its
+ * (phase, slice) counter; the TMA thread reads the counters with acquire
+ * loads before its first load of a slice (then a proxy fence: TMA reads
+ * through the async proxy what the packers wrote through the generic one).
+ *
+ * Shared memory: the kernel's stage ring is one stage shorter, and the
+ * packers take that room (two or three batch slots per warp). A first
+ * version put them in the consumers' epilogue buffers, which the first
+ * epilogue then had to wait for until the whole pack was done: 4095^3 ran
+ * 23 % slower than with the pack launched before the kernel (P226).
+ *
+ * Counters (the handle's, zero between calls): [0] the next item, [1] CTAs
+ * done, [2 + phase * slices + slice] items done. The last CTA to finish
+ * zeroes them. No CTA waits for another to start: items are claimed only by
+ * running warps, and a claimed item is always finished.
+ */
+#pragma once
+
+#include "cuda/common/ptx_sm80.cuh"
+
+#define SM90_PACK_SLICE 256   /* k columns per slice: 32 lanes x 8 elements */
+#define SM90_PACK_SLICE_KB 4  /* k-blocks of 64 per slice */
+#define SM90_PACK_ITEM_ROWS 16
+#define SM90_PACK_BATCH 8     /* rows per batch, one cp.async group */
+#define SM90_PACK_CHUNKS 33   /* aligned source chunks that cover a row's 32 packed chunks */
+#define SM90_PACK_SLOT_BYTES (SM90_PACK_BATCH * SM90_PACK_CHUNKS * 16)
+#define SM90_PACK_WARPS 3     /* warps 1-3 of the producer warpgroup */
+/* Batch slots per packer warp: three (two batches in flight while one is
+ * stored) where the shared memory has room, on 256-column tiles */
+__host__ __device__ constexpr int sm90_pack_slots(int bn) { return bn == 256 ? 3 : 2; }
+#define SM90_PACK_BAR_ID 4    /* named barrier of the producer warpgroup at the end */
+
+typedef struct sm90_fused_pack {
+    const uint16_t *a, *b; /* K-major sources, any 2-byte alignment */
+    int64_t lda, ldb;
+    uint16_t *pa, *pb;     /* packed rows, ld = ldp, 16-byte aligned */
+    int64_t ldp;
+    int a_rows, b_rows;    /* rows to pack: m or 0, n or 0 */
+    int k;
+    int a_first, b_first;  /* phase 0: A rows [0, a_first), B rows [0, b_first) */
+    int slices;            /* ceil(ldp / SM90_PACK_SLICE) */
+    int groups0, groups1;  /* items per slice in phase 0, 1 */
+    unsigned *counters;    /* sm90_pack_counters(slices) of them, zero */
+} sm90_fused_pack_t;
+
+/* Counters a call needs (cuops_cuda_counters) */
+__host__ __device__ static inline int64_t sm90_pack_counters(int64_t slices) { return 2 + 2 * slices; }
+
+/* Item -> (phase, slice, group of 16 rows in the phase's list) */
+__device__ __forceinline__ void sm90_pack_item(const sm90_fused_pack_t &pk, int item, int *phase,
+                                               int *slice, int *group)
+{
+    const int total0 = pk.slices * pk.groups0;
+    const int p = item >= total0 ? 1 : 0;
+    const int i = p ? item - total0 : item;
+    const int groups = p ? pk.groups1 : pk.groups0;
+    *phase = p;
+    *slice = i / groups;
+    *group = i - *slice * groups;
+}
+
+/* Row x of phase p's list: its source and packed rows, and its operand's
+ * span (from the first row's element 0 to one past the last row's element
+ * k - 1); false past the list */
+__device__ __forceinline__ bool sm90_pack_row(const sm90_fused_pack_t &pk, int p, int x,
+                                              const uint16_t **src, uint16_t **dst,
+                                              const uint16_t **begin, const uint16_t **end)
+{
+    const int a0 = p ? pk.a_first : 0, a_cnt = p ? pk.a_rows - pk.a_first : pk.a_first;
+    if (x < a_cnt) {
+        *src = pk.a + (int64_t)(a0 + x) * pk.lda;
+        *dst = pk.pa + (int64_t)(a0 + x) * pk.ldp;
+        *begin = pk.a;
+        *end = pk.a + (int64_t)(pk.a_rows - 1) * pk.lda + pk.k;
+        return true;
+    }
+    x -= a_cnt;
+    const int b0 = p ? pk.b_first : 0, b_cnt = p ? pk.b_rows - pk.b_first : pk.b_first;
+    if (x < b_cnt) {
+        *src = pk.b + (int64_t)(b0 + x) * pk.ldb;
+        *dst = pk.pb + (int64_t)(b0 + x) * pk.ldp;
+        *begin = pk.b;
+        *end = pk.b + (int64_t)(pk.b_rows - 1) * pk.ldb + pk.k;
+        return true;
+    }
+    return false;
+}
+
+/* Halves a row starts past its 16-byte chunk */
+__device__ __forceinline__ int sm90_pack_mis(const uint16_t *row)
+{
+    return (int)(((uintptr_t)row & 15u) / 2u);
+}
+
+/* Aligned source chunk c of a row that starts `mis` halves into its chunk
+ * (elements 8c - mis .. 8c - mis + 7) into shared memory. One cp.async
+ * wherever the chunk lies within the operand's span [begin, end) (its first
+ * row's element 0 to its last row's element k - 1): a chunk that reaches
+ * past this row's ends reads the neighbouring row's elements, which land
+ * only in packed columns the shift drops (before element 0) or past k,
+ * which the tensor maps end at (their boxes read zeros there). Zeros for a
+ * chunk wholly past k; element by element, zeros outside [0, k), only where
+ * the chunk would cross the span's ends (the first row's first chunk, the
+ * last row's last), so nothing outside the operand is read. A synchronous
+ * load per row in the issue loop would cost the warp a memory round trip
+ * per row: the first version took every row's first and last chunk that
+ * way and ran 27 % slower than the launch before the kernel (P226). */
+__device__ __forceinline__ void sm90_pack_fetch(uint32_t dst, const uint16_t *row, int mis,
+                                                int64_t c, int k, const uint16_t *begin,
+                                                const uint16_t *end)
+{
+    const int64_t e0 = 8 * c - mis;
+    const uint16_t *chunk = row + e0;
+    if (e0 < k && chunk >= begin && chunk + 8 <= end) {
+        cuops_cp_async_16_zfill(dst, chunk, 16);
+        return;
+    }
+    uint32_t w[4];
+#pragma unroll
+    for (int x = 0; x < 4; x++) {
+        const int64_t e = e0 + 2 * x;
+        const uint32_t lo = e >= 0 && e < k ? __ldg(row + e) : 0u;
+        const uint32_t hi = e + 1 >= 0 && e + 1 < k ? __ldg(row + e + 1) : 0u;
+        w[x] = lo | hi << 16;
+    }
+    asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(dst), "r"(w[0]), "r"(w[1]),
+                 "r"(w[2]), "r"(w[3])
+                 : "memory");
+}
+
+/* f(r, slice, src, dst, begin, end) for each row r of batch `half` of
+ * `item` (sm90_pack_row's pointers) */
+template <typename F>
+__device__ __forceinline__ void sm90_pack_batch_rows(const sm90_fused_pack_t &pk, int item,
+                                                     int half, F f)
+{
+    int p, s, g;
+    sm90_pack_item(pk, item, &p, &s, &g);
+#pragma unroll 1
+    for (int r = 0; r < SM90_PACK_BATCH; r++) {
+        const uint16_t *src, *begin, *end;
+        uint16_t *dst;
+        if (!sm90_pack_row(pk, p, g * SM90_PACK_ITEM_ROWS + half * SM90_PACK_BATCH + r, &src, &dst,
+                           &begin, &end))
+            break;
+        f(r, s, src, dst, begin, end);
+    }
+}
+
+/* Issue the copies of batch `half` of `item` into `slot` */
+__device__ __forceinline__ void sm90_pack_issue(const sm90_fused_pack_t &pk, int item, int half,
+                                                uint32_t slot, int lane)
+{
+    sm90_pack_batch_rows(pk, item, half,
+                         [&](int r, int s, const uint16_t *src, uint16_t *, const uint16_t *begin,
+                             const uint16_t *end) {
+                             const int mis = sm90_pack_mis(src);
+                             const int64_t c0 = (int64_t)s * 32;
+                             const uint32_t row_slot = slot + (uint32_t)(r * SM90_PACK_CHUNKS * 16);
+                             sm90_pack_fetch(row_slot + 16u * (uint32_t)lane, src, mis, c0 + lane,
+                                             pk.k, begin, end);
+                             if (lane == 0 && mis > 0)
+                                 sm90_pack_fetch(row_slot + 16u * 32u, src, mis, c0 + 32, pk.k,
+                                                 begin, end);
+                         });
+}
+
+/* lo, hi: two consecutive aligned source chunks; the 8 halves that start
+ * `mis` halves into lo */
+__device__ __forceinline__ uint4 sm90_pack_shift(uint4 lo, uint4 hi, int mis)
+{
+    uint32_t w0 = lo.x, w1 = lo.y, w2 = lo.z, w3 = lo.w, w4 = hi.x, w5 = hi.y;
+    if (mis & 4) { /* two words on */
+        w0 = w2;
+        w1 = w3;
+        w2 = w4;
+        w3 = w5;
+        w4 = hi.z;
+        w5 = hi.w;
+    }
+    if (mis & 2) { /* one word on */
+        w0 = w1;
+        w1 = w2;
+        w2 = w3;
+        w3 = w4;
+        w4 = w5;
+    }
+    const uint32_t bits = (uint32_t)(mis & 1) * 16u;
+    return make_uint4(__funnelshift_r(w0, w1, bits), __funnelshift_r(w1, w2, bits),
+                      __funnelshift_r(w2, w3, bits), __funnelshift_r(w3, w4, bits));
+}
+
+/* Shift and store batch `half` of `item` from `slot`: lane l writes packed
+ * chunk 32 s + l of each row (those below ldp) */
+__device__ __forceinline__ void sm90_pack_drain(const sm90_fused_pack_t &pk, int item, int half,
+                                                uint32_t slot, int lane)
+{
+    sm90_pack_batch_rows(pk, item, half,
+                         [&](int r, int s, const uint16_t *src, uint16_t *dst, const uint16_t *,
+                             const uint16_t *) {
+                             const int64_t j = (int64_t)s * 32 + lane;
+                             const int mis = sm90_pack_mis(src);
+                             const uint32_t at = slot + (uint32_t)((r * SM90_PACK_CHUNKS + lane) * 16);
+                             uint4 lo, hi = make_uint4(0u, 0u, 0u, 0u);
+                             asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
+                                          : "=r"(lo.x), "=r"(lo.y), "=r"(lo.z), "=r"(lo.w)
+                                          : "r"(at)
+                                          : "memory");
+                             if (mis > 0)
+                                 asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
+                                              : "=r"(hi.x), "=r"(hi.y), "=r"(hi.z), "=r"(hi.w)
+                                              : "r"(at + 16u)
+                                              : "memory");
+                             if (8 * j < pk.ldp)
+                                 *(uint4 *)(dst + 8 * j) = mis > 0 ? sm90_pack_shift(lo, hi, mis) : lo;
+                         });
+}
+
+/* One warp's share of the packing: items claimed in order until none is
+ * left, two batches per item, SLOTS - 1 batches in flight while one is
+ * shifted and stored; `smem` holds its SLOTS batch slots. Lane 0 claims
+ * each item one item ahead of its first issue, so the atomic's round trip
+ * overlaps a batch. */
+template <int SLOTS>
+__device__ __forceinline__ void sm90_pack_worker(const sm90_fused_pack_t &pk, uint32_t smem)
+{
+    static_assert(SLOTS == 2 || SLOTS == 3, "two or three batch slots");
+    const int lane = (int)(threadIdx.x % 32);
+    const int total = pk.slices * (pk.groups0 + pk.groups1);
+    unsigned *const done = pk.counters + 2;
+    unsigned claimed = 0; /* lane 0: the item after the issue cursor's */
+    if (lane == 0) claimed = atomicAdd(pk.counters, 1u);
+    /* the issue cursor (item, half) and the batches in flight behind it:
+     * b[0] is the next to drain */
+    int it_item = (int)__shfl_sync(0xffffffffu, claimed, 0), it_half = 0;
+    if (lane == 0 && it_item < total) claimed = atomicAdd(pk.counters, 1u);
+    int b_item[SLOTS], b_half[SLOTS];
+    int it_slot = 0, dr_slot = 0;
+    /* issue the batch at the cursor into the next slot (one cp.async group,
+     * empty past the last item), record it at b[q], move the cursor on */
+    auto issue_next = [&](int q) {
+        b_item[q] = it_item;
+        b_half[q] = it_half;
+        if (it_item < total) {
+            sm90_pack_issue(pk, it_item, it_half, smem + (uint32_t)(it_slot * SM90_PACK_SLOT_BYTES), lane);
+            if (it_half) {
+                it_item = (int)__shfl_sync(0xffffffffu, claimed, 0);
+                if (lane == 0 && it_item < total) claimed = atomicAdd(pk.counters, 1u);
+            }
+            it_half ^= 1;
+        }
+        cuops_cp_async_commit();
+        it_slot = it_slot + 1 == SLOTS ? 0 : it_slot + 1;
+    };
+#pragma unroll
+    for (int q = 0; q < SLOTS - 1; q++) issue_next(q);
+    while (b_item[0] < total) {
+        issue_next(SLOTS - 1);
+        cuops_cp_async_wait<SLOTS - 1>(); /* the oldest batch's copies */
+        __syncwarp();
+        sm90_pack_drain(pk, b_item[0], b_half[0], smem + (uint32_t)(dr_slot * SM90_PACK_SLOT_BYTES), lane);
+        __syncwarp(); /* every lane has read the slot, and stored its rows */
+        if (b_half[0] && lane == 0) {
+            /* the item's 16 rows are stored (the warp barrier orders every
+             * lane's stores before lane 0's fence): count the item in at
+             * gpu scope, visible to the async proxy */
+            int p, s, g;
+            sm90_pack_item(pk, b_item[0], &p, &s, &g);
+            asm volatile("fence.acq_rel.gpu;\n\tfence.proxy.async.global;" ::: "memory");
+            atomicAdd(done + p * pk.slices + s, 1u);
+        }
+        dr_slot = dr_slot + 1 == SLOTS ? 0 : dr_slot + 1;
+#pragma unroll
+        for (int q = 0; q < SLOTS - 1; q++) {
+            b_item[q] = b_item[q + 1];
+            b_half[q] = b_half[q + 1];
+        }
+    }
+    cuops_cp_async_wait_all();
+    __syncwarp();
+}
+
+/* The TMA thread: return once slice s of phase p is packed; *ready counts
+ * the slices of that phase already seen complete (all slices below it). */
+__device__ __forceinline__ void sm90_pack_wait(const sm90_fused_pack_t &pk, int p, int s, int *ready)
+{
+    if (s < *ready) return;
+    const unsigned want = (unsigned)(p ? pk.groups1 : pk.groups0);
+    const unsigned *done = pk.counters + 2 + p * pk.slices;
+    int r = *ready;
+    while (r <= s) {
+        unsigned v;
+        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(done + r) : "memory");
+        if (v >= want)
+            r++;
+        else
+            __nanosleep(200);
+    }
+    *ready = r;
+    /* what the packers stored (generic proxy) is read next by TMA (async proxy) */
+    asm volatile("fence.proxy.async.global;" ::: "memory");
+}
+
+/* Warp 0 of the producer warpgroup, after the whole warpgroup is done with
+ * the call's packing: the last CTA out zeroes the counters. */
+__device__ __forceinline__ void sm90_pack_finish(const sm90_fused_pack_t &pk)
+{
+    const int lane = (int)(threadIdx.x % 32);
+    unsigned last = 0;
+    if (lane == 0) {
+        __threadfence();
+        last = atomicAdd(pk.counters + 1, 1u) == gridDim.x - 1 ? 1u : 0u;
+    }
+    last = __shfl_sync(0xffffffffu, last, 0);
+    if (!last) return;
+    __threadfence();
+    const int count = (int)sm90_pack_counters(pk.slices);
+    for (int i = lane; i < count; i += 32) pk.counters[i] = 0u;
+}
