@@ -78,6 +78,11 @@
  * the study entries "sm90_ws_64x128_mc2x2" and "_mc4x2", whose clusters
  * also share A along N (not faster than four along M where measured:
  * docs/gemm.md, "Larger clusters").
+ * Study entries "sm90_ws_128x256_pack_inside" and "sm90_ws_128x128_pack_inside"
+ * (kernel sm90_ws_shift_pack_kernel): operands that are only misaligned
+ * packed inside the shifted-rows kernel by the producer warpgroup's three
+ * idle warps (gemm_sm90_fused_pack.cuh), where the plain entries launch the
+ * row copy before it; measured slower (docs/gemm.md, P226).
  * Kernels "sm90_ws_128x128", "sm90_ws_128x128_splitk_dsmem" and
  * "sm90_ws_64x128" (last in the table): the same CTA body with a smaller
  * tile (sm90_tile<BM, BN>; in a 64-row tile the two consumers split the
