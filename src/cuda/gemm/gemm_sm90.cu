@@ -130,15 +130,15 @@
  * it hang the kernel (80 + 2 x 216 did, P197). */
 static_assert(SM90_PRODUCER_REGS + 2 * SM90_CONSUMER_REGS <= 3 * 168,
               "setmaxnreg: the warpgroups' counts must fit the registers of the launch");
+/* Auto packs misaligned operands inside the kernel (1) or by a launch
+ * before it (0): measured slower inside so far (docs/gemm.md, "The operands
+ * packed inside the GEMM kernel", P226). */
+#define SM90_PACK_INSIDE_AUTO 0
 /* The kernel that packs its operands (gemm_sm90_fused_pack.cuh): the
  * producer warpgroup's three packer warps need more than 40 (ptxas spilled
  * at 40 and 48). A 256-column consumer keeps 224 without spilling; the
  * 128-column ones (64 accumulators) give more, and their producer still
  * spilled at 56. */
-/* Auto packs misaligned operands inside the kernel (1) or by a launch
- * before it (0): measured slower inside so far (docs/gemm.md, "The operands
- * packed inside the GEMM kernel", P226). */
-#define SM90_PACK_INSIDE_AUTO 0
 #define SM90_PACK_PRODUCER_REGS(BN) ((BN) == 256 ? 56 : 80)
 #define SM90_PACK_CONSUMER_REGS(BN) ((BN) == 256 ? 224 : 208)
 static_assert(SM90_PACK_PRODUCER_REGS(256) + 2 * SM90_PACK_CONSUMER_REGS(256) <= 3 * 168 &&

@@ -22,9 +22,10 @@
  * phase 1's the rest, so that the first round waits only for its own rows.
  * An item's 16 rows go through shared memory as two batches of 8: cp.async
  * of the 33 aligned 16-byte source chunks that cover each row's 256 columns
- * (element-wise at the row's ends, zeros past k), then per lane one chunk
- * shifted onto the packed row's 16-byte grid (LDS, funnel shifts, STG). The
- * next batch's copies are in flight while one batch is shifted and stored.
+ * (element-wise only at the operand's two ends, zeros past k: sm90_pack_fetch),
+ * then per lane one chunk shifted onto the packed row's 16-byte grid (LDS,
+ * funnel shifts, STG). The next one or two batches' copies are in flight
+ * while one batch is shifted and stored (sm90_pack_slots).
  * A warp stores an item's rows, fences, and counts the item into its
  * (phase, slice) counter; the TMA thread reads the counters with acquire
  * loads before its first load of a slice (then a proxy fence: TMA reads
