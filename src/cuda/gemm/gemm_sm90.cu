@@ -82,7 +82,8 @@
  * (kernel sm90_ws_shift_pack_kernel): operands that are only misaligned
  * packed inside the shifted-rows kernel by the producer warpgroup's three
  * idle warps (gemm_sm90_fused_pack.cuh), where the plain entries launch the
- * row copy before it; measured slower (docs/gemm.md, P226).
+ * row copy before it; measured slower (docs/gemm.md, P226-P227). Their
+ * forms "_pack_bulk" fetch each row's window by one bulk copy.
  * Kernels "sm90_ws_128x128", "sm90_ws_128x128_splitk_dsmem" and
  * "sm90_ws_64x128" (last in the table): the same CTA body with a smaller
  * tile (sm90_tile<BM, BN>; in a 64-row tile the two consumers split the
@@ -131,8 +132,8 @@
 static_assert(SM90_PRODUCER_REGS + 2 * SM90_CONSUMER_REGS <= 3 * 168,
               "setmaxnreg: the warpgroups' counts must fit the registers of the launch");
 /* Auto packs misaligned operands inside the kernel (1) or by a launch
- * before it (0): measured slower inside so far (docs/gemm.md, "The operands
- * packed inside the GEMM kernel", P226). */
+ * before it (0): measured slower inside so far, the bulk form included
+ * (docs/gemm.md, "The operands packed inside the GEMM kernel", P226-P227). */
 #define SM90_PACK_INSIDE_AUTO 0
 /* The kernel that packs its operands (gemm_sm90_fused_pack.cuh): the
  * producer warpgroup's three packer warps need more than 40 (ptxas spilled
@@ -195,7 +196,7 @@ template <int BM, int BN> struct sm90_tile {
 template <int BM, int BN> constexpr int sm90_pack_smem_bytes()
 {
     return sm90_tile<BM, BN>::SMEM_BYTES - sm90_tile<BM, BN>::STAGE_BYTES - 16 + 128 +
-           SM90_PACK_WARPS * sm90_pack_slots(BN) * SM90_PACK_SLOT_BYTES;
+           SM90_PACK_WARPS * sm90_pack_slots(BN) * SM90_PACK_SLOT_BYTES + SM90_PACK_BAR_BYTES;
 }
 static_assert(sm90_pack_smem_bytes<128, 256>() <= 227 * 1024 &&
                   sm90_pack_smem_bytes<128, 128>() <= 227 * 1024 &&
@@ -1106,8 +1107,16 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
         } else if (PACK && threadIdx.x >= 32) {
             /* warps 1-3: the packers */
             constexpr int SLOTS = sm90_pack_slots(BN);
-            sm90_pack_worker<SLOTS>(*pk, pack_smem + (uint32_t)((threadIdx.x / 32 - 1) * SLOTS *
-                                                                SM90_PACK_SLOT_BYTES));
+            const int w = (int)threadIdx.x / 32 - 1;
+            const uint32_t slots = pack_smem + (uint32_t)(w * SLOTS * SM90_PACK_SLOT_BYTES);
+            /* the bulk form's barriers after all three warps' slots */
+            const uint32_t bars = pack_smem + (uint32_t)(SM90_PACK_WARPS * SLOTS * SM90_PACK_SLOT_BYTES +
+                                                         w * SLOTS * 8);
+            constexpr int GROUP = sm90_pack_drain_rows(BN);
+            if (pk->bulk)
+                sm90_pack_worker<SLOTS, GROUP, true>(*pk, slots, bars);
+            else
+                sm90_pack_worker<SLOTS, GROUP, false>(*pk, slots, bars);
         }
         if (PACK) {
             /* the whole warpgroup done with the call's packing (the TMA
@@ -2038,6 +2047,8 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
             pk.ldp = ldp;
             pk.a_rows = pack_a ? (int)d->m : 0;
             pk.b_rows = pack_b ? (int)d->n : 0;
+            pk.a_end = pack_a ? pk.a + (d->m - 1) * d->lda + d->k : NULL;
+            pk.b_end = pack_b ? pk.b + (d->n - 1) * d->ldb + d->k : NULL;
             pk.k = (int)d->k;
             sm90_first_round_rows<BM, BN>(p, grid, &pk.a_first, &pk.b_first);
             if (!pack_a) pk.a_first = 0;
@@ -2047,6 +2058,7 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
             pk.groups1 = (int)cuops_ceil_div(pk.a_rows - pk.a_first + pk.b_rows - pk.b_first,
                                              SM90_PACK_ITEM_ROWS);
             pk.counters = counters + 2 * sk_tiles;
+            pk.bulk = pack_inside == 2;
             sm90_shift_pack_kernel_fn fn = sm90_pick_shift_pack_kernel<BM, BN>(d->ab_type, d->c_type);
             if (!fn)
                 return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no packing kernel", name);
@@ -2182,7 +2194,8 @@ static cuops_status_t sm90_ws_plain(struct cuops_handle *h, const cuops_gemm_des
  * measure what the staging gains; "sm90_ws_128x256_pack_inside" and
  * "sm90_ws_128x128_pack_inside": misaligned operands packed inside the
  * kernel (sm90_ws_shift_pack_kernel) where the plain entry packs them by a
- * launch before it, to measure what that gains. Auto never chooses a study entry (the plain entry before it
+ * launch before it, to measure what that gains; "_pack_bulk" (PACK_INSIDE
+ * 2): the same with the packers' rows fetched by bulk copies. Auto never chooses a study entry (the plain entry before it
  * accepts the same calls). */
 template <int BM, int BN, int DIRECT_C, int PACK_INSIDE = 0>
 static cuops_status_t sm90_ws_plain_launch(struct cuops_handle *h, const cuops_gemm_desc_t *d,
@@ -2190,6 +2203,8 @@ static cuops_status_t sm90_ws_plain_launch(struct cuops_handle *h, const cuops_g
 {
     static_assert(!PACK_INSIDE || (BM == 128 && !DIRECT_C), "the pack_inside entries: 128-row tiles");
     const char *const name = DIRECT_C    ? "sm90_ws_128x256_direct_c"
+                             : PACK_INSIDE == 2 ? (BN == 128 ? "sm90_ws_128x128_pack_bulk"
+                                                             : "sm90_ws_128x256_pack_bulk")
                              : PACK_INSIDE ? (BN == 128 ? "sm90_ws_128x128_pack_inside"
                                                         : "sm90_ws_128x256_pack_inside")
                              : BM == 64  ? "sm90_ws_64x128"
@@ -2197,6 +2212,8 @@ static cuops_status_t sm90_ws_plain_launch(struct cuops_handle *h, const cuops_g
                                          : "sm90_ws_128x256";
     /* what cuops_last_kernel says when the call ran with a split tail */
     const char *const tail_name = DIRECT_C    ? "sm90_ws_128x256_direct_c_tail"
+                                  : PACK_INSIDE == 2 ? (BN == 128 ? "sm90_ws_128x128_pack_bulk_tail"
+                                                                  : "sm90_ws_128x256_pack_bulk_tail")
                                   : PACK_INSIDE ? (BN == 128 ? "sm90_ws_128x128_pack_inside_tail"
                                                              : "sm90_ws_128x256_pack_inside_tail")
                                   : BM == 64  ? "sm90_ws_64x128_tail"
@@ -2291,10 +2308,12 @@ static const cuops_gemm_kernel_t sm90_table[] = {
     {"sm90_ws_128x256", sm90_ws_supports<128, 256>, sm90_ws_plain_launch<128, 256, 0>},
     {"sm90_ws_128x256_direct_c", sm90_ws_supports<128, 256>, sm90_ws_plain_launch<128, 256, 1>},
     {"sm90_ws_128x256_pack_inside", sm90_ws_supports<128, 256>, sm90_ws_plain_launch<128, 256, 0, 1>},
+    {"sm90_ws_128x256_pack_bulk", sm90_ws_supports<128, 256>, sm90_ws_plain_launch<128, 256, 0, 2>},
     {"sm90_ws_128x256_mc2", sm90_ws_mc_supports<>, sm90_ws_mc_launch<>},
     SM90_ENTRY_128_DSMEM,
     SM90_ENTRY_128,
     {"sm90_ws_128x128_pack_inside", sm90_ws_supports<128, 128>, sm90_ws_plain_launch<128, 128, 0, 1>},
+    {"sm90_ws_128x128_pack_bulk", sm90_ws_supports<128, 128>, sm90_ws_plain_launch<128, 128, 0, 2>},
     SM90_ENTRY_64,
     {"sm90_ws_128x128_mc2", sm90_ws_mc_supports<128, 128>, sm90_ws_mc_launch<128, 128>},
     SM90_ENTRY_64_MC2,

@@ -9,10 +9,11 @@
  * 4095^3 on the H200 (docs/gemm.md). Here the three warps of the producer
  * warpgroup that issue no TMA do it while the GEMM runs, and the TMA thread
  * waits, k-block by k-block, only for the part it is about to load.
- * Measured slower than the launch before the kernel (P226, an H100: 4095^3
- * 303 against 261 us; the three warps pack at a fraction of the row copy's
- * rate and the tiles wait for their slices), so auto does not use it: the
- * study entries sm90_ws_128x256_pack_inside and sm90_ws_128x128_pack_inside.
+ * Measured slower than the launch before the kernel (an H100 at 4095^3:
+ * 303 against 261 us in P226; the bulk form 269 against 259 in P227: three
+ * warps, one per scheduler, issue too slowly to pack at the row copy's rate,
+ * and the tiles wait for their slices), so auto does not use it: the study
+ * entries sm90_ws_128x{256,128}_pack_inside and _pack_bulk.
  *
  * Work: a slice is 256 columns of k (4 k-blocks, one 16-byte chunk per lane)
  * of a list of rows; an item is one slice of 16 consecutive rows of the
@@ -25,7 +26,9 @@
  * (element-wise only at the operand's two ends, zeros past k: sm90_pack_fetch),
  * then per lane one chunk shifted onto the packed row's 16-byte grid (LDS,
  * funnel shifts, STG). The next one or two batches' copies are in flight
- * while one batch is shifted and stored (sm90_pack_slots).
+ * while one batch is shifted and stored (sm90_pack_slots). The bulk form
+ * (pk.bulk, entries "_pack_bulk") fetches each row's 33 chunks with one
+ * cp.async.bulk on the slot's mbarrier instead (sm90_pack_issue_bulk).
  * A warp stores an item's rows, fences, and counts the item into its
  * (phase, slice) counter; the TMA thread reads the counters with acquire
  * loads before its first load of a slice (then a proxy fence: TMA reads
@@ -45,6 +48,7 @@
 #pragma once
 
 #include "cuda/common/ptx_sm80.cuh"
+#include "cuda/common/ptx_sm90.cuh"
 
 #define SM90_PACK_SLICE 256   /* k columns per slice: 32 lanes x 8 elements */
 #define SM90_PACK_SLICE_KB 4  /* k-blocks of 64 per slice */
@@ -56,19 +60,28 @@
 /* Batch slots per packer warp: three (two batches in flight while one is
  * stored) where the shared memory has room, on 256-column tiles */
 __host__ __device__ constexpr int sm90_pack_slots(int bn) { return bn == 256 ? 3 : 2; }
+/* Rows whose loads the drain has in flight together: four under the
+ * 128-column kernel's 80 producer registers, two under the 256-column
+ * kernel's 56 (four spilled there) */
+__host__ __device__ constexpr int sm90_pack_drain_rows(int bn) { return bn == 256 ? 2 : 4; }
 #define SM90_PACK_BAR_ID 4    /* named barrier of the producer warpgroup at the end */
+/* The bulk form's slot barriers (one per warp and slot), after the slots */
+#define SM90_PACK_BAR_BYTES 128
+static_assert(SM90_PACK_WARPS * 3 * 8 <= SM90_PACK_BAR_BYTES, "a barrier per packer slot");
 
 typedef struct sm90_fused_pack {
     const uint16_t *a, *b; /* K-major sources, any 2-byte alignment */
     int64_t lda, ldb;
     uint16_t *pa, *pb;     /* packed rows, ld = ldp, 16-byte aligned */
     int64_t ldp;
+    const uint16_t *a_end, *b_end; /* one past the last row's element k - 1 */
     int a_rows, b_rows;    /* rows to pack: m or 0, n or 0 */
     int k;
     int a_first, b_first;  /* phase 0: A rows [0, a_first), B rows [0, b_first) */
     int slices;            /* ceil(ldp / SM90_PACK_SLICE) */
     int groups0, groups1;  /* items per slice in phase 0, 1 */
     unsigned *counters;    /* sm90_pack_counters(slices) of them, zero */
+    int bulk;              /* rows fetched by bulk copies (sm90_pack_issue_bulk) */
 } sm90_fused_pack_t;
 
 /* Counters a call needs (cuops_cuda_counters) */
@@ -99,7 +112,7 @@ __device__ __forceinline__ bool sm90_pack_row(const sm90_fused_pack_t &pk, int p
         *src = pk.a + (int64_t)(a0 + x) * pk.lda;
         *dst = pk.pa + (int64_t)(a0 + x) * pk.ldp;
         *begin = pk.a;
-        *end = pk.a + (int64_t)(pk.a_rows - 1) * pk.lda + pk.k;
+        *end = pk.a_end;
         return true;
     }
     x -= a_cnt;
@@ -108,7 +121,7 @@ __device__ __forceinline__ bool sm90_pack_row(const sm90_fused_pack_t &pk, int p
         *src = pk.b + (int64_t)(b0 + x) * pk.ldb;
         *dst = pk.pb + (int64_t)(b0 + x) * pk.ldp;
         *begin = pk.b;
-        *end = pk.b + (int64_t)(pk.b_rows - 1) * pk.ldb + pk.k;
+        *end = pk.b_end;
         return true;
     }
     return false;
@@ -121,28 +134,10 @@ __device__ __forceinline__ int sm90_pack_mis(const uint16_t *row)
 }
 
 /* Aligned source chunk c of a row that starts `mis` halves into its chunk
- * (elements 8c - mis .. 8c - mis + 7) into shared memory. One cp.async
- * wherever the chunk lies within the operand's span [begin, end) (its first
- * row's element 0 to its last row's element k - 1): a chunk that reaches
- * past this row's ends reads the neighbouring row's elements, which land
- * only in packed columns the shift drops (before element 0) or past k,
- * which the tensor maps end at (their boxes read zeros there). Zeros for a
- * chunk wholly past k; element by element, zeros outside [0, k), only where
- * the chunk would cross the span's ends (the first row's first chunk, the
- * last row's last), so nothing outside the operand is read. A synchronous
- * load per row in the issue loop would cost the warp a memory round trip
- * per row: the first version took every row's first and last chunk that
- * way and ran 27 % slower than the launch before the kernel (P226). */
-__device__ __forceinline__ void sm90_pack_fetch(uint32_t dst, const uint16_t *row, int mis,
-                                                int64_t c, int k, const uint16_t *begin,
-                                                const uint16_t *end)
+ * (elements 8c - mis .. 8c - mis + 7), element by element: zeros outside
+ * [0, k). For the chunks that would cross the operand's span (below). */
+__device__ __forceinline__ uint4 sm90_pack_chunk_elems(const uint16_t *row, int64_t e0, int k)
 {
-    const int64_t e0 = 8 * c - mis;
-    const uint16_t *chunk = row + e0;
-    if (e0 < k && chunk >= begin && chunk + 8 <= end) {
-        cuops_cp_async_16_zfill(dst, chunk, 16);
-        return;
-    }
     uint32_t w[4];
 #pragma unroll
     for (int x = 0; x < 4; x++) {
@@ -151,19 +146,54 @@ __device__ __forceinline__ void sm90_pack_fetch(uint32_t dst, const uint16_t *ro
         const uint32_t hi = e + 1 >= 0 && e + 1 < k ? __ldg(row + e + 1) : 0u;
         w[x] = lo | hi << 16;
     }
-    asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(dst), "r"(w[0]), "r"(w[1]),
-                 "r"(w[2]), "r"(w[3])
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+__device__ __forceinline__ void sm90_pack_st_shared(uint32_t dst, uint4 v)
+{
+    asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(dst), "r"(v.x), "r"(v.y), "r"(v.z),
+                 "r"(v.w)
                  : "memory");
 }
 
-/* f(r, slice, src, dst, begin, end) for each row r of batch `half` of
- * `item` (sm90_pack_row's pointers) */
-template <typename F>
-__device__ __forceinline__ void sm90_pack_batch_rows(const sm90_fused_pack_t &pk, int item,
-                                                     int half, F f)
+/* Chunk c into shared memory. One cp.async wherever the chunk lies within
+ * the operand's span [begin, end) (its first row's element 0 to its last
+ * row's element k - 1): a chunk that reaches past this row's ends reads the
+ * neighbouring row's elements, which land only in packed columns the shift
+ * drops (before element 0) or past k, which the tensor maps end at (their
+ * boxes read zeros there). Zeros for a chunk wholly past k; element by
+ * element only where the chunk would cross the span's ends (the first row's
+ * first chunk, the last row's last), so nothing outside the operand is
+ * read. A synchronous load per row in the issue loop would cost the warp a
+ * memory round trip per row: the first version took every row's first and
+ * last chunk that way and ran 27 % slower than the launch before the kernel
+ * (P226). SYNC: a plain load instead of the cp.async (the bulk form's rows
+ * whose window leaves the span, sm90_pack_issue_bulk). */
+template <bool SYNC = false>
+__device__ __forceinline__ void sm90_pack_fetch(uint32_t dst, const uint16_t *row, int mis,
+                                                int64_t c, int k, const uint16_t *begin,
+                                                const uint16_t *end)
+{
+    const int64_t e0 = 8 * c - mis;
+    const uint16_t *chunk = row + e0;
+    if (e0 < k && chunk >= begin && chunk + 8 <= end) {
+        if (SYNC)
+            sm90_pack_st_shared(dst, __ldg((const uint4 *)chunk));
+        else
+            cuops_cp_async_16_zfill(dst, chunk, 16);
+        return;
+    }
+    sm90_pack_st_shared(dst, sm90_pack_chunk_elems(row, e0, k));
+}
+
+/* Issue the copies of batch `half` of `item` into `slot`, row by row (a
+ * loop unrolled over the rows ran slower, P227 call 2) */
+__device__ __forceinline__ void sm90_pack_issue(const sm90_fused_pack_t &pk, int item, int half,
+                                                uint32_t slot, int lane)
 {
     int p, s, g;
     sm90_pack_item(pk, item, &p, &s, &g);
+    const int64_t c0 = (int64_t)s * 32;
 #pragma unroll 1
     for (int r = 0; r < SM90_PACK_BATCH; r++) {
         const uint16_t *src, *begin, *end;
@@ -171,91 +201,166 @@ __device__ __forceinline__ void sm90_pack_batch_rows(const sm90_fused_pack_t &pk
         if (!sm90_pack_row(pk, p, g * SM90_PACK_ITEM_ROWS + half * SM90_PACK_BATCH + r, &src, &dst,
                            &begin, &end))
             break;
-        f(r, s, src, dst, begin, end);
+        const int mis = sm90_pack_mis(src);
+        const uint32_t row_slot = slot + (uint32_t)(r * SM90_PACK_CHUNKS * 16);
+        sm90_pack_fetch(row_slot + 16u * (uint32_t)lane, src, mis, c0 + lane, pk.k, begin, end);
+        if (lane == 0 && mis > 0)
+            sm90_pack_fetch(row_slot + 16u * 32u, src, mis, c0 + 32, pk.k, begin, end);
     }
 }
 
-/* Issue the copies of batch `half` of `item` into `slot` */
-__device__ __forceinline__ void sm90_pack_issue(const sm90_fused_pack_t &pk, int item, int half,
-                                                uint32_t slot, int lane)
+/* The bulk form of sm90_pack_issue: lane r < 8 fetches row r's 33 (or 32,
+ * on the chunk grid) aligned source chunks of the slice with one bulk copy
+ * completing on the slot's barrier `bar`, where that window lies within the
+ * operand's span; the rows whose window leaves it (the operand's first and
+ * last rows) are fetched by the whole warp with plain loads, chunk per lane.
+ * Per row one instruction instead of a cp.async per lane with its address
+ * arithmetic: the rolled per-lane loops held the packers at ~0.7 TB/s
+ * (P226 call 4). The caller has stopped reading the slot (__syncwarp). */
+__device__ __forceinline__ void sm90_pack_issue_bulk(const sm90_fused_pack_t &pk, int item, int half,
+                                                     uint32_t slot, uint32_t bar, int lane)
 {
-    sm90_pack_batch_rows(pk, item, half,
-                         [&](int r, int s, const uint16_t *src, uint16_t *, const uint16_t *begin,
-                             const uint16_t *end) {
-                             const int mis = sm90_pack_mis(src);
-                             const int64_t c0 = (int64_t)s * 32;
-                             const uint32_t row_slot = slot + (uint32_t)(r * SM90_PACK_CHUNKS * 16);
-                             sm90_pack_fetch(row_slot + 16u * (uint32_t)lane, src, mis, c0 + lane,
-                                             pk.k, begin, end);
-                             if (lane == 0 && mis > 0)
-                                 sm90_pack_fetch(row_slot + 16u * 32u, src, mis, c0 + 32, pk.k,
-                                                 begin, end);
-                         });
+#if CUOPS_SM90A_DEVICE
+    int p, s, g;
+    sm90_pack_item(pk, item, &p, &s, &g);
+    const uint16_t *src = NULL, *begin = NULL, *end = NULL;
+    uint16_t *dst = NULL;
+    const bool ok = lane < SM90_PACK_BATCH &&
+                    sm90_pack_row(pk, p, g * SM90_PACK_ITEM_ROWS + half * SM90_PACK_BATCH + lane,
+                                  &src, &dst, &begin, &end);
+    uint32_t bytes = 0;
+    const uint16_t *from = NULL;
+    if (ok) {
+        const int mis = sm90_pack_mis(src);
+        const int elems = mis > 0 ? SM90_PACK_CHUNKS * 8 : SM90_PACK_SLICE;
+        from = src - mis + (int64_t)s * SM90_PACK_SLICE;
+        if (from >= begin && from + elems <= end) bytes = 2u * (uint32_t)elems;
+    }
+    const uint32_t total = __reduce_add_sync(0xffffffffu, bytes);
+    unsigned fallback = __ballot_sync(0xffffffffu, ok && bytes == 0);
+    if (lane == 0) {
+        /* the slot's last reads (generic proxy) before the bulk writes */
+        cuops_fence_proxy_async_smem();
+        cuops_mbar_arrive_expect_tx(bar, total);
+    }
+    __syncwarp();
+    if (bytes) cuops_bulk_load(slot + (uint32_t)(lane * SM90_PACK_CHUNKS * 16), from, bytes, bar);
+    while (fallback) {
+        const int r = __ffs(fallback) - 1;
+        fallback &= fallback - 1;
+        const uint16_t *rs = (const uint16_t *)__shfl_sync(0xffffffffu, (unsigned long long)src, r);
+        const uint16_t *rb = (const uint16_t *)__shfl_sync(0xffffffffu, (unsigned long long)begin, r);
+        const uint16_t *re = (const uint16_t *)__shfl_sync(0xffffffffu, (unsigned long long)end, r);
+        const int mis = sm90_pack_mis(rs);
+        const uint32_t row_slot = slot + (uint32_t)(r * SM90_PACK_CHUNKS * 16);
+        sm90_pack_fetch<true>(row_slot + 16u * (uint32_t)lane, rs, mis, (int64_t)s * 32 + lane, pk.k,
+                              rb, re);
+        if (lane == 0 && mis > 0)
+            sm90_pack_fetch<true>(row_slot + 16u * 32u, rs, mis, (int64_t)s * 32 + 32, pk.k, rb, re);
+    }
+#endif
 }
 
 /* lo, hi: two consecutive aligned source chunks; the 8 halves that start
- * `mis` halves into lo */
+ * `mis` halves into lo. Selects, no branches: the drain interleaves rows
+ * of different shifts. */
 __device__ __forceinline__ uint4 sm90_pack_shift(uint4 lo, uint4 hi, int mis)
 {
-    uint32_t w0 = lo.x, w1 = lo.y, w2 = lo.z, w3 = lo.w, w4 = hi.x, w5 = hi.y;
-    if (mis & 4) { /* two words on */
-        w0 = w2;
-        w1 = w3;
-        w2 = w4;
-        w3 = w5;
-        w4 = hi.z;
-        w5 = hi.w;
-    }
-    if (mis & 2) { /* one word on */
-        w0 = w1;
-        w1 = w2;
-        w2 = w3;
-        w3 = w4;
-        w4 = w5;
-    }
+    const bool two = (mis & 4) != 0, one = (mis & 2) != 0; /* words on: 2, then 1 */
+    const uint32_t a0 = two ? lo.z : lo.x, a1 = two ? lo.w : lo.y, a2 = two ? hi.x : lo.z,
+                   a3 = two ? hi.y : lo.w, a4 = two ? hi.z : hi.x, a5 = two ? hi.w : hi.y;
+    const uint32_t w0 = one ? a1 : a0, w1 = one ? a2 : a1, w2 = one ? a3 : a2, w3 = one ? a4 : a3,
+                   w4 = one ? a5 : a4;
     const uint32_t bits = (uint32_t)(mis & 1) * 16u;
     return make_uint4(__funnelshift_r(w0, w1, bits), __funnelshift_r(w1, w2, bits),
                       __funnelshift_r(w2, w3, bits), __funnelshift_r(w3, w4, bits));
 }
 
 /* Shift and store batch `half` of `item` from `slot`: lane l writes packed
- * chunk 32 s + l of each row (those below ldp) */
+ * chunk 32 s + l of each row (those below ldp). Lane r < 8 finds row r's
+ * packed row and shift once (the slice's packed chunk 0 is 16-byte aligned:
+ * the shift rides in its low bits), the warp takes them by shuffles, and
+ * the 8 rows' loads, shifts and stores are independent, unrolled: the
+ * packers are one warp per scheduler, so only their own instruction-level
+ * parallelism hides a chain (ncu, P227 call 2: with a loop over rows that
+ * each found their pointers again, `wait` and `selected` held the packers,
+ * ~820 warp instructions per batch of 8 rows, issue and drain, while the
+ * bulk copies arrived in time). */
+template <int GROUP>
 __device__ __forceinline__ void sm90_pack_drain(const sm90_fused_pack_t &pk, int item, int half,
                                                 uint32_t slot, int lane)
 {
-    sm90_pack_batch_rows(pk, item, half,
-                         [&](int r, int s, const uint16_t *src, uint16_t *dst, const uint16_t *,
-                             const uint16_t *) {
-                             const int64_t j = (int64_t)s * 32 + lane;
-                             const int mis = sm90_pack_mis(src);
-                             const uint32_t at = slot + (uint32_t)((r * SM90_PACK_CHUNKS + lane) * 16);
-                             uint4 lo, hi = make_uint4(0u, 0u, 0u, 0u);
-                             asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
-                                          : "=r"(lo.x), "=r"(lo.y), "=r"(lo.z), "=r"(lo.w)
-                                          : "r"(at)
-                                          : "memory");
-                             if (mis > 0)
-                                 asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
-                                              : "=r"(hi.x), "=r"(hi.y), "=r"(hi.z), "=r"(hi.w)
-                                              : "r"(at + 16u)
-                                              : "memory");
-                             if (8 * j < pk.ldp)
-                                 *(uint4 *)(dst + 8 * j) = mis > 0 ? sm90_pack_shift(lo, hi, mis) : lo;
-                         });
+    int p, s, g;
+    sm90_pack_item(pk, item, &p, &s, &g);
+    unsigned long long info = 0; /* packed chunk 0 of the slice | shift; 0 past the list */
+    {
+        const uint16_t *src, *begin, *end;
+        uint16_t *dst;
+        if (lane < SM90_PACK_BATCH &&
+            sm90_pack_row(pk, p, g * SM90_PACK_ITEM_ROWS + half * SM90_PACK_BATCH + lane, &src, &dst,
+                          &begin, &end))
+            info = (unsigned long long)(uintptr_t)(dst + (int64_t)s * SM90_PACK_SLICE) |
+                   (unsigned long long)sm90_pack_mis(src);
+    }
+    const bool stored = 8 * ((int64_t)s * 32 + lane) < pk.ldp;
+    const uint32_t at = slot + 16u * (uint32_t)lane;
+    /* GROUP rows at a time: their loads issued back to back, then their
+     * shifts and stores (rows past the list, 0, load stale bytes and store
+     * nothing) */
+    static_assert(SM90_PACK_BATCH % GROUP == 0, "groups of whole rows");
+#pragma unroll
+    for (int r0 = 0; r0 < SM90_PACK_BATCH; r0 += GROUP) {
+        unsigned long long row[GROUP];
+        uint4 lo[GROUP], hi[GROUP];
+#pragma unroll
+        for (int i = 0; i < GROUP; i++) row[i] = __shfl_sync(0xffffffffu, info, r0 + i);
+#pragma unroll
+        for (int i = 0; i < GROUP; i++) {
+            /* hi is read on the chunk grid too (the shift drops it) */
+            const uint32_t c = at + (uint32_t)((r0 + i) * SM90_PACK_CHUNKS * 16);
+            asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
+                         : "=r"(lo[i].x), "=r"(lo[i].y), "=r"(lo[i].z), "=r"(lo[i].w)
+                         : "r"(c)
+                         : "memory");
+            asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
+                         : "=r"(hi[i].x), "=r"(hi[i].y), "=r"(hi[i].z), "=r"(hi[i].w)
+                         : "r"(c + 16u)
+                         : "memory");
+        }
+#pragma unroll
+        for (int i = 0; i < GROUP; i++) {
+            uint16_t *const dst = (uint16_t *)(uintptr_t)(row[i] & ~15ull);
+            if (stored && row[i] != 0)
+                *(uint4 *)(dst + 8 * lane) = sm90_pack_shift(lo[i], hi[i], (int)(row[i] & 7u));
+        }
+    }
 }
 
 /* One warp's share of the packing: items claimed in order until none is
  * left, two batches per item, SLOTS - 1 batches in flight while one is
  * shifted and stored; `smem` holds its SLOTS batch slots. Lane 0 claims
  * each item one item ahead of its first issue, so the atomic's round trip
- * overlaps a batch. */
-template <int SLOTS>
-__device__ __forceinline__ void sm90_pack_worker(const sm90_fused_pack_t &pk, uint32_t smem)
+ * overlaps a batch. GROUP: sm90_pack_drain's rows in flight. BULK: the batches fetched by sm90_pack_issue_bulk, each
+ * slot completing on its barrier at `bars` (SLOTS of them), instead of one
+ * cp.async group per batch. */
+template <int SLOTS, int GROUP, bool BULK>
+__device__ __forceinline__ void sm90_pack_worker(const sm90_fused_pack_t &pk, uint32_t smem,
+                                                 uint32_t bars)
 {
     static_assert(SLOTS == 2 || SLOTS == 3, "two or three batch slots");
     const int lane = (int)(threadIdx.x % 32);
     const int total = pk.slices * (pk.groups0 + pk.groups1);
     unsigned *const done = pk.counters + 2;
+    if (BULK) {
+#if CUOPS_SM90A_DEVICE
+        if (lane == 0) {
+            for (int q = 0; q < SLOTS; q++) cuops_mbar_init(bars + 8u * (uint32_t)q, 1);
+            cuops_mbar_init_fence();
+        }
+#endif
+        __syncwarp();
+    }
+    uint32_t parity = 0; /* BULK: bit q, the phase slot q's next batch completes */
     unsigned claimed = 0; /* lane 0: the item after the issue cursor's */
     if (lane == 0) claimed = atomicAdd(pk.counters, 1u);
     /* the issue cursor (item, half) and the batches in flight behind it:
@@ -270,23 +375,35 @@ __device__ __forceinline__ void sm90_pack_worker(const sm90_fused_pack_t &pk, ui
         b_item[q] = it_item;
         b_half[q] = it_half;
         if (it_item < total) {
-            sm90_pack_issue(pk, it_item, it_half, smem + (uint32_t)(it_slot * SM90_PACK_SLOT_BYTES), lane);
+            const uint32_t slot = smem + (uint32_t)(it_slot * SM90_PACK_SLOT_BYTES);
+            if (BULK)
+                sm90_pack_issue_bulk(pk, it_item, it_half, slot, bars + 8u * (uint32_t)it_slot, lane);
+            else
+                sm90_pack_issue(pk, it_item, it_half, slot, lane);
             if (it_half) {
                 it_item = (int)__shfl_sync(0xffffffffu, claimed, 0);
                 if (lane == 0 && it_item < total) claimed = atomicAdd(pk.counters, 1u);
             }
             it_half ^= 1;
         }
-        cuops_cp_async_commit();
+        if (!BULK) cuops_cp_async_commit();
         it_slot = it_slot + 1 == SLOTS ? 0 : it_slot + 1;
     };
 #pragma unroll
     for (int q = 0; q < SLOTS - 1; q++) issue_next(q);
     while (b_item[0] < total) {
         issue_next(SLOTS - 1);
-        cuops_cp_async_wait<SLOTS - 1>(); /* the oldest batch's copies */
+        if (BULK) {
+#if CUOPS_SM90A_DEVICE
+            cuops_mbar_wait(bars + 8u * (uint32_t)dr_slot, (parity >> dr_slot) & 1u);
+#endif
+            parity ^= 1u << dr_slot;
+        } else {
+            cuops_cp_async_wait<SLOTS - 1>(); /* the oldest batch's copies */
+        }
         __syncwarp();
-        sm90_pack_drain(pk, b_item[0], b_half[0], smem + (uint32_t)(dr_slot * SM90_PACK_SLOT_BYTES), lane);
+        sm90_pack_drain<GROUP>(pk, b_item[0], b_half[0], smem + (uint32_t)(dr_slot * SM90_PACK_SLOT_BYTES),
+                               lane);
         __syncwarp(); /* every lane has read the slot, and stored its rows */
         if (b_half[0] && lane == 0) {
             /* the item's 16 rows are stored (the warp barrier orders every
@@ -304,7 +421,7 @@ __device__ __forceinline__ void sm90_pack_worker(const sm90_fused_pack_t &pk, ui
             b_half[q] = b_half[q + 1];
         }
     }
-    cuops_cp_async_wait_all();
+    if (!BULK) cuops_cp_async_wait_all();
     __syncwarp();
 }
 
