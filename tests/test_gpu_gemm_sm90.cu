@@ -511,8 +511,8 @@ static void check_split_deterministic(cuops_handle_t gpu, int64_t m, int64_t n, 
  * The shifted rows against the register epilogue writing C in place
  * (sm90_ws_128x256_direct_c): both round alpha * acc once, and neither may
  * touch C's padding or what lies before it. The operands packed inside the
- * kernel (the "_pack_inside" entries) against packed by a launch before it: the
- * same packed rows, the same main loop. */
+ * kernel (the "_pack_inside" and "_pack_bulk" entries) against packed by a
+ * launch before it: the same packed rows, the same main loop. */
 static void check_same_bits(cuops_handle_t gpu, int64_t m, int64_t n, int64_t k, int64_t pad_a,
                             int64_t pad_b, int64_t pad_c, int64_t offset, cuops_dtype_t ab,
                             cuops_dtype_t ct, const char *const *variants, int count)

@@ -67,7 +67,8 @@ __host__ __device__ constexpr int sm90_pack_drain_rows(int bn) { return bn == 25
 #define SM90_PACK_BAR_ID 4    /* named barrier of the producer warpgroup at the end */
 /* The bulk form's slot barriers (one per warp and slot), after the slots */
 #define SM90_PACK_BAR_BYTES 128
-static_assert(SM90_PACK_WARPS * 3 * 8 <= SM90_PACK_BAR_BYTES, "a barrier per packer slot");
+static_assert(SM90_PACK_WARPS * sm90_pack_slots(256) * 8 <= SM90_PACK_BAR_BYTES,
+              "a barrier per packer slot");
 
 typedef struct sm90_fused_pack {
     const uint16_t *a, *b; /* K-major sources, any 2-byte alignment */
@@ -186,6 +187,21 @@ __device__ __forceinline__ void sm90_pack_fetch(uint32_t dst, const uint16_t *ro
     sm90_pack_st_shared(dst, sm90_pack_chunk_elems(row, e0, k));
 }
 
+/* One row's chunks of slice s into its row slot: chunk s * 32 + lane per
+ * lane, and lane 0 the 33rd, which a row off the chunk grid reaches into
+ * (SYNC: sm90_pack_fetch's plain loads) */
+template <bool SYNC>
+__device__ __forceinline__ void sm90_pack_fetch_row(uint32_t row_slot, const uint16_t *src, int s,
+                                                    int k, const uint16_t *begin,
+                                                    const uint16_t *end, int lane)
+{
+    const int mis = sm90_pack_mis(src);
+    const int64_t c0 = (int64_t)s * 32;
+    sm90_pack_fetch<SYNC>(row_slot + 16u * (uint32_t)lane, src, mis, c0 + lane, k, begin, end);
+    if (lane == 0 && mis > 0)
+        sm90_pack_fetch<SYNC>(row_slot + 16u * 32u, src, mis, c0 + 32, k, begin, end);
+}
+
 /* Issue the copies of batch `half` of `item` into `slot`, row by row (a
  * loop unrolled over the rows ran slower, P227 call 2) */
 __device__ __forceinline__ void sm90_pack_issue(const sm90_fused_pack_t &pk, int item, int half,
@@ -193,7 +209,6 @@ __device__ __forceinline__ void sm90_pack_issue(const sm90_fused_pack_t &pk, int
 {
     int p, s, g;
     sm90_pack_item(pk, item, &p, &s, &g);
-    const int64_t c0 = (int64_t)s * 32;
 #pragma unroll 1
     for (int r = 0; r < SM90_PACK_BATCH; r++) {
         const uint16_t *src, *begin, *end;
@@ -201,11 +216,8 @@ __device__ __forceinline__ void sm90_pack_issue(const sm90_fused_pack_t &pk, int
         if (!sm90_pack_row(pk, p, g * SM90_PACK_ITEM_ROWS + half * SM90_PACK_BATCH + r, &src, &dst,
                            &begin, &end))
             break;
-        const int mis = sm90_pack_mis(src);
-        const uint32_t row_slot = slot + (uint32_t)(r * SM90_PACK_CHUNKS * 16);
-        sm90_pack_fetch(row_slot + 16u * (uint32_t)lane, src, mis, c0 + lane, pk.k, begin, end);
-        if (lane == 0 && mis > 0)
-            sm90_pack_fetch(row_slot + 16u * 32u, src, mis, c0 + 32, pk.k, begin, end);
+        sm90_pack_fetch_row<false>(slot + (uint32_t)(r * SM90_PACK_CHUNKS * 16), src, s, pk.k, begin,
+                                   end, lane);
     }
 }
 
@@ -251,12 +263,8 @@ __device__ __forceinline__ void sm90_pack_issue_bulk(const sm90_fused_pack_t &pk
         const uint16_t *rs = (const uint16_t *)__shfl_sync(0xffffffffu, (unsigned long long)src, r);
         const uint16_t *rb = (const uint16_t *)__shfl_sync(0xffffffffu, (unsigned long long)begin, r);
         const uint16_t *re = (const uint16_t *)__shfl_sync(0xffffffffu, (unsigned long long)end, r);
-        const int mis = sm90_pack_mis(rs);
-        const uint32_t row_slot = slot + (uint32_t)(r * SM90_PACK_CHUNKS * 16);
-        sm90_pack_fetch<true>(row_slot + 16u * (uint32_t)lane, rs, mis, (int64_t)s * 32 + lane, pk.k,
-                              rb, re);
-        if (lane == 0 && mis > 0)
-            sm90_pack_fetch<true>(row_slot + 16u * 32u, rs, mis, (int64_t)s * 32 + 32, pk.k, rb, re);
+        sm90_pack_fetch_row<true>(slot + (uint32_t)(r * SM90_PACK_CHUNKS * 16), rs, s, pk.k, rb, re,
+                                  lane);
     }
 #endif
 }
