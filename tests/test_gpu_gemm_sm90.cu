@@ -85,6 +85,12 @@ static const char *const PACKIN = "sm90_ws_128x256_pack_inside";
 static const char *const PACKIN128 = "sm90_ws_128x128_pack_inside";
 static const char *const PACKBULK = "sm90_ws_128x256_pack_bulk";
 static const char *const PACKBULK128 = "sm90_ws_128x128_pack_bulk";
+/* whole CTAs packing while the others run the tiles (16, 8 of them) */
+static const char *const PACKCTAS = "sm90_ws_128x256_pack_ctas";
+static const char *const PACKCTAS8 = "sm90_ws_128x256_pack_ctas8";
+/* the same, the packer CTAs then running tiles too, every unit claimed */
+static const char *const PACKJOIN = "sm90_ws_128x256_pack_join";
+static const char *const PACKJOIN128 = "sm90_ws_128x128_pack_join";
 /* the same kernels with 128 x 128 tiles (section 8) */
 static const char *const V128 = "sm90_ws_128x128";
 static const char *const DSMEM128 = "sm90_ws_128x128_splitk_dsmem";
@@ -196,20 +202,32 @@ static int tail_plan(int64_t m, int64_t n, int64_t k, int sms, int64_t bm, int64
  * the plain entries add "_tail" where their plan splits the last round. */
 static const char *expected_kernel(const char *base, const gemm_case_t *c)
 {
-    static const struct { const char *name, *tail; int bm, bn; } plain[] = {
-        {"sm90_ws_128x256", "sm90_ws_128x256_tail", 128, 256},
-        {"sm90_ws_128x256_direct_c", "sm90_ws_128x256_direct_c_tail", 128, 256},
-        {"sm90_ws_128x256_pack_inside", "sm90_ws_128x256_pack_inside_tail", 128, 256},
-        {"sm90_ws_128x128_pack_inside", "sm90_ws_128x128_pack_inside_tail", 128, 128},
-        {"sm90_ws_128x256_pack_bulk", "sm90_ws_128x256_pack_bulk_tail", 128, 256},
-        {"sm90_ws_128x128_pack_bulk", "sm90_ws_128x128_pack_bulk_tail", 128, 128},
-        {"sm90_ws_128x128", "sm90_ws_128x128_tail", 128, 128},
-        {"sm90_ws_64x128", "sm90_ws_64x128_tail", 64, 128},
+    /* packers: the SMs the packer-CTA entries keep from the tiles (their
+     * split tail is planned for the rest) */
+    static const struct { const char *name, *tail; int bm, bn, packers; } plain[] = {
+        {"sm90_ws_128x256", "sm90_ws_128x256_tail", 128, 256, 0},
+        {"sm90_ws_128x256_direct_c", "sm90_ws_128x256_direct_c_tail", 128, 256, 0},
+        {"sm90_ws_128x256_pack_inside", "sm90_ws_128x256_pack_inside_tail", 128, 256, 0},
+        {"sm90_ws_128x128_pack_inside", "sm90_ws_128x128_pack_inside_tail", 128, 128, 0},
+        {"sm90_ws_128x256_pack_bulk", "sm90_ws_128x256_pack_bulk_tail", 128, 256, 0},
+        {"sm90_ws_128x128_pack_bulk", "sm90_ws_128x128_pack_bulk_tail", 128, 128, 0},
+        {"sm90_ws_128x256_pack_ctas", "sm90_ws_128x256_pack_ctas_tail", 128, 256, 16},
+        {"sm90_ws_128x256_pack_ctas8", "sm90_ws_128x256_pack_ctas8_tail", 128, 256, 8},
+        {"sm90_ws_128x256_pack_ctas24", "sm90_ws_128x256_pack_ctas24_tail", 128, 256, 24},
+        {"sm90_ws_128x256_pack_join", "sm90_ws_128x256_pack_join_tail", 128, 256, 0},
+        {"sm90_ws_128x256_pack_join8", "sm90_ws_128x256_pack_join8_tail", 128, 256, 0},
+        {"sm90_ws_128x128_pack_join", "sm90_ws_128x128_pack_join_tail", 128, 128, 0},
+        {"sm90_ws_128x128", "sm90_ws_128x128_tail", 128, 128, 0},
+        {"sm90_ws_64x128", "sm90_ws_64x128_tail", 64, 128, 0},
     };
     if (!base || c->split_k == 1 || g_ws_limited || c->k == 0) return base;
     for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
-        if (!strcmp(base, plain[i].name))
-            return tail_plan(c->m, c->n, c->k, g_sms, plain[i].bm, plain[i].bn) ? plain[i].tail : base;
+        if (!strcmp(base, plain[i].name)) {
+            const int packers = plain[i].packers < g_sms / 2 ? plain[i].packers : g_sms / 2;
+            return tail_plan(c->m, c->n, c->k, g_sms - packers, plain[i].bm, plain[i].bn)
+                       ? plain[i].tail
+                       : base;
+        }
     return base;
 }
 
@@ -732,20 +750,24 @@ int main(void)
          * than 256 (k = 300: 320 packed columns), K-major A or B alone off
          * 16 bytes (the other read in place), both tiles that pack. */
         {
-            const char *const v256[3] = {VARIANT, PACKIN, PACKBULK},
-                              *const v128[3] = {V128, PACKIN128, PACKBULK128};
-            check_same_bits(gpu, 1537, 3001, 300, 3, 3, 1, 1, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, v256, 3);
-            check_same_bits(gpu, 1537, 3001, 300, 5, 7, 3, 0, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, v128, 3);
-            check_same_bits(gpu, 300, 520, 136, 1, 0, 1, 0, CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16, v256, 3);
-            check_same_bits(gpu, 300, 520, 136, 0, 5, 3, 0, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F16, v256, 3);
+            const char *const v256[6] = {VARIANT, PACKIN, PACKBULK, PACKCTAS, PACKCTAS8, PACKJOIN},
+                              *const v128[4] = {V128, PACKIN128, PACKBULK128, PACKJOIN128};
+            check_same_bits(gpu, 1537, 3001, 300, 3, 3, 1, 1, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, v256, 6);
+            check_same_bits(gpu, 1537, 3001, 300, 5, 7, 3, 0, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, v128, 4);
+            check_same_bits(gpu, 300, 520, 136, 1, 0, 1, 0, CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16, v256, 6);
+            check_same_bits(gpu, 300, 520, 136, 0, 5, 3, 0, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F16, v256, 6);
             /* k < one slice: a bulk window spans several rows, so the last
-             * rows' windows leave the operand (the bulk form's plain loads) */
-            check_same_bits(gpu, 77, 130, 40, 3, 1, 0, 3, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, v256, 3);
+             * rows' windows leave the operand (the bulk form's plain loads);
+             * 13 items, fewer than the packer CTAs (some pack nothing) */
+            check_same_bits(gpu, 77, 130, 40, 3, 1, 0, 3, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, v256, 6);
+            /* 204 tiles: rounds and a split tail on the packer-CTA grid's
+             * GEMM CTAs, three slices */
+            check_same_bits(gpu, 2049, 3001, 520, 1, 3, 1, 2, CUOPS_DTYPE_BF16, CUOPS_DTYPE_BF16, v256, 6);
             if (!quick) {
                 check_same_bits(gpu, 4095, 4095, 4095, 0, 0, 0, 1, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16,
-                                v256, 3);
+                                v256, 6);
                 check_same_bits(gpu, 2049, 1537, 3001, 1, 3, 5, 0, CUOPS_DTYPE_BF16,
-                                CUOPS_DTYPE_BF16, v128, 3);
+                                CUOPS_DTYPE_BF16, v128, 4);
             }
         }
         if (!quick) {

@@ -83,7 +83,11 @@
  * packed inside the shifted-rows kernel by the producer warpgroup's three
  * idle warps (gemm_sm90_fused_pack.cuh), where the plain entries launch the
  * row copy before it; measured slower (docs/gemm.md, P226-P227). Their
- * forms "_pack_bulk" fetch each row's window by one bulk copy.
+ * forms "_pack_bulk" fetch each row's window by one bulk copy. The same
+ * kernel with whole CTAs packing instead (sm90_pack_cta): "_pack_ctas",
+ * "_pack_ctas8", "_pack_ctas24" (16, 8, 24 packer CTAs, which then exit)
+ * and "_pack_join", "_pack_join8" (16, 8, which then run tiles too, every
+ * unit claimed from a counter); "sm90_ws_128x128_pack_join" (P228).
  * Kernels "sm90_ws_128x128", "sm90_ws_128x128_splitk_dsmem" and
  * "sm90_ws_64x128" (last in the table): the same CTA body with a smaller
  * tile (sm90_tile<BM, BN>; in a 64-row tile the two consumers split the
@@ -193,7 +197,7 @@ template <int BM, int BN> struct sm90_tile {
 /* The kernel that packs its operands (sm90_ws_shift_pack_kernel): a ring
  * one stage shorter, the epilogue buffers and the barriers, then the three
  * packer warps' batch slots (128-byte aligned). */
-template <int BM, int BN> constexpr int sm90_pack_smem_bytes()
+template <int BM, int BN> __host__ __device__ constexpr int sm90_pack_smem_bytes()
 {
     return sm90_tile<BM, BN>::SMEM_BYTES - sm90_tile<BM, BN>::STAGE_BYTES - 16 + 128 +
            SM90_PACK_WARPS * sm90_pack_slots(BN) * SM90_PACK_SLOT_BYTES + SM90_PACK_BAR_BYTES;
@@ -970,10 +974,22 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
         : MCAST ? ((p.tiles_m + MCM - 1) / MCM) * ((p.tiles_n + MCN - 1) / MCN)
                 : p.dp_units + p.sk_tiles * p.sk_splits;
     constexpr bool TAIL = !SPLIT && !MCAST; /* the plain kernel may have a split tail */
-    const int first_unit = (int)blockIdx.x / CLUSTER;
-    const int unit_step = (int)gridDim.x / CLUSTER;
-
-    if (threadIdx.x == 0) {
+    /* PACK with packer CTAs (pk->pack_ctas): the first pack_ctas CTAs to
+     * start pack (sm90_pack_cta), the others run the units as a grid of
+     * gridDim.x - pack_ctas, numbered in the order they started. Roles by
+     * order of start, not by blockIdx: the GEMM's CTAs wait for the packers'
+     * rows, and a CTA that has started is running, so no CTA waits for one
+     * that may not be resident yet. pk->join: every unit is claimed from a
+     * counter instead (sm90_unit_post / sm90_unit_take), and the packer CTAs
+     * claim units too once their items are done. */
+    __shared__ int start_ticket;
+    const bool pack_ctas = PACK && pk->pack_ctas > 0;
+    const bool join = pack_ctas && pk->join;
+    /* join: the producer passes each unit it claims to the consumers
+     * through a 4-entry mailbox (full / empty barriers, then the words) in
+     * the packer warps' room, which the GEMM CTAs leave unused here */
+    const uint32_t box = pack_smem;
+    auto init_barriers = [&]() {
         for (int s = 0; s < STAGES; s++) {
             /* full: the producer's one arrive.expect_tx + the TMA bytes. */
             cuops_mbar_init(SM90_FULL_BAR(s), 1);
@@ -985,7 +1001,17 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
              * the consumers of each release it here. */
             cuops_mbar_init(SM90_EMPTY_BAR(s), 8 * (MCM + MCN - 1));
         }
+        if (join) sm90_unit_box_init(box);
         cuops_mbar_init_fence();
+    };
+
+    if (threadIdx.x == 0) {
+        bool gemm_cta = true;
+        if (pack_ctas) {
+            start_ticket = (int)atomicAdd(pk->counters, 1u);
+            gemm_cta = start_ticket >= pk->pack_ctas;
+        }
+        if (gemm_cta) init_barriers();
     }
     /* MCAST: the peer's barriers must be initialised before this CTA's
      * multicast or releases reach them */
@@ -993,6 +1019,25 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
         cuops_cluster_sync();
     else
         __syncthreads();
+    if (pack_ctas && start_ticket < pk->pack_ctas) {
+        /* a packer CTA: the whole shared memory its ring (the GEMM barriers
+         * above were not initialised here) */
+        constexpr int NSLOTS = sm90_pack_cta_slots(sm90_pack_smem_bytes<BM, BN>());
+        sm90_pack_cta<NSLOTS, 8, SM90_THREADS / 32>(*pk, smem_base, start_ticket);
+        __syncthreads();
+        if (!join) {
+            if (threadIdx.x < 32) sm90_pack_finish(*pk);
+            return;
+        }
+        /* join the tiles: the ring's memory was read by the drains (generic
+         * proxy) and is written next by TMA (async proxy) */
+        cuops_fence_proxy_async_smem();
+        if (threadIdx.x == 0) init_barriers();
+        __syncthreads();
+    }
+    const int first_unit = pack_ctas ? start_ticket - pk->pack_ctas : (int)blockIdx.x / CLUSTER;
+    const int unit_step = pack_ctas ? (int)gridDim.x - pk->pack_ctas : (int)gridDim.x / CLUSTER;
+    int box_n = 0; /* join: units through the mailbox so far */
 
     if (warpgroup == 0) {
         /* ---------------- producer ---------------- */
@@ -1002,7 +1047,8 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
             int stage = 0;
             /* PACK: slices seen packed, per phase (sm90_pack_wait) */
             int ready0 = 0, ready1 = 0;
-            for (int u = first_unit; u < units; u += unit_step) {
+            for (int u = join ? sm90_unit_post(box, *pk, units, box_n) : first_unit; u < units;
+                 u = join ? sm90_unit_post(box, *pk, units, box_n) : u + unit_step) {
                 int t = u, kb_first = 0, kb_count = p.k_blocks;
                 const bool sk = TAIL && u >= p.dp_units;
                 if (sk) sm90_tail_unit(p, u, &t, &kb_first, &kb_count);
@@ -1104,7 +1150,7 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                     cuops_ring_advance<STAGES>(stage, phase);
                 }
             }
-        } else if (PACK && threadIdx.x >= 32) {
+        } else if (PACK && !pack_ctas && threadIdx.x >= 32) {
             /* warps 1-3: the packers */
             constexpr int SLOTS = sm90_pack_slots(BN);
             const int w = (int)threadIdx.x / 32 - 1;
@@ -1145,7 +1191,8 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
         int stage = 0;
         uint32_t phase = 0;
         uint32_t epi_parity = 0; /* sm90_epilogue_tma's buffer alternation */
-        for (int u = first_unit; u < units; u += unit_step) {
+        for (int u = join ? sm90_unit_take(box, box_n) : first_unit; u < units;
+             u = join ? sm90_unit_take(box, box_n) : u + unit_step) {
             /* kb_count >= 1 (host plan; a tail piece is never empty), so
              * prev_stage below is always a stage this unit read. */
             int t = u, kb_first = 0, kb_count = p.k_blocks;
@@ -1713,6 +1760,19 @@ static bool sm90_c_shifted(const cuops_gemm_desc_t *d)
     return cuops_dtype_size(d->c_type) == 2 && d->beta == 0.0f && !sm90_c_tma_direct(d);
 }
 
+/* Packer CTAs of the study entries "_pack_ctas" (pack_inside 3), "_pack_ctas8"
+ * (4) and "_pack_ctas24" (5): 16, 8 or 24 of the SMs pack the operands while
+ * the others run the tiles (sm90_pack_cta); "_pack_join" (6) and
+ * "_pack_join8" (7): 16 or 8, which then run tiles too, every unit claimed
+ * from a counter (sm90_fused_pack_t's join). 0 for the other forms, and at
+ * least half the SMs left to the tiles. */
+static int sm90_pack_cta_count(int pack_inside, int sms)
+{
+    static const int want[8] = {0, 0, 0, 16, 8, 24, 16, 8};
+    const int w = pack_inside >= 0 && pack_inside < 8 ? want[pack_inside] : 0;
+    return w < sms / 2 ? w : sms / 2;
+}
+
 /* The rows of A and B that the grid's first round of units reads: A rows
  * [0, *a_end), B rows [0, *b_end) (whole tiles, clipped to m and n; the
  * grouped and the row-major orders both start their rounds at tile (0, 0)
@@ -1824,10 +1884,17 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
      * forbids any split): its partials after the staged C, and with a user
      * workspace its counters too, cleared per call (nothing is allocated
      * there). Without room, or with operands in the workspace, no tail. */
+    /* the "_pack_ctas" entries: that many CTAs pack, the rest run the tiles
+     * (the split tail planned for them whether or not this call packs) */
+    const int pack_ctas = sm90_pack_cta_count(pack_inside, h->num_sms);
+    const bool pack_join = pack_ctas > 0 && pack_inside >= 6;
+    const int gemm_sms = h->num_sms - pack_ctas;
+    /* the split tail's round: every CTA where the packers join the tiles */
+    const int tail_sms = pack_join ? h->num_sms : gemm_sms;
     int sk_splits = 0;
     if (splits == 0 && !mcast && !(opt && opt->split_k == 1))
-        sk_splits = cuops_sm90_tail_splits(num_tiles, cuops_ceil_div(d->k, SM90_BK), h->num_sms);
-    int sk_tiles = sk_splits > 0 ? (int)(num_tiles % h->num_sms) : 0;
+        sk_splits = cuops_sm90_tail_splits(num_tiles, cuops_ceil_div(d->k, SM90_BK), tail_sms);
+    int sk_tiles = sk_splits > 0 ? (int)(num_tiles % tail_sms) : 0;
     size_t tail_bytes =
         sk_tiles > 0 ? (size_t)sk_tiles * sk_splits * tile::PARTIAL_F4_PER_UNIT * sizeof(float4) : 0;
     /* Operands that are only misaligned (K-major, rows off 16 bytes), with C
@@ -2034,7 +2101,7 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
             smaps.n_al[j] = (int)(cols - off);
         }
         p.c_shift = 1;
-        const int grid = p.num_tiles < h->num_sms ? p.num_tiles : h->num_sms;
+        const int grid = p.num_tiles < gemm_sms ? p.num_tiles : gemm_sms;
         if (fuse_pack) {
             sm90_fused_pack_t pk;
             memset(&pk, 0, sizeof pk);
@@ -2058,14 +2125,16 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
             pk.groups1 = (int)cuops_ceil_div(pk.a_rows - pk.a_first + pk.b_rows - pk.b_first,
                                              SM90_PACK_ITEM_ROWS);
             pk.counters = counters + 2 * sk_tiles;
-            pk.bulk = pack_inside == 2;
+            pk.bulk = pack_inside >= 2;
+            pk.pack_ctas = pack_ctas;
+            pk.join = pack_join ? 1 : 0;
             sm90_shift_pack_kernel_fn fn = sm90_pick_shift_pack_kernel<BM, BN>(d->ab_type, d->c_type);
             if (!fn)
                 return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "%s: no packing kernel", name);
             const int smem = sm90_pack_smem_bytes<BM, BN>();
             CUOPS_CUDA_TRY(h, cudaFuncSetAttribute(
                                   (const void *)fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-            fn<<<grid, SM90_THREADS, smem, cuops_stream(h)>>>(tmap_b, smaps, p, pk);
+            fn<<<grid + pack_ctas, SM90_THREADS, smem, cuops_stream(h)>>>(tmap_b, smaps, p, pk);
             st = cuops_cuda_check_launch(h, name);
             if (st == CUOPS_STATUS_SUCCESS && tail_ran) *tail_ran = sk_tiles > 0;
             return st;
@@ -2202,7 +2271,15 @@ static cuops_status_t sm90_ws_plain_launch(struct cuops_handle *h, const cuops_g
                                            const cuops_options_t *opt)
 {
     static_assert(!PACK_INSIDE || (BM == 128 && !DIRECT_C), "the pack_inside entries: 128-row tiles");
+    static_assert(PACK_INSIDE < 3 || PACK_INSIDE == 6 || BN == 256,
+                  "the packer-CTA entries: 128 x 256 tiles, and _pack_join on 128 x 128");
     const char *const name = DIRECT_C    ? "sm90_ws_128x256_direct_c"
+                             : PACK_INSIDE == 3 ? "sm90_ws_128x256_pack_ctas"
+                             : PACK_INSIDE == 4 ? "sm90_ws_128x256_pack_ctas8"
+                             : PACK_INSIDE == 5 ? "sm90_ws_128x256_pack_ctas24"
+                             : PACK_INSIDE == 6 ? (BN == 128 ? "sm90_ws_128x128_pack_join"
+                                                             : "sm90_ws_128x256_pack_join")
+                             : PACK_INSIDE == 7 ? "sm90_ws_128x256_pack_join8"
                              : PACK_INSIDE == 2 ? (BN == 128 ? "sm90_ws_128x128_pack_bulk"
                                                              : "sm90_ws_128x256_pack_bulk")
                              : PACK_INSIDE ? (BN == 128 ? "sm90_ws_128x128_pack_inside"
@@ -2212,6 +2289,12 @@ static cuops_status_t sm90_ws_plain_launch(struct cuops_handle *h, const cuops_g
                                          : "sm90_ws_128x256";
     /* what cuops_last_kernel says when the call ran with a split tail */
     const char *const tail_name = DIRECT_C    ? "sm90_ws_128x256_direct_c_tail"
+                                  : PACK_INSIDE == 3 ? "sm90_ws_128x256_pack_ctas_tail"
+                                  : PACK_INSIDE == 4 ? "sm90_ws_128x256_pack_ctas8_tail"
+                                  : PACK_INSIDE == 5 ? "sm90_ws_128x256_pack_ctas24_tail"
+                                  : PACK_INSIDE == 6 ? (BN == 128 ? "sm90_ws_128x128_pack_join_tail"
+                                                                  : "sm90_ws_128x256_pack_join_tail")
+                                  : PACK_INSIDE == 7 ? "sm90_ws_128x256_pack_join8_tail"
                                   : PACK_INSIDE == 2 ? (BN == 128 ? "sm90_ws_128x128_pack_bulk_tail"
                                                                   : "sm90_ws_128x256_pack_bulk_tail")
                                   : PACK_INSIDE ? (BN == 128 ? "sm90_ws_128x128_pack_inside_tail"
@@ -2309,11 +2392,17 @@ static const cuops_gemm_kernel_t sm90_table[] = {
     {"sm90_ws_128x256_direct_c", sm90_ws_supports<128, 256>, sm90_ws_plain_launch<128, 256, 1>},
     {"sm90_ws_128x256_pack_inside", sm90_ws_supports<128, 256>, sm90_ws_plain_launch<128, 256, 0, 1>},
     {"sm90_ws_128x256_pack_bulk", sm90_ws_supports<128, 256>, sm90_ws_plain_launch<128, 256, 0, 2>},
+    {"sm90_ws_128x256_pack_ctas", sm90_ws_supports<128, 256>, sm90_ws_plain_launch<128, 256, 0, 3>},
+    {"sm90_ws_128x256_pack_ctas8", sm90_ws_supports<128, 256>, sm90_ws_plain_launch<128, 256, 0, 4>},
+    {"sm90_ws_128x256_pack_ctas24", sm90_ws_supports<128, 256>, sm90_ws_plain_launch<128, 256, 0, 5>},
+    {"sm90_ws_128x256_pack_join", sm90_ws_supports<128, 256>, sm90_ws_plain_launch<128, 256, 0, 6>},
+    {"sm90_ws_128x256_pack_join8", sm90_ws_supports<128, 256>, sm90_ws_plain_launch<128, 256, 0, 7>},
     {"sm90_ws_128x256_mc2", sm90_ws_mc_supports<>, sm90_ws_mc_launch<>},
     SM90_ENTRY_128_DSMEM,
     SM90_ENTRY_128,
     {"sm90_ws_128x128_pack_inside", sm90_ws_supports<128, 128>, sm90_ws_plain_launch<128, 128, 0, 1>},
     {"sm90_ws_128x128_pack_bulk", sm90_ws_supports<128, 128>, sm90_ws_plain_launch<128, 128, 0, 2>},
+    {"sm90_ws_128x128_pack_join", sm90_ws_supports<128, 128>, sm90_ws_plain_launch<128, 128, 0, 6>},
     SM90_ENTRY_64,
     {"sm90_ws_128x128_mc2", sm90_ws_mc_supports<128, 128>, sm90_ws_mc_launch<128, 128>},
     SM90_ENTRY_64_MC2,

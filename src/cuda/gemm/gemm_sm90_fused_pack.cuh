@@ -40,10 +40,18 @@
  * epilogue then had to wait for until the whole pack was done: 4095^3 ran
  * 23 % slower than with the pack launched before the kernel (P226).
  *
- * Counters (the handle's, zero between calls): [0] the next item, [1] CTAs
- * done, [2 + phase * slices + slice] items done. The last CTA to finish
- * zeroes them. No CTA waits for another to start: items are claimed only by
- * running warps, and a claimed item is always finished.
+ * Packer CTAs (pk.pack_ctas > 0, sm90_pack_cta): instead of three warps in
+ * every CTA, the first pack_ctas CTAs to start do all the packing with all
+ * their warps and shared memory, items dealt to them in turn, while the
+ * others run the tiles; with pk.join they run tiles once packed, and every
+ * CTA claims its units from a counter (sm90_unit_post / sm90_unit_take).
+ *
+ * Counters (the handle's, zero between calls): [0] the next item (packer
+ * warps) or the CTAs' start tickets (packer CTAs), [1] CTAs done, [2 +
+ * phase * slices + slice] items done, then the next unit (join). The last
+ * CTA to finish zeroes them. No CTA waits for another to start: items are
+ * claimed only by running warps (or dealt to packer CTAs, which are chosen
+ * among the CTAs already running), and a claimed item is always finished.
  */
 #pragma once
 
@@ -83,10 +91,16 @@ typedef struct sm90_fused_pack {
     int groups0, groups1;  /* items per slice in phase 0, 1 */
     unsigned *counters;    /* sm90_pack_counters(slices) of them, zero */
     int bulk;              /* rows fetched by bulk copies (sm90_pack_issue_bulk) */
+    int pack_ctas;         /* > 0: that many whole CTAs pack (sm90_pack_cta), the
+                            * others run the GEMM and pack nothing */
+    int join;              /* pack_ctas: units claimed from a counter, the packer
+                            * CTAs too once packed (sm90_unit_post) */
 } sm90_fused_pack_t;
 
-/* Counters a call needs (cuops_cuda_counters) */
-__host__ __device__ static inline int64_t sm90_pack_counters(int64_t slices) { return 2 + 2 * slices; }
+/* Counters a call needs (cuops_cuda_counters): [0] the next item (packer
+ * warps) or CTA start tickets (packer CTAs), [1] CTAs done, then the items
+ * done per (phase, slice), then the next unit (join) */
+__host__ __device__ static inline int64_t sm90_pack_counters(int64_t slices) { return 3 + 2 * slices; }
 
 /* Item -> (phase, slice, group of 16 rows in the phase's list) */
 __device__ __forceinline__ void sm90_pack_item(const sm90_fused_pack_t &pk, int item, int *phase,
@@ -221,6 +235,25 @@ __device__ __forceinline__ void sm90_pack_issue(const sm90_fused_pack_t &pk, int
     }
 }
 
+/* The rows of a bulk batch whose window leaves the operand's span (bits of
+ * `fallback`, each lane's own row in src / begin / end), fetched by the
+ * whole warp with plain loads into their row slots */
+__device__ __forceinline__ void sm90_pack_fetch_fallback(const sm90_fused_pack_t &pk, unsigned fallback,
+                                                         const uint16_t *src, const uint16_t *begin,
+                                                         const uint16_t *end, int s, uint32_t slot,
+                                                         int lane)
+{
+    while (fallback) {
+        const int r = __ffs(fallback) - 1;
+        fallback &= fallback - 1;
+        const uint16_t *rs = (const uint16_t *)__shfl_sync(0xffffffffu, (unsigned long long)src, r);
+        const uint16_t *rb = (const uint16_t *)__shfl_sync(0xffffffffu, (unsigned long long)begin, r);
+        const uint16_t *re = (const uint16_t *)__shfl_sync(0xffffffffu, (unsigned long long)end, r);
+        sm90_pack_fetch_row<true>(slot + (uint32_t)(r * SM90_PACK_CHUNKS * 16), rs, s, pk.k, rb, re,
+                                  lane);
+    }
+}
+
 /* The bulk form of sm90_pack_issue: lane r < 8 fetches row r's 33 (or 32,
  * on the chunk grid) aligned source chunks of the slice with one bulk copy
  * completing on the slot's barrier `bar`, where that window lies within the
@@ -229,6 +262,7 @@ __device__ __forceinline__ void sm90_pack_issue(const sm90_fused_pack_t &pk, int
  * Per row one instruction instead of a cp.async per lane with its address
  * arithmetic: the rolled per-lane loops held the packers at ~0.7 TB/s
  * (P226 call 4). The caller has stopped reading the slot (__syncwarp). */
+template <int ROWS = SM90_PACK_BATCH, bool OTHER_DRAINS = false>
 __device__ __forceinline__ void sm90_pack_issue_bulk(const sm90_fused_pack_t &pk, int item, int half,
                                                      uint32_t slot, uint32_t bar, int lane)
 {
@@ -237,9 +271,9 @@ __device__ __forceinline__ void sm90_pack_issue_bulk(const sm90_fused_pack_t &pk
     sm90_pack_item(pk, item, &p, &s, &g);
     const uint16_t *src = NULL, *begin = NULL, *end = NULL;
     uint16_t *dst = NULL;
-    const bool ok = lane < SM90_PACK_BATCH &&
-                    sm90_pack_row(pk, p, g * SM90_PACK_ITEM_ROWS + half * SM90_PACK_BATCH + lane,
-                                  &src, &dst, &begin, &end);
+    const bool ok = lane < ROWS &&
+                    sm90_pack_row(pk, p, g * SM90_PACK_ITEM_ROWS + half * ROWS + lane, &src, &dst,
+                                  &begin, &end);
     uint32_t bytes = 0;
     const uint16_t *from = NULL;
     if (ok) {
@@ -250,6 +284,12 @@ __device__ __forceinline__ void sm90_pack_issue_bulk(const sm90_fused_pack_t &pk
     }
     const uint32_t total = __reduce_add_sync(0xffffffffu, bytes);
     unsigned fallback = __ballot_sync(0xffffffffu, ok && bytes == 0);
+    /* OTHER_DRAINS: another warp drains the slot once the barrier completes,
+     * so the plain-load rows go first, ordered before it by the arrive */
+    if (OTHER_DRAINS) {
+        sm90_pack_fetch_fallback(pk, fallback, src, begin, end, s, slot, lane);
+        __syncwarp(); /* every lane's stores before lane 0's arrive */
+    }
     if (lane == 0) {
         /* the slot's last reads (generic proxy) before the bulk writes */
         cuops_fence_proxy_async_smem();
@@ -257,15 +297,7 @@ __device__ __forceinline__ void sm90_pack_issue_bulk(const sm90_fused_pack_t &pk
     }
     __syncwarp();
     if (bytes) cuops_bulk_load(slot + (uint32_t)(lane * SM90_PACK_CHUNKS * 16), from, bytes, bar);
-    while (fallback) {
-        const int r = __ffs(fallback) - 1;
-        fallback &= fallback - 1;
-        const uint16_t *rs = (const uint16_t *)__shfl_sync(0xffffffffu, (unsigned long long)src, r);
-        const uint16_t *rb = (const uint16_t *)__shfl_sync(0xffffffffu, (unsigned long long)begin, r);
-        const uint16_t *re = (const uint16_t *)__shfl_sync(0xffffffffu, (unsigned long long)end, r);
-        sm90_pack_fetch_row<true>(slot + (uint32_t)(r * SM90_PACK_CHUNKS * 16), rs, s, pk.k, rb, re,
-                                  lane);
-    }
+    if (!OTHER_DRAINS) sm90_pack_fetch_fallback(pk, fallback, src, begin, end, s, slot, lane);
 #endif
 }
 
@@ -294,7 +326,7 @@ __device__ __forceinline__ uint4 sm90_pack_shift(uint4 lo, uint4 hi, int mis)
  * each found their pointers again, `wait` and `selected` held the packers,
  * ~820 warp instructions per batch of 8 rows, issue and drain, while the
  * bulk copies arrived in time). */
-template <int GROUP>
+template <int GROUP, int ROWS = SM90_PACK_BATCH>
 __device__ __forceinline__ void sm90_pack_drain(const sm90_fused_pack_t &pk, int item, int half,
                                                 uint32_t slot, int lane)
 {
@@ -304,9 +336,9 @@ __device__ __forceinline__ void sm90_pack_drain(const sm90_fused_pack_t &pk, int
     {
         const uint16_t *src, *begin, *end;
         uint16_t *dst;
-        if (lane < SM90_PACK_BATCH &&
-            sm90_pack_row(pk, p, g * SM90_PACK_ITEM_ROWS + half * SM90_PACK_BATCH + lane, &src, &dst,
-                          &begin, &end))
+        if (lane < ROWS &&
+            sm90_pack_row(pk, p, g * SM90_PACK_ITEM_ROWS + half * ROWS + lane, &src, &dst, &begin,
+                          &end))
             info = (unsigned long long)(uintptr_t)(dst + (int64_t)s * SM90_PACK_SLICE) |
                    (unsigned long long)sm90_pack_mis(src);
     }
@@ -315,9 +347,9 @@ __device__ __forceinline__ void sm90_pack_drain(const sm90_fused_pack_t &pk, int
     /* GROUP rows at a time: their loads issued back to back, then their
      * shifts and stores (rows past the list, 0, load stale bytes and store
      * nothing) */
-    static_assert(SM90_PACK_BATCH % GROUP == 0, "groups of whole rows");
+    static_assert(ROWS % GROUP == 0 && ROWS <= 32, "groups of whole rows, a row per lane");
 #pragma unroll
-    for (int r0 = 0; r0 < SM90_PACK_BATCH; r0 += GROUP) {
+    for (int r0 = 0; r0 < ROWS; r0 += GROUP) {
         unsigned long long row[GROUP];
         uint4 lo[GROUP], hi[GROUP];
 #pragma unroll
@@ -431,6 +463,136 @@ __device__ __forceinline__ void sm90_pack_worker(const sm90_fused_pack_t &pk, ui
     }
     if (!BULK) cuops_cp_async_wait_all();
     __syncwarp();
+}
+
+/* Shared memory of a packer CTA (sm90_pack_cta) per slot: an item's rows,
+ * then its two barriers (full, empty) at the end of the region */
+#define SM90_PACK_ITEM_SLOT_BYTES (SM90_PACK_ITEM_ROWS * SM90_PACK_CHUNKS * 16)
+__host__ __device__ constexpr int sm90_pack_cta_slots(int smem_bytes)
+{
+    return (smem_bytes - 1024) / (SM90_PACK_ITEM_SLOT_BYTES + 16);
+}
+
+/* A whole CTA packing (pk.pack_ctas > 0; this CTA is packer j of them):
+ * items j, j + pack_ctas, ... in order, through a ring of NSLOTS item slots
+ * (one item = 16 rows x 33 chunks) from `smem`. Warp 0 issues: per item one
+ * bulk copy per row (lanes 0-15) on the slot's full barrier, once the slot's
+ * empty barrier says its last drain is done. Warps 1 .. WARPS - 1 drain, in
+ * turn: item q of this CTA by warp 1 + q mod (WARPS - 1), which then frees
+ * the slot and, after every second item, fences once and counts both items
+ * in (the fence per item held the packer warps in P227: ncu `membar`).
+ * Against three packer warps in every CTA (sm90_pack_worker, ~1 TB/s over
+ * the GPU, P227), a packer CTA has the SM's issue slots and the ring's
+ * shared memory to itself: ~190 KB in flight. */
+template <int NSLOTS, int GROUP, int WARPS>
+__device__ __forceinline__ void sm90_pack_cta(const sm90_fused_pack_t &pk, uint32_t smem, int j)
+{
+#if CUOPS_SM90A_DEVICE
+    static_assert(WARPS >= 2 && NSLOTS >= 2, "an issuing warp, a draining warp, two slots");
+    constexpr int ROWS = SM90_PACK_ITEM_ROWS, DRAINERS = WARPS - 1;
+    const uint32_t bars = smem + (uint32_t)(NSLOTS * SM90_PACK_ITEM_SLOT_BYTES);
+#define SM90_PACK_FULL(q) (bars + 16u * (uint32_t)(q))
+#define SM90_PACK_EMPTY(q) (bars + 16u * (uint32_t)(q) + 8u)
+    const int warp = (int)threadIdx.x / 32, lane = (int)threadIdx.x % 32;
+    const int total = pk.slices * (pk.groups0 + pk.groups1);
+    const int mine = j < total ? (total - j + pk.pack_ctas - 1) / pk.pack_ctas : 0;
+    if (threadIdx.x == 0) {
+        for (int q = 0; q < NSLOTS; q++) {
+            cuops_mbar_init(SM90_PACK_FULL(q), 1);
+            cuops_mbar_init(SM90_PACK_EMPTY(q), 1);
+        }
+        cuops_mbar_init_fence();
+    }
+    __syncthreads();
+    if (warp == 0) {
+        for (int q = 0; q < mine; q++) {
+            const int slot = q % NSLOTS;
+            /* the slot's previous item drained (a fresh barrier passes) */
+            cuops_mbar_wait(SM90_PACK_EMPTY(slot), ((uint32_t)(q / NSLOTS) & 1u) ^ 1u);
+            sm90_pack_issue_bulk<ROWS, true>(pk, j + q * pk.pack_ctas, 0,
+                                             smem + (uint32_t)(slot * SM90_PACK_ITEM_SLOT_BYTES),
+                                             SM90_PACK_FULL(slot), lane);
+        }
+    } else {
+        unsigned *const done = pk.counters + 2;
+        int pending = -1; /* lane 0: the counter of an item stored, not yet counted */
+        for (int q = warp - 1; q < mine; q += DRAINERS) {
+            const int slot = q % NSLOTS, item = j + q * pk.pack_ctas;
+            cuops_mbar_wait(SM90_PACK_FULL(slot), (uint32_t)(q / NSLOTS) & 1u);
+            sm90_pack_drain<GROUP, ROWS>(pk, item, 0,
+                                         smem + (uint32_t)(slot * SM90_PACK_ITEM_SLOT_BYTES), lane);
+            __syncwarp(); /* every lane has read the slot and stored its rows */
+            if (lane == 0) {
+                cuops_mbar_arrive(SM90_PACK_EMPTY(slot));
+                int p, s, g;
+                sm90_pack_item(pk, item, &p, &s, &g);
+                const int counter = p * pk.slices + s;
+                if (pending < 0) {
+                    pending = counter;
+                } else {
+                    asm volatile("fence.acq_rel.gpu;\n\tfence.proxy.async.global;" ::: "memory");
+                    atomicAdd(done + pending, 1u);
+                    atomicAdd(done + counter, 1u);
+                    pending = -1;
+                }
+            }
+        }
+        if (lane == 0 && pending >= 0) {
+            asm volatile("fence.acq_rel.gpu;\n\tfence.proxy.async.global;" ::: "memory");
+            atomicAdd(done + pending, 1u);
+        }
+    }
+#undef SM90_PACK_FULL
+#undef SM90_PACK_EMPTY
+#endif
+}
+
+/* The join form's unit mailbox at `box`: 4 full barriers (the producer's
+ * arrive), 4 empty ones (lane 0 of each of the 8 consumer warps), then 4
+ * unit words. */
+__device__ __forceinline__ void sm90_unit_box_init(uint32_t box)
+{
+#if CUOPS_SM90A_DEVICE
+    for (int q = 0; q < 4; q++) {
+        cuops_mbar_init(box + 8u * (uint32_t)q, 1);
+        cuops_mbar_init(box + 32u + 8u * (uint32_t)q, 8);
+    }
+#endif
+}
+
+/* The TMA thread's next unit (join): claimed from the call's counter at the
+ * start of the unit (the claim's round trip hides behind the stages the
+ * producer runs ahead of the consumers), posted to the consumers; `units`
+ * when none is left, which ends both loops. */
+__device__ __forceinline__ int sm90_unit_post(uint32_t box, const sm90_fused_pack_t &pk, int units,
+                                              int &n)
+{
+    int u = units;
+#if CUOPS_SM90A_DEVICE
+    const unsigned claimed = atomicAdd(pk.counters + 2 + 2 * pk.slices, 1u);
+    u = claimed < (unsigned)units ? (int)claimed : units;
+    const int q = n & 3;
+    cuops_mbar_wait(box + 32u + 8u * (uint32_t)q, ((uint32_t)(n >> 2) & 1u) ^ 1u);
+    asm volatile("st.shared.u32 [%0], %1;" ::"r"(box + 64u + 4u * (uint32_t)q), "r"(u) : "memory");
+    cuops_mbar_arrive(box + 8u * (uint32_t)q);
+    n++;
+#endif
+    return u;
+}
+
+/* A consumer warp's next unit (join), as its producer posted it */
+__device__ __forceinline__ int sm90_unit_take(uint32_t box, int &n)
+{
+    int u = 0;
+#if CUOPS_SM90A_DEVICE
+    const int q = n & 3;
+    cuops_mbar_wait(box + 8u * (uint32_t)q, (uint32_t)(n >> 2) & 1u);
+    asm volatile("ld.shared.u32 %0, [%1];" : "=r"(u) : "r"(box + 64u + 4u * (uint32_t)q) : "memory");
+    __syncwarp();
+    if (threadIdx.x % 32 == 0) cuops_mbar_arrive(box + 32u + 8u * (uint32_t)q);
+    n++;
+#endif
+    return u;
 }
 
 /* The TMA thread: return once slice s of phase p is packed; *ready counts
