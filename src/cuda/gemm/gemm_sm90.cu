@@ -1880,10 +1880,6 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
         stage_c = false;
         c_bytes = 0;
     }
-    /* The split tail (plain kernel; options.split_k = 1 forbids it, as it
-     * forbids any split): its partials after the staged C, and with a user
-     * workspace its counters too, cleared per call (nothing is allocated
-     * there). Without room, or with operands in the workspace, no tail. */
     /* the "_pack_ctas" entries: that many CTAs pack, the rest run the tiles
      * (the split tail planned for them whether or not this call packs) */
     const int pack_ctas = sm90_pack_cta_count(pack_inside, h->num_sms);
@@ -1891,6 +1887,10 @@ static cuops_status_t sm90_ws_run(struct cuops_handle *h, const cuops_gemm_desc_
     const int gemm_sms = h->num_sms - pack_ctas;
     /* the split tail's round: every CTA where the packers join the tiles */
     const int tail_sms = pack_join ? h->num_sms : gemm_sms;
+    /* The split tail (plain kernel; options.split_k = 1 forbids it, as it
+     * forbids any split): its partials after the staged C, and with a user
+     * workspace its counters too, cleared per call (nothing is allocated
+     * there). Without room, or with operands in the workspace, no tail. */
     int sk_splits = 0;
     if (splits == 0 && !mcast && !(opt && opt->split_k == 1))
         sk_splits = cuops_sm90_tail_splits(num_tiles, cuops_ceil_div(d->k, SM90_BK), tail_sms);
@@ -2256,6 +2256,29 @@ static cuops_status_t sm90_ws_plain(struct cuops_handle *h, const cuops_gemm_des
     return st;
 }
 
+/* An unsplit entry's name, or with tail what cuops_last_kernel says when
+ * the call ran with a split tail (the name + "_tail") */
+#define SM90_PLAIN_NAME(s) (tail ? s "_tail" : s)
+template <int BM, int BN, int DIRECT_C, int PACK_INSIDE>
+static const char *sm90_plain_name(bool tail)
+{
+    return DIRECT_C           ? SM90_PLAIN_NAME("sm90_ws_128x256_direct_c")
+           : PACK_INSIDE == 3 ? SM90_PLAIN_NAME("sm90_ws_128x256_pack_ctas")
+           : PACK_INSIDE == 4 ? SM90_PLAIN_NAME("sm90_ws_128x256_pack_ctas8")
+           : PACK_INSIDE == 5 ? SM90_PLAIN_NAME("sm90_ws_128x256_pack_ctas24")
+           : PACK_INSIDE == 6 ? (BN == 128 ? SM90_PLAIN_NAME("sm90_ws_128x128_pack_join")
+                                           : SM90_PLAIN_NAME("sm90_ws_128x256_pack_join"))
+           : PACK_INSIDE == 7 ? SM90_PLAIN_NAME("sm90_ws_128x256_pack_join8")
+           : PACK_INSIDE == 2 ? (BN == 128 ? SM90_PLAIN_NAME("sm90_ws_128x128_pack_bulk")
+                                           : SM90_PLAIN_NAME("sm90_ws_128x256_pack_bulk"))
+           : PACK_INSIDE      ? (BN == 128 ? SM90_PLAIN_NAME("sm90_ws_128x128_pack_inside")
+                                           : SM90_PLAIN_NAME("sm90_ws_128x256_pack_inside"))
+           : BM == 64         ? SM90_PLAIN_NAME("sm90_ws_64x128")
+           : BN == 128        ? SM90_PLAIN_NAME("sm90_ws_128x128")
+                              : SM90_PLAIN_NAME("sm90_ws_128x256");
+}
+#undef SM90_PLAIN_NAME
+
 /* The unsplit entries: "sm90_ws_128x256", "sm90_ws_128x128",
  * "sm90_ws_64x128" (see sm90_tile), and the study entries
  * "sm90_ws_128x256_direct_c": the 128 x 256 kernel with C always written in
@@ -2273,36 +2296,9 @@ static cuops_status_t sm90_ws_plain_launch(struct cuops_handle *h, const cuops_g
     static_assert(!PACK_INSIDE || (BM == 128 && !DIRECT_C), "the pack_inside entries: 128-row tiles");
     static_assert(PACK_INSIDE < 3 || PACK_INSIDE == 6 || BN == 256,
                   "the packer-CTA entries: 128 x 256 tiles, and _pack_join on 128 x 128");
-    const char *const name = DIRECT_C    ? "sm90_ws_128x256_direct_c"
-                             : PACK_INSIDE == 3 ? "sm90_ws_128x256_pack_ctas"
-                             : PACK_INSIDE == 4 ? "sm90_ws_128x256_pack_ctas8"
-                             : PACK_INSIDE == 5 ? "sm90_ws_128x256_pack_ctas24"
-                             : PACK_INSIDE == 6 ? (BN == 128 ? "sm90_ws_128x128_pack_join"
-                                                             : "sm90_ws_128x256_pack_join")
-                             : PACK_INSIDE == 7 ? "sm90_ws_128x256_pack_join8"
-                             : PACK_INSIDE == 2 ? (BN == 128 ? "sm90_ws_128x128_pack_bulk"
-                                                             : "sm90_ws_128x256_pack_bulk")
-                             : PACK_INSIDE ? (BN == 128 ? "sm90_ws_128x128_pack_inside"
-                                                        : "sm90_ws_128x256_pack_inside")
-                             : BM == 64  ? "sm90_ws_64x128"
-                             : BN == 128 ? "sm90_ws_128x128"
-                                         : "sm90_ws_128x256";
-    /* what cuops_last_kernel says when the call ran with a split tail */
-    const char *const tail_name = DIRECT_C    ? "sm90_ws_128x256_direct_c_tail"
-                                  : PACK_INSIDE == 3 ? "sm90_ws_128x256_pack_ctas_tail"
-                                  : PACK_INSIDE == 4 ? "sm90_ws_128x256_pack_ctas8_tail"
-                                  : PACK_INSIDE == 5 ? "sm90_ws_128x256_pack_ctas24_tail"
-                                  : PACK_INSIDE == 6 ? (BN == 128 ? "sm90_ws_128x128_pack_join_tail"
-                                                                  : "sm90_ws_128x256_pack_join_tail")
-                                  : PACK_INSIDE == 7 ? "sm90_ws_128x256_pack_join8_tail"
-                                  : PACK_INSIDE == 2 ? (BN == 128 ? "sm90_ws_128x128_pack_bulk_tail"
-                                                                  : "sm90_ws_128x256_pack_bulk_tail")
-                                  : PACK_INSIDE ? (BN == 128 ? "sm90_ws_128x128_pack_inside_tail"
-                                                             : "sm90_ws_128x256_pack_inside_tail")
-                                  : BM == 64  ? "sm90_ws_64x128_tail"
-                                  : BN == 128 ? "sm90_ws_128x128_tail"
-                                              : "sm90_ws_128x256_tail";
-    return sm90_ws_plain<BM, BN>(h, d, opt, name, tail_name, DIRECT_C, PACK_INSIDE);
+    return sm90_ws_plain<BM, BN>(h, d, opt, sm90_plain_name<BM, BN, DIRECT_C, PACK_INSIDE>(false),
+                                 sm90_plain_name<BM, BN, DIRECT_C, PACK_INSIDE>(true), DIRECT_C,
+                                 PACK_INSIDE);
 }
 
 /* The multicast entries: the unsplit kernel of the BM x BN tile in clusters

@@ -102,6 +102,14 @@ typedef struct sm90_fused_pack {
  * done per (phase, slice), then the next unit (join) */
 __host__ __device__ static inline int64_t sm90_pack_counters(int64_t slices) { return 3 + 2 * slices; }
 
+/* After a warp's stores of an item (ordered before this lane by a warp
+ * barrier), before the atomic that counts it in: the stores visible at gpu
+ * scope, and to the async proxy that TMA reads them through */
+__device__ __forceinline__ void sm90_pack_release(void)
+{
+    asm volatile("fence.acq_rel.gpu;\n\tfence.proxy.async.global;" ::: "memory");
+}
+
 /* Item -> (phase, slice, group of 16 rows in the phase's list) */
 __device__ __forceinline__ void sm90_pack_item(const sm90_fused_pack_t &pk, int item, int *phase,
                                                int *slice, int *group)
@@ -254,9 +262,11 @@ __device__ __forceinline__ void sm90_pack_fetch_fallback(const sm90_fused_pack_t
     }
 }
 
-/* The bulk form of sm90_pack_issue: lane r < 8 fetches row r's 33 (or 32,
- * on the chunk grid) aligned source chunks of the slice with one bulk copy
- * completing on the slot's barrier `bar`, where that window lies within the
+/* The bulk form of sm90_pack_issue (ROWS rows from row half * ROWS of the
+ * item: a packer warp's batch of 8, or a packer CTA's whole item of 16):
+ * lane r < ROWS fetches row r's 33 (or 32, on the chunk grid) aligned source
+ * chunks of the slice with one bulk copy completing on the slot's barrier
+ * `bar`, where that window lies within the
  * operand's span; the rows whose window leaves it (the operand's first and
  * last rows) are fetched by the whole warp with plain loads, chunk per lane.
  * Per row one instruction instead of a cp.async per lane with its address
@@ -317,7 +327,7 @@ __device__ __forceinline__ uint4 sm90_pack_shift(uint4 lo, uint4 hi, int mis)
 }
 
 /* Shift and store batch `half` of `item` from `slot`: lane l writes packed
- * chunk 32 s + l of each row (those below ldp). Lane r < 8 finds row r's
+ * chunk 32 s + l of each row (those below ldp). Lane r < ROWS finds row r's
  * packed row and shift once (the slice's packed chunk 0 is 16-byte aligned:
  * the shift rides in its low bits), the warp takes them by shuffles, and
  * the 8 rows' loads, shifts and stores are independent, unrolled: the
@@ -451,7 +461,7 @@ __device__ __forceinline__ void sm90_pack_worker(const sm90_fused_pack_t &pk, ui
              * gpu scope, visible to the async proxy */
             int p, s, g;
             sm90_pack_item(pk, b_item[0], &p, &s, &g);
-            asm volatile("fence.acq_rel.gpu;\n\tfence.proxy.async.global;" ::: "memory");
+            sm90_pack_release();
             atomicAdd(done + p * pk.slices + s, 1u);
         }
         dr_slot = dr_slot + 1 == SLOTS ? 0 : dr_slot + 1;
@@ -530,7 +540,7 @@ __device__ __forceinline__ void sm90_pack_cta(const sm90_fused_pack_t &pk, uint3
                 if (pending < 0) {
                     pending = counter;
                 } else {
-                    asm volatile("fence.acq_rel.gpu;\n\tfence.proxy.async.global;" ::: "memory");
+                    sm90_pack_release();
                     atomicAdd(done + pending, 1u);
                     atomicAdd(done + counter, 1u);
                     pending = -1;
@@ -538,7 +548,7 @@ __device__ __forceinline__ void sm90_pack_cta(const sm90_fused_pack_t &pk, uint3
             }
         }
         if (lane == 0 && pending >= 0) {
-            asm volatile("fence.acq_rel.gpu;\n\tfence.proxy.async.global;" ::: "memory");
+            sm90_pack_release();
             atomicAdd(done + pending, 1u);
         }
     }
