@@ -55,20 +55,26 @@
 #define SG_ROW (SG_BM + 4) /* floats per k row of a shared tile: 16-byte multiple, shifts banks */
 #define SG_GROUP_ROWS 8    /* tile rows per rasterisation group */
 
+/* Elements idx..idx+3 of a row that ends at limit, read from p into v (zeroed
+ * by the caller): one LDG.128 when all four lie in the row, else one LDG.32
+ * per element that does. v is the caller's (see "pieces both kernels share"). */
+static __device__ __forceinline__ void ldg_float4_upto(float4 &v, const float *p, int idx,
+                                                       int limit)
+{
+    if (idx + 3 < limit) {
+        v = __ldg((const float4 *)p);
+    } else {
+        if (idx + 0 < limit) v.x = __ldg(p + 0);
+        if (idx + 1 < limit) v.y = __ldg(p + 1);
+        if (idx + 2 < limit) v.z = __ldg(p + 2);
+    }
+}
+
 /* op element (mn, k..k+3) of an operand stored [mn][k] (k contiguous). */
 __device__ __forceinline__ float4 load_k_contiguous(const float *row, int mn_ok, int kidx, int k)
 {
     float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    if (mn_ok) {
-        const float *p = row + kidx;
-        if (kidx + 3 < k) {
-            v = __ldg((const float4 *)p);
-        } else {
-            if (kidx + 0 < k) v.x = __ldg(p + 0);
-            if (kidx + 1 < k) v.y = __ldg(p + 1);
-            if (kidx + 2 < k) v.z = __ldg(p + 2);
-        }
-    }
+    if (mn_ok) ldg_float4_upto(v, row + kidx, kidx, k);
     return v;
 }
 
@@ -77,16 +83,7 @@ __device__ __forceinline__ float4 load_mn_contiguous(const float *base, int64_t 
                                                      int k, int mn, int mn_limit)
 {
     float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    if (kidx < k) {
-        const float *p = base + (int64_t)kidx * ld + mn;
-        if (mn + 3 < mn_limit) {
-            v = __ldg((const float4 *)p);
-        } else {
-            if (mn + 0 < mn_limit) v.x = __ldg(p + 0);
-            if (mn + 1 < mn_limit) v.y = __ldg(p + 1);
-            if (mn + 2 < mn_limit) v.z = __ldg(p + 2);
-        }
-    }
+    if (kidx < k) ldg_float4_upto(v, base + (int64_t)kidx * ld + mn, mn, mn_limit);
     return v;
 }
 
@@ -123,6 +120,102 @@ __device__ __forceinline__ void store_slot(float (*tile)[SG_ROW], int mn_local, 
     }
 }
 
+/* ---- pieces both kernels share ----
+ * Shaped so that both kernels compile to the PTX they had when each spelled
+ * these out (byte for byte, compute_80 and compute_90a, nvcc 13.0): arrays
+ * and float4 values stay the kernel's and reach a helper by reference, and
+ * no helper has a local array. A local array (or a float4 by value) in a
+ * helper reordered the accumulator registers and changed the SASS, as did
+ * every helper holding both arms of the swizzle if/else. Hence unpack_frag
+ * beside the FMA step, float4_elem, and grouped_tile for one arm only. */
+
+/* Tile (row, column) of CTA bid with CTAs rasterised in groups of
+ * SG_GROUP_ROWS tile rows, so the CTAs resident at one time share B tiles in L2. */
+static __device__ __forceinline__ void grouped_tile(int bid, int tiles_m, int tiles_n, int *tile_m,
+                                                    int *tile_n)
+{
+    const int per_group = SG_GROUP_ROWS * tiles_n;
+    const int first_m = (bid / per_group) * SG_GROUP_ROWS;
+    const int rows_here = min(tiles_m - first_m, SG_GROUP_ROWS);
+    const int local = bid % per_group;
+    *tile_m = first_m + local % rows_here;
+    *tile_n = local / rows_here;
+}
+
+static __device__ __forceinline__ void zero_acc_8x8(float (&acc)[8][8])
+{
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+#pragma unroll
+        for (int j = 0; j < 8; j++) acc[i][j] = 0.0f;
+}
+
+/* The 8 values of a 2 x float4 fragment (sub-tile 0, then sub-tile 1). */
+static __device__ __forceinline__ void unpack_frag(const float4 &lo, const float4 &hi,
+                                                   float (&v)[8])
+{
+    v[0] = lo.x; v[1] = lo.y; v[2] = lo.z; v[3] = lo.w;
+    v[4] = hi.x; v[5] = hi.y; v[6] = hi.z; v[7] = hi.w;
+}
+
+/* One k of the thread's 8x8 tile: acc += av (column) x bv (row), 64 FFMA. */
+static __device__ __forceinline__ void fma_outer_product_8x8(float (&acc)[8][8],
+                                                             const float (&av)[8],
+                                                             const float (&bv)[8])
+{
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+#pragma unroll
+        for (int j = 0; j < 8; j++) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+}
+
+/* Element e of v: a constant e after unrolling, so a register, no array. */
+static __device__ __forceinline__ float float4_elem(const float4 &v, int e)
+{
+    return e == 0 ? v.x : e == 1 ? v.y : e == 2 ? v.z : v.w;
+}
+
+/* Epilogue of the thread's 8x8 tile: C = alpha*acc + beta*C (C not read where
+ * beta == 0); its rows are row0 + {0..3, 16..19}, its columns col0 + {0..3,
+ * 32..35}: one STG.128 per 4 columns where the row holds them, else one STG.32
+ * per column before n. */
+static __device__ __forceinline__ void store_c_8x8(float *__restrict__ c, int64_t ldc, int m,
+                                                   int n, int row0, int col0, float alpha,
+                                                   float beta, const float (&acc)[8][8])
+{
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        const int gm = row0 + (i & 3) + (i >> 2) * 16;
+        if (gm >= m) continue;
+        float *crow = c + (int64_t)gm * ldc;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int gn = col0 + h * 32;
+            float4 v = make_float4(alpha * acc[i][4 * h + 0], alpha * acc[i][4 * h + 1],
+                                   alpha * acc[i][4 * h + 2], alpha * acc[i][4 * h + 3]);
+            if (gn + 3 < n) {
+                float4 *p = (float4 *)(crow + gn);
+                if (beta != 0.0f) {
+                    const float4 old = *p;
+                    v.x = fmaf(beta, old.x, v.x);
+                    v.y = fmaf(beta, old.y, v.y);
+                    v.z = fmaf(beta, old.z, v.z);
+                    v.w = fmaf(beta, old.w, v.w);
+                }
+                *p = v;
+            } else {
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    if (gn + e >= n) break;
+                    float out = float4_elem(v, e);
+                    if (beta != 0.0f) out = fmaf(beta, crow[gn + e], out);
+                    crow[gn + e] = out;
+                }
+            }
+        }
+    }
+}
+
 template <int BK, int TRANS_A, int TRANS_B>
 __global__ void __launch_bounds__(SG_THREADS, 2)
 sgemm_simt_kernel(int m, int n, int k, float alpha, const float *__restrict__ a, int64_t lda,
@@ -142,12 +235,7 @@ sgemm_simt_kernel(int m, int n, int k, float alpha, const float *__restrict__ a,
     const int bid = blockIdx.x;
     int tile_m, tile_n;
     if (swizzle) {
-        const int per_group = SG_GROUP_ROWS * tiles_n;
-        const int first_m = (bid / per_group) * SG_GROUP_ROWS;
-        const int rows_here = min(tiles_m - first_m, SG_GROUP_ROWS);
-        const int local = bid % per_group;
-        tile_m = first_m + local % rows_here;
-        tile_n = local / rows_here;
+        grouped_tile(bid, tiles_m, tiles_n, &tile_m, &tile_n);
     } else {
         tile_m = bid / tiles_n;
         tile_n = bid % tiles_n;
@@ -200,10 +288,7 @@ sgemm_simt_kernel(int m, int n, int k, float alpha, const float *__restrict__ a,
     const int b_off = (warp & 1) * 64 + (lane & 7) * 4;   /* cols b_off+0..3, b_off+32..35 */
 
     float acc[8][8];
-#pragma unroll
-    for (int i = 0; i < 8; i++)
-#pragma unroll
-        for (int j = 0; j < 8; j++) acc[i][j] = 0.0f;
+    zero_acc_8x8(acc);
 
     constexpr int K_PER_SLOT = BK / LOADS; /* k steps between two slot loads: 8 */
     const int num_tiles = (k + BK - 1) / BK;
@@ -242,14 +327,10 @@ sgemm_simt_kernel(int m, int n, int k, float alpha, const float *__restrict__ a,
                 frag_b[s ^ 1][0] = *(const float4 *)&b_smem[cur][kk + 1][b_off];
                 frag_b[s ^ 1][1] = *(const float4 *)&b_smem[cur][kk + 1][b_off + 32];
             }
-            const float av[8] = {frag_a[s][0].x, frag_a[s][0].y, frag_a[s][0].z, frag_a[s][0].w,
-                                 frag_a[s][1].x, frag_a[s][1].y, frag_a[s][1].z, frag_a[s][1].w};
-            const float bv[8] = {frag_b[s][0].x, frag_b[s][0].y, frag_b[s][0].z, frag_b[s][0].w,
-                                 frag_b[s][1].x, frag_b[s][1].y, frag_b[s][1].z, frag_b[s][1].w};
-#pragma unroll
-            for (int i = 0; i < 8; i++)
-#pragma unroll
-                for (int j = 0; j < 8; j++) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+            float av[8], bv[8];
+            unpack_frag(frag_a[s][0], frag_a[s][1], av);
+            unpack_frag(frag_b[s][0], frag_b[s][1], bv);
+            fma_outer_product_8x8(acc, av, bv);
         }
         if (has_next) SG_STORE_SLOT(LOADS - 1, cur ^ 1);
         __syncthreads();
@@ -258,38 +339,7 @@ sgemm_simt_kernel(int m, int n, int k, float alpha, const float *__restrict__ a,
 #undef SG_STORE_SLOT
 
     /* ---- epilogue: C = alpha*acc + beta*C, float4 where the row allows ---- */
-#pragma unroll
-    for (int i = 0; i < 8; i++) {
-        const int gm = m0 + a_off + (i & 3) + (i >> 2) * 16;
-        if (gm >= m) continue;
-        float *crow = c + (int64_t)gm * ldc;
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int gn = n0 + b_off + h * 32;
-            float4 v = make_float4(alpha * acc[i][4 * h + 0], alpha * acc[i][4 * h + 1],
-                                   alpha * acc[i][4 * h + 2], alpha * acc[i][4 * h + 3]);
-            if (gn + 3 < n) {
-                float4 *p = (float4 *)(crow + gn);
-                if (beta != 0.0f) {
-                    const float4 old = *p;
-                    v.x = fmaf(beta, old.x, v.x);
-                    v.y = fmaf(beta, old.y, v.y);
-                    v.z = fmaf(beta, old.z, v.z);
-                    v.w = fmaf(beta, old.w, v.w);
-                }
-                *p = v;
-            } else {
-                const float vv[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    if (gn + e >= n) break;
-                    float out = vv[e];
-                    if (beta != 0.0f) out = fmaf(beta, crow[gn + e], out);
-                    crow[gn + e] = out;
-                }
-            }
-        }
-    }
+    store_c_8x8(c, ldc, m, n, m0 + a_off, n0 + b_off, alpha, beta, acc);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -362,16 +412,7 @@ __device__ __forceinline__ float4 pr_load_k_contiguous(const float *base, int64_
                                                        int row_limit, int kidx, int k)
 {
     float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    if (row < row_limit) {
-        const float *p = base + (int64_t)row * ld + kidx;
-        if (kidx + 3 < k) {
-            v = __ldg((const float4 *)p);
-        } else {
-            if (kidx + 0 < k) v.x = __ldg(p + 0);
-            if (kidx + 1 < k) v.y = __ldg(p + 1);
-            if (kidx + 2 < k) v.z = __ldg(p + 2);
-        }
-    }
+    if (row < row_limit) ldg_float4_upto(v, base + (int64_t)row * ld + kidx, kidx, k);
     return v;
 }
 
@@ -400,12 +441,7 @@ sgemm_simt_paired_kernel(int m, int n, int k, float alpha, const float *__restri
     const int bid = blockIdx.x;
     int tile_m, tile_n;
     if (swizzle) {
-        const int per_group = SG_GROUP_ROWS * tiles_n;
-        const int first_m = (bid / per_group) * SG_GROUP_ROWS;
-        const int rows_here = min(tiles_m - first_m, SG_GROUP_ROWS);
-        const int local = bid % per_group;
-        tile_m = first_m + local % rows_here;
-        tile_n = local / rows_here;
+        grouped_tile(bid, tiles_m, tiles_n, &tile_m, &tile_n);
     } else {
         tile_m = bid / tiles_n;
         tile_n = bid % tiles_n;
@@ -473,10 +509,7 @@ sgemm_simt_paired_kernel(int m, int n, int k, float alpha, const float *__restri
     const int b_off = (warp & 1) * 64 + lane_col * 4;    /* cols b_off+0..3, b_off+32..35 */
 
     float acc[8][8];
-#pragma unroll
-    for (int i = 0; i < 8; i++)
-#pragma unroll
-        for (int j = 0; j < 8; j++) acc[i][j] = 0.0f;
+    zero_acc_8x8(acc);
 
     const int num_tiles = (k + BK - 1) / BK;
     if (num_tiles > 0) {
@@ -517,14 +550,10 @@ sgemm_simt_paired_kernel(int m, int n, int k, float alpha, const float *__restri
                 frag_b[s ^ 1][0] = *(const float4 *)(b_tile + pr_row<BK>(kk + 1));
                 frag_b[s ^ 1][1] = *(const float4 *)(b_tile + pr_row<BK>(kk + 1) + 32);
             }
-            const float av[8] = {frag_a[s][0].x, frag_a[s][0].y, frag_a[s][0].z, frag_a[s][0].w,
-                                 frag_a[s][1].x, frag_a[s][1].y, frag_a[s][1].z, frag_a[s][1].w};
-            const float bv[8] = {frag_b[s][0].x, frag_b[s][0].y, frag_b[s][0].z, frag_b[s][0].w,
-                                 frag_b[s][1].x, frag_b[s][1].y, frag_b[s][1].z, frag_b[s][1].w};
-#pragma unroll
-            for (int i = 0; i < 8; i++)
-#pragma unroll
-                for (int j = 0; j < 8; j++) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+            float av[8], bv[8];
+            unpack_frag(frag_a[s][0], frag_a[s][1], av);
+            unpack_frag(frag_b[s][0], frag_b[s][1], bv);
+            fma_outer_product_8x8(acc, av, bv);
         }
         if (has_next) PR_STORE_SLOT(LOADS - 1, cur ^ 1);
         __syncthreads();
@@ -534,38 +563,7 @@ sgemm_simt_paired_kernel(int m, int n, int k, float alpha, const float *__restri
 #undef PR_STORE_SLOT
 
     /* ---- epilogue: C = alpha*acc + beta*C, float4 where the row allows ---- */
-#pragma unroll
-    for (int i = 0; i < 8; i++) {
-        const int gm = m0 + a_off + (i & 3) + (i >> 2) * 16;
-        if (gm >= m) continue;
-        float *crow = c + (int64_t)gm * ldc;
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int gn = n0 + b_off + h * 32;
-            float4 v = make_float4(alpha * acc[i][4 * h + 0], alpha * acc[i][4 * h + 1],
-                                   alpha * acc[i][4 * h + 2], alpha * acc[i][4 * h + 3]);
-            if (gn + 3 < n) {
-                float4 *p = (float4 *)(crow + gn);
-                if (beta != 0.0f) {
-                    const float4 old = *p;
-                    v.x = fmaf(beta, old.x, v.x);
-                    v.y = fmaf(beta, old.y, v.y);
-                    v.z = fmaf(beta, old.z, v.z);
-                    v.w = fmaf(beta, old.w, v.w);
-                }
-                *p = v;
-            } else {
-                const float vv[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    if (gn + e >= n) break;
-                    float out = vv[e];
-                    if (beta != 0.0f) out = fmaf(beta, crow[gn + e], out);
-                    crow[gn + e] = out;
-                }
-            }
-        }
-    }
+    store_c_8x8(c, ldc, m, n, m0 + a_off, n0 + b_off, alpha, beta, acc);
 }
 
 /* ------------------------------------------------------------------------ */
