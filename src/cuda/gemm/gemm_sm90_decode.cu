@@ -403,6 +403,95 @@ static __device__ __forceinline__ void sdw_claim_stages(uint32_t empty_bars, int
     }
 }
 
+/* ---- the pieces every form's CTA shares ---- */
+
+/* The ring's barriers, set up by one thread: stage s's full barrier at
+ * bars + 8 s (one arrival: the producer's expect_tx) and its empty one at
+ * bars + 8 (STAGES + s) (`consumers` arrivals, one per consumer thread). */
+template <int STAGES>
+static __device__ __forceinline__ void sdw_init_ring_bars(uint32_t bars, uint32_t consumers)
+{
+    for (int s = 0; s < STAGES; s++) {
+        cuops_mbar_init(bars + 8u * (uint32_t)s, 1);
+        cuops_mbar_init(bars + 8u * (uint32_t)(STAGES + s), consumers);
+    }
+    cuops_mbar_init_fence();
+}
+
+/* This CTA's share of a split block: its rank in the cluster, its weight
+ * block and its 64-k blocks [kb0, kb1) (S = 1: rank 0, all of K). */
+static __device__ __forceinline__ void sdw_split_share(const sdw_params_t &p, int &split, int &wb,
+                                                       int &kb0, int &kb1)
+{
+    split = (int)cuops_cluster_ctarank();
+    wb = (int)blockIdx.x / p.splits;
+    cuops_cluster_k_share(split, p.kblocks, p.splits, &kb0, &kb1);
+}
+
+/* The producer warpgroup's part in sdw_epilogue's two cluster barriers
+ * (split blocks only: every thread of the cluster takes them). */
+static __device__ __forceinline__ void sdw_producer_cluster_barriers(const sdw_params_t &p)
+{
+    if (p.splits > 1) {
+        /* the .aligned barriers want the whole warp: lane 0 rejoins it
+         * from the copy loop above */
+        __syncwarp();
+        cuops_cluster_sync();
+        cuops_cluster_sync_relaxed();
+    }
+}
+
+template <int N> static __device__ __forceinline__ void sdw_zero_acc(float (&acc)[N])
+{
+#pragma unroll
+    for (int i = 0; i < N; i++) acc[i] = 0.0f;
+}
+
+/* The accumulators tied in place (cuops_reg_fence) around the async wgmma,
+ * so that no access to them moves across an in-flight group: before a
+ * k-block's wgmma (then the wgmma fence), after its commit once the previous
+ * block's group is retired (wait 1), and after the last group (wait 0). */
+template <int N> static __device__ __forceinline__ void sdw_acc_fence(float (&acc)[N])
+{
+#pragma unroll
+    for (int r = 0; r < N; r++) cuops_reg_fence(acc[r]);
+}
+
+template <int N> static __device__ __forceinline__ void sdw_wgmma_begin(float (&acc)[N])
+{
+    sdw_acc_fence(acc);
+    cuops_wgmma_fence();
+}
+
+template <int N> static __device__ __forceinline__ void sdw_wgmma_commit_wait_prev(float (&acc)[N])
+{
+    cuops_wgmma_commit();
+    cuops_wgmma_wait<1>();
+    sdw_acc_fence(acc);
+}
+
+template <int N> static __device__ __forceinline__ void sdw_wgmma_drain(float (&acc)[N])
+{
+    cuops_wgmma_wait<0>();
+    sdw_acc_fence(acc);
+}
+
+/* The consumers' step to the next stage of the STAGES-stage ring (empty
+ * barriers at bars + 8 (STAGES + s)): the previous block's group being
+ * retired, its stage goes back to the producer (`release`: unless this
+ * block is the first); returns this stage, the next step's previous one.
+ * prev_stage in and out by value: taken by reference, it changed the PTX's
+ * register order. */
+template <int STAGES>
+static __device__ __forceinline__ int sdw_release_prev(bool release, uint32_t bars, int prev_stage,
+                                                       int &stage, uint32_t &phase)
+{
+    if (release) cuops_mbar_arrive(bars + 8u * (uint32_t)(STAGES + prev_stage));
+    const int cur = stage;
+    cuops_ring_advance<STAGES>(stage, phase);
+    return cur;
+}
+
 /* The consumers' end of the cluster form (both weight paths), once every
  * consumer is past its last wgmma (the ring is free): C through shared
  * memory. Each thread writes its fragment as fp32 into the [XN][ROWS + 4] C
@@ -526,10 +615,8 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
 #define SDW_FULL_BAR(s) (bars + 8u * (uint32_t)(s))
 #define SDW_EMPTY_BAR(s) (bars + 8u * (uint32_t)(STAGES + (s)))
 
-    const int split = (int)cuops_cluster_ctarank();
-    const int wb = (int)blockIdx.x / p.splits;
-    int kb0, kb1;
-    cuops_cluster_k_share(split, p.kblocks, p.splits, &kb0, &kb1);
+    int split, wb, kb0, kb1;
+    sdw_split_share(p, split, wb, kb0, kb1);
 
     const int warpgroup = threadIdx.x / 128;
     if (threadIdx.x == 0) DSTAMP(p, DSTAMP_ENTRY);
@@ -538,11 +625,7 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
         cuops_tma_prefetch_map(&tmap_w);
         cuops_tma_prefetch_map(&tmap_x);
         if (XMN) cuops_tma_prefetch_map(&tmap_x_last);
-        for (int s = 0; s < STAGES; s++) {
-            cuops_mbar_init(SDW_FULL_BAR(s), 1);
-            cuops_mbar_init(SDW_EMPTY_BAR(s), 128 * CONS);
-        }
-        cuops_mbar_init_fence();
+        sdw_init_ring_bars<STAGES>(bars, 128 * CONS);
     }
     __syncthreads();
 
@@ -601,13 +684,7 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
                 kb += n;
             }
         }
-        if (p.splits > 1) {
-            /* the .aligned barriers want the whole warp: lane 0 rejoins it
-             * from the copy loop above */
-            __syncwarp();
-            cuops_cluster_sync();
-            cuops_cluster_sync_relaxed();
-        }
+        sdw_producer_cluster_barriers(p);
     } else {
         /* ---------------- consumers ---------------- */
         if (CONS == 4) cuops_setmaxnreg_inc<SDW_CONSUMER_REGS>();
@@ -615,8 +692,7 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
         const int ct = threadIdx.x - 128 * warpgroup;
         const int warp = ct / 32, lane = ct % 32;
         float acc[ACC];
-#pragma unroll
-        for (int i = 0; i < ACC; i++) acc[i] = 0.0f;
+        sdw_zero_acc(acc);
         int stage = 0, prev_stage = 0;
         uint32_t phase = 0;
 #pragma unroll 1
@@ -635,27 +711,17 @@ static __device__ __forceinline__ void sdw_cta(const CUtensorMap &tmap_w, const 
                 XMN ? cuops_wgmma_desc_mn_box<XN>(x_addr) : cuops_wgmma_desc_k_sw128(x_addr);
             constexpr uint64_t X_KSTEP =
                 XMN ? cuops_wgmma_k16_step_mn_box<XN>() : cuops_wgmma_k16_step<false>();
-#pragma unroll
-            for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
-            cuops_wgmma_fence();
+            sdw_wgmma_begin(acc);
 #ifndef CUOPS_STUDY_NO_MMA /* study build only: the stream without its products (wrong results) */
 #pragma unroll
             for (int j = 0; j < 4; j++)
                 cuops_wgmma_m64nk16<XN, sdw_is_f16<T>::value, WMN ? 1 : 0, XMN ? 1 : 0>(
                     acc, desc_w + W_KSTEP * j, desc_x + X_KSTEP * j, 1);
 #endif
-            cuops_wgmma_commit();
-            cuops_wgmma_wait<1>();
-#pragma unroll
-            for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
-            /* the previous block's group is retired: its stage is free */
-            if (kb > kb0) cuops_mbar_arrive(SDW_EMPTY_BAR(prev_stage));
-            prev_stage = stage;
-            cuops_ring_advance<STAGES>(stage, phase);
+            sdw_wgmma_commit_wait_prev(acc);
+            prev_stage = sdw_release_prev<STAGES>(kb > kb0, bars, prev_stage, stage, phase);
         }
-        cuops_wgmma_wait<0>();
-#pragma unroll
-        for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
+        sdw_wgmma_drain(acc);
 
         if (threadIdx.x == 128) DSTAMP(p, DSTAMP_DRAINED);
         sdw_epilogue<XN, CONS>(p, acc, base, wb, split, consumer, warp, lane,
@@ -723,21 +789,15 @@ static __device__ __forceinline__ void sds_cta(const CUtensorMap &tmap_w, const 
 #define SDS_FULL_BAR(s) (bars + 8u * (uint32_t)(s))
 #define SDS_EMPTY_BAR(s) (bars + 8u * (uint32_t)(STAGES + (s)))
 
-    const int split = (int)cuops_cluster_ctarank();
-    const int wb = (int)blockIdx.x / p.splits;
-    int kb0, kb1;
-    cuops_cluster_k_share(split, p.kblocks, p.splits, &kb0, &kb1);
+    int split, wb, kb0, kb1;
+    sdw_split_share(p, split, wb, kb0, kb1);
     const int per = ROWS >> p.wlog; /* map rows (tile rows) per residue */
 
     const int warpgroup = threadIdx.x / 128;
     if (threadIdx.x == 0) {
         cuops_tma_prefetch_map(&tmap_w);
         cuops_tma_prefetch_map(&tmap_x);
-        for (int s = 0; s < STAGES; s++) {
-            cuops_mbar_init(SDS_FULL_BAR(s), 1);
-            cuops_mbar_init(SDS_EMPTY_BAR(s), 128 * CONS);
-        }
-        cuops_mbar_init_fence();
+        sdw_init_ring_bars<STAGES>(bars, 128 * CONS);
     }
     __syncthreads();
 
@@ -759,11 +819,7 @@ static __device__ __forceinline__ void sds_cta(const CUtensorMap &tmap_w, const 
                 cuops_ring_advance<STAGES>(stage, phase);
             }
         }
-        if (p.splits > 1) {
-            __syncwarp();
-            cuops_cluster_sync();
-            cuops_cluster_sync_relaxed();
-        }
+        sdw_producer_cluster_barriers(p);
     } else {
         /* ---------------- consumers ---------------- */
         if (CONS == 4) cuops_setmaxnreg_inc<SDW_CONSUMER_REGS>();
@@ -782,8 +838,7 @@ static __device__ __forceinline__ void sds_cta(const CUtensorMap &tmap_w, const 
             sel[h] = shift & 1 ? 0x5432u : 0x3210u;
         }
         float acc[ACC];
-#pragma unroll
-        for (int i = 0; i < ACC; i++) acc[i] = 0.0f;
+        sdw_zero_acc(acc);
         uint32_t a_even[4][4], a_odd[4][4];
 #pragma unroll
         for (int j = 0; j < 4; j++)
@@ -816,20 +871,13 @@ static __device__ __forceinline__ void sds_cta(const CUtensorMap &tmap_w, const 
                     a[j][q] = v;
                 }
             const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + stage * XBYTES);
-#pragma unroll
-            for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
-            cuops_wgmma_fence();
+            sdw_wgmma_begin(acc);
 #pragma unroll
             for (int j = 0; j < 4; j++)
                 cuops_wgmma_m64nk16<XN, sdw_is_f16<T>::value>(acc, a[j], desc_x + 2 * j, 1);
-            cuops_wgmma_commit();
-            cuops_wgmma_wait<1>();
-#pragma unroll
-            for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
+            sdw_wgmma_commit_wait_prev(acc);
             cuops_keep_alive_set(other);
-            if (kb > kb0) cuops_mbar_arrive(SDS_EMPTY_BAR(prev_stage));
-            prev_stage = stage;
-            cuops_ring_advance<STAGES>(stage, phase);
+            prev_stage = sdw_release_prev<STAGES>(kb > kb0, bars, prev_stage, stage, phase);
         };
         /* two blocks a turn, so that each block's A set is known at compile time */
         int kb = kb0;
@@ -839,9 +887,7 @@ static __device__ __forceinline__ void sds_cta(const CUtensorMap &tmap_w, const 
             block(kb + 1, a_odd, a_even);
         }
         if (kb < kb1) block(kb, a_even, a_odd);
-        cuops_wgmma_wait<0>();
-#pragma unroll
-        for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
+        sdw_wgmma_drain(acc);
         cuops_keep_alive_set(a_even);
         cuops_keep_alive_set(a_odd);
         sdw_epilogue<XN, CONS>(p, acc, base, wb, split, consumer, warp, lane,
@@ -976,11 +1022,7 @@ static __device__ __forceinline__ void sdn_cta(const CUtensorMap &tmap_w, const 
     if (threadIdx.x == 128) {
         cuops_tma_prefetch_map(&tmap_w);
         cuops_tma_prefetch_map(&tmap_x);
-        for (int s = 0; s < STAGES; s++) {
-            cuops_mbar_init(SDN_FULL_BAR(s), 1);
-            cuops_mbar_init(SDN_EMPTY_BAR(s), 128);
-        }
-        cuops_mbar_init_fence();
+        sdw_init_ring_bars<STAGES>(bars, 128);
     }
     __syncthreads();
 
@@ -1027,8 +1069,7 @@ static __device__ __forceinline__ void sdn_cta(const CUtensorMap &tmap_w, const 
         cuops_named_bar_sync(1, 128);
     }
     float acc[ACC];
-#pragma unroll
-    for (int i = 0; i < ACC; i++) acc[i] = 0.0f;
+    sdw_zero_acc(acc);
     int stage = 0, prev_stage = 0;
     uint32_t phase = 0;
     bool first = true;
@@ -1042,26 +1083,16 @@ static __device__ __forceinline__ void sdn_cta(const CUtensorMap &tmap_w, const 
                 DSTAMP(p, DSTAMP_LAST);
             const uint64_t desc_x = cuops_wgmma_desc_k_sw128(x_smem + stage * SDN_X_TILE_BYTES);
             const uint64_t desc_w = cuops_wgmma_desc_k_sw128(w_smem + stage * WBYTES);
-#pragma unroll
-            for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
-            cuops_wgmma_fence();
+            sdw_wgmma_begin(acc);
             /* a tile's first block overwrites the accumulators (scale-d 0) */
 #pragma unroll
             for (int j = 0; j < 4; j++)
                 sdn_wgmma_k16<NW, 0, f16>(acc, desc_x + 2 * j, desc_w + 2 * j, kb > 0 || j > 0);
-            cuops_wgmma_commit();
-            cuops_wgmma_wait<1>();
-#pragma unroll
-            for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
-            /* the previous block's group is retired: its stage is free */
-            if (!first) cuops_mbar_arrive(SDN_EMPTY_BAR(prev_stage));
+            sdw_wgmma_commit_wait_prev(acc);
+            prev_stage = sdw_release_prev<STAGES>(!first, bars, prev_stage, stage, phase);
             first = false;
-            prev_stage = stage;
-            cuops_ring_advance<STAGES>(stage, phase);
         }
-        cuops_wgmma_wait<0>();
-#pragma unroll
-        for (int r = 0; r < ACC; r++) cuops_reg_fence(acc[r]);
+        sdw_wgmma_drain(acc);
         sdn_store_frag<NW>(p, tile, warp, lane, acc);
     }
     cuops_wgmma_wait<0>();
@@ -1265,6 +1296,43 @@ static int sdw_supports(const struct cuops_handle *h, const cuops_gemm_desc_t *d
            (cuops_sm90_tma_ok(d->a, d->lda) || sdw_x_packable(h, d));
 }
 
+/* The parameters every form takes from the call; the form's own (splits,
+ * tiles, issue, the shifted form's map) zero. */
+static void sdw_params_init(const cuops_gemm_desc_t *d, sdw_params_t *p)
+{
+    memset(p, 0, sizeof *p);
+    p->c = d->c;
+    p->ldc = d->ldc;
+    p->alpha = d->alpha;
+    p->beta = d->beta;
+    p->c_type = (int)d->c_type;
+    p->m = (int)d->m;
+    p->n = (int)d->n;
+    p->kblocks = (int)cuops_ceil_div(d->k, SDW_BK);
+}
+
+/* fn's grid of blocks x s CTAs of `threads` with `smem` bytes of dynamic
+ * shared memory: a plain launch at s = 1 (the kernel takes no cluster step
+ * then), else clusters of s along x. The plain launch's errors are left
+ * to cuops_cuda_check_launch. */
+template <typename... Args>
+static cuops_status_t sdw_launch_split(struct cuops_handle *h, void (*fn)(Args...), int64_t blocks,
+                                       int64_t s, int threads, int smem, Args... args)
+{
+    CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    if (s == 1) {
+        fn<<<(unsigned)blocks, threads, smem, cuops_stream(h)>>>(args...);
+    } else {
+        cudaLaunchConfig_t cfg;
+        cudaLaunchAttribute attr;
+        cuops_cluster_launch_config(&cfg, &attr, (int)(blocks * s), threads, (int)s, smem,
+                                    cuops_stream(h));
+        CUOPS_CUDA_TRY(h, cudaLaunchKernelEx(&cfg, fn, args...));
+    }
+    return CUOPS_STATUS_SUCCESS;
+}
+
 /* What both forms set up alike: the weight's tensor map in boxes of
  * `w_rows` rows, x's in boxes of XN rows (x stored [k, m]: tmap_x for every
  * k-block but the last, tmap_x_last for the last; the narrow form, NT only,
@@ -1314,15 +1382,7 @@ static cuops_status_t sdw_prepare(struct cuops_handle *h, const cuops_gemm_desc_
         if (st != CUOPS_STATUS_SUCCESS) return st;
         if (tmap_x_last) *tmap_x_last = *tmap_x;
     }
-    memset(p, 0, sizeof *p);
-    p->c = d->c;
-    p->ldc = d->ldc;
-    p->alpha = d->alpha;
-    p->beta = d->beta;
-    p->c_type = (int)d->c_type;
-    p->m = (int)d->m;
-    p->n = (int)d->n;
-    p->kblocks = (int)cuops_ceil_div(d->k, SDW_BK);
+    sdw_params_init(d, p);
     return CUOPS_STATUS_SUCCESS;
 }
 
@@ -1375,19 +1435,9 @@ static cuops_status_t sdw_launch_rows(struct cuops_handle *h, const cuops_gemm_d
 
     sdw_kernel_fn fn =
         sdw_pick(d->ab_type, xn, cons, d->trans_b == CUOPS_OP_N, d->trans_a == CUOPS_OP_T);
-    CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    if (s == 1) {
-        /* no split: a plain launch (the kernel takes no cluster step then) */
-        fn<<<(unsigned)blocks, SDW_THREADS(cons), smem, cuops_stream(h)>>>(tmap_w, tmap_x,
-                                                                            tmap_x_last, p);
-    } else {
-        cudaLaunchConfig_t cfg;
-        cudaLaunchAttribute attr;
-        cuops_cluster_launch_config(&cfg, &attr, (int)(blocks * s), SDW_THREADS(cons), (int)s,
-                                    smem, cuops_stream(h));
-        CUOPS_CUDA_TRY(h, cudaLaunchKernelEx(&cfg, fn, tmap_w, tmap_x, tmap_x_last, p));
-    }
+    st = sdw_launch_split(h, fn, blocks, s, SDW_THREADS(cons), smem, tmap_w, tmap_x, tmap_x_last,
+                          p);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
     st = cuops_cuda_check_launch(h, name);
     if (st != CUOPS_STATUS_SUCCESS) return st;
 #ifdef CUOPS_DECODE_STAMPS
@@ -1536,15 +1586,7 @@ static cuops_status_t sds_launch(struct cuops_handle *h, const cuops_gemm_desc_t
     if (st != CUOPS_STATUS_SUCCESS) return st;
 
     sdw_params_t p;
-    memset(&p, 0, sizeof p);
-    p.c = d->c;
-    p.ldc = d->ldc;
-    p.alpha = d->alpha;
-    p.beta = d->beta;
-    p.c_type = (int)d->c_type;
-    p.m = (int)d->m;
-    p.n = (int)d->n;
-    p.kblocks = (int)cuops_ceil_div(d->k, SDW_BK);
+    sdw_params_init(d, &p);
     p.wgroup = wr.g;
     p.wlog = wr.log;
     p.woff = wr.off;
@@ -1564,17 +1606,8 @@ static cuops_status_t sds_launch(struct cuops_handle *h, const cuops_gemm_desc_t
     p.splits = (int)s;
 
     sds_kernel_fn fn = sds_pick(d->ab_type, xn, cons);
-    CUOPS_CUDA_TRY(h, cudaFuncSetAttribute((const void *)fn,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    if (s == 1) {
-        fn<<<(unsigned)blocks, SDW_THREADS(cons), smem, cuops_stream(h)>>>(tmap_w, tmap_x, p);
-    } else {
-        cudaLaunchConfig_t cfg;
-        cudaLaunchAttribute attr;
-        cuops_cluster_launch_config(&cfg, &attr, (int)(blocks * s), SDW_THREADS(cons), (int)s,
-                                    smem, cuops_stream(h));
-        CUOPS_CUDA_TRY(h, cudaLaunchKernelEx(&cfg, fn, tmap_w, tmap_x, p));
-    }
+    st = sdw_launch_split(h, fn, blocks, s, SDW_THREADS(cons), smem, tmap_w, tmap_x, p);
+    if (st != CUOPS_STATUS_SUCCESS) return st;
     st = cuops_cuda_check_launch(h, name);
     if (st != CUOPS_STATUS_SUCCESS) return st;
     h->last_kernel = name;
