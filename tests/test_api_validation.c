@@ -984,6 +984,24 @@ static void handle_calls(void)
         for (int v = 0; list && v < count; v++)
             CHECK(list[v] != NULL && list[v][0] != '\0', "%s: variant %d empty", ops[i], v);
     }
+    {
+        /* the gemm list whole: every kernel once, the fallback last (a list
+         * cut at the dispatch's room lost its tail, the fallback and the
+         * SIMT SGEMM entries, and forcing those by name failed) */
+        const char *const *g = NULL;
+        int gc = 0;
+        CHECK_STATUS(cuops_variant_names("gemm", &g, &gc), OK);
+        int simt = 0, dup = 0;
+        for (int v = 0; g && v < gc; v++) {
+            if (!strcmp(g[v], "sgemm_simt_128x128")) simt++;
+            for (int w = 0; w < v; w++) dup += !strcmp(g[v], g[w]);
+        }
+        CHECK(g && gc >= 2 && !strcmp(g[gc - 1], "fallback_tiled"),
+              "gemm: the last of %d variants is '%s', not fallback_tiled", gc,
+              g && gc ? g[gc - 1] : "");
+        CHECK(simt == 1, "gemm: sgemm_simt_128x128 listed %d times", simt);
+        CHECK(dup == 0, "gemm: %d names listed twice", dup);
+    }
     const char *const *list = NULL;
     int count = 0;
     CHECK_STATUS(cuops_variant_names("nope", &list, &count), INV);

@@ -316,42 +316,57 @@ static inline cuops_sm90_small_pick_t cuops_sm90_small_grid_pick(const cuops_sm9
     return CUOPS_SM90_PICK_128;
 }
 
-/* Upper bound on the number of kernels the dispatch can know about. */
-#define CUOPS_GEMM_MAX_KERNELS 64
+/* Upper bound on the number of kernels the dispatch can know about. The
+ * lists below never write past it, and cuops_gemm_all_kernels returns how
+ * many it found, so that a table grown past it shows (gemm_dispatch.cu
+ * refuses to list a cut list; test_api_validation checks the names): at 64,
+ * the study entries of P228 pushed the fallback and the SIMT SGEMM entries
+ * off the end, where forcing them by name failed. */
+#define CUOPS_GEMM_MAX_KERNELS 128
+
+/* out[*n] = k where it fits; *n counts every kernel offered, so a caller
+ * sees a list longer than its room */
+static inline void cuops_gemm_list_add(const cuops_gemm_kernel_t **out, int max, int *n,
+                                       const cuops_gemm_kernel_t *k)
+{
+    if (*n < max) out[*n] = k;
+    (*n)++;
+}
 
 /*
  * Every kernel the library holds, each once (for forced variants and for the
- * variant-name list). Returns how many were written to `out`.
+ * variant-name list), the fallback last. Returns how many there are: more
+ * than `max` means the list was cut after `max` (CUOPS_GEMM_MAX_KERNELS too
+ * small), which gemm_dispatch.cu refuses.
  */
 static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int max)
 {
     int n = 0, count = 0;
     const cuops_gemm_kernel_t *t = cuops_gemm_family_table(cuops_gemm_decode_kernel_table, &count);
-    for (int i = 0; i < count && n < max; i++) out[n++] = &t[i];
-    for (int i = 0; i < CUOPS_GEMM_DECODE_STUDY_COUNT && cuops_gemm_decode_study && n < max; i++)
-        out[n++] = &cuops_gemm_decode_study[i];
+    for (int i = 0; i < count; i++) cuops_gemm_list_add(out, max, &n, &t[i]);
+    for (int i = 0; i < CUOPS_GEMM_DECODE_STUDY_COUNT && cuops_gemm_decode_study; i++)
+        cuops_gemm_list_add(out, max, &n, &cuops_gemm_decode_study[i]);
     t = cuops_gemm_family_table(cuops_gemm_sm90_kernel_table, &count);
-    for (int i = 0; i < count && n < max; i++) out[n++] = &t[i];
-    if (&cuops_gemm_sm90_decode_wgmma && n < max) out[n++] = &cuops_gemm_sm90_decode_wgmma;
-    if (&cuops_gemm_sm90_decode_wgmma128 && n < max) out[n++] = &cuops_gemm_sm90_decode_wgmma128;
-    if (&cuops_gemm_sm90_decode_wgmma64 && n < max) out[n++] = &cuops_gemm_sm90_decode_wgmma64;
-    if (&cuops_gemm_sm90_decode_wgmma_single && n < max)
-        out[n++] = &cuops_gemm_sm90_decode_wgmma_single;
-    if (&cuops_gemm_sm90_decode_wgmma_pairs64 && n < max)
-        out[n++] = &cuops_gemm_sm90_decode_wgmma_pairs64;
-    if (&cuops_gemm_sm90_decode_shift && n < max) out[n++] = &cuops_gemm_sm90_decode_shift;
-    if (&cuops_gemm_sm90_decode_narrow && n < max) out[n++] = &cuops_gemm_sm90_decode_narrow;
-    if (&cuops_gemm_sm90_decode_narrow_single && n < max)
-        out[n++] = &cuops_gemm_sm90_decode_narrow_single;
+    for (int i = 0; i < count; i++) cuops_gemm_list_add(out, max, &n, &t[i]);
+    /* weak symbols: absent from builds without sm_90a code */
+    const cuops_gemm_kernel_t *const sm90_decode[] = {
+        &cuops_gemm_sm90_decode_wgmma,        &cuops_gemm_sm90_decode_wgmma128,
+        &cuops_gemm_sm90_decode_wgmma64,      &cuops_gemm_sm90_decode_wgmma_single,
+        &cuops_gemm_sm90_decode_wgmma_pairs64, &cuops_gemm_sm90_decode_shift,
+        &cuops_gemm_sm90_decode_narrow,       &cuops_gemm_sm90_decode_narrow_single};
+    for (size_t i = 0; i < sizeof sm90_decode / sizeof sm90_decode[0]; i++)
+        if (sm90_decode[i]) cuops_gemm_list_add(out, max, &n, sm90_decode[i]);
     t = cuops_gemm_family_table(cuops_gemm_sm80_kernel_table, &count);
-    for (int i = 0; i < count && n < max; i++) out[n++] = &t[i];
-    if (n < max) out[n++] = &cuops_gemm_sm80_packed;
-    if (n < max) out[n++] = &cuops_gemm_sgemm_simt_128x128;
-    if (n < max) out[n++] = &cuops_gemm_sgemm_simt_128x128_bk16;
-    if (n < max) out[n++] = &cuops_gemm_sgemm_simt_128x128_bk16_paired;
-    if (n < max) out[n++] = &cuops_gemm_sgemm_simt_128x128_bk32_paired;
-    if (n < max) out[n++] = &cuops_gemm_sgemm_simt_packed;
-    if (n < max) out[n++] = &cuops_gemm_fallback_tiled;
+    for (int i = 0; i < count; i++) cuops_gemm_list_add(out, max, &n, &t[i]);
+    const cuops_gemm_kernel_t *const rest[] = {
+        &cuops_gemm_sm80_packed,
+        &cuops_gemm_sgemm_simt_128x128,
+        &cuops_gemm_sgemm_simt_128x128_bk16,
+        &cuops_gemm_sgemm_simt_128x128_bk16_paired,
+        &cuops_gemm_sgemm_simt_128x128_bk32_paired,
+        &cuops_gemm_sgemm_simt_packed,
+        &cuops_gemm_fallback_tiled};
+    for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++) cuops_gemm_list_add(out, max, &n, rest[i]);
     return n;
 }
 
