@@ -35,7 +35,7 @@
 
 #include "test_util.h"
 
-#define MAX_VARIANTS 80
+#define MAX_VARIANTS 129 /* "auto" + CUOPS_GEMM_MAX_KERNELS */
 
 static cuops_handle_t g_gpu, g_cpu;
 static const char *const *g_variants;
@@ -1077,6 +1077,9 @@ int main(void)
 
     CHECK_STATUS(cuops_variant_names("gemm", &g_variants, &g_variant_count),
                  CUOPS_STATUS_SUCCESS);
+    /* every variant tested: a longer list needs a larger MAX_VARIANTS */
+    CHECK(g_variant_count <= MAX_VARIANTS, "%d gemm variants, room for %d", g_variant_count,
+          MAX_VARIANTS);
     if (g_variant_count > MAX_VARIANTS) g_variant_count = MAX_VARIANTS;
     fprintf(stderr, "gemm variants:");
     for (int v = 0; v < g_variant_count; v++) fprintf(stderr, " %s", g_variants[v]);

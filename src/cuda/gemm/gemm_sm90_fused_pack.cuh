@@ -484,22 +484,30 @@ __host__ __device__ constexpr int sm90_pack_cta_slots(int smem_bytes)
 }
 
 /* A whole CTA packing (pk.pack_ctas > 0; this CTA is packer j of them):
- * items j, j + pack_ctas, ... in order, through a ring of NSLOTS item slots
- * (one item = 16 rows x 33 chunks) from `smem`. Warp 0 issues: per item one
- * bulk copy per row (lanes 0-15) on the slot's full barrier, once the slot's
- * empty barrier says its last drain is done. Warps 1 .. WARPS - 1 drain, in
- * turn: item q of this CTA by warp 1 + q mod (WARPS - 1), which then frees
- * the slot and, after every second item, fences once and counts both items
- * in (the fence per item held the packer warps in P227: ncu `membar`).
- * Against three packer warps in every CTA (sm90_pack_worker, ~1 TB/s over
- * the GPU, P227), a packer CTA has the SM's issue slots and the ring's
- * shared memory to itself: ~190 KB in flight. */
+ * items j, j + pack_ctas, ... (the CTA's item q is j + q * pack_ctas), by
+ * WARPS / 2 pairs of warps. Pair i takes the CTA's items q = i, i + PAIRS,
+ * ... in order through its own SLOTS item slots (one item = 16 rows x 33
+ * chunks) from `smem`: its issuing warp i waits on the slot's empty barrier,
+ * then issues one bulk copy per row (lanes 0-15) on the slot's full
+ * barrier; its draining warp PAIRS + i waits on the full barrier, shifts and
+ * stores the rows, frees the slot and, after every second item, fences
+ * once and counts both items in (the fence per item held the packer warps
+ * in P227: ncu `membar`).
+ * Why pairs: with one issuing warp for all eleven drains (P228 call 1) the
+ * issue held the packers (ncu, P229: ~310 instructions per item, a
+ * one-warp chain of ~2100 cycles, the UBLKCP loop over the rows among
+ * them, while the drains waited on full barriers and the issuer never on
+ * an empty one): ~19 GB/s per packer SM. And a slot that one warp fills
+ * and one warp drains, each in order, keeps the barriers' parity waits
+ * exact; in a ring shared by warps that take its uses in turn, a warp
+ * could wait for the parity of a use two ahead of the slot's last
+ * completed phase and pass early. */
 template <int NSLOTS, int GROUP, int WARPS>
 __device__ __forceinline__ void sm90_pack_cta(const sm90_fused_pack_t &pk, uint32_t smem, int j)
 {
 #if CUOPS_SM90A_DEVICE
-    static_assert(WARPS >= 2 && NSLOTS >= 2, "an issuing warp, a draining warp, two slots");
-    constexpr int ROWS = SM90_PACK_ITEM_ROWS, DRAINERS = WARPS - 1;
+    constexpr int PAIRS = WARPS / 2, SLOTS = NSLOTS / PAIRS, ROWS = SM90_PACK_ITEM_ROWS;
+    static_assert(PAIRS >= 1 && SLOTS >= 2, "a pair of warps and two slots per pair");
     const uint32_t bars = smem + (uint32_t)(NSLOTS * SM90_PACK_ITEM_SLOT_BYTES);
 #define SM90_PACK_FULL(q) (bars + 16u * (uint32_t)(q))
 #define SM90_PACK_EMPTY(q) (bars + 16u * (uint32_t)(q) + 8u)
@@ -507,50 +515,50 @@ __device__ __forceinline__ void sm90_pack_cta(const sm90_fused_pack_t &pk, uint3
     const int total = pk.slices * (pk.groups0 + pk.groups1);
     const int mine = j < total ? (total - j + pk.pack_ctas - 1) / pk.pack_ctas : 0;
     if (threadIdx.x == 0) {
-        for (int q = 0; q < NSLOTS; q++) {
+        for (int q = 0; q < PAIRS * SLOTS; q++) {
             cuops_mbar_init(SM90_PACK_FULL(q), 1);
             cuops_mbar_init(SM90_PACK_EMPTY(q), 1);
         }
         cuops_mbar_init_fence();
     }
     __syncthreads();
-    if (warp == 0) {
-        for (int q = 0; q < mine; q++) {
-            const int slot = q % NSLOTS;
+    if (warp >= 2 * PAIRS) return; /* an odd warp count: the last one idles */
+    const int pair = warp % PAIRS;
+    const bool issuer = warp < PAIRS;
+    unsigned *const done = pk.counters + 2;
+    int pending = -1; /* drain lane 0: the counter of an item stored, not yet counted */
+    for (int u = 0, q = pair; q < mine; u++, q += PAIRS) {
+        const int slot = pair * SLOTS + u % SLOTS;
+        const uint32_t parity = (uint32_t)(u / SLOTS) & 1u;
+        const uint32_t slot_smem = smem + (uint32_t)(slot * SM90_PACK_ITEM_SLOT_BYTES);
+        const int item = j + q * pk.pack_ctas;
+        if (issuer) {
             /* the slot's previous item drained (a fresh barrier passes) */
-            cuops_mbar_wait(SM90_PACK_EMPTY(slot), ((uint32_t)(q / NSLOTS) & 1u) ^ 1u);
-            sm90_pack_issue_bulk<ROWS, true>(pk, j + q * pk.pack_ctas, 0,
-                                             smem + (uint32_t)(slot * SM90_PACK_ITEM_SLOT_BYTES),
-                                             SM90_PACK_FULL(slot), lane);
+            cuops_mbar_wait(SM90_PACK_EMPTY(slot), parity ^ 1u);
+            sm90_pack_issue_bulk<ROWS, true>(pk, item, 0, slot_smem, SM90_PACK_FULL(slot), lane);
+            continue;
         }
-    } else {
-        unsigned *const done = pk.counters + 2;
-        int pending = -1; /* lane 0: the counter of an item stored, not yet counted */
-        for (int q = warp - 1; q < mine; q += DRAINERS) {
-            const int slot = q % NSLOTS, item = j + q * pk.pack_ctas;
-            cuops_mbar_wait(SM90_PACK_FULL(slot), (uint32_t)(q / NSLOTS) & 1u);
-            sm90_pack_drain<GROUP, ROWS>(pk, item, 0,
-                                         smem + (uint32_t)(slot * SM90_PACK_ITEM_SLOT_BYTES), lane);
-            __syncwarp(); /* every lane has read the slot and stored its rows */
-            if (lane == 0) {
-                cuops_mbar_arrive(SM90_PACK_EMPTY(slot));
-                int p, s, g;
-                sm90_pack_item(pk, item, &p, &s, &g);
-                const int counter = p * pk.slices + s;
-                if (pending < 0) {
-                    pending = counter;
-                } else {
-                    sm90_pack_release();
-                    atomicAdd(done + pending, 1u);
-                    atomicAdd(done + counter, 1u);
-                    pending = -1;
-                }
+        cuops_mbar_wait(SM90_PACK_FULL(slot), parity);
+        sm90_pack_drain<GROUP, ROWS>(pk, item, 0, slot_smem, lane);
+        __syncwarp(); /* every lane has read the slot and stored its rows */
+        if (lane == 0) {
+            cuops_mbar_arrive(SM90_PACK_EMPTY(slot));
+            int p, s, g;
+            sm90_pack_item(pk, item, &p, &s, &g);
+            const int counter = p * pk.slices + s;
+            if (pending < 0) {
+                pending = counter;
+            } else {
+                sm90_pack_release();
+                atomicAdd(done + pending, 1u);
+                atomicAdd(done + counter, 1u);
+                pending = -1;
             }
         }
-        if (lane == 0 && pending >= 0) {
-            sm90_pack_release();
-            atomicAdd(done + pending, 1u);
-        }
+    }
+    if (!issuer && lane == 0 && pending >= 0) {
+        sm90_pack_release();
+        atomicAdd(done + pending, 1u);
     }
 #undef SM90_PACK_FULL
 #undef SM90_PACK_EMPTY
