@@ -28,80 +28,16 @@
 #include <cuda_runtime.h>
 
 #include "test_util.h"
+#include "w4a16_test_weight.h"
 
 #define REL_TOL 1e-2
 #define GUARD 256 /* poisoned elements before and after y */
-
-typedef struct host_weight {
-    int64_t n, k, group_size, num_groups, ldq;
-    cuops_dtype_t scale_type;
-    uint8_t *qweight;  /* n * ldq */
-    void *scales;      /* n * num_groups of scale_type */
-    uint8_t *zeros;    /* n * num_groups, or NULL */
-} host_weight_t;
-
-static size_t scale_bytes(cuops_dtype_t t) { return t == CUOPS_DTYPE_F32 ? 4 : 2; }
-
-static uint16_t round_to_act(float v, cuops_dtype_t act)
-{
-    return act == CUOPS_DTYPE_F16 ? cuops_float_to_half(v) : cuops_float_to_bf16(v);
-}
-static float act_to_float(uint16_t b, cuops_dtype_t act)
-{
-    return act == CUOPS_DTYPE_F16 ? cuops_half_to_float(b) : cuops_bf16_to_float(b);
-}
-
-static void make_weight(host_weight_t *w, int64_t n, int64_t k, int64_t gs, cuops_dtype_t st,
-                        int with_zeros)
-{
-    w->n = n;
-    w->k = k;
-    w->group_size = gs;
-    w->num_groups = (k + gs - 1) / gs;
-    w->ldq = (k + 1) / 2 + (int64_t)(tu_rand_u64() % 3); /* sometimes padded rows */
-    w->scale_type = st;
-    w->qweight = (uint8_t *)malloc((size_t)(n * w->ldq));
-    for (int64_t i = 0; i < n * w->ldq; i++) w->qweight[i] = (uint8_t)tu_rand_u64();
-    size_t ns = (size_t)(n * w->num_groups);
-    w->scales = malloc(ns * scale_bytes(st));
-    /* |y| ~ sqrt(k) * 5 * s: keep outputs O(1), signs mixed */
-    double smax = 0.5 / sqrt((double)k);
-    for (size_t i = 0; i < ns; i++) {
-        double v = tu_rand_uniform(0.2 * smax, smax) * ((tu_rand_u64() & 1) ? -1.0 : 1.0);
-        tu_fill_float((char *)w->scales + i * scale_bytes(st), st, 1, v, v);
-    }
-    w->zeros = NULL;
-    if (with_zeros) {
-        w->zeros = (uint8_t *)malloc(ns);
-        for (size_t i = 0; i < ns; i++) w->zeros[i] = (uint8_t)(tu_rand_u64() % 16);
-    }
-}
-
-static void free_weight(host_weight_t *w)
-{
-    free(w->qweight);
-    free(w->scales);
-    free(w->zeros);
-}
 
 /* Dense weight as the dequant formula gives it: (q - z) * s in fp32, s
  * rounded to act first. */
 static float *dequant_reference(const host_weight_t *w, cuops_dtype_t act)
 {
-    float *d = (float *)malloc((size_t)(w->n * w->k) * sizeof(float));
-    for (int64_t r = 0; r < w->n; r++)
-        for (int64_t c = 0; c < w->k; c++) {
-            int64_t g = c / w->group_size;
-            uint8_t byte = w->qweight[r * w->ldq + c / 2];
-            float q = (float)((c & 1) ? (byte >> 4) : (byte & 15));
-            float z = w->zeros ? (float)w->zeros[r * w->num_groups + g] : 8.0f;
-            float s = act_to_float(
-                round_to_act((float)tu_get(w->scales, w->scale_type, (size_t)(r * w->num_groups + g)),
-                             act),
-                act);
-            d[r * w->k + c] = (q - z) * s;
-        }
-    return d;
+    return dequant_reference_rounded(w, act, 0);
 }
 
 /* fp64 reference y = x W^T, m x n, followed in the same allocation by the
@@ -168,7 +104,6 @@ static double compare_y(const uint16_t *y, int64_t ldy, const double *ref, int64
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
-static const char *act_name(cuops_dtype_t t) { return t == CUOPS_DTYPE_F16 ? "f16" : "bf16"; }
 
 /* ---- GPU ------------------------------------------------------------------ */
 

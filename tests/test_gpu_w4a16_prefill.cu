@@ -34,6 +34,7 @@
 #include <cuda_runtime.h>
 
 #include "test_util.h"
+#include "w4a16_test_weight.h"
 
 #define REL_TOL 1e-2
 #define GUARD 256       /* poisoned elements before and after y */
@@ -45,78 +46,12 @@
  * with each block dequantized a block ahead (what auto picks) */
 static const char *const fused_variants[] = {FUSED_VARIANT, "w4a16_prefill_wgmma_ahead"};
 
-static size_t scale_bytes(cuops_dtype_t t) { return t == CUOPS_DTYPE_F32 ? 4 : 2; }
-static const char *act_name(cuops_dtype_t t) { return t == CUOPS_DTYPE_F16 ? "f16" : "bf16"; }
-
-static uint16_t to_act(float v, cuops_dtype_t act)
-{
-    return act == CUOPS_DTYPE_F16 ? cuops_float_to_half(v) : cuops_float_to_bf16(v);
-}
-static float from_act(uint16_t b, cuops_dtype_t act)
-{
-    return act == CUOPS_DTYPE_F16 ? cuops_half_to_float(b) : cuops_bf16_to_float(b);
-}
-
 /* ---- the weight, in the seed format, and its dense reference -------------- */
-
-typedef struct host_weight {
-    int64_t n, k, group_size, num_groups, ldq;
-    cuops_dtype_t scale_type;
-    uint8_t *qweight; /* n * ldq */
-    void *scales;     /* n * num_groups */
-    uint8_t *zeros;   /* n * num_groups, or NULL */
-} host_weight_t;
-
-static void make_weight(host_weight_t *w, int64_t n, int64_t k, int64_t gs, cuops_dtype_t st,
-                        int with_zeros)
-{
-    w->n = n;
-    w->k = k;
-    w->group_size = gs;
-    w->num_groups = (k + gs - 1) / gs;
-    w->ldq = (k + 1) / 2 + (int64_t)(tu_rand_u64() % 3);
-    w->scale_type = st;
-    w->qweight = (uint8_t *)malloc((size_t)(n * w->ldq));
-    for (int64_t i = 0; i < n * w->ldq; i++) w->qweight[i] = (uint8_t)tu_rand_u64();
-    size_t ns = (size_t)(n * w->num_groups);
-    w->scales = malloc(ns * scale_bytes(st));
-    /* |y| ~ sqrt(k) * |q - z| * s * |x|: O(1) outputs, mixed signs */
-    double smax = 0.5 / sqrt((double)k);
-    for (size_t i = 0; i < ns; i++) {
-        double v = tu_rand_uniform(0.2 * smax, smax) * ((tu_rand_u64() & 1) ? -1.0 : 1.0);
-        tu_fill_float((char *)w->scales + i * scale_bytes(st), st, 1, v, v);
-    }
-    w->zeros = NULL;
-    if (with_zeros) {
-        w->zeros = (uint8_t *)malloc(ns);
-        for (size_t i = 0; i < ns; i++) w->zeros[i] = (uint8_t)(tu_rand_u64() % 16);
-    }
-}
-
-static void free_weight(host_weight_t *w)
-{
-    free(w->qweight);
-    free(w->scales);
-    free(w->zeros);
-}
 
 /* W[r][c] = round_act((q - z) * round_act(s)), as float. */
 static float *dequant_reference(const host_weight_t *w, cuops_dtype_t act)
 {
-    float *d = (float *)malloc((size_t)(w->n * w->k) * sizeof(float));
-    for (int64_t r = 0; r < w->n; r++)
-        for (int64_t c = 0; c < w->k; c++) {
-            int64_t g = c / w->group_size;
-            uint8_t byte = w->qweight[r * w->ldq + c / 2];
-            float q = (float)((c & 1) ? (byte >> 4) : (byte & 15));
-            float z = w->zeros ? (float)w->zeros[r * w->num_groups + g] : 8.0f;
-            float s = from_act(
-                to_act((float)tu_get(w->scales, w->scale_type, (size_t)(r * w->num_groups + g)),
-                       act),
-                act);
-            d[r * w->k + c] = from_act(to_act((q - z) * s, act), act);
-        }
-    return d;
+    return dequant_reference_rounded(w, act, 1);
 }
 
 static int gpu_prepack(cuops_handle_t h, const host_weight_t *w, cuops_dtype_t act,
@@ -187,7 +122,7 @@ static void make_activation(activation_t *a, int64_t m, const host_weight_t *w, 
     double *xr = (double *)malloc((size_t)w->k * sizeof(double));
     for (int64_t i = 0; i < a->nrows; i++) {
         const uint16_t *xrow = a->x + a->rows[i] * w->k;
-        for (int64_t c = 0; c < w->k; c++) xr[c] = from_act(xrow[c], act);
+        for (int64_t c = 0; c < w->k; c++) xr[c] = act_to_float(xrow[c], act);
         for (int64_t r = 0; r < w->n; r++) {
             const float *wr = wd + r * w->k;
             double s = 0.0;
@@ -312,7 +247,7 @@ static void run_case(cuops_handle_t h, int sm_major, const host_weight_t *w, con
         int64_t nans = 0;
         for (int64_t i = 0; i < m; i++)
             for (int64_t r = 0; r < n; r++)
-                if (isnan(from_act(yv[i * ldy + r], act))) {
+                if (isnan(act_to_float(yv[i * ldy + r], act))) {
                     if (nans == 0)
                         fprintf(stderr, "  %s: first NaN at y[%lld][%lld]\n", what, (long long)i,
                                 (long long)r);
@@ -323,7 +258,7 @@ static void run_case(cuops_handle_t h, int sm_major, const host_weight_t *w, con
         for (int64_t s = 0; s < a->nrows; s++) {
             const int64_t i = a->rows[s];
             for (int64_t r = 0; r < n; r++) {
-                double v = from_act(yv[i * ldy + r], act);
+                double v = act_to_float(yv[i * ldy + r], act);
                 double e = a->ref[(size_t)s * (size_t)n + (size_t)r];
                 if (isnan(v)) continue;
                 num += (v - e) * (v - e);
@@ -342,7 +277,7 @@ static void run_case(cuops_handle_t h, int sm_major, const host_weight_t *w, con
         int64_t outliers = 0;
         for (int64_t s = 0; s < a->nrows; s++)
             for (int64_t r = 0; r < n; r++) {
-                const double v = from_act(yv[a->rows[s] * ldy + r], act);
+                const double v = act_to_float(yv[a->rows[s] * ldy + r], act);
                 const double e = a->ref[(size_t)s * (size_t)n + (size_t)r];
                 if (!isnan(v) && fabs(v - e) > 8.0 * REL_TOL * rms + ldexp(fabs(e), -7))
                     outliers++;

@@ -406,21 +406,7 @@ __device__ __forceinline__ void sm90_epilogue(const sm90_gemm_params_t &p, const
             const int col = col_a + 8 * j;
             float v0 = p.alpha * acc[4 * j + 2 * half + 0];
             float v1 = p.alpha * acc[4 * j + 2 * half + 1];
-            if (col + 1 < p.n) {
-                if (read_c) {
-                    v0 += p.beta * cuops_to_float(c_row[col]);
-                    v1 += p.beta * cuops_to_float(c_row[col + 1]);
-                }
-                if (p.c_pair_ok) {
-                    sm90_store_pair(c_row + col, v0, v1);
-                } else {
-                    c_row[col] = cuops_from_float<OutT>(v0);
-                    c_row[col + 1] = cuops_from_float<OutT>(v1);
-                }
-            } else if (col < p.n) {
-                if (read_c) v0 += p.beta * cuops_to_float(c_row[col]);
-                c_row[col] = cuops_from_float<OutT>(v0);
-            }
+            sm90_store_c2(p, c_row, col, v0, v1, read_c);
         }
     }
 }
