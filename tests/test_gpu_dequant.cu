@@ -22,7 +22,7 @@
  */
 #include <cuda_runtime.h>
 
-#include "test_util.h"
+#include "gpu_test_util.h"
 
 #define GUARD 64 /* elements after the last row that must stay poisoned */
 
@@ -691,20 +691,9 @@ int main(void)
 {
     g_seed = tu_seed_from_env();
     quick = getenv("CUOPS_TEST_QUICK") != NULL;
-    int count = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess || count == 0) {
-        SKIP("no CUDA device (%s)", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
-        return tu_finish("test_gpu_dequant");
-    }
-    cuops_status_t s = cuops_create(&gpu, 0);
-    if (s == CUOPS_STATUS_NO_DEVICE) {
-        SKIP("cuops_create: %s", cuops_create_error());
-        return tu_finish("test_gpu_dequant");
-    }
-    CHECK(s == CUOPS_STATUS_SUCCESS, "cuops_create(0): %s", cuops_create_error());
+    if (!tu_gpu_handle(&gpu)) return tu_finish("test_gpu_dequant");
     CHECK_STATUS(cuops_create(&cpu, CUOPS_DEVICE_CPU), CUOPS_STATUS_SUCCESS);
-    if (s != CUOPS_STATUS_SUCCESS || cpu == NULL) return tu_finish("test_gpu_dequant");
+    if (cpu == NULL) return tu_finish("test_gpu_dequant");
 
     CHECK_STATUS(cuops_variant_names("dequant", &variant_names, &variant_count), CUOPS_STATUS_SUCCESS);
     CHECK(variant_count >= 10 && variant_count <= 32 && strcmp(variant_names[0], "auto") == 0,

@@ -33,7 +33,7 @@
  */
 #include <cuda_runtime.h>
 
-#include "test_util.h"
+#include "gpu_test_util.h"
 
 #define MAX_VARIANTS 129 /* "auto" + CUOPS_GEMM_MAX_KERNELS */
 
@@ -1059,19 +1059,7 @@ int main(void)
     const char *q = getenv("CUOPS_TEST_QUICK");
     g_quick = q && q[0] && strcmp(q, "0") != 0;
 
-    int ndev = 0;
-    cudaError_t e = cudaGetDeviceCount(&ndev);
-    if (e != cudaSuccess || ndev == 0) {
-        (void)cudaGetLastError();
-        SKIP("no CUDA device (%s)", e != cudaSuccess ? cudaGetErrorString(e) : "count 0");
-        return tu_finish("test_gpu_gemm");
-    }
-    cuops_status_t st = cuops_create(&g_gpu, 0);
-    if (st == CUOPS_STATUS_NO_DEVICE) {
-        SKIP("cuops_create: %s", cuops_create_error());
-        return tu_finish("test_gpu_gemm");
-    }
-    CHECK_STATUS(st, CUOPS_STATUS_SUCCESS);
+    if (!tu_gpu_handle(&g_gpu)) return tu_finish("test_gpu_gemm");
     CHECK_STATUS(cuops_create(&g_cpu, CUOPS_DEVICE_CPU), CUOPS_STATUS_SUCCESS);
     if (tu_failed) return tu_finish("test_gpu_gemm");
 

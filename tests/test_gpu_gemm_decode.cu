@@ -90,7 +90,7 @@
  */
 #include <cuda_runtime.h>
 
-#include "test_util.h"
+#include "gpu_test_util.h"
 
 #define NUM_VARIANTS 4
 #define AUTO_SLOT NUM_VARIANTS /* index of auto in the per-variant counters */
@@ -1866,19 +1866,7 @@ int main(void)
     }
     const int listed = check_listed();
 
-    int ndev = 0;
-    cudaError_t e = cudaGetDeviceCount(&ndev);
-    if (e != cudaSuccess || ndev == 0) {
-        (void)cudaGetLastError();
-        SKIP("no CUDA device (%s)", e != cudaSuccess ? cudaGetErrorString(e) : "count 0");
-        return tu_finish("test_gpu_gemm_decode");
-    }
-    cuops_status_t st = cuops_create(&g_gpu, 0);
-    if (st == CUOPS_STATUS_NO_DEVICE) {
-        SKIP("cuops_create: %s", cuops_create_error());
-        return tu_finish("test_gpu_gemm_decode");
-    }
-    CHECK_STATUS(st, CUOPS_STATUS_SUCCESS);
+    if (!tu_gpu_handle(&g_gpu)) return tu_finish("test_gpu_gemm_decode");
     CHECK_STATUS(cuops_create(&g_cpu, CUOPS_DEVICE_CPU), CUOPS_STATUS_SUCCESS);
     if (tu_failed || !listed) return tu_finish("test_gpu_gemm_decode");
 

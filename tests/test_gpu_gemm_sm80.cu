@@ -21,7 +21,7 @@
  */
 #include <cuda_runtime.h>
 
-#include "test_util.h"
+#include "gpu_test_util.h"
 
 static int quick_mode;
 static size_t device_smem_optin;
@@ -453,19 +453,8 @@ int main(void)
 {
     tu_seed_from_env();
     quick_mode = getenv("CUOPS_TEST_QUICK") != NULL;
-    int ndev = 0;
-    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-        (void)cudaGetLastError();
-        SKIP("no CUDA device");
-        return tu_finish("test_gpu_gemm_sm80");
-    }
     cuops_handle_t gpu = NULL, cpu = NULL;
-    cuops_status_t st = cuops_create(&gpu, 0);
-    if (st == CUOPS_STATUS_NO_DEVICE) {
-        SKIP("cuops_create: %s", cuops_create_error());
-        return tu_finish("test_gpu_gemm_sm80");
-    }
-    CHECK_STATUS(st, CUOPS_STATUS_SUCCESS);
+    if (!tu_gpu_handle(&gpu)) return tu_finish("test_gpu_gemm_sm80");
     CHECK_STATUS(cuops_create(&cpu, CUOPS_DEVICE_CPU), CUOPS_STATUS_SUCCESS);
     if (!gpu || !cpu) return tu_finish("test_gpu_gemm_sm80");
 

@@ -66,7 +66,7 @@
  */
 #include <cuda_runtime.h>
 
-#include "test_util.h"
+#include "gpu_test_util.h"
 
 #include "cuda/gemm/gemm_tuning.h"
 
@@ -684,25 +684,15 @@ int main(void)
 {
     tu_seed_from_env();
     const int quick = getenv("CUOPS_TEST_QUICK") != NULL;
-    int devices = 0;
-    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-        (void)cudaGetLastError();
-        SKIP("no CUDA device");
-        return tu_finish("test_gpu_gemm_sm90");
-    }
+    cuops_handle_t gpu = NULL, cpu = NULL;
+    if (!tu_gpu_handle(&gpu)) return tu_finish("test_gpu_gemm_sm90");
     cudaDeviceProp prop;
     cudaGetDeviceProperties(&prop, 0);
     if (prop.major != 9) {
         SKIP("device is sm_%d%d; sm90_ws_128x256 needs sm_90", prop.major, prop.minor);
+        cuops_destroy(gpu);
         return tu_finish("test_gpu_gemm_sm90");
     }
-    cuops_handle_t gpu = NULL, cpu = NULL;
-    cuops_status_t st = cuops_create(&gpu, 0);
-    if (st == CUOPS_STATUS_NO_DEVICE) {
-        SKIP("cuops_create: %s", cuops_create_error());
-        return tu_finish("test_gpu_gemm_sm90");
-    }
-    CHECK_STATUS(st, CUOPS_STATUS_SUCCESS);
     CHECK_STATUS(cuops_create(&cpu, CUOPS_DEVICE_CPU), CUOPS_STATUS_SUCCESS);
     if (!gpu || !cpu) return tu_finish("test_gpu_gemm_sm90");
     g_sms = prop.multiProcessorCount;

@@ -20,7 +20,7 @@
  */
 #include <cuda_runtime.h>
 
-#include "test_util.h"
+#include "gpu_test_util.h"
 
 typedef struct graph_case {
     const char *name;
@@ -199,20 +199,7 @@ static void run_graph_case(const graph_case_t *c, const char *ws_name)
 int main(void)
 {
     tu_seed_from_env();
-    int count = 0;
-    cudaError_t err = cudaGetDeviceCount(&count);
-    if (err != cudaSuccess || count == 0) {
-        SKIP("no CUDA device (%s): graph tests not run",
-             err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
-        return tu_finish("test_gpu_graph");
-    }
-    cuops_status_t st = cuops_create(&g_h, 0);
-    if (st == CUOPS_STATUS_NO_DEVICE) {
-        SKIP("cuops_create(0): %s", cuops_create_error());
-        return tu_finish("test_gpu_graph");
-    }
-    CHECK_STATUS(st, CUOPS_STATUS_SUCCESS);
-    if (st != CUOPS_STATUS_SUCCESS) return tu_finish("test_gpu_graph");
+    if (!tu_gpu_handle(&g_h)) return tu_finish("test_gpu_graph");
     CHECK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking) == cudaSuccess, "stream");
     CHECK_STATUS(cuops_set_stream(g_h, g_stream), CUOPS_STATUS_SUCCESS);
     cudaDeviceProp prop;

@@ -29,7 +29,7 @@
  */
 #include <cuda_runtime.h>
 
-#include "test_util.h"
+#include "gpu_test_util.h"
 /* the handle's scan state (h->scan_state, its layout) for the epoch tests */
 #include "api/cuops_internal.h"
 #include "cuda/scan/scan_state.h"
@@ -1326,20 +1326,9 @@ static void random_cases(int quick)
 
 int main(void)
 {
-    int count = 0;
-    cudaError_t err = cudaGetDeviceCount(&count);
-    if (err != cudaSuccess || count == 0) {
-        SKIP("no CUDA device (%s)", err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
-        return tu_finish("test_gpu_scan");
-    }
-    cuops_status_t st = cuops_create(&g_gpu, 0);
-    if (st == CUOPS_STATUS_NO_DEVICE) {
-        SKIP("cuops_create(0): %s", cuops_create_error());
-        return tu_finish("test_gpu_scan");
-    }
-    CHECK_STATUS(st, CUOPS_STATUS_SUCCESS);
+    if (!tu_gpu_handle(&g_gpu)) return tu_finish("test_gpu_scan");
     CHECK_STATUS(cuops_create(&g_cpu, CUOPS_DEVICE_CPU), CUOPS_STATUS_SUCCESS);
-    if (st != CUOPS_STATUS_SUCCESS || g_cpu == NULL) return tu_finish("test_gpu_scan");
+    if (g_cpu == NULL) return tu_finish("test_gpu_scan");
     g_seed = tu_seed_from_env();
 
     CHECK_STATUS(cuops_variant_names("scan", &g_scan_variants, &g_scan_variant_count),

@@ -27,7 +27,7 @@
  */
 #include <cuda_runtime.h>
 
-#include "test_util.h"
+#include "gpu_test_util.h"
 #include "w4a16_test_weight.h"
 
 #define REL_TOL 1e-2
@@ -1572,21 +1572,8 @@ int main(void)
     g_seed = tu_seed_from_env();
     run_cpu_tests();
 
-    int count = 0;
-    cudaError_t ce = cudaGetDeviceCount(&count);
-    if (ce != cudaSuccess || count == 0) {
-        SKIP("no CUDA device (%s): GPU W4A16 tests not run",
-             ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
-        return tu_finish("test_gpu_w4a16");
-    }
     cuops_handle_t h = NULL;
-    cuops_status_t st = cuops_create(&h, 0);
-    if (st == CUOPS_STATUS_NO_DEVICE) {
-        SKIP("cuops_create(0): %s", cuops_create_error());
-        return tu_finish("test_gpu_w4a16");
-    }
-    CHECK(st == CUOPS_STATUS_SUCCESS, "cuops_create(0): %s", cuops_status_string(st));
-    if (st == CUOPS_STATUS_SUCCESS) {
+    if (tu_gpu_handle(&h)) {
         cudaDeviceProp prop;
         g_sm_major = cudaGetDeviceProperties(&prop, 0) == cudaSuccess ? prop.major : 0;
         g_smem_optin = g_sm_major ? (int)prop.sharedMemPerBlockOptin : 0;

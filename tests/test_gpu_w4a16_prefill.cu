@@ -33,7 +33,7 @@
  */
 #include <cuda_runtime.h>
 
-#include "test_util.h"
+#include "gpu_test_util.h"
 #include "w4a16_test_weight.h"
 
 #define REL_TOL 1e-2
@@ -473,21 +473,8 @@ static void run_gpu_tests(cuops_handle_t h, int sm_major)
 int main(void)
 {
     tu_seed_from_env();
-    int count = 0;
-    cudaError_t ce = cudaGetDeviceCount(&count);
-    if (ce != cudaSuccess || count == 0) {
-        SKIP("no CUDA device (%s): W4A16 prefill tests not run",
-             ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
-        return tu_finish("test_gpu_w4a16_prefill");
-    }
     cuops_handle_t h = NULL;
-    cuops_status_t st = cuops_create(&h, 0);
-    if (st == CUOPS_STATUS_NO_DEVICE) {
-        SKIP("cuops_create(0): %s", cuops_create_error());
-        return tu_finish("test_gpu_w4a16_prefill");
-    }
-    CHECK(st == CUOPS_STATUS_SUCCESS, "cuops_create(0): %s", cuops_status_string(st));
-    if (st == CUOPS_STATUS_SUCCESS) {
+    if (tu_gpu_handle(&h)) {
         cudaDeviceProp prop;
         int sm_major = cudaGetDeviceProperties(&prop, 0) == cudaSuccess ? prop.major : 0;
         run_gpu_tests(h, sm_major);

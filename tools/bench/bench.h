@@ -237,6 +237,12 @@ void bench_time_pair(bench_env_t *env, bench_enqueue_fn fn_a, void *ctx_a, bench
  * into the row (baseline_us, baseline_power). */
 bench_timing_t bench_time_row(bench_env_t *env, bench_row_t *row, bench_enqueue_fn fn, void *ctx,
                               bench_enqueue_fn baseline_fn, void *baseline_ctx, int num_sets);
+/* A memory-bound row's numbers from its timing: the median time, its power,
+ * `bytes` over the time as GB/s and that as % of the copy ceiling. A failed
+ * timing marks the row ERROR with the reason instead, keeping `valid` (the
+ * check passed before the timing). Returns whether the timing was good. */
+int bench_row_stream_numbers(bench_env_t *env, bench_row_t *row, const bench_timing_t *t,
+                             double bytes);
 /* Median us of a cudaMemcpyAsync D2D that moves bytes_moved (half read, half
  * written), rotated past L2 like the rows: the copy ceiling at the row's own
  * size, so a memory-bound row can be read against a copy of its bytes as well

@@ -446,6 +446,22 @@ void bench_row_fail(bench_row_t *row, bench_row_status_t status, const char *fmt
     va_end(ap);
 }
 
+int bench_row_stream_numbers(bench_env_t *env, bench_row_t *row, const bench_timing_t *t,
+                             double bytes)
+{
+    if (!t->ok) {
+        const int valid = row->valid;
+        bench_row_fail(row, BENCH_ROW_ERROR, "timing: %s", t->err);
+        row->valid = valid;
+        return 0;
+    }
+    row->us = t->median_us;
+    row->power = t->power;
+    row->gbps = bytes / (t->median_us * 1e3);
+    row->pct_of_ceiling = 100.0 * row->gbps / env->copy_gbps;
+    return 1;
+}
+
 int bench_row_status_from(bench_env_t *env, bench_row_t *row, cuops_status_t st,
                           const char *what)
 {

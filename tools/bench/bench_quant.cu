@@ -332,15 +332,7 @@ static void run_dequant_shape(bench_env_t *env, cuops_dtype_t type, int64_t n, i
             continue;
         }
         bench_timing_t t = bench_time(env, enqueue_dequant, &d, sets);
-        if (!t.ok) {
-            bench_row_fail(row, BENCH_ROW_ERROR, "timing: %s", t.err);
-            row->valid = 1;
-        } else {
-            row->us = t.median_us;
-            row->power = t.power;
-            row->gbps = bytes_moved / (t.median_us * 1e3);
-            row->pct_of_ceiling = 100.0 * row->gbps / env->copy_gbps;
-        }
+        bench_row_stream_numbers(env, row, &t, bytes_moved);
         bench_row_done(env, row);
     }
     free_host_weight(&w);

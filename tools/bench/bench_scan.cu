@@ -355,15 +355,7 @@ static void run_scan_size(bench_env_t *env, int reduce, cuops_dtype_t type, int6
             continue;
         }
         bench_timing_t t = bench_time(env, enqueue_cuops_scan, &c, sets);
-        if (!t.ok) {
-            bench_row_fail(row, BENCH_ROW_ERROR, "timing: %s", t.err);
-            row->valid = 1;
-        } else {
-            row->us = t.median_us;
-            row->power = t.power;
-            row->gbps = bytes_moved / (t.median_us * 1e3);
-            row->pct_of_ceiling = 100.0 * row->gbps / env->copy_gbps;
-        }
+        bench_row_stream_numbers(env, row, &t, bytes_moved);
         bench_row_done(env, row);
     }
     free(in_host);
