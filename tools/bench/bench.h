@@ -237,6 +237,11 @@ void bench_time_pair(bench_env_t *env, bench_enqueue_fn fn_a, void *ctx_a, bench
  * into the row (baseline_us, baseline_power). */
 bench_timing_t bench_time_row(bench_env_t *env, bench_row_t *row, bench_enqueue_fn fn, void *ctx,
                               bench_enqueue_fn baseline_fn, void *baseline_ctx, int num_sets);
+/* A row's first call, fn on buffer set 0, and the stream synchronised. A
+ * refusal or a failed kernel marks the row (UNSUPPORTED for NOT_SUPPORTED,
+ * else ERROR), prints it and returns 0: the caller goes on to its next row.
+ * Otherwise the row is given the kernel that ran, and 1 returned. */
+int bench_row_first_call(bench_env_t *env, bench_row_t *row, bench_enqueue_fn fn, void *ctx);
 /* A memory-bound row's numbers from its timing: the median time, its power,
  * `bytes` over the time as GB/s and that as % of the copy ceiling. A failed
  * timing marks the row ERROR with the reason instead, keeping `valid` (the

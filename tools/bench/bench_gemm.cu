@@ -303,27 +303,12 @@ static void run_gemm_shape(bench_env_t *env, cuops_dtype_t dtype, int64_t m, int
         row->baseline_power = baseline_power;
         g.opts = bench_cuops_options(variants[v]);
 
-        char err[256] = "";
         if (bench_poison(env, g.c, dtype, (size_t)(m * n))) {
             bench_row_fail(row, BENCH_ROW_ERROR, "poisoning C failed");
             bench_row_done(env, row);
             continue;
         }
-        int rc = enqueue_cuops_gemm(&g, 0, err, sizeof(err));
-        if (rc) {
-            bench_row_fail(row, rc == CUOPS_STATUS_NOT_SUPPORTED ? BENCH_ROW_UNSUPPORTED
-                                                                 : BENCH_ROW_ERROR,
-                           "%s", err);
-            bench_row_done(env, row);
-            continue;
-        }
-        cudaError_t ce = cudaStreamSynchronize(env->stream);
-        if (ce != cudaSuccess) {
-            bench_row_fail(row, BENCH_ROW_ERROR, "kernel failed: %s", cudaGetErrorString(ce));
-            bench_row_done(env, row);
-            continue;
-        }
-        snprintf(row->kernel, sizeof(row->kernel), "%s", cuops_last_kernel(env->h));
+        if (!bench_row_first_call(env, row, enqueue_cuops_gemm, &g)) continue;
         bv_result_t r = check_gemm_output(&g, &host, tol);
         row->valid = r.pass;
         row->max_rel_err = r.max_rel_err;

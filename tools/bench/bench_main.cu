@@ -446,6 +446,22 @@ void bench_row_fail(bench_row_t *row, bench_row_status_t status, const char *fmt
     va_end(ap);
 }
 
+int bench_row_first_call(bench_env_t *env, bench_row_t *row, bench_enqueue_fn fn, void *ctx)
+{
+    char err[256] = "";
+    const int rc = fn(ctx, 0, err, sizeof(err));
+    const cudaError_t ce = rc ? cudaSuccess : cudaStreamSynchronize(env->stream);
+    if (rc || ce != cudaSuccess) {
+        if (!rc) snprintf(err, sizeof(err), "kernel failed: %s", cudaGetErrorString(ce));
+        bench_row_fail(row, rc == CUOPS_STATUS_NOT_SUPPORTED ? BENCH_ROW_UNSUPPORTED : BENCH_ROW_ERROR,
+                       "%s", err);
+        bench_row_done(env, row);
+        return 0;
+    }
+    snprintf(row->kernel, sizeof(row->kernel), "%s", cuops_last_kernel(env->h));
+    return 1;
+}
+
 int bench_row_stream_numbers(bench_env_t *env, bench_row_t *row, const bench_timing_t *t,
                              double bytes)
 {

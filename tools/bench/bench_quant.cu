@@ -308,19 +308,8 @@ static void run_dequant_shape(bench_env_t *env, cuops_dtype_t type, int64_t n, i
             continue;
         }
         d.opts = bench_cuops_options(variants[v]);
-        char err[256] = "";
         bench_poison(env, d.out, type, (size_t)(n * k));
-        int rc = enqueue_dequant(&d, 0, err, sizeof(err));
-        cudaError_t ce = rc ? cudaSuccess : cudaStreamSynchronize(env->stream);
-        if (rc || ce != cudaSuccess) {
-            if (!rc) snprintf(err, sizeof(err), "kernel failed: %s", cudaGetErrorString(ce));
-            bench_row_fail(row, rc == CUOPS_STATUS_NOT_SUPPORTED ? BENCH_ROW_UNSUPPORTED
-                                                                 : BENCH_ROW_ERROR,
-                           "%s", err);
-            bench_row_done(env, row);
-            continue;
-        }
-        snprintf(row->kernel, sizeof(row->kernel), "%s", cuops_last_kernel(env->h));
+        if (!bench_row_first_call(env, row, enqueue_dequant, &d)) continue;
         bv_result_t r = check_dequant(env, &d, &w);
         row->valid = r.pass;
         row->max_rel_err = r.max_rel_err;
@@ -629,18 +618,8 @@ static void run_w4a16_shape(bench_env_t *env, cuops_dtype_t act, int64_t m, int6
         }
         c.opts = bench_cuops_options(unfused ? "auto" : variants[v]);
         bench_enqueue_fn fn = unfused ? enqueue_dequant_then_gemm : enqueue_w4a16;
-        char err[256] = "";
         bench_poison(env, c.y, act, (size_t)(m * n));
-        int rc = fn(&c, 0, err, sizeof(err));
-        cudaError_t ce = rc ? cudaSuccess : cudaStreamSynchronize(env->stream);
-        if (rc || ce != cudaSuccess) {
-            if (!rc) snprintf(err, sizeof(err), "kernel failed: %s", cudaGetErrorString(ce));
-            bench_row_fail(row, rc == CUOPS_STATUS_NOT_SUPPORTED ? BENCH_ROW_UNSUPPORTED
-                                                                 : BENCH_ROW_ERROR,
-                           "%s", err);
-            bench_row_done(env, row);
-            continue;
-        }
+        if (!bench_row_first_call(env, row, fn, &c)) continue;
         if (unfused) {
             /* both kernels' names: the handle keeps only the last */
             const char *gemm_kernel = cuops_last_kernel(env->h);
@@ -650,8 +629,6 @@ static void run_w4a16_shape(bench_env_t *env, cuops_dtype_t act, int64_t m, int6
             cudaStreamSynchronize(env->stream);
             snprintf(row->kernel, sizeof(row->kernel), "%s+%s", cuops_last_kernel(env->h),
                      gemm_name);
-        } else {
-            snprintf(row->kernel, sizeof(row->kernel), "%s", cuops_last_kernel(env->h));
         }
         void *y_host = bench_to_host(c.y, (size_t)(m * n) * es);
         bv_result_t r;

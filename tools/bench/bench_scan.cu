@@ -331,19 +331,8 @@ static void run_scan_size(bench_env_t *env, int reduce, cuops_dtype_t type, int6
             continue;
         }
         c.opts = bench_cuops_options(variants[v]);
-        char err[256] = "";
         bench_poison(env, c.out, type, reduce ? 1 : (size_t)n);
-        int rc = enqueue_cuops_scan(&c, 0, err, sizeof(err));
-        cudaError_t ce = rc ? cudaSuccess : cudaStreamSynchronize(env->stream);
-        if (rc || ce != cudaSuccess) {
-            if (!rc) snprintf(err, sizeof(err), "kernel failed: %s", cudaGetErrorString(ce));
-            bench_row_fail(row, rc == CUOPS_STATUS_NOT_SUPPORTED ? BENCH_ROW_UNSUPPORTED
-                                                                 : BENCH_ROW_ERROR,
-                           "%s", err);
-            bench_row_done(env, row);
-            continue;
-        }
-        snprintf(row->kernel, sizeof(row->kernel), "%s", cuops_last_kernel(env->h));
+        if (!bench_row_first_call(env, row, enqueue_cuops_scan, &c)) continue;
         bv_result_t r = check_scan(env, &c, in_host, ref_host);
         row->valid = r.pass;
         row->max_rel_err = r.max_rel_err;
