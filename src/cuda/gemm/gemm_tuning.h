@@ -317,27 +317,23 @@ static inline cuops_sm90_small_pick_t cuops_sm90_small_grid_pick(const cuops_sm9
 }
 
 /* Upper bound on the number of kernels the dispatch can know about. The
- * lists below never write past it, and cuops_gemm_all_kernels returns how
- * many it found, so that a table grown past it shows (gemm_dispatch.cu
- * refuses to list a cut list; test_api_validation checks the names): at 64,
- * the study entries of P228 pushed the fallback and the SIMT SGEMM entries
- * off the end, where forcing them by name failed. */
+ * lists below stop at it, cutting their tail (the fallback last), so a table
+ * grown past it shows in test_api_validation's check of the gemm names: at
+ * 64, the study entries of P228 pushed the fallback and the SIMT SGEMM
+ * entries off the end, where forcing them by name failed. */
 #define CUOPS_GEMM_MAX_KERNELS 128
 
-/* out[*n] = k where it fits; *n counts every kernel offered, so a caller
- * sees a list longer than its room */
+/* out[(*n)++] = k while there is room */
 static inline void cuops_gemm_list_add(const cuops_gemm_kernel_t **out, int max, int *n,
                                        const cuops_gemm_kernel_t *k)
 {
-    if (*n < max) out[*n] = k;
-    (*n)++;
+    if (*n < max) out[(*n)++] = k;
 }
 
 /*
  * Every kernel the library holds, each once (for forced variants and for the
- * variant-name list), the fallback last. Returns how many there are: more
- * than `max` means the list was cut after `max` (CUOPS_GEMM_MAX_KERNELS too
- * small), which gemm_dispatch.cu refuses.
+ * variant-name list), the fallback last. Returns how many were written to
+ * `out` (at most `max`).
  */
 static inline int cuops_gemm_all_kernels(const cuops_gemm_kernel_t **out, int max)
 {
