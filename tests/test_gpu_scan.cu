@@ -481,6 +481,26 @@ static void reproducibility(void)
         CHECK(strcmp(cuops_last_kernel(g_gpu), want) == 0,
               "auto reduce f32 n=2^24 %s ran '%s', expected '%s'", misaligned ? "misaligned" : "aligned",
               cuops_last_kernel(g_gpu), want);
+        /* the stamped form combines the same partials in the same order as
+         * the ticket form on the same grid: the same bits, every run */
+        if (!variant_skipped("vectorized_stamped")) {
+            static const char *const pair[2] = {"vectorized_interleaved", "vectorized_stamped"};
+            float ticket_bits = 0, stamped_bits = 0;
+            int mismatches = 0;
+            for (int run = 0; run < 6; run++) {
+                cuops_options_t opt = {0};
+                opt.variant = pair[run & 1];
+                cudaMemset(d_out, 0xFF, sizeof(float));
+                CHECK_STATUS(cuops_reduce_ex(g_gpu, CUOPS_REDUCE_SUM, CUOPS_DTYPE_F32, (int64_t)n,
+                                             src, d_out, &opt), CUOPS_STATUS_SUCCESS);
+                cudaMemcpy((run & 1) ? &stamped_bits : &ticket_bits, d_out, sizeof(float),
+                           cudaMemcpyDeviceToHost);
+                if ((run & 1) && memcmp(&ticket_bits, &stamped_bits, sizeof(float)) != 0) mismatches++;
+            }
+            CHECK(mismatches == 0, "f32 sum reduce n=2^24 %s: the stamped form's bits differ from "
+                  "the ticket form's in %d of 3 runs (%.9g vs %.9g)",
+                  misaligned ? "misaligned" : "aligned", mismatches, stamped_bits, ticket_bits);
+        }
     }
 done:
     cudaFree(d_in);
@@ -539,6 +559,29 @@ static void queued_scan_check(queued_scan_t *q, const char *what)
     free(got);
 }
 
+/* The sum of q's input by reduce `variant` (NULL: auto) into the first
+ * element of q->d_out (poisoned first), checked against the last element of
+ * the inclusive reference. */
+static void queued_reduce_check(queued_scan_t *q, const char *variant, const char *what)
+{
+    const size_t es = elem_size(q->t);
+    cuops_options_t opt;
+    memset(&opt, 0, sizeof opt);
+    opt.variant = variant;
+    cudaMemset(q->d_out, poison_byte(q->t), es);
+    cuops_status_t st = cuops_reduce_ex(g_gpu, CUOPS_REDUCE_SUM, q->t, (int64_t)q->n, q->d_in,
+                                        q->d_out, variant ? &opt : NULL);
+    cudaError_t err = cudaDeviceSynchronize();
+    unsigned char got[8];
+    cudaMemcpy(got, q->d_out, es, cudaMemcpyDeviceToHost);
+    double abs_total = q->abs_sum ? q->abs_sum[q->n - 1] : 0;
+    CHECK(st == CUOPS_STATUS_SUCCESS && err == cudaSuccess &&
+              compare(got, q->ref + (q->n - 1) * es, &abs_total, q->t, CUOPS_REDUCE_SUM, 1,
+                      what) == 0,
+          "%s: wrong result or %s (%s) %s", what, cuops_status_string(st), cuops_last_error(g_gpu),
+          cudaGetErrorString(err));
+}
+
 static void queued_scan_free(queued_scan_t *q)
 {
     cudaFree(q->d_in);
@@ -563,7 +606,9 @@ static cuops_status_t scan_persistent(cuops_reduce_op_t op, int exclusive, cuops
 /* Scans and reduces queued with no synchronization in between, alternating
  * the 4-byte (stamped words) and 8-byte (stamped flags) layouts and sizes
  * below and above one persistent wave: each kernel must leave the counters
- * at 0 and the epoch advanced for the next one. */
+ * at 0 and the epoch advanced for the next one. Each scan is followed by
+ * auto's reduce (the ticket in the state's header) and the stamped reduce
+ * (its partials in the status words, then the epoch advanced). */
 static void back_to_back(void)
 {
     enum { CALLS = 8 };
@@ -576,7 +621,7 @@ static void back_to_back(void)
         ok &= queued_scan_init(&q[i], t, sizes[i]);
     }
     int64_t *d_red = NULL;
-    if (!ok || cudaMalloc(&d_red, CALLS * sizeof(int64_t)) != cudaSuccess) {
+    if (!ok || cudaMalloc(&d_red, 2 * CALLS * sizeof(int64_t)) != cudaSuccess) {
         SKIP("back-to-back: out of memory");
     } else {
         cudaDeviceSynchronize();
@@ -587,6 +632,12 @@ static void back_to_back(void)
                 /* a reduce between scans shares the state's header */
                 CHECK_STATUS(cuops_reduce(g_gpu, CUOPS_REDUCE_SUM, q[i].t, (int64_t)q[i].n,
                                           q[i].d_in, d_red + i), CUOPS_STATUS_SUCCESS);
+                cuops_options_t opt;
+                memset(&opt, 0, sizeof opt);
+                opt.variant = "vectorized_stamped";
+                CHECK_STATUS(cuops_reduce_ex(g_gpu, CUOPS_REDUCE_SUM, q[i].t, (int64_t)q[i].n,
+                                             q[i].d_in, d_red + CALLS + i, &opt),
+                             CUOPS_STATUS_SUCCESS);
             }
             cudaError_t err = cudaDeviceSynchronize();
             CHECK(err == cudaSuccess, "back-to-back: %s", cudaGetErrorString(err));
@@ -597,14 +648,16 @@ static void back_to_back(void)
                 queued_scan_check(&q[i], what);
                 /* the reduce result equals the last inclusive-scan element */
                 const size_t es = elem_size(q[i].t);
-                unsigned char got[8];
-                cudaMemcpy(got, d_red + i, es, cudaMemcpyDeviceToHost);
-                double abs_total = q[i].abs_sum ? q[i].abs_sum[q[i].n - 1] : 0;
-                snprintf(what, sizeof what, "back-to-back reduce %s n=%zu round %d",
-                         type_name(q[i].t), q[i].n, rep);
-                size_t bad = compare(got, q[i].ref + (q[i].n - 1) * es, &abs_total, q[i].t,
-                                     CUOPS_REDUCE_SUM, 1, what);
-                CHECK(bad == 0, "%s: wrong result", what);
+                for (int form = 0; form < 2; form++) {
+                    unsigned char got[8];
+                    cudaMemcpy(got, d_red + form * CALLS + i, es, cudaMemcpyDeviceToHost);
+                    double abs_total = q[i].abs_sum ? q[i].abs_sum[q[i].n - 1] : 0;
+                    snprintf(what, sizeof what, "back-to-back reduce %s %s n=%zu round %d",
+                             form ? "stamped" : "auto", type_name(q[i].t), q[i].n, rep);
+                    size_t bad = compare(got, q[i].ref + (q[i].n - 1) * es, &abs_total, q[i].t,
+                                         CUOPS_REDUCE_SUM, 1, what);
+                    CHECK(bad == 0, "%s: wrong result", what);
+                }
                 cudaMemset(q[i].d_out, poison_byte(q[i].t), q[i].n * es);
             }
         }
@@ -628,7 +681,9 @@ static int plant_state(unsigned stamp, unsigned epoch)
         return 0;
     }
     for (int64_t i = 0; i < cap; i++) {
-        words[i] = ((uint64_t)((stamp << 2) | 2u) << 32) | (uint32_t)tu_rand_u64();
+        /* flags 1 and 2 (a scan's aggregate and prefix; 1 is also a published
+         * reduce partial) */
+        words[i] = ((uint64_t)((stamp << 2) | (1u + (unsigned)(i & 1))) << 32) | (uint32_t)tu_rand_u64();
         flags[i] = (stamp << 2) | 2u;
         values[i] = tu_rand_u64();
     }
@@ -652,7 +707,9 @@ static unsigned read_epoch(void)
 /* wrap == 0: stamps of the epoch just before the current one, which the
  * call must ignore. wrap == 1: the state aged to the last epoch before the
  * wrap with stamps of epoch 0 planted: the call at the last epoch ignores
- * them, then must clear them, since the next call runs at epoch 0. */
+ * them, then must clear them, since the next call runs at epoch 0. Each
+ * round is a stamped reduce, then a scan: so it is the reduce that wraps,
+ * and the scan at epoch 0 after it finds any stamp it failed to clear. */
 static void planted_stamps(int wrap)
 {
     static const cuops_dtype_t types[2] = {CUOPS_DTYPE_I32, CUOPS_DTYPE_F64};
@@ -680,6 +737,10 @@ static void planted_stamps(int wrap)
             char what[96];
             snprintf(what, sizeof what, "%s stamps %s call %d", wrap ? "wrap" : "stale",
                      type_name(q.t), call);
+            queued_reduce_check(&q, "vectorized_stamped", what);
+            CHECK(read_epoch() == ((epoch + 1 + 2 * (unsigned)call) & SCAN_EPOCH_MASK),
+                  "%s: epoch %u after the reduce, want %u", what, read_epoch(),
+                  (epoch + 1 + 2 * (unsigned)call) & SCAN_EPOCH_MASK);
             cudaMemset(q.d_out, poison_byte(q.t), q.n * elem_size(q.t));
             cuops_status_t st =
                 scan_persistent(CUOPS_REDUCE_SUM, 0, q.t, (int64_t)q.n, q.d_in, q.d_out);
@@ -687,7 +748,7 @@ static void planted_stamps(int wrap)
             CHECK(st == CUOPS_STATUS_SUCCESS && err == cudaSuccess, "%s: %s %s", what,
                   cuops_status_string(st), cudaGetErrorString(err));
             queued_scan_check(&q, what);
-            const unsigned want = (epoch + 1 + (unsigned)call) & SCAN_EPOCH_MASK;
+            const unsigned want = (epoch + 2 + 2 * (unsigned)call) & SCAN_EPOCH_MASK;
             const unsigned got = read_epoch();
             CHECK(got == want, "%s: epoch %u after the call, want %u", what, got, want);
         }
@@ -772,19 +833,14 @@ static void user_workspace(void)
                 CHECK(st == CUOPS_STATUS_SUCCESS && err == cudaSuccess, "%s: %s (%s) %s", what,
                       cuops_status_string(st), cuops_last_error(g_gpu), cudaGetErrorString(err));
                 queued_scan_check(&q, what);
-                /* reduce into the first element of d_out */
-                const size_t es = elem_size(q.t);
-                st = cuops_reduce(g_gpu, CUOPS_REDUCE_SUM, q.t, (int64_t)q.n, q.d_in, q.d_out);
-                err = cudaDeviceSynchronize();
-                unsigned char got[8];
-                cudaMemcpy(got, q.d_out, es, cudaMemcpyDeviceToHost);
-                double abs_total = q.abs_sum ? q.abs_sum[q.n - 1] : 0;
-                snprintf(what, sizeof what, "%s workspace reduce %s rep %d",
-                         pass == 0 ? "user" : "own", type_name(q.t), rep);
-                CHECK(st == CUOPS_STATUS_SUCCESS && err == cudaSuccess &&
-                          compare(got, q.ref + (q.n - 1) * es, &abs_total, q.t, CUOPS_REDUCE_SUM,
-                                  1, what) == 0,
-                      "%s: wrong result or %s", what, cuops_status_string(st));
+                /* reduces into the first element of d_out: auto, then the
+                 * stamped form (its words in the cleared state) */
+                for (int form = 0; form < 2; form++) {
+                    snprintf(what, sizeof what, "%s workspace reduce %s %s rep %d",
+                             pass == 0 ? "user" : "own", form ? "stamped" : "auto",
+                             type_name(q.t), rep);
+                    queued_reduce_check(&q, form ? "vectorized_stamped" : NULL, what);
+                }
                 queued_scan_free(&q);
             }
         }
@@ -1338,7 +1394,7 @@ int main(void)
     CHECK(g_scan_variant_count == 27 && strcmp(g_scan_variants[0], "auto") == 0,
           "scan variants: %d, first '%s'", g_scan_variant_count,
           g_scan_variant_count ? g_scan_variants[0] : "");
-    CHECK(g_reduce_variant_count == 9 && strcmp(g_reduce_variants[0], "auto") == 0,
+    CHECK(g_reduce_variant_count == 10 && strcmp(g_reduce_variants[0], "auto") == 0,
           "reduce variants: %d, first '%s'", g_reduce_variant_count,
           g_reduce_variant_count ? g_reduce_variants[0] : "");
     if (g_scan_variant_count < 1 || g_reduce_variant_count < 1) return tu_finish("test_gpu_scan");

@@ -1,8 +1,10 @@
 /*
  * reduce.cu - the vectorized single-launch reduction, in three grid policies:
- * "vectorized_multiwave" (= "auto"), "vectorized" (the first version, kept
- * for side-by-side timing) and "vectorized_interleaved" (one wave, 16 KB
- * rounds dealt round-robin to the CTAs; see reduce_interleaved).
+ * "vectorized_multiwave", "vectorized" (the first version, kept for
+ * side-by-side timing) and "vectorized_interleaved" (one wave, 16 KB rounds
+ * dealt round-robin to the CTAs; see reduce_interleaved; with 32 KB rounds
+ * from 64 MB up, "auto"), and "vectorized_stamped", the interleaved one
+ * without the last-CTA ticket (see reduce_stamped_kernel).
  *
  * Kernel: CTAs of 256 threads; CTA b reduces the fixed contiguous range
  * [b*chunk, (b+1)*chunk) (chunk a multiple of the vector width, so every
@@ -49,7 +51,7 @@
  */
 #include "cuda/scan/scan_kernels.h"
 #include "cuda/scan/scan_primitives.cuh"
-#include "cuda/scan/scan_state.h"
+#include "cuda/scan/scan_state.cuh"
 
 #define REDUCE_BLOCK 256
 #define REDUCE_CTAS_PER_SM 4
@@ -186,6 +188,117 @@ reduce_vectorized_kernel(const T *in, int64_t n, int head, int64_t chunk, T *par
     }
 }
 
+/* ---- the stamped form ("vectorized_stamped") ------------------------------
+ * The interleaved schedule and partials, without the ticket. Every CTA
+ * publishes its partial in the scan state's words region as stamped 64-bit
+ * words ({flag:2, epoch:30} high, 32 value bits low; 8-byte types in two
+ * words, low half first): one relaxed store each and no fence, since stamp
+ * and value travel in one access. CTA grid-1, the last one dispatched,
+ * polls them all, combines them in index order exactly as the ticket form's
+ * last CTA does (so the float bits equal "vectorized_interleaved"'s), writes
+ * *out and advances the epoch. What follows the slowest partial is its
+ * store reaching L2 and one poll's read, where the ticket form has the
+ * store and a fence, the ticket's atomic, then the read of the partials.
+ * The waiter starts polling once its own round is done, so it spins only
+ * for as long as the slowest CTA lags it. */
+#define REDUCE_STAMP_FLAG 1u /* any non-zero flag: a cleared word never reads as published */
+#define REDUCE_STAMPED_SLOTS 4 /* partials polled per waiter thread: grids up to 1024 CTAs (4 per SM on 256 SMs) */
+
+typedef struct reduce_stamps {
+    unsigned *epoch;
+    unsigned long long *words; /* >= 2 x grid of them */
+    unsigned *flags;           /* cleared with the words on the wrap */
+    int64_t capacity;
+} reduce_stamps_t;
+
+template <typename T> union reduce_bits {
+    T v;
+    uint32_t half[sizeof(T) / 4];
+};
+
+template <typename T, int OP, int VEC, int UNROLL>
+__global__ void __launch_bounds__(REDUCE_BLOCK, REDUCE_CTAS_PER_SM)
+reduce_stamped_kernel(const T *in, int64_t n, int head, reduce_stamps_t st, T *out)
+{
+    constexpr int WORDS = (int)sizeof(T) / 4;
+    __shared__ T s_warp[REDUCE_BLOCK / 32];
+
+    /* written by the previous call's waiter, constant during this one; its
+     * round trip hides under the loads */
+    const unsigned epoch = gridDim.x > 1 ? __ldcg(st.epoch) : 0u;
+
+    T acc[VEC];
+#pragma unroll
+    for (int k = 0; k < VEC; k++) acc[k] = scan_identity<T, OP>();
+    reduce_interleaved<T, OP, VEC, UNROLL>(in, n, acc);
+    if (blockIdx.x == 0 && threadIdx.x < head)
+        acc[0] = scan_combine<T, OP>(acc[0], in[(int)threadIdx.x - head]);
+    T t = acc[0];
+#pragma unroll
+    for (int k = 1; k < VEC; k++) t = scan_combine<T, OP>(t, acc[k]);
+    t = block_reduce<T, OP, REDUCE_BLOCK>(t, s_warp);
+    if (gridDim.x == 1) {
+        if (threadIdx.x == 0) *out = t;
+        return;
+    }
+
+    const unsigned long long stamp = (unsigned long long)((epoch << 2) | REDUCE_STAMP_FLAG) << 32;
+    if (threadIdx.x == 0) {
+        reduce_bits<T> b;
+        b.v = t;
+#pragma unroll
+        for (int w = 0; w < WORDS; w++)
+            asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(st.words + (int64_t)blockIdx.x * WORDS + w),
+                         "l"(stamp | b.half[w])
+                         : "memory");
+    }
+    if (blockIdx.x != gridDim.x - 1) return;
+
+    /* The waiter: thread i polls partials i, i + 256, ...; every pending
+     * word is loaded before any is looked at (one round trip per poll). */
+    const int grid = (int)gridDim.x;
+    T q[REDUCE_STAMPED_SLOTS];
+    unsigned pending = 0;
+#pragma unroll
+    for (int i = 0; i < REDUCE_STAMPED_SLOTS; i++)
+        if (threadIdx.x + i * REDUCE_BLOCK < grid) pending |= 1u << i;
+    while (pending) {
+        unsigned long long w[REDUCE_STAMPED_SLOTS][WORDS];
+#pragma unroll
+        for (int i = 0; i < REDUCE_STAMPED_SLOTS; i++)
+            if (pending & (1u << i))
+#pragma unroll
+                for (int k = 0; k < WORDS; k++)
+                    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];"
+                                 : "=l"(w[i][k])
+                                 : "l"(st.words + (int64_t)(threadIdx.x + i * REDUCE_BLOCK) * WORDS + k));
+#pragma unroll
+        for (int i = 0; i < REDUCE_STAMPED_SLOTS; i++) {
+            if (!(pending & (1u << i))) continue;
+            bool ready = true;
+            reduce_bits<T> b;
+#pragma unroll
+            for (int k = 0; k < WORDS; k++) {
+                ready = ready && (w[i][k] & 0xffffffff00000000ull) == stamp;
+                b.half[k] = (uint32_t)w[i][k];
+            }
+            if (ready) {
+                q[i] = b.v;
+                pending &= ~(1u << i);
+            }
+        }
+    }
+    T r = scan_identity<T, OP>();
+#pragma unroll
+    for (int i = 0; i < REDUCE_STAMPED_SLOTS; i++)
+        if (threadIdx.x + i * REDUCE_BLOCK < grid) r = scan_combine<T, OP>(r, q[i]);
+    __syncthreads(); /* s_warp is reused */
+    r = block_reduce<T, OP, REDUCE_BLOCK>(r, s_warp);
+    if (threadIdx.x == 0) *out = r;
+    /* every CTA's stamped store is seen, so all of them read the epoch */
+    scan_state_next_epoch(st.epoch, epoch, st.words, st.flags, st.capacity);
+}
+
 /* Grid of the "vectorized" variant: one wave of REDUCE_CTAS_PER_SM per SM. */
 static int64_t reduce_grid_one_wave(struct cuops_handle *h, int64_t rounds)
 {
@@ -214,9 +327,11 @@ static int64_t reduce_grid_multiwave(struct cuops_handle *h, int64_t rounds)
 
 /* mode: 0 "vectorized" (one wave, contiguous ranges, memset ticket),
  * 1 "vectorized_multiwave", 2 "vectorized_interleaved" (one wave, rounds
- * dealt round-robin). Modes 1 and 2 keep the ticket in the handle's scan
- * state (no memset) unless a user workspace is set. The grid is planned on
- * the aligned body: n - head elements from in + head. */
+ * dealt round-robin), 4 "vectorized_stamped" (mode 2's grid and schedule,
+ * stamped partials and a waiter instead of the ticket). Modes 1 and 2 keep
+ * the ticket in the handle's scan state (no memset) unless a user workspace
+ * is set. The grid is planned on the aligned body: n - head elements from
+ * in + head. */
 template <typename T, int OP, int VEC, int UNROLL>
 static cuops_status_t reduce_run(struct cuops_handle *h, const cuops_reduce_desc_t *d, int mode,
                                  const char *kernel_name)
@@ -231,7 +346,7 @@ static cuops_status_t reduce_run(struct cuops_handle *h, const cuops_reduce_desc
     int64_t grid = mode == 1 ? reduce_grid_multiwave(h, rounds) : reduce_grid_one_wave(h, rounds);
     if (grid < 1) grid = 1;
     int64_t chunk = 0;
-    if (mode != 2) {
+    if (mode != 2 && mode != 4) {
         /* equal ranges, each a whole number of vectors */
         chunk = cuops_ceil_div(cuops_ceil_div(n, grid), VEC) * VEC;
         if (chunk > 0) grid = cuops_ceil_div(n, chunk);
@@ -239,6 +354,27 @@ static cuops_status_t reduce_run(struct cuops_handle *h, const cuops_reduce_desc
     }
 
     cudaStream_t stream = cuops_stream(h);
+    /* the stamped form (built with 16 KB rounds only) */
+    if constexpr (UNROLL == 4) {
+        if (mode == 4 && grid > 1) {
+            /* the stamped form: its words in the scan state (with a user
+             * workspace, a state cleared per call there, epoch 0) */
+            if (grid > (int64_t)REDUCE_BLOCK * REDUCE_STAMPED_SLOTS)
+                grid = (int64_t)REDUCE_BLOCK * REDUCE_STAMPED_SLOTS;
+            scan_state_view_t view;
+            cuops_status_t st = scan_state_acquire(h, grid * (int64_t)(sizeof(T) / 4), &view);
+            if (st != CUOPS_STATUS_SUCCESS) return st;
+            reduce_stamps_t stamps;
+            stamps.epoch = (unsigned *)(view.base + SCAN_STATE_EPOCH);
+            stamps.words = (unsigned long long *)(view.base + scan_state_words_offset(view.tiles));
+            stamps.flags = (unsigned *)(view.base + scan_state_flags_offset(view.tiles));
+            stamps.capacity = view.tiles;
+            reduce_stamped_kernel<T, OP, VEC, UNROLL><<<(unsigned)grid, REDUCE_BLOCK, 0, stream>>>(
+                body, n, (int)head, stamps, (T *)d->out);
+            return cuops_cuda_check_launch(h, kernel_name);
+        }
+    }
+    if (mode == 4) mode = 2; /* one CTA: no partials, the plain kernel */
     T *partials = NULL;
     unsigned *ticket = NULL;
     if (grid > 1 && mode != 0 && h->user_workspace == NULL) {
@@ -275,7 +411,8 @@ static cuops_status_t reduce_typed(struct cuops_handle *h, const cuops_reduce_de
     static const char *const vec_names[] = {"reduce_vectorized_vec16",
                                             "reduce_vectorized_multiwave_vec16",
                                             "reduce_vectorized_interleaved_vec16",
-                                            "reduce_vectorized_interleaved_x8_vec16"};
+                                            "reduce_vectorized_interleaved_x8_vec16",
+                                            "reduce_vectorized_stamped_vec16"};
     if (mode == 3) /* the interleaved schedule with 8 loads in flight per thread: 32 KB rounds */
         return reduce_run<T, OP, SCAN_VEC(T), 8>(h, d, 2, vec_names[3]);
     return reduce_run<T, OP, SCAN_VEC(T), 4>(h, d, mode, vec_names[mode]);
@@ -284,7 +421,7 @@ static cuops_status_t reduce_typed(struct cuops_handle *h, const cuops_reduce_de
 cuops_status_t cuops_reduce_vectorized_launch(struct cuops_handle *h, const cuops_reduce_desc_t *d,
                                               int mode)
 {
-    if (mode < 0 || mode > 3)
+    if (mode < 0 || mode > 4)
         return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "reduce: mode %d", mode);
     return SCAN_TYPE_OP_CALL(d->type, d->op,
                              cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "reduce: dtype %s",

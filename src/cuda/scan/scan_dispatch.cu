@@ -81,7 +81,7 @@ static cuops_status_t scan_rts_entry(struct cuops_handle *h, const cuops_scan_de
     return cuops_scan_reduce_then_scan_launch(h, d);
 }
 /* algo = grid policy (reduce.cu: 0 one wave, 1 multi-wave, 2 interleaved,
- * 3 interleaved with 32 KB rounds) */
+ * 3 interleaved with 32 KB rounds, 4 interleaved with stamped partials) */
 static cuops_status_t reduce_vectorized_entry(struct cuops_handle *h, const cuops_reduce_desc_t *d,
                                               int mode)
 {
@@ -143,6 +143,7 @@ static cuops_status_t scan_auto(struct cuops_handle *h, const cuops_scan_desc_t 
 static const reduce_variant_t reduce_table[] = {
     {"vectorized_interleaved", 2, reduce_vectorized_entry},
     {"vectorized_interleaved_x8", 3, reduce_vectorized_entry},
+    {"vectorized_stamped", 4, reduce_vectorized_entry},
     {"vectorized_multiwave", 1, reduce_vectorized_entry},
     {"vectorized", 0, reduce_vectorized_entry},
     {"interleaved_divergent", REDUCE_ALGO_INTERLEAVED_DIVERGENT, cuops_reduce_textbook_launch},
@@ -168,7 +169,7 @@ static const char *const scan_names[] = {"auto", "blelloch_smem", "blelloch_smem
 static const char *const reduce_names[] = {"auto", "interleaved_divergent", "interleaved_strided",
                                            "sequential_addressing", "warp_shuffle", "vectorized",
                                            "vectorized_multiwave", "vectorized_interleaved",
-                                           "vectorized_interleaved_x8"};
+                                           "vectorized_interleaved_x8", "vectorized_stamped"};
 
 extern "C" const char *const *cuops_cuda_scan_variant_names(int *count)
 {

@@ -84,13 +84,15 @@ cuops_status_t cuops_scan_reduce_then_scan_launch(struct cuops_handle *h,
 cuops_status_t cuops_scan_textbook_launch(struct cuops_handle *h, const cuops_scan_desc_t *d,
                                           int algo);
 
-/* reduce.cu: one launch, last CTA combines the partials. `mode` 0: one
+/* reduce.cu: one launch, one CTA combines the partials. `mode` 0: one
  * wave of 4 CTAs per SM, contiguous ranges, ticket cleared by a memset
  * ("vectorized"); 1: up to 8 waves for large n, ticket in the handle's scan
  * state, no memset ("vectorized_multiwave"); 2: one wave, 16 KB
  * rounds dealt round-robin, ticket in the scan state ("vectorized_interleaved");
  * 3: the same with 32 KB rounds, 8 loads in flight per thread
- * ("vectorized_interleaved_x8"). */
+ * ("vectorized_interleaved_x8"); 4: mode 2's grid and rounds, the partials
+ * published as epoch-stamped words in the scan state and combined by the
+ * grid's last CTA, with no ticket and no fence ("vectorized_stamped"). */
 cuops_status_t cuops_reduce_vectorized_launch(struct cuops_handle *h,
                                               const cuops_reduce_desc_t *d, int mode);
 /* reduce_textbook.cu: one element per thread, a tree per block, one launch per level. */

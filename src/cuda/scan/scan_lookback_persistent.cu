@@ -45,7 +45,7 @@
 
 #include "cuda/scan/scan_kernels.h"
 #include "cuda/scan/scan_primitives.cuh"
-#include "cuda/scan/scan_state.h"
+#include "cuda/scan/scan_state.cuh"
 
 #define PSTATUS_EMPTY 0u
 #define PSTATUS_AGGREGATE 1u
@@ -319,18 +319,10 @@ scan_persistent_kernel(const T *in, T *out, int64_t n, int exclusive, int64_t nu
     __syncthreads();
     if (!sm.last) return;
     __threadfence();
-    const unsigned next_epoch = (epoch + 1) & SCAN_EPOCH_MASK;
-    if (next_epoch == 0) {
-        /* wrap: stamps of 2^30 calls ago would match again; clear them */
-        for (int64_t i = threadIdx.x; i < state.capacity; i += SCAN_BLOCK) {
-            state.words[i] = 0ull;
-            state.flags[i] = 0u;
-        }
-    }
+    scan_state_next_epoch(state.epoch, epoch, state.words, state.flags, state.capacity);
     if (threadIdx.x == 0) {
         *state.tile_counter = 0ull;
         *state.done = 0u;
-        *state.epoch = next_epoch;
     }
 }
 

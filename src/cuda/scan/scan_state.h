@@ -12,7 +12,9 @@
  *   [ 128] u32 done counter    CTAs finished; reset to 0 by the last CTA
  *   [ 256] u32 epoch           stamp of the current call; advanced by the last CTA
  *   [ 384] u32 reduce ticket   reduce partials published; reset by the last CTA
- *   [words]  u64 x capacity    4-byte types: {flag:2, epoch:30, value:32} per tile
+ *   [words]  u64 x capacity    4-byte types: {flag:2, epoch:30, value:32} per tile;
+ *                              also the stamped reduce's partials, one word per
+ *                              32 bits of partial ("vectorized_stamped")
  *   [flags]  u32 x capacity    8-byte types: {epoch:30, flag:2} per tile
  *   [aggr ]  u64 x capacity    8-byte types: tile aggregates
  *   [pref ]  u64 x capacity    8-byte types: inclusive prefixes
