@@ -13,7 +13,8 @@
  * or sets up per call: the sm90 GEMM and its split tail, the decode GEMM, the
  * W4A16 decode kernels with their split-K arrival counters (the handle's),
  * the prefill kernel, dequant, scan (per-call status memset; the ring) and
- * reduce (the ticket the last CTA resets), each with the handle's own
+ * reduce (auto: stamped partials and the epoch its waiting CTA advances;
+ * the ticket form: the ticket its last CTA resets), each with the handle's own
  * workspace and with a user workspace.
  *
  *   build/tests/test_gpu_graph          (CUOPS_TEST_SEED=... to replay)
@@ -229,6 +230,7 @@ int main(void)
          "lookback_persistent", 0},
         {"reduce f32 2^20", 4, 0, 1 << 20, 0, CUOPS_DTYPE_F32, NULL, 0},
         {"reduce i32 2^26", 4, 0, 1 << 26, 0, CUOPS_DTYPE_I32, NULL, 0},
+        {"reduce i32 2^20 ticket", 4, 0, 1 << 20, 0, CUOPS_DTYPE_I32, "vectorized_interleaved", 0},
     };
     const int ncases = (int)(sizeof cases / sizeof cases[0]);
     for (int w = 0; w < 2; w++) {

@@ -475,21 +475,23 @@ static void reproducibility(void)
         CHECK(differing == 0, "f32 sum reduce n=2^24 %s: %d of 9 reruns differ bitwise",
               misaligned ? "misaligned" : "aligned", differing);
         /* auto's rule (scan_dispatch.cu, reduce_auto_mode): 64 MB of input
-         * takes the 32 KB-round kernel */
+         * takes the stamped 32 KB-round kernel */
         /* misaligned input: the same kernel over its 16-byte aligned body */
-        const char *want = "reduce_vectorized_interleaved_x8_vec16";
+        const char *want = "reduce_vectorized_stamped_x8_vec16";
         CHECK(strcmp(cuops_last_kernel(g_gpu), want) == 0,
               "auto reduce f32 n=2^24 %s ran '%s', expected '%s'", misaligned ? "misaligned" : "aligned",
               cuops_last_kernel(g_gpu), want);
-        /* the stamped form combines the same partials in the same order as
-         * the ticket form on the same grid: the same bits, every run */
-        if (!variant_skipped("vectorized_stamped")) {
-            static const char *const pair[2] = {"vectorized_interleaved", "vectorized_stamped"};
+        /* each stamped form combines the same partials in the same order as
+         * its ticket form on the same grid: the same bits, every run */
+        static const char *const pairs[2][2] = {{"vectorized_interleaved", "vectorized_stamped"},
+                                                {"vectorized_interleaved_x8", "vectorized_stamped_x8"}};
+        for (int p = 0; p < 2; p++) {
+            if (variant_skipped(pairs[p][1])) continue;
             float ticket_bits = 0, stamped_bits = 0;
             int mismatches = 0;
             for (int run = 0; run < 6; run++) {
                 cuops_options_t opt = {0};
-                opt.variant = pair[run & 1];
+                opt.variant = pairs[p][run & 1];
                 cudaMemset(d_out, 0xFF, sizeof(float));
                 CHECK_STATUS(cuops_reduce_ex(g_gpu, CUOPS_REDUCE_SUM, CUOPS_DTYPE_F32, (int64_t)n,
                                              src, d_out, &opt), CUOPS_STATUS_SUCCESS);
@@ -497,9 +499,9 @@ static void reproducibility(void)
                            cudaMemcpyDeviceToHost);
                 if ((run & 1) && memcmp(&ticket_bits, &stamped_bits, sizeof(float)) != 0) mismatches++;
             }
-            CHECK(mismatches == 0, "f32 sum reduce n=2^24 %s: the stamped form's bits differ from "
-                  "the ticket form's in %d of 3 runs (%.9g vs %.9g)",
-                  misaligned ? "misaligned" : "aligned", mismatches, stamped_bits, ticket_bits);
+            CHECK(mismatches == 0, "f32 sum reduce n=2^24 %s: %s's bits differ from %s's in %d of "
+                  "3 runs (%.9g vs %.9g)", misaligned ? "misaligned" : "aligned", pairs[p][1],
+                  pairs[p][0], mismatches, stamped_bits, ticket_bits);
         }
     }
 done:
@@ -607,8 +609,8 @@ static cuops_status_t scan_persistent(cuops_reduce_op_t op, int exclusive, cuops
  * the 4-byte (stamped words) and 8-byte (stamped flags) layouts and sizes
  * below and above one persistent wave: each kernel must leave the counters
  * at 0 and the epoch advanced for the next one. Each scan is followed by
- * auto's reduce (the ticket in the state's header) and the stamped reduce
- * (its partials in the status words, then the epoch advanced). */
+ * auto's reduce (stamped partials in the status words, then the epoch
+ * advanced) and the ticket form's (the ticket in the state's header). */
 static void back_to_back(void)
 {
     enum { CALLS = 8 };
@@ -634,7 +636,7 @@ static void back_to_back(void)
                                           q[i].d_in, d_red + i), CUOPS_STATUS_SUCCESS);
                 cuops_options_t opt;
                 memset(&opt, 0, sizeof opt);
-                opt.variant = "vectorized_stamped";
+                opt.variant = "vectorized_interleaved";
                 CHECK_STATUS(cuops_reduce_ex(g_gpu, CUOPS_REDUCE_SUM, q[i].t, (int64_t)q[i].n,
                                              q[i].d_in, d_red + CALLS + i, &opt),
                              CUOPS_STATUS_SUCCESS);
@@ -653,7 +655,7 @@ static void back_to_back(void)
                     cudaMemcpy(got, d_red + form * CALLS + i, es, cudaMemcpyDeviceToHost);
                     double abs_total = q[i].abs_sum ? q[i].abs_sum[q[i].n - 1] : 0;
                     snprintf(what, sizeof what, "back-to-back reduce %s %s n=%zu round %d",
-                             form ? "stamped" : "auto", type_name(q[i].t), q[i].n, rep);
+                             form ? "ticket" : "auto", type_name(q[i].t), q[i].n, rep);
                     size_t bad = compare(got, q[i].ref + (q[i].n - 1) * es, &abs_total, q[i].t,
                                          CUOPS_REDUCE_SUM, 1, what);
                     CHECK(bad == 0, "%s: wrong result", what);
@@ -833,13 +835,13 @@ static void user_workspace(void)
                 CHECK(st == CUOPS_STATUS_SUCCESS && err == cudaSuccess, "%s: %s (%s) %s", what,
                       cuops_status_string(st), cuops_last_error(g_gpu), cudaGetErrorString(err));
                 queued_scan_check(&q, what);
-                /* reduces into the first element of d_out: auto, then the
-                 * stamped form (its words in the cleared state) */
+                /* reduces into the first element of d_out: auto (stamped
+                 * words in the cleared state), then the ticket form */
                 for (int form = 0; form < 2; form++) {
                     snprintf(what, sizeof what, "%s workspace reduce %s %s rep %d",
-                             pass == 0 ? "user" : "own", form ? "stamped" : "auto",
+                             pass == 0 ? "user" : "own", form ? "ticket" : "auto",
                              type_name(q.t), rep);
-                    queued_reduce_check(&q, form ? "vectorized_stamped" : NULL, what);
+                    queued_reduce_check(&q, form ? "vectorized_interleaved" : NULL, what);
                 }
                 queued_scan_free(&q);
             }
@@ -1394,7 +1396,7 @@ int main(void)
     CHECK(g_scan_variant_count == 27 && strcmp(g_scan_variants[0], "auto") == 0,
           "scan variants: %d, first '%s'", g_scan_variant_count,
           g_scan_variant_count ? g_scan_variants[0] : "");
-    CHECK(g_reduce_variant_count == 10 && strcmp(g_reduce_variants[0], "auto") == 0,
+    CHECK(g_reduce_variant_count == 11 && strcmp(g_reduce_variants[0], "auto") == 0,
           "reduce variants: %d, first '%s'", g_reduce_variant_count,
           g_reduce_variant_count ? g_reduce_variants[0] : "");
     if (g_scan_variant_count < 1 || g_reduce_variant_count < 1) return tu_finish("test_gpu_scan");

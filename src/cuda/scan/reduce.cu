@@ -3,8 +3,9 @@
  * "vectorized_multiwave", "vectorized" (the first version, kept for
  * side-by-side timing) and "vectorized_interleaved" (one wave, 16 KB rounds
  * dealt round-robin to the CTAs; see reduce_interleaved; with 32 KB rounds
- * from 64 MB up, "auto"), and "vectorized_stamped", the interleaved one
- * without the last-CTA ticket (see reduce_stamped_kernel).
+ * from 64 MB up), and "vectorized_stamped" ("auto"; "_x8" with 32 KB rounds
+ * from 64 MB up), the interleaved one without the last-CTA ticket (see
+ * reduce_stamped_kernel).
  *
  * Kernel: CTAs of 256 threads; CTA b reduces the fixed contiguous range
  * [b*chunk, (b+1)*chunk) (chunk a multiple of the vector width, so every
@@ -200,7 +201,9 @@ reduce_vectorized_kernel(const T *in, int64_t n, int head, int64_t chunk, T *par
  * store reaching L2 and one poll's read, where the ticket form has the
  * store and a fence, the ticket's atomic, then the read of the partials.
  * The waiter starts polling once its own round is done, so it spins only
- * for as long as the slowest CTA lags it. */
+ * for as long as the slowest CTA lags it. Only one CTA ever waits, so the
+ * others always have the rest of the device to run on: a device shared with
+ * other work delays the call but cannot stall it. */
 #define REDUCE_STAMP_FLAG 1u /* any non-zero flag: a cleared word never reads as published */
 #define REDUCE_STAMPED_SLOTS 4 /* partials polled per waiter thread: grids up to 1024 CTAs (4 per SM on 256 SMs) */
 
@@ -331,7 +334,7 @@ static int64_t reduce_grid_multiwave(struct cuops_handle *h, int64_t rounds)
  * stamped partials and a waiter instead of the ticket). Modes 1 and 2 keep
  * the ticket in the handle's scan state (no memset) unless a user workspace
  * is set. The grid is planned on the aligned body: n - head elements from
- * in + head. */
+ * in + head. Mode 4 with UNROLL = 8 is "vectorized_stamped_x8". */
 template <typename T, int OP, int VEC, int UNROLL>
 static cuops_status_t reduce_run(struct cuops_handle *h, const cuops_reduce_desc_t *d, int mode,
                                  const char *kernel_name)
@@ -354,25 +357,22 @@ static cuops_status_t reduce_run(struct cuops_handle *h, const cuops_reduce_desc
     }
 
     cudaStream_t stream = cuops_stream(h);
-    /* the stamped form (built with 16 KB rounds only) */
-    if constexpr (UNROLL == 4) {
-        if (mode == 4 && grid > 1) {
-            /* the stamped form: its words in the scan state (with a user
-             * workspace, a state cleared per call there, epoch 0) */
-            if (grid > (int64_t)REDUCE_BLOCK * REDUCE_STAMPED_SLOTS)
-                grid = (int64_t)REDUCE_BLOCK * REDUCE_STAMPED_SLOTS;
-            scan_state_view_t view;
-            cuops_status_t st = scan_state_acquire(h, grid * (int64_t)(sizeof(T) / 4), &view);
-            if (st != CUOPS_STATUS_SUCCESS) return st;
-            reduce_stamps_t stamps;
-            stamps.epoch = (unsigned *)(view.base + SCAN_STATE_EPOCH);
-            stamps.words = (unsigned long long *)(view.base + scan_state_words_offset(view.tiles));
-            stamps.flags = (unsigned *)(view.base + scan_state_flags_offset(view.tiles));
-            stamps.capacity = view.tiles;
-            reduce_stamped_kernel<T, OP, VEC, UNROLL><<<(unsigned)grid, REDUCE_BLOCK, 0, stream>>>(
-                body, n, (int)head, stamps, (T *)d->out);
-            return cuops_cuda_check_launch(h, kernel_name);
-        }
+    if (mode == 4 && grid > 1) {
+        /* the stamped form: its words in the scan state (with a user
+         * workspace, a state cleared per call there, epoch 0) */
+        if (grid > (int64_t)REDUCE_BLOCK * REDUCE_STAMPED_SLOTS)
+            grid = (int64_t)REDUCE_BLOCK * REDUCE_STAMPED_SLOTS;
+        scan_state_view_t view;
+        cuops_status_t st = scan_state_acquire(h, grid * (int64_t)(sizeof(T) / 4), &view);
+        if (st != CUOPS_STATUS_SUCCESS) return st;
+        reduce_stamps_t stamps;
+        stamps.epoch = (unsigned *)(view.base + SCAN_STATE_EPOCH);
+        stamps.words = (unsigned long long *)(view.base + scan_state_words_offset(view.tiles));
+        stamps.flags = (unsigned *)(view.base + scan_state_flags_offset(view.tiles));
+        stamps.capacity = view.tiles;
+        reduce_stamped_kernel<T, OP, VEC, UNROLL><<<(unsigned)grid, REDUCE_BLOCK, 0, stream>>>(
+            body, n, (int)head, stamps, (T *)d->out);
+        return cuops_cuda_check_launch(h, kernel_name);
     }
     if (mode == 4) mode = 2; /* one CTA: no partials, the plain kernel */
     T *partials = NULL;
@@ -412,16 +412,19 @@ static cuops_status_t reduce_typed(struct cuops_handle *h, const cuops_reduce_de
                                             "reduce_vectorized_multiwave_vec16",
                                             "reduce_vectorized_interleaved_vec16",
                                             "reduce_vectorized_interleaved_x8_vec16",
-                                            "reduce_vectorized_stamped_vec16"};
-    if (mode == 3) /* the interleaved schedule with 8 loads in flight per thread: 32 KB rounds */
-        return reduce_run<T, OP, SCAN_VEC(T), 8>(h, d, 2, vec_names[3]);
+                                            "reduce_vectorized_stamped_vec16",
+                                            "reduce_vectorized_stamped_x8_vec16"};
+    /* the interleaved schedule with 8 loads in flight per thread (32 KB
+     * rounds): 3 with the ticket, 5 stamped */
+    if (mode == 3) return reduce_run<T, OP, SCAN_VEC(T), 8>(h, d, 2, vec_names[3]);
+    if (mode == 5) return reduce_run<T, OP, SCAN_VEC(T), 8>(h, d, 4, vec_names[5]);
     return reduce_run<T, OP, SCAN_VEC(T), 4>(h, d, mode, vec_names[mode]);
 }
 
 cuops_status_t cuops_reduce_vectorized_launch(struct cuops_handle *h, const cuops_reduce_desc_t *d,
                                               int mode)
 {
-    if (mode < 0 || mode > 4)
+    if (mode < 0 || mode > 5)
         return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "reduce: mode %d", mode);
     return SCAN_TYPE_OP_CALL(d->type, d->op,
                              cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "reduce: dtype %s",

@@ -20,9 +20,10 @@
  * 3019-3114 GB/s at 2^26..2^30 (0.96-0.98x CUB) against 2709-2865 GB/s
  * (0.90-0.91x) for "lookback", level with it at 2^24 (64 MB of i32) and
  * slower below (one wave of fewer, larger CTAs). For reduce, the interleaved
- * one-wave vectorized single-launch kernel, with 32 KB rounds (8 loads in
- * flight per thread, "vectorized_interleaved_x8") from 64 MB of input and
- * 16 KB rounds below (reduce_auto_mode). The
+ * one-wave vectorized single-launch kernel with stamped partials and no
+ * ticket ("vectorized_stamped"), with 32 KB rounds (8 loads in flight per
+ * thread, "vectorized_stamped_x8") from 64 MB of input and 16 KB rounds
+ * below (reduce_auto_mode). The
  * 32 KB-tile "lookback_smem" (5 CTAs per SM) measured 1.03x CUB in its first
  * run and 0.92-0.93x in the three after it, same code: a named variant.
  * Measured on the
@@ -31,8 +32,10 @@
  * "lookback_persistent" is a named variant; the multi-wave
  * reduce measured level with or ahead of the first "vectorized" one, and the
  * one-wave interleaved reduce ahead of both at every size (1.049x CUB
- * geomean against 1.017x for multi-wave; 1.00x at 2^30 against 0.975x), so
- * auto takes it (its 32 KB-round form from 64 MB). "lookback_wide" (eight
+ * geomean against 1.017x for multi-wave; 1.00x at 2^30 against 0.975x), and
+ * its stamped form, without the last CTA's fence, ticket and read, 1.0-1.5 us
+ * ahead of it at 2^20-2^24 (H100, P231), so auto takes that (its 32 KB-round
+ * form from 64 MB). "lookback_wide" (eight
  * windows per poll) measured slower than "lookback" from 2^24 up (0.85x
  * against 0.90x CUB) and stays a named variant. The other rows are seed
  * 002's ladder, selectable by name through cuops_options_t.variant for
@@ -81,7 +84,8 @@ static cuops_status_t scan_rts_entry(struct cuops_handle *h, const cuops_scan_de
     return cuops_scan_reduce_then_scan_launch(h, d);
 }
 /* algo = grid policy (reduce.cu: 0 one wave, 1 multi-wave, 2 interleaved,
- * 3 interleaved with 32 KB rounds, 4 interleaved with stamped partials) */
+ * 3 interleaved with 32 KB rounds, 4 and 5: 2 and 3 with stamped partials
+ * instead of the ticket) */
 static cuops_status_t reduce_vectorized_entry(struct cuops_handle *h, const cuops_reduce_desc_t *d,
                                               int mode)
 {
@@ -144,6 +148,7 @@ static const reduce_variant_t reduce_table[] = {
     {"vectorized_interleaved", 2, reduce_vectorized_entry},
     {"vectorized_interleaved_x8", 3, reduce_vectorized_entry},
     {"vectorized_stamped", 4, reduce_vectorized_entry},
+    {"vectorized_stamped_x8", 5, reduce_vectorized_entry},
     {"vectorized_multiwave", 1, reduce_vectorized_entry},
     {"vectorized", 0, reduce_vectorized_entry},
     {"interleaved_divergent", REDUCE_ALGO_INTERLEAVED_DIVERGENT, cuops_reduce_textbook_launch},
@@ -169,7 +174,8 @@ static const char *const scan_names[] = {"auto", "blelloch_smem", "blelloch_smem
 static const char *const reduce_names[] = {"auto", "interleaved_divergent", "interleaved_strided",
                                            "sequential_addressing", "warp_shuffle", "vectorized",
                                            "vectorized_multiwave", "vectorized_interleaved",
-                                           "vectorized_interleaved_x8", "vectorized_stamped"};
+                                           "vectorized_interleaved_x8", "vectorized_stamped",
+                                           "vectorized_stamped_x8"};
 
 extern "C" const char *const *cuops_cuda_scan_variant_names(int *count)
 {
@@ -199,7 +205,8 @@ extern "C" cuops_status_t cuops_cuda_scan(struct cuops_handle *h, const cuops_sc
     return v->launch(h, d, v->algo); /* src/api made the handle's device current */
 }
 
-/* The reduce "auto": 32 KB rounds from 64 MB of input, measured on the H200
+/* The reduce "auto": the stamped partials (no ticket), with 32 KB rounds
+ * from 64 MB of input: with the ticket, 32 KB rounds measured on the H200
  * (run P169, docs/scan.md) 0.8-1.2 % faster than 16 KB rounds from 2^26 i32
  * up (1.006-1.008x CUB at 2^30 against 0.998-1.000x), level at 2^20-2^24 and
  * 0.1 us slower at 2^16. The choice depends only on n and the type, so float
@@ -207,7 +214,7 @@ extern "C" cuops_status_t cuops_cuda_scan(struct cuops_handle *h, const cuops_sc
 #define REDUCE_AUTO_X8_BYTES ((int64_t)64 << 20)
 static int reduce_auto_mode(const cuops_reduce_desc_t *d)
 {
-    return d->n * (int64_t)cuops_dtype_size(d->type) >= REDUCE_AUTO_X8_BYTES ? 3 : 2;
+    return d->n * (int64_t)cuops_dtype_size(d->type) >= REDUCE_AUTO_X8_BYTES ? 5 : 4;
 }
 
 extern "C" cuops_status_t cuops_cuda_reduce(struct cuops_handle *h, const cuops_reduce_desc_t *d,
