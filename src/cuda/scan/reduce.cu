@@ -128,14 +128,13 @@ static __device__ __forceinline__ void reduce_interleaved(const T *in, int64_t n
         acc[0] = scan_combine<T, OP>(acc[0], in[nvec * VEC + threadIdx.x]);
 }
 
+/* The CTA's total over its share (thread 0's result; s_warp free again
+ * after a __syncthreads()): the schedule's chains, the misaligned head
+ * folded by CTA 0 in a fixed place, then the block's tree. */
 template <typename T, int OP, int VEC, int UNROLL, bool INTERLEAVED>
-__global__ void __launch_bounds__(REDUCE_BLOCK, REDUCE_CTAS_PER_SM)
-reduce_vectorized_kernel(const T *in, int64_t n, int head, int64_t chunk, T *partials,
-                         unsigned *ticket, T *out)
+static __device__ __forceinline__ T reduce_cta_total(const T *in, int64_t n, int head,
+                                                     int64_t chunk, T *s_warp)
 {
-    __shared__ T s_warp[REDUCE_BLOCK / 32];
-    __shared__ bool s_last;
-
     T acc[VEC];
 #pragma unroll
     for (int k = 0; k < VEC; k++) acc[k] = scan_identity<T, OP>();
@@ -151,8 +150,18 @@ reduce_vectorized_kernel(const T *in, int64_t n, int head, int64_t chunk, T *par
     T t = acc[0];
 #pragma unroll
     for (int k = 1; k < VEC; k++) t = scan_combine<T, OP>(t, acc[k]);
+    return block_reduce<T, OP, REDUCE_BLOCK>(t, s_warp);
+}
 
-    t = block_reduce<T, OP, REDUCE_BLOCK>(t, s_warp);
+template <typename T, int OP, int VEC, int UNROLL, bool INTERLEAVED>
+__global__ void __launch_bounds__(REDUCE_BLOCK, REDUCE_CTAS_PER_SM)
+reduce_vectorized_kernel(const T *in, int64_t n, int head, int64_t chunk, T *partials,
+                         unsigned *ticket, T *out)
+{
+    __shared__ T s_warp[REDUCE_BLOCK / 32];
+    __shared__ bool s_last;
+
+    const T t = reduce_cta_total<T, OP, VEC, UNROLL, INTERLEAVED>(in, n, head, chunk, s_warp);
     if (gridDim.x == 1) {
         if (threadIdx.x == 0) *out = t;
         return;
@@ -230,16 +239,7 @@ reduce_stamped_kernel(const T *in, int64_t n, int head, reduce_stamps_t st, T *o
      * round trip hides under the loads */
     const unsigned epoch = gridDim.x > 1 ? __ldcg(st.epoch) : 0u;
 
-    T acc[VEC];
-#pragma unroll
-    for (int k = 0; k < VEC; k++) acc[k] = scan_identity<T, OP>();
-    reduce_interleaved<T, OP, VEC, UNROLL>(in, n, acc);
-    if (blockIdx.x == 0 && threadIdx.x < head)
-        acc[0] = scan_combine<T, OP>(acc[0], in[(int)threadIdx.x - head]);
-    T t = acc[0];
-#pragma unroll
-    for (int k = 1; k < VEC; k++) t = scan_combine<T, OP>(t, acc[k]);
-    t = block_reduce<T, OP, REDUCE_BLOCK>(t, s_warp);
+    const T t = reduce_cta_total<T, OP, VEC, UNROLL, true>(in, n, head, 0, s_warp);
     if (gridDim.x == 1) {
         if (threadIdx.x == 0) *out = t;
         return;
