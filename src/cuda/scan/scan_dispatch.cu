@@ -20,10 +20,10 @@
  * 3019-3114 GB/s at 2^26..2^30 (0.96-0.98x CUB) against 2709-2865 GB/s
  * (0.90-0.91x) for "lookback", level with it at 2^24 (64 MB of i32) and
  * slower below (one wave of fewer, larger CTAs). For reduce, the interleaved
- * one-wave vectorized single-launch kernel with stamped partials and no
- * ticket ("vectorized_stamped"), with 32 KB rounds (8 loads in flight per
- * thread, "vectorized_stamped_x8") from 64 MB of input and 16 KB rounds
- * below (reduce_auto_mode). The
+ * one-wave vectorized single-launch kernel: up to 64 MB of input its form
+ * with stamped partials and no ticket ("vectorized_stamped", 16 KB rounds),
+ * above it 32 KB rounds with the ticket ("vectorized_interleaved_x8";
+ * reduce_auto_mode). The
  * 32 KB-tile "lookback_smem" (5 CTAs per SM) measured 1.03x CUB in its first
  * run and 0.92-0.93x in the three after it, same code: a named variant.
  * Measured on the
@@ -34,8 +34,8 @@
  * one-wave interleaved reduce ahead of both at every size (1.049x CUB
  * geomean against 1.017x for multi-wave; 1.00x at 2^30 against 0.975x), and
  * its stamped form, without the last CTA's fence, ticket and read, 1.0-1.5 us
- * ahead of it at 2^20-2^24 (H100, P231), so auto takes that (its 32 KB-round
- * form from 64 MB). "lookback_wide" (eight
+ * ahead of it at 2^20-2^24 (H100, P231), so auto takes that up to 64 MB and
+ * the 32 KB-round ticket form above. "lookback_wide" (eight
  * windows per poll) measured slower than "lookback" from 2^24 up (0.85x
  * against 0.90x CUB) and stays a named variant. The other rows are seed
  * 002's ladder, selectable by name through cuops_options_t.variant for
@@ -205,16 +205,19 @@ extern "C" cuops_status_t cuops_cuda_scan(struct cuops_handle *h, const cuops_sc
     return v->launch(h, d, v->algo); /* src/api made the handle's device current */
 }
 
-/* The reduce "auto": the stamped partials (no ticket), with 32 KB rounds
- * from 64 MB of input: with the ticket, 32 KB rounds measured on the H200
- * (run P169, docs/scan.md) 0.8-1.2 % faster than 16 KB rounds from 2^26 i32
- * up (1.006-1.008x CUB at 2^30 against 0.998-1.000x), level at 2^20-2^24 and
- * 0.1 us slower at 2^16. The choice depends only on n and the type, so float
- * sums stay reproducible. */
+/* The reduce "auto". Up to 64 MB of input the stamped partials (no
+ * ticket, 16 KB rounds): on an H100 (P231) 0.9-1.0 us faster than the
+ * ticket form at 2^20 and 1.1-1.6 us faster than the 32 KB-round ticket
+ * form at 2^24 (64 MB), i32 and f32. Above 64 MB the 32 KB rounds with the
+ * ticket: on the H200 (run P169, docs/scan.md) 0.8-1.2 % faster than 16 KB
+ * rounds from 2^26 i32 up (1.006-1.008x CUB at 2^30 against 0.998-1.000x).
+ * Their stamped form ("vectorized_stamped_x8") has not run on a GPU yet, so
+ * auto does not take it. The choice depends only on n and the type, so
+ * float sums stay reproducible. */
 #define REDUCE_AUTO_X8_BYTES ((int64_t)64 << 20)
 static int reduce_auto_mode(const cuops_reduce_desc_t *d)
 {
-    return d->n * (int64_t)cuops_dtype_size(d->type) >= REDUCE_AUTO_X8_BYTES ? 5 : 4;
+    return d->n * (int64_t)cuops_dtype_size(d->type) > REDUCE_AUTO_X8_BYTES ? 3 : 4;
 }
 
 extern "C" cuops_status_t cuops_cuda_reduce(struct cuops_handle *h, const cuops_reduce_desc_t *d,
