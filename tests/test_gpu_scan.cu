@@ -740,9 +740,10 @@ static void planted_stamps(int wrap)
             snprintf(what, sizeof what, "%s stamps %s call %d", wrap ? "wrap" : "stale",
                      type_name(q.t), call);
             queued_reduce_check(&q, "vectorized_stamped", what);
-            CHECK(read_epoch() == ((epoch + 1 + 2 * (unsigned)call) & SCAN_EPOCH_MASK),
-                  "%s: epoch %u after the reduce, want %u", what, read_epoch(),
-                  (epoch + 1 + 2 * (unsigned)call) & SCAN_EPOCH_MASK);
+            const unsigned after_reduce = read_epoch();
+            const unsigned want_after_reduce = (epoch + 1 + 2 * (unsigned)call) & SCAN_EPOCH_MASK;
+            CHECK(after_reduce == want_after_reduce, "%s: epoch %u after the reduce, want %u",
+                  what, after_reduce, want_after_reduce);
             cudaMemset(q.d_out, poison_byte(q.t), q.n * elem_size(q.t));
             cuops_status_t st =
                 scan_persistent(CUOPS_REDUCE_SUM, 0, q.t, (int64_t)q.n, q.d_in, q.d_out);

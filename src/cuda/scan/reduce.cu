@@ -251,9 +251,7 @@ reduce_stamped_kernel(const T *in, int64_t n, int head, reduce_stamps_t st, T *o
         b.v = t;
 #pragma unroll
         for (int w = 0; w < WORDS; w++)
-            asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(st.words + (int64_t)blockIdx.x * WORDS + w),
-                         "l"(stamp | b.half[w])
-                         : "memory");
+            store_relaxed_u64(st.words + (int64_t)blockIdx.x * WORDS + w, stamp | b.half[w]);
     }
     if (blockIdx.x != gridDim.x - 1) return;
 
@@ -272,9 +270,7 @@ reduce_stamped_kernel(const T *in, int64_t n, int head, reduce_stamps_t st, T *o
             if (pending & (1u << i))
 #pragma unroll
                 for (int k = 0; k < WORDS; k++)
-                    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];"
-                                 : "=l"(w[i][k])
-                                 : "l"(st.words + (int64_t)(threadIdx.x + i * REDUCE_BLOCK) * WORDS + k));
+                    w[i][k] = load_relaxed_u64(st.words + (int64_t)(threadIdx.x + i * REDUCE_BLOCK) * WORDS + k);
 #pragma unroll
         for (int i = 0; i < REDUCE_STAMPED_SLOTS; i++) {
             if (!(pending & (1u << i))) continue;

@@ -89,12 +89,11 @@ template <typename T> struct stamped_status<T, 4> {
         pbits32<T> b;
         b.v = v;
         const unsigned long long w = ((unsigned long long)((epoch << 2) | flag) << 32) | b.u;
-        asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(word + t), "l"(w) : "memory");
+        store_relaxed_u64(word + t, w);
     }
     __device__ __forceinline__ void poll(int64_t t, unsigned &flag, T &v) const
     {
-        unsigned long long w;
-        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(w) : "l"(word + t) : "memory");
+        const unsigned long long w = load_relaxed_u64(word + t);
         const unsigned high = (unsigned)(w >> 32);
         pbits32<T> b;
         b.u = (uint32_t)w;
@@ -123,7 +122,7 @@ template <typename T> struct stamped_status<T, 8> {
         pbits64<T> b;
         b.v = v;
         unsigned long long *slot = (f == PSTATUS_AGGREGATE ? aggregate : prefix) + t;
-        asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(slot), "l"(b.u) : "memory");
+        store_relaxed_u64(slot, b.u);
         asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flag + t), "r"((epoch << 2) | f)
                      : "memory");
     }
@@ -135,7 +134,7 @@ template <typename T> struct stamped_status<T, 8> {
         if (f != PSTATUS_EMPTY) {
             const unsigned long long *slot = (f == PSTATUS_AGGREGATE ? aggregate : prefix) + t;
             pbits64<T> b;
-            asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(b.u) : "l"(slot) : "memory");
+            b.u = load_relaxed_u64(slot);
             v = b.v;
         }
     }

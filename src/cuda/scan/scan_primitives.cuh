@@ -120,6 +120,21 @@ static __device__ __forceinline__ T block_reduce(T v, T *s_warp)
     return v;
 }
 
+/* ---- status words ---------------------------------------------------------- */
+
+/* One 64-bit relaxed gpu-scope access: a word that packs a flag or stamp with
+ * a value is never seen torn by another CTA. */
+static __device__ __forceinline__ void store_relaxed_u64(unsigned long long *p, unsigned long long v)
+{
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+static __device__ __forceinline__ unsigned long long load_relaxed_u64(const unsigned long long *p)
+{
+    unsigned long long v;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
 /* ---- 16-byte vector access ---------------------------------------------- */
 
 /* VEC elements of T through one 16-byte access when VEC*sizeof(T) == 16,
