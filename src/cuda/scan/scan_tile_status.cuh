@@ -36,12 +36,11 @@ template <typename T> struct tile_status<T, 4> {
         bits32<T> b;
         b.v = v;
         unsigned long long w = ((unsigned long long)flag << 32) | b.u;
-        asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(word + t), "l"(w) : "memory");
+        store_relaxed_u64(word + t, w);
     }
     __device__ __forceinline__ void poll(int64_t t, unsigned &flag, T &v) const
     {
-        unsigned long long w;
-        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(w) : "l"(word + t) : "memory");
+        unsigned long long w = load_relaxed_u64(word + t);
         bits32<T> b;
         b.u = (uint32_t)w;
         flag = (unsigned)(w >> 32);
@@ -62,7 +61,7 @@ template <typename T> struct tile_status<T, 8> {
         bits64<T> b;
         b.v = v;
         unsigned long long *slot = (f == STATUS_AGGREGATE ? aggregate : prefix) + t;
-        asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(slot), "l"(b.u) : "memory");
+        store_relaxed_u64(slot, b.u);
         asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flag + t), "r"(f) : "memory");
     }
     __device__ __forceinline__ void poll(int64_t t, unsigned &f, T &v) const
@@ -71,7 +70,7 @@ template <typename T> struct tile_status<T, 8> {
         if (f != STATUS_EMPTY) {
             const unsigned long long *slot = (f == STATUS_AGGREGATE ? aggregate : prefix) + t;
             bits64<T> b;
-            asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(b.u) : "l"(slot) : "memory");
+            b.u = load_relaxed_u64(slot);
             v = b.v;
         }
     }
