@@ -1193,7 +1193,8 @@ static void auto_large_forms(void)
  * must give the CPU's results (compare's rules), run the kernel
  * auto_scan_kernel names, leave the poison before and after the output
  * and, out of place, the input alone; the reduce of the same input must
- * give the CPU's result and leave the elements beside *out alone.
+ * give the CPU's result, run the kernel auto_reduce_kernel names and leave
+ * the elements beside *out alone.
  *
  * Case i draws from its own seed (CUOPS_TEST_SEED and i): a failure,
  * printed with that seed and i, replays with the same CUOPS_TEST_SEED, and
@@ -1224,6 +1225,16 @@ static const char *auto_scan_kernel(cuops_dtype_t t, size_t n, uintptr_t in, uin
                                                                       : "ring";
     snprintf(buf, size, "scan_%s_vec16%s", form, apart ? "_out_shifted" : "");
     return buf;
+}
+
+/* The kernel auto's reduce runs (scan_dispatch.cu, reduce_auto_mode): the
+ * stamped kernel, 16 KB rounds up to 64 MB of input and 32 KB rounds above;
+ * named only from 2^20 elements, where it certainly runs with many CTAs. */
+static const char *auto_reduce_kernel(cuops_dtype_t t, size_t n)
+{
+    if (n < ((size_t)1 << 20)) return NULL;
+    return n * elem_size(t) > ((size_t)64 << 20) ? "reduce_vectorized_stamped_x8_vec16"
+                                                 : "reduce_vectorized_stamped_vec16";
 }
 
 /* Buffers of the random cases, sized once for the largest n. */
@@ -1341,6 +1352,10 @@ static int random_case(int i, const random_bufs_t *b, int sms)
         const double abs_total = is_float(t) && op == CUOPS_REDUCE_SUM && n > 0 ? b->abs_sum[n - 1] : 0;
         CHECK(compare(rgot + es, rref, &abs_total, t, op, 1, what) == 0, "%s, reduce (kernel %s): wrong result",
               what, cuops_last_kernel(g_gpu));
+        const char *want = auto_reduce_kernel(t, (size_t)n);
+        if (want != NULL)
+            CHECK(strcmp(cuops_last_kernel(g_gpu), want) == 0, "%s, reduce: ran '%s', not '%s'", what,
+                  cuops_last_kernel(g_gpu), want);
         CHECK(guard_intact(rgot, es, pb) && guard_intact(rgot + 2 * es, es, pb), "%s, reduce: wrote next to *out",
               what);
     }

@@ -22,7 +22,7 @@
  * slower below (one wave of fewer, larger CTAs). For reduce, the interleaved
  * one-wave vectorized single-launch kernel: up to 64 MB of input its form
  * with stamped partials and no ticket ("vectorized_stamped", 16 KB rounds),
- * above it 32 KB rounds with the ticket ("vectorized_interleaved_x8";
+ * above it the same with 32 KB rounds ("vectorized_stamped_x8";
  * reduce_auto_mode). The
  * 32 KB-tile "lookback_smem" (5 CTAs per SM) measured 1.03x CUB in its first
  * run and 0.92-0.93x in the three after it, same code: a named variant.
@@ -205,19 +205,18 @@ extern "C" cuops_status_t cuops_cuda_scan(struct cuops_handle *h, const cuops_sc
     return v->launch(h, d, v->algo); /* src/api made the handle's device current */
 }
 
-/* The reduce "auto". Up to 64 MB of input the stamped partials (no
- * ticket, 16 KB rounds): on an H100 (P231) 0.9-1.0 us faster than the
+/* The reduce "auto": the stamped partials (no ticket, no fence) at every
+ * size, 16 KB rounds up to 64 MB of input and 32 KB rounds above. On an
+ * H100 (P231, P232) the 16 KB stamped form is 0.9-1.0 us faster than the
  * ticket form at 2^20 and 1.1-1.6 us faster than the 32 KB-round ticket
- * form at 2^24 (64 MB), i32 and f32. Above 64 MB the 32 KB rounds with the
- * ticket: on the H200 (run P169, docs/scan.md) 0.8-1.2 % faster than 16 KB
- * rounds from 2^26 i32 up (1.006-1.008x CUB at 2^30 against 0.998-1.000x).
- * Their stamped form ("vectorized_stamped_x8") has not run on a GPU yet, so
- * auto does not take it. The choice depends only on n and the type, so
- * float sums stay reproducible. */
+ * form at 2^24 (64 MB); above 64 MB the 32 KB stamped form is 1.3-1.5 %
+ * faster than its ticket form at 2^26 and 0.1-0.5 % at 2^28-2^30, i32 and
+ * f32 (docs/scan.md). The choice depends only on n and the type, so float
+ * sums stay reproducible. */
 #define REDUCE_AUTO_X8_BYTES ((int64_t)64 << 20)
 static int reduce_auto_mode(const cuops_reduce_desc_t *d)
 {
-    return d->n * (int64_t)cuops_dtype_size(d->type) > REDUCE_AUTO_X8_BYTES ? 3 : 4;
+    return d->n * (int64_t)cuops_dtype_size(d->type) > REDUCE_AUTO_X8_BYTES ? 5 : 4;
 }
 
 extern "C" cuops_status_t cuops_cuda_reduce(struct cuops_handle *h, const cuops_reduce_desc_t *d,
