@@ -2,10 +2,10 @@
  * reduce.cu - the vectorized single-launch reduction, in three grid policies:
  * "vectorized_multiwave", "vectorized" (the first version, kept for
  * side-by-side timing) and "vectorized_interleaved" (one wave, 16 KB rounds
- * dealt round-robin to the CTAs; see reduce_interleaved; with 32 KB rounds
- * above 64 MB, "auto"), and "vectorized_stamped" ("auto" up to 64 MB;
- * "_x8" with 32 KB rounds), the interleaved one without the last-CTA ticket
- * (see reduce_stamped_kernel).
+ * dealt round-robin to the CTAs; see reduce_interleaved; "_x8" with 32 KB
+ * rounds), and "vectorized_stamped" ("auto": up to 64 MB of input, and its
+ * "_x8" with 32 KB rounds above), the interleaved one without the last-CTA
+ * ticket (see reduce_stamped_kernel).
  *
  * Kernel: CTAs of 256 threads; CTA b reduces the fixed contiguous range
  * [b*chunk, (b+1)*chunk) (chunk a multiple of the vector width, so every
