@@ -13,9 +13,9 @@
  * or sets up per call: the sm90 GEMM and its split tail, the decode GEMM, the
  * W4A16 decode kernels with their split-K arrival counters (the handle's),
  * the prefill kernel, dequant, scan (per-call status memset; the ring) and
- * reduce (auto up to 64 MB: stamped partials and the epoch its waiting CTA
- * advances; above it and the named ticket form: the ticket its last CTA
- * resets), each with the handle's own
+ * reduce (auto: stamped partials and the epoch its waiting CTA advances;
+ * the named ticket form: the ticket its last CTA resets), each with the
+ * handle's own
  * workspace and with a user workspace.
  *
  *   build/tests/test_gpu_graph          (CUOPS_TEST_SEED=... to replay)

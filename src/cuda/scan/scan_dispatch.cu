@@ -35,7 +35,8 @@
  * geomean against 1.017x for multi-wave; 1.00x at 2^30 against 0.975x), and
  * its stamped form, without the last CTA's fence, ticket and read, 1.0-1.5 us
  * ahead of it at 2^20-2^24 (H100, P231), so auto takes that up to 64 MB and
- * the 32 KB-round ticket form above. "lookback_wide" (eight
+ * its 32 KB-round form above (1.3-1.5 % ahead of the ticket's at 2^26,
+ * P232). "lookback_wide" (eight
  * windows per poll) measured slower than "lookback" from 2^24 up (0.85x
  * against 0.90x CUB) and stays a named variant. The other rows are seed
  * 002's ladder, selectable by name through cuops_options_t.variant for
