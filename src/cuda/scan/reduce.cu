@@ -5,8 +5,7 @@
  * dealt round-robin to the CTAs; see reduce_interleaved; "_x8" with 32 KB
  * rounds), and "vectorized_stamped" ("auto": up to 64 MB of input, and its
  * "_x8" with 32 KB rounds above), the interleaved one without the last-CTA
- * ticket (see reduce_stamped_kernel), and "vectorized_stamped_early" (and
- * "_x8"), whose waiting CTA polls before its own tree.
+ * ticket (see reduce_stamped_kernel).
  *
  * Kernel: CTAs of 256 threads; CTA b reduces the fixed contiguous range
  * [b*chunk, (b+1)*chunk) (chunk a multiple of the vector width, so every
@@ -129,12 +128,12 @@ static __device__ __forceinline__ void reduce_interleaved(const T *in, int64_t n
         acc[0] = scan_combine<T, OP>(acc[0], in[nvec * VEC + threadIdx.x]);
 }
 
-/* The thread's part of the CTA's total, before the block's tree: the
- * schedule's chains, then the misaligned head folded by CTA 0 in a fixed
- * place. */
+/* The CTA's total over its share (thread 0's result; s_warp free again
+ * after a __syncthreads()): the schedule's chains, the misaligned head
+ * folded by CTA 0 in a fixed place, then the block's tree. */
 template <typename T, int OP, int VEC, int UNROLL, bool INTERLEAVED>
-static __device__ __forceinline__ T reduce_thread_total(const T *in, int64_t n, int head,
-                                                        int64_t chunk)
+static __device__ __forceinline__ T reduce_cta_total(const T *in, int64_t n, int head,
+                                                     int64_t chunk, T *s_warp)
 {
     T acc[VEC];
 #pragma unroll
@@ -151,17 +150,7 @@ static __device__ __forceinline__ T reduce_thread_total(const T *in, int64_t n, 
     T t = acc[0];
 #pragma unroll
     for (int k = 1; k < VEC; k++) t = scan_combine<T, OP>(t, acc[k]);
-    return t;
-}
-
-/* The CTA's total over its share (thread 0's result; s_warp free again
- * after a __syncthreads()). */
-template <typename T, int OP, int VEC, int UNROLL, bool INTERLEAVED>
-static __device__ __forceinline__ T reduce_cta_total(const T *in, int64_t n, int head,
-                                                     int64_t chunk, T *s_warp)
-{
-    return block_reduce<T, OP, REDUCE_BLOCK>(
-        reduce_thread_total<T, OP, VEC, UNROLL, INTERLEAVED>(in, n, head, chunk), s_warp);
+    return block_reduce<T, OP, REDUCE_BLOCK>(t, s_warp);
 }
 
 template <typename T, int OP, int VEC, int UNROLL, bool INTERLEAVED>
@@ -239,120 +228,70 @@ template <typename T> union reduce_bits {
     uint32_t half[sizeof(T) / 4];
 };
 
-/* One poll of the waiter: thread i loads its pending words (partials i,
- * i + 256, ...), all of them before any is looked at, so a poll costs one
- * round trip however many are pending. */
-template <typename T>
-static __device__ __forceinline__ void
-reduce_stamps_issue(const unsigned long long *words, unsigned pending,
-                    unsigned long long (&w)[REDUCE_STAMPED_SLOTS][sizeof(T) / 4])
-{
-    constexpr int WORDS = (int)sizeof(T) / 4;
-#pragma unroll
-    for (int i = 0; i < REDUCE_STAMPED_SLOTS; i++)
-        if (pending & (1u << i))
-#pragma unroll
-            for (int k = 0; k < WORDS; k++)
-                w[i][k] = load_relaxed_u64(words + (int64_t)(threadIdx.x + i * REDUCE_BLOCK) * WORDS + k);
-}
-
-/* The partials a poll found published (every word of one carries this
- * call's stamp) go to q; returns the still pending ones. */
-template <typename T>
-static __device__ __forceinline__ unsigned
-reduce_stamps_take(unsigned long long stamp, unsigned pending,
-                   const unsigned long long (&w)[REDUCE_STAMPED_SLOTS][sizeof(T) / 4],
-                   T (&q)[REDUCE_STAMPED_SLOTS])
-{
-    constexpr int WORDS = (int)sizeof(T) / 4;
-#pragma unroll
-    for (int i = 0; i < REDUCE_STAMPED_SLOTS; i++) {
-        if (!(pending & (1u << i))) continue;
-        bool ready = true;
-        reduce_bits<T> b;
-#pragma unroll
-        for (int k = 0; k < WORDS; k++) {
-            ready = ready && (w[i][k] & 0xffffffff00000000ull) == stamp;
-            b.half[k] = (uint32_t)w[i][k];
-        }
-        if (ready) {
-            q[i] = b.v;
-            pending &= ~(1u << i);
-        }
-    }
-    return pending;
-}
-
-/* EARLY ("vectorized_stamped_early"): the waiter never publishes its own
- * partial. Its threads issue the first poll of the other CTAs' words as
- * soon as their own loads are summed, before the CTA's tree, and its own
- * total reaches the combine through shared memory. When the waiter (the
- * last CTA dispatched) is also the last to finish, the poll's round trip
- * then overlaps its tree, and its own store and read-back leave the chain.
- * The combine order is unchanged, so are the float bits. */
-template <typename T, int OP, int VEC, int UNROLL, bool EARLY>
+template <typename T, int OP, int VEC, int UNROLL>
 __global__ void __launch_bounds__(REDUCE_BLOCK, REDUCE_CTAS_PER_SM)
 reduce_stamped_kernel(const T *in, int64_t n, int head, reduce_stamps_t st, T *out)
 {
     constexpr int WORDS = (int)sizeof(T) / 4;
     __shared__ T s_warp[REDUCE_BLOCK / 32];
-    __shared__ T s_own;
 
     /* written by the previous call's waiter, constant during this one; its
      * round trip hides under the loads */
     const unsigned epoch = gridDim.x > 1 ? __ldcg(st.epoch) : 0u;
-    const unsigned long long stamp = (unsigned long long)((epoch << 2) | REDUCE_STAMP_FLAG) << 32;
-    const int grid = (int)gridDim.x;
-    const bool waiter = grid > 1 && (int)blockIdx.x == grid - 1;
 
-    const T part = reduce_thread_total<T, OP, VEC, UNROLL, true>(in, n, head, 0);
-    unsigned pending = 0;
-    unsigned long long w[REDUCE_STAMPED_SLOTS][WORDS];
-    if (EARLY && waiter) {
-        /* the others' partials, 0 .. grid - 2 */
-#pragma unroll
-        for (int i = 0; i < REDUCE_STAMPED_SLOTS; i++)
-            if ((int)threadIdx.x + i * REDUCE_BLOCK < grid - 1) pending |= 1u << i;
-        reduce_stamps_issue<T>(st.words, pending, w);
-    }
-    const T t = block_reduce<T, OP, REDUCE_BLOCK>(part, s_warp);
-    if (grid == 1) {
+    const T t = reduce_cta_total<T, OP, VEC, UNROLL, true>(in, n, head, 0, s_warp);
+    if (gridDim.x == 1) {
         if (threadIdx.x == 0) *out = t;
         return;
     }
-    if (!(EARLY && waiter) && threadIdx.x == 0) {
+
+    const unsigned long long stamp = (unsigned long long)((epoch << 2) | REDUCE_STAMP_FLAG) << 32;
+    if (threadIdx.x == 0) {
         reduce_bits<T> b;
         b.v = t;
 #pragma unroll
-        for (int k = 0; k < WORDS; k++)
-            store_relaxed_u64(st.words + (int64_t)blockIdx.x * WORDS + k, stamp | b.half[k]);
+        for (int w = 0; w < WORDS; w++)
+            store_relaxed_u64(st.words + (int64_t)blockIdx.x * WORDS + w, stamp | b.half[w]);
     }
-    if (!waiter) return;
+    if (blockIdx.x != gridDim.x - 1) return;
 
+    /* The waiter: thread i polls partials i, i + 256, ...; every pending
+     * word is loaded before any is looked at (one round trip per poll). */
+    const int grid = (int)gridDim.x;
     T q[REDUCE_STAMPED_SLOTS];
-    if (EARLY) {
-        if (threadIdx.x == 0) s_own = t;
-        __syncthreads(); /* also frees s_warp: warp 0 read it before thread 0 got t */
-        const int own = grid - 1;
+    unsigned pending = 0;
+#pragma unroll
+    for (int i = 0; i < REDUCE_STAMPED_SLOTS; i++)
+        if (threadIdx.x + i * REDUCE_BLOCK < grid) pending |= 1u << i;
+    while (pending) {
+        unsigned long long w[REDUCE_STAMPED_SLOTS][WORDS];
 #pragma unroll
         for (int i = 0; i < REDUCE_STAMPED_SLOTS; i++)
-            if ((int)threadIdx.x + i * REDUCE_BLOCK == own) q[i] = s_own;
-    } else {
+            if (pending & (1u << i))
 #pragma unroll
-        for (int i = 0; i < REDUCE_STAMPED_SLOTS; i++)
-            if ((int)threadIdx.x + i * REDUCE_BLOCK < grid) pending |= 1u << i;
-        reduce_stamps_issue<T>(st.words, pending, w);
-    }
-    for (;;) {
-        pending = reduce_stamps_take<T>(stamp, pending, w, q);
-        if (!pending) break;
-        reduce_stamps_issue<T>(st.words, pending, w);
+                for (int k = 0; k < WORDS; k++)
+                    w[i][k] = load_relaxed_u64(st.words + (int64_t)(threadIdx.x + i * REDUCE_BLOCK) * WORDS + k);
+#pragma unroll
+        for (int i = 0; i < REDUCE_STAMPED_SLOTS; i++) {
+            if (!(pending & (1u << i))) continue;
+            bool ready = true;
+            reduce_bits<T> b;
+#pragma unroll
+            for (int k = 0; k < WORDS; k++) {
+                ready = ready && (w[i][k] & 0xffffffff00000000ull) == stamp;
+                b.half[k] = (uint32_t)w[i][k];
+            }
+            if (ready) {
+                q[i] = b.v;
+                pending &= ~(1u << i);
+            }
+        }
     }
     T r = scan_identity<T, OP>();
 #pragma unroll
     for (int i = 0; i < REDUCE_STAMPED_SLOTS; i++)
-        if ((int)threadIdx.x + i * REDUCE_BLOCK < grid) r = scan_combine<T, OP>(r, q[i]);
-    if (!EARLY) __syncthreads(); /* s_warp is reused */
+        if (threadIdx.x + i * REDUCE_BLOCK < grid) r = scan_combine<T, OP>(r, q[i]);
+    __syncthreads(); /* s_warp is reused */
     r = block_reduce<T, OP, REDUCE_BLOCK>(r, s_warp);
     if (threadIdx.x == 0) *out = r;
     /* every CTA's stamped store is seen, so all of them read the epoch */
@@ -388,12 +327,10 @@ static int64_t reduce_grid_multiwave(struct cuops_handle *h, int64_t rounds)
 /* mode: 0 "vectorized" (one wave, contiguous ranges, memset ticket),
  * 1 "vectorized_multiwave", 2 "vectorized_interleaved" (one wave, rounds
  * dealt round-robin), 4 "vectorized_stamped" (mode 2's grid and schedule,
- * stamped partials and a waiter instead of the ticket), 6
- * "vectorized_stamped_early" (mode 4 with the waiter's early poll). Modes 1
- * and 2 keep the ticket in the handle's scan state (no memset) unless a user
- * workspace is set. The grid is planned on the aligned body: n - head
- * elements from in + head. Modes 4 and 6 with UNROLL = 8 are
- * "vectorized_stamped_x8" and "vectorized_stamped_early_x8". */
+ * stamped partials and a waiter instead of the ticket). Modes 1 and 2 keep
+ * the ticket in the handle's scan state (no memset) unless a user workspace
+ * is set. The grid is planned on the aligned body: n - head elements from
+ * in + head. Mode 4 with UNROLL = 8 is "vectorized_stamped_x8". */
 template <typename T, int OP, int VEC, int UNROLL>
 static cuops_status_t reduce_run(struct cuops_handle *h, const cuops_reduce_desc_t *d, int mode,
                                  const char *kernel_name)
@@ -408,8 +345,7 @@ static cuops_status_t reduce_run(struct cuops_handle *h, const cuops_reduce_desc
     int64_t grid = mode == 1 ? reduce_grid_multiwave(h, rounds) : reduce_grid_one_wave(h, rounds);
     if (grid < 1) grid = 1;
     int64_t chunk = 0;
-    const bool stamped = mode == 4 || mode == 6;
-    if (mode != 2 && !stamped) {
+    if (mode != 2 && mode != 4) {
         /* equal ranges, each a whole number of vectors */
         chunk = cuops_ceil_div(cuops_ceil_div(n, grid), VEC) * VEC;
         if (chunk > 0) grid = cuops_ceil_div(n, chunk);
@@ -417,7 +353,7 @@ static cuops_status_t reduce_run(struct cuops_handle *h, const cuops_reduce_desc
     }
 
     cudaStream_t stream = cuops_stream(h);
-    if (stamped && grid > 1) {
+    if (mode == 4 && grid > 1) {
         /* the stamped form: its words in the scan state (with a user
          * workspace, a state cleared per call there, epoch 0) */
         if (grid > (int64_t)REDUCE_BLOCK * REDUCE_STAMPED_SLOTS)
@@ -430,15 +366,11 @@ static cuops_status_t reduce_run(struct cuops_handle *h, const cuops_reduce_desc
         stamps.words = (unsigned long long *)(view.base + scan_state_words_offset(view.tiles));
         stamps.flags = (unsigned *)(view.base + scan_state_flags_offset(view.tiles));
         stamps.capacity = view.tiles;
-        if (mode == 6)
-            reduce_stamped_kernel<T, OP, VEC, UNROLL, true><<<(unsigned)grid, REDUCE_BLOCK, 0, stream>>>(
-                body, n, (int)head, stamps, (T *)d->out);
-        else
-            reduce_stamped_kernel<T, OP, VEC, UNROLL, false><<<(unsigned)grid, REDUCE_BLOCK, 0, stream>>>(
-                body, n, (int)head, stamps, (T *)d->out);
+        reduce_stamped_kernel<T, OP, VEC, UNROLL><<<(unsigned)grid, REDUCE_BLOCK, 0, stream>>>(
+            body, n, (int)head, stamps, (T *)d->out);
         return cuops_cuda_check_launch(h, kernel_name);
     }
-    if (stamped) mode = 2; /* one CTA: no partials, the plain kernel */
+    if (mode == 4) mode = 2; /* one CTA: no partials, the plain kernel */
     T *partials = NULL;
     unsigned *ticket = NULL;
     if (grid > 1 && mode != 0 && h->user_workspace == NULL) {
@@ -477,21 +409,18 @@ static cuops_status_t reduce_typed(struct cuops_handle *h, const cuops_reduce_de
                                             "reduce_vectorized_interleaved_vec16",
                                             "reduce_vectorized_interleaved_x8_vec16",
                                             "reduce_vectorized_stamped_vec16",
-                                            "reduce_vectorized_stamped_x8_vec16",
-                                            "reduce_vectorized_stamped_early_vec16",
-                                            "reduce_vectorized_stamped_early_x8_vec16"};
+                                            "reduce_vectorized_stamped_x8_vec16"};
     /* the interleaved schedule with 8 loads in flight per thread (32 KB
-     * rounds): 3 with the ticket, 5 stamped, 7 stamped with the early poll */
+     * rounds): 3 with the ticket, 5 stamped */
     if (mode == 3) return reduce_run<T, OP, SCAN_VEC(T), 8>(h, d, 2, vec_names[3]);
     if (mode == 5) return reduce_run<T, OP, SCAN_VEC(T), 8>(h, d, 4, vec_names[5]);
-    if (mode == 7) return reduce_run<T, OP, SCAN_VEC(T), 8>(h, d, 6, vec_names[7]);
     return reduce_run<T, OP, SCAN_VEC(T), 4>(h, d, mode, vec_names[mode]);
 }
 
 cuops_status_t cuops_reduce_vectorized_launch(struct cuops_handle *h, const cuops_reduce_desc_t *d,
                                               int mode)
 {
-    if (mode < 0 || mode > 7)
+    if (mode < 0 || mode > 5)
         return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "reduce: mode %d", mode);
     return SCAN_TYPE_OP_CALL(d->type, d->op,
                              cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "reduce: dtype %s",
