@@ -228,12 +228,7 @@ template <typename T> union reduce_bits {
     uint32_t half[sizeof(T) / 4];
 };
 
-/* EPOCH1 ("vectorized_stamped_epoch1"): only thread 0 of each CTA, which
- * writes the stamp, and the waiter's threads, which compare it, load the
- * epoch. Without it every warp of every CTA loads the same word as the
- * kernel starts: 2048-4224 requests to one L2 slice, which the data
- * requests that map to that slice queue behind. */
-template <typename T, int OP, int VEC, int UNROLL, bool EPOCH1>
+template <typename T, int OP, int VEC, int UNROLL>
 __global__ void __launch_bounds__(REDUCE_BLOCK, REDUCE_CTAS_PER_SM)
 reduce_stamped_kernel(const T *in, int64_t n, int head, reduce_stamps_t st, T *out)
 {
@@ -242,9 +237,7 @@ reduce_stamped_kernel(const T *in, int64_t n, int head, reduce_stamps_t st, T *o
 
     /* written by the previous call's waiter, constant during this one; its
      * round trip hides under the loads */
-    const bool needs_epoch =
-        gridDim.x > 1 && (!EPOCH1 || threadIdx.x == 0 || blockIdx.x == gridDim.x - 1);
-    const unsigned epoch = needs_epoch ? __ldcg(st.epoch) : 0u;
+    const unsigned epoch = gridDim.x > 1 ? __ldcg(st.epoch) : 0u;
 
     const T t = reduce_cta_total<T, OP, VEC, UNROLL, true>(in, n, head, 0, s_warp);
     if (gridDim.x == 1) {
@@ -334,12 +327,10 @@ static int64_t reduce_grid_multiwave(struct cuops_handle *h, int64_t rounds)
 /* mode: 0 "vectorized" (one wave, contiguous ranges, memset ticket),
  * 1 "vectorized_multiwave", 2 "vectorized_interleaved" (one wave, rounds
  * dealt round-robin), 4 "vectorized_stamped" (mode 2's grid and schedule,
- * stamped partials and a waiter instead of the ticket), 6
- * "vectorized_stamped_epoch1" (mode 4, the epoch loaded once per CTA).
- * Modes 1 and 2 keep the ticket in the handle's scan state (no memset)
- * unless a user workspace is set. The grid is planned on the aligned body:
- * n - head elements from in + head. Modes 4 and 6 with UNROLL = 8 are
- * "vectorized_stamped_x8" and "vectorized_stamped_epoch1_x8". */
+ * stamped partials and a waiter instead of the ticket). Modes 1 and 2 keep
+ * the ticket in the handle's scan state (no memset) unless a user workspace
+ * is set. The grid is planned on the aligned body: n - head elements from
+ * in + head. Mode 4 with UNROLL = 8 is "vectorized_stamped_x8". */
 template <typename T, int OP, int VEC, int UNROLL>
 static cuops_status_t reduce_run(struct cuops_handle *h, const cuops_reduce_desc_t *d, int mode,
                                  const char *kernel_name)
@@ -354,8 +345,7 @@ static cuops_status_t reduce_run(struct cuops_handle *h, const cuops_reduce_desc
     int64_t grid = mode == 1 ? reduce_grid_multiwave(h, rounds) : reduce_grid_one_wave(h, rounds);
     if (grid < 1) grid = 1;
     int64_t chunk = 0;
-    const bool stamped = mode == 4 || mode == 6;
-    if (mode != 2 && !stamped) {
+    if (mode != 2 && mode != 4) {
         /* equal ranges, each a whole number of vectors */
         chunk = cuops_ceil_div(cuops_ceil_div(n, grid), VEC) * VEC;
         if (chunk > 0) grid = cuops_ceil_div(n, chunk);
@@ -363,7 +353,7 @@ static cuops_status_t reduce_run(struct cuops_handle *h, const cuops_reduce_desc
     }
 
     cudaStream_t stream = cuops_stream(h);
-    if (stamped && grid > 1) {
+    if (mode == 4 && grid > 1) {
         /* the stamped form: its words in the scan state (with a user
          * workspace, a state cleared per call there, epoch 0) */
         if (grid > (int64_t)REDUCE_BLOCK * REDUCE_STAMPED_SLOTS)
@@ -376,15 +366,11 @@ static cuops_status_t reduce_run(struct cuops_handle *h, const cuops_reduce_desc
         stamps.words = (unsigned long long *)(view.base + scan_state_words_offset(view.tiles));
         stamps.flags = (unsigned *)(view.base + scan_state_flags_offset(view.tiles));
         stamps.capacity = view.tiles;
-        if (mode == 6)
-            reduce_stamped_kernel<T, OP, VEC, UNROLL, true><<<(unsigned)grid, REDUCE_BLOCK, 0, stream>>>(
-                body, n, (int)head, stamps, (T *)d->out);
-        else
-            reduce_stamped_kernel<T, OP, VEC, UNROLL, false><<<(unsigned)grid, REDUCE_BLOCK, 0, stream>>>(
-                body, n, (int)head, stamps, (T *)d->out);
+        reduce_stamped_kernel<T, OP, VEC, UNROLL><<<(unsigned)grid, REDUCE_BLOCK, 0, stream>>>(
+            body, n, (int)head, stamps, (T *)d->out);
         return cuops_cuda_check_launch(h, kernel_name);
     }
-    if (stamped) mode = 2; /* one CTA: no partials, the plain kernel */
+    if (mode == 4) mode = 2; /* one CTA: no partials, the plain kernel */
     T *partials = NULL;
     unsigned *ticket = NULL;
     if (grid > 1 && mode != 0 && h->user_workspace == NULL) {
@@ -423,22 +409,18 @@ static cuops_status_t reduce_typed(struct cuops_handle *h, const cuops_reduce_de
                                             "reduce_vectorized_interleaved_vec16",
                                             "reduce_vectorized_interleaved_x8_vec16",
                                             "reduce_vectorized_stamped_vec16",
-                                            "reduce_vectorized_stamped_x8_vec16",
-                                            "reduce_vectorized_stamped_epoch1_vec16",
-                                            "reduce_vectorized_stamped_epoch1_x8_vec16"};
+                                            "reduce_vectorized_stamped_x8_vec16"};
     /* the interleaved schedule with 8 loads in flight per thread (32 KB
-     * rounds): 3 with the ticket, 5 stamped, 7 stamped with one epoch load
-     * per CTA */
+     * rounds): 3 with the ticket, 5 stamped */
     if (mode == 3) return reduce_run<T, OP, SCAN_VEC(T), 8>(h, d, 2, vec_names[3]);
     if (mode == 5) return reduce_run<T, OP, SCAN_VEC(T), 8>(h, d, 4, vec_names[5]);
-    if (mode == 7) return reduce_run<T, OP, SCAN_VEC(T), 8>(h, d, 6, vec_names[7]);
     return reduce_run<T, OP, SCAN_VEC(T), 4>(h, d, mode, vec_names[mode]);
 }
 
 cuops_status_t cuops_reduce_vectorized_launch(struct cuops_handle *h, const cuops_reduce_desc_t *d,
                                               int mode)
 {
-    if (mode < 0 || mode > 7)
+    if (mode < 0 || mode > 5)
         return cuops_fail(h, CUOPS_STATUS_INTERNAL_ERROR, "reduce: mode %d", mode);
     return SCAN_TYPE_OP_CALL(d->type, d->op,
                              cuops_fail(h, CUOPS_STATUS_NOT_SUPPORTED, "reduce: dtype %s",

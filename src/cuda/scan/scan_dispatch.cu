@@ -86,7 +86,7 @@ static cuops_status_t scan_rts_entry(struct cuops_handle *h, const cuops_scan_de
 }
 /* algo = grid policy (reduce.cu: 0 one wave, 1 multi-wave, 2 interleaved,
  * 3 interleaved with 32 KB rounds, 4 and 5: 2 and 3 with stamped partials
- * instead of the ticket, 6 and 7: 4 and 5 with one epoch load per CTA) */
+ * instead of the ticket) */
 static cuops_status_t reduce_vectorized_entry(struct cuops_handle *h, const cuops_reduce_desc_t *d,
                                               int mode)
 {
@@ -150,8 +150,6 @@ static const reduce_variant_t reduce_table[] = {
     {"vectorized_interleaved_x8", 3, reduce_vectorized_entry},
     {"vectorized_stamped", 4, reduce_vectorized_entry},
     {"vectorized_stamped_x8", 5, reduce_vectorized_entry},
-    {"vectorized_stamped_epoch1", 6, reduce_vectorized_entry},
-    {"vectorized_stamped_epoch1_x8", 7, reduce_vectorized_entry},
     {"vectorized_multiwave", 1, reduce_vectorized_entry},
     {"vectorized", 0, reduce_vectorized_entry},
     {"interleaved_divergent", REDUCE_ALGO_INTERLEAVED_DIVERGENT, cuops_reduce_textbook_launch},
@@ -178,8 +176,7 @@ static const char *const reduce_names[] = {"auto", "interleaved_divergent", "int
                                            "sequential_addressing", "warp_shuffle", "vectorized",
                                            "vectorized_multiwave", "vectorized_interleaved",
                                            "vectorized_interleaved_x8", "vectorized_stamped",
-                                           "vectorized_stamped_x8", "vectorized_stamped_epoch1",
-                                           "vectorized_stamped_epoch1_x8"};
+                                           "vectorized_stamped_x8"};
 
 extern "C" const char *const *cuops_cuda_scan_variant_names(int *count)
 {

@@ -93,9 +93,7 @@ cuops_status_t cuops_scan_textbook_launch(struct cuops_handle *h, const cuops_sc
  * ("vectorized_interleaved_x8"); 4: mode 2's grid and rounds, the partials
  * published as epoch-stamped words in the scan state and combined by the
  * grid's last CTA, with no ticket and no fence ("vectorized_stamped"); 5:
- * mode 3's rounds, stamped ("vectorized_stamped_x8"); 6 and 7: 4 and 5
- * with the epoch loaded by one thread per CTA (and the waiter's threads)
- * instead of every thread ("vectorized_stamped_epoch1", "_epoch1_x8"). */
+ * mode 3's rounds, stamped ("vectorized_stamped_x8"). */
 cuops_status_t cuops_reduce_vectorized_launch(struct cuops_handle *h,
                                               const cuops_reduce_desc_t *d, int mode);
 /* reduce_textbook.cu: one element per thread, a tree per block, one launch per level. */
