@@ -29,6 +29,11 @@ static void test_named(void)
         {7168, 128, 132, 3, "8192 x 28672 x 8192: 54 + 40"},
         {8192, 256, 132, 3, "16384^3: 62 + 8"},
         {512, 64, 132, 0, "4095^3: 3 + 116, nothing under a whole tile"},
+        /* the packer-CTA entries plan on the CTAs that run tiles (132 - 16,
+         * 132 - 8), so at 4095^3 they split where the base kernel does not
+         * (test_gpu_gemm_sm90 compares their bits with split_k = 1) */
+        {512, 64, 116, 2, "4095^3 on 116 GEMM CTAs (_pack_ctas): 4 rounds + 48"},
+        {512, 64, 124, 3, "4095^3 on 124 GEMM CTAs (_pack_ctas8): 4 rounds + 16"},
         {2112, 65, 132, 0, "8191 x 8193 x 4097: 16 rounds exactly"},
         {32, 16, 132, 0, "1024^3: one round"},
         {132, 64, 132, 0, "one full round"},
