@@ -580,9 +580,10 @@ static int same_baseline(const bench_row_t *a, const bench_row_t *b)
     return strcmp(a->baseline, b->baseline) == 0;
 }
 
-/* Geometric-mean speed-up per (op, variant, baseline), and per (op, suite,
- * baseline) of the library's own choice: f32 GEMM rows, timed against
- * cublas_sgemm, are not averaged in with the f16/bf16 rows against cublas. */
+/* Geometric-mean speed-up per (op, variant, baseline), then per dtype
+ * within it where its rows mix dtypes, and per (op, suite, baseline) of the
+ * library's own choice: f32 GEMM rows, timed against cublas_sgemm, are not
+ * averaged in with the f16/bf16 rows against cublas. */
 static void print_geomeans(const bench_env_t *env)
 {
     double *v = (double *)malloc(sizeof(double) * (size_t)(env->num_rows + 1));
@@ -608,6 +609,36 @@ static void print_geomeans(const bench_env_t *env)
         if (used)
             printf("geomean speedup %-7s %-14s vs %-12s %7.3fx over %d row(s)\n", ri->op,
                    ri->variant, ri->baseline, g, used);
+        /* and per dtype where the group mixes them (a bar may be read per type) */
+        for (int d = i; d < env->num_rows; d++) {
+            const bench_row_t *rd = &env->rows[d];
+            if (strcmp(rd->op, ri->op) || strcmp(rd->variant, ri->variant) ||
+                !same_baseline(rd, ri) || !rd->dtype)
+                continue;
+            int first_of_dtype = 1, other_dtype = 0;
+            for (int j = i; j < env->num_rows; j++) {
+                const bench_row_t *r = &env->rows[j];
+                if (strcmp(r->op, ri->op) || strcmp(r->variant, ri->variant) ||
+                    !same_baseline(r, ri) || !r->dtype)
+                    continue;
+                if (strcmp(r->dtype, rd->dtype) != 0) other_dtype = 1;
+                else if (j < d) first_of_dtype = 0;
+            }
+            if (!first_of_dtype || !other_dtype) continue;
+            int nd = 0;
+            for (int j = d; j < env->num_rows; j++) {
+                const bench_row_t *r = &env->rows[j];
+                if (strcmp(r->op, ri->op) || strcmp(r->variant, ri->variant) ||
+                    !same_baseline(r, ri) || !r->dtype || strcmp(r->dtype, rd->dtype))
+                    continue;
+                if (r->status == BENCH_ROW_OK && r->valid) v[nd++] = r->speedup;
+            }
+            used = 0;
+            g = bv_geomean(v, nd, &used);
+            if (used)
+                printf("geomean speedup %-7s %-14s vs %-12s %7.3fx over %d row(s), %s only\n",
+                       ri->op, ri->variant, ri->baseline, g, used, rd->dtype);
+        }
     }
     static const unsigned suites[] = {BENCH_SUITE_SQUARE, BENCH_SUITE_ODD, BENCH_SUITE_DECODE,
                                       BENCH_SUITE_LLM, BENCH_SUITE_BIG};
