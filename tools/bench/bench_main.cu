@@ -580,6 +580,12 @@ static int same_baseline(const bench_row_t *a, const bench_row_t *b)
     return strcmp(a->baseline, b->baseline) == 0;
 }
 
+/* Whether two rows belong to one geomean line: same op, variant, baseline. */
+static int same_geomean_group(const bench_row_t *a, const bench_row_t *b)
+{
+    return strcmp(a->op, b->op) == 0 && strcmp(a->variant, b->variant) == 0 && same_baseline(a, b);
+}
+
 /* Geometric-mean speed-up per (op, variant, baseline), then per dtype
  * within it where its rows mix dtypes, and per (op, suite, baseline) of the
  * library's own choice: f32 GEMM rows, timed against cublas_sgemm, are not
@@ -593,15 +599,12 @@ static void print_geomeans(const bench_env_t *env)
         const bench_row_t *ri = &env->rows[i];
         int first = 1;
         for (int j = 0; j < i; j++)
-            if (strcmp(env->rows[j].op, ri->op) == 0 &&
-                strcmp(env->rows[j].variant, ri->variant) == 0 && same_baseline(&env->rows[j], ri))
-                first = 0;
+            if (same_geomean_group(&env->rows[j], ri)) first = 0;
         if (!first || !ri->baseline) continue;
         int n = 0;
         for (int j = i; j < env->num_rows; j++) {
             const bench_row_t *r = &env->rows[j];
-            if (strcmp(r->op, ri->op) || strcmp(r->variant, ri->variant) || !same_baseline(r, ri))
-                continue;
+            if (!same_geomean_group(r, ri)) continue;
             if (r->status == BENCH_ROW_OK && r->valid) v[n++] = r->speedup;
         }
         int used = 0;
@@ -612,15 +615,11 @@ static void print_geomeans(const bench_env_t *env)
         /* and per dtype where the group mixes them (a bar may be read per type) */
         for (int d = i; d < env->num_rows; d++) {
             const bench_row_t *rd = &env->rows[d];
-            if (strcmp(rd->op, ri->op) || strcmp(rd->variant, ri->variant) ||
-                !same_baseline(rd, ri) || !rd->dtype)
-                continue;
+            if (!same_geomean_group(rd, ri) || !rd->dtype) continue;
             int first_of_dtype = 1, other_dtype = 0;
             for (int j = i; j < env->num_rows; j++) {
                 const bench_row_t *r = &env->rows[j];
-                if (strcmp(r->op, ri->op) || strcmp(r->variant, ri->variant) ||
-                    !same_baseline(r, ri) || !r->dtype)
-                    continue;
+                if (!same_geomean_group(r, ri) || !r->dtype) continue;
                 if (strcmp(r->dtype, rd->dtype) != 0) other_dtype = 1;
                 else if (j < d) first_of_dtype = 0;
             }
@@ -628,8 +627,7 @@ static void print_geomeans(const bench_env_t *env)
             int nd = 0;
             for (int j = d; j < env->num_rows; j++) {
                 const bench_row_t *r = &env->rows[j];
-                if (strcmp(r->op, ri->op) || strcmp(r->variant, ri->variant) ||
-                    !same_baseline(r, ri) || !r->dtype || strcmp(r->dtype, rd->dtype))
+                if (!same_geomean_group(r, ri) || !r->dtype || strcmp(r->dtype, rd->dtype))
                     continue;
                 if (r->status == BENCH_ROW_OK && r->valid) v[nd++] = r->speedup;
             }
