@@ -428,6 +428,51 @@ static void test_stats(void)
     CHECK(isnan(bv_geomean(g3 + 1, 1, &used)) && used == 0, "geomean of nothing must be NaN");
 }
 
+/* The summary's geomean lines: one per (op, variant, baseline), and one per
+ * dtype inside a group whose rows mix dtypes; rows that did not count
+ * (NAN) are left out, other variants and baselines are not mixed in. */
+static void test_geomean_groups(void)
+{
+    const bv_speedup_row_t rows[] = {
+        {"reduce", "auto", "cub", "i32", 1.0},  /* 0 */
+        {"reduce", "auto", "cub", "f32", 2.0},  /* 1 */
+        {"reduce", "auto", "cub", "i32", 4.0},  /* 2 */
+        {"reduce", "other", "cub", "i32", 9.0}, /* 3: another variant */
+        {"reduce", "auto", NULL, "i32", 100.0}, /* 4: no baseline */
+        {"reduce", "auto", "cub", "f32", NAN},  /* 5: a failed row */
+        {"scan", "auto", "cub", "i32", 3.0},    /* 6: another op, one dtype */
+        {"scan", "auto", "cub", "i32", 3.0},    /* 7 */
+    };
+    const int n = (int)(sizeof rows / sizeof rows[0]);
+    int used = -1;
+    double g = bv_group_geomean(rows, n, 0, NULL, &used);
+    CHECK(fabs(g - 2.0) < 1e-12 && used == 3, "reduce auto vs cub = %g over %d, want 2 over 3", g,
+          used);
+    g = bv_group_geomean(rows, n, 1, "i32", &used);
+    CHECK(fabs(g - 2.0) < 1e-12 && used == 2, "i32 only = %g over %d, want 2 over 2", g, used);
+    g = bv_group_geomean(rows, n, 0, "f32", &used);
+    CHECK(fabs(g - 2.0) < 1e-12 && used == 1, "f32 only = %g over %d, want 2 over 1", g, used);
+    g = bv_group_geomean(rows, n, 6, NULL, &used);
+    CHECK(fabs(g - 3.0) < 1e-12 && used == 2, "scan auto = %g over %d, want 3 over 2", g, used);
+    g = bv_group_geomean(rows, n, 3, NULL, &used);
+    CHECK(fabs(g - 9.0) < 1e-12 && used == 1, "other variant = %g over %d", g, used);
+    g = bv_group_geomean(rows, n, 4, NULL, &used);
+    CHECK(fabs(g - 100.0) < 1e-12 && used == 1, "no-baseline group = %g over %d", g, used);
+    CHECK(isnan(bv_group_geomean(rows, n, 0, "f64", &used)) && used == 0,
+          "a dtype with no rows must give NaN");
+
+    /* which rows open a line: the first of each group; per dtype, the first
+     * of each dtype where the group mixes them */
+    const int opens[] = {1, 0, 0, 1, 1, 0, 1, 0};
+    const int opens_dtype[] = {1, 1, 0, 0, 0, 0, 0, 0};
+    for (int i = 0; i < n; i++) {
+        CHECK(bv_opens_geomean_line(rows, n, i, 0) == opens[i], "row %d opens its group: %d", i,
+              bv_opens_geomean_line(rows, n, i, 0));
+        CHECK(bv_opens_geomean_line(rows, n, i, 1) == opens_dtype[i],
+              "row %d opens a dtype line: %d", i, bv_opens_geomean_line(rows, n, i, 1));
+    }
+}
+
 /* The clock/power summary of a timed series: which NVML clock event
  * reasons count as "held down by power", and the means. */
 static void test_power_summary(void)
@@ -652,6 +697,7 @@ int main(void)
     test_rel();
     test_scan_reduce();
     test_stats();
+    test_geomean_groups();
     test_json_escape();
     test_power_summary();
     test_board();

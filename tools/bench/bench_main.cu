@@ -576,66 +576,47 @@ void bench_row_done(bench_env_t *env, bench_row_t *r)
 /* Whether two rows were timed against the same baseline (NULL: none). */
 static int same_baseline(const bench_row_t *a, const bench_row_t *b)
 {
-    if (!a->baseline || !b->baseline) return a->baseline == b->baseline;
-    return strcmp(a->baseline, b->baseline) == 0;
-}
-
-/* Whether two rows belong to one geomean line: same op, variant, baseline. */
-static int same_geomean_group(const bench_row_t *a, const bench_row_t *b)
-{
-    return strcmp(a->op, b->op) == 0 && strcmp(a->variant, b->variant) == 0 && same_baseline(a, b);
+    return bv_same_name(a->baseline, b->baseline);
 }
 
 /* Geometric-mean speed-up per (op, variant, baseline), then per dtype
- * within it where its rows mix dtypes, and per (op, suite, baseline) of the
+ * within it where its rows mix dtypes (bench_validate.h decides which rows
+ * open a line and which count), and per (op, suite, baseline) of the
  * library's own choice: f32 GEMM rows, timed against cublas_sgemm, are not
  * averaged in with the f16/bf16 rows against cublas. */
 static void print_geomeans(const bench_env_t *env)
 {
-    double *v = (double *)malloc(sizeof(double) * (size_t)(env->num_rows + 1));
-    if (!v) return;
+    const int nrows = env->num_rows;
+    double *v = (double *)malloc(sizeof(double) * (size_t)(nrows + 1));
+    bv_speedup_row_t *g = (bv_speedup_row_t *)malloc(sizeof(bv_speedup_row_t) * (size_t)(nrows + 1));
+    if (!v || !g) {
+        free(v);
+        free(g);
+        return;
+    }
+    for (int i = 0; i < nrows; i++) {
+        const bench_row_t *r = &env->rows[i];
+        g[i].op = r->op;
+        g[i].variant = r->variant;
+        g[i].baseline = r->baseline;
+        g[i].dtype = r->dtype;
+        g[i].speedup = r->status == BENCH_ROW_OK && r->valid ? r->speedup : NAN;
+    }
     printf("\n");
-    for (int i = 0; i < env->num_rows; i++) {
-        const bench_row_t *ri = &env->rows[i];
-        int first = 1;
-        for (int j = 0; j < i; j++)
-            if (same_geomean_group(&env->rows[j], ri)) first = 0;
-        if (!first || !ri->baseline) continue;
-        int n = 0;
-        for (int j = i; j < env->num_rows; j++) {
-            const bench_row_t *r = &env->rows[j];
-            if (!same_geomean_group(r, ri)) continue;
-            if (r->status == BENCH_ROW_OK && r->valid) v[n++] = r->speedup;
-        }
+    for (int i = 0; i < nrows; i++) {
+        if (!g[i].baseline || !bv_opens_geomean_line(g, nrows, i, 0)) continue;
         int used = 0;
-        double g = bv_geomean(v, n, &used);
+        double gm = bv_group_geomean(g, nrows, i, NULL, &used);
         if (used)
-            printf("geomean speedup %-7s %-14s vs %-12s %7.3fx over %d row(s)\n", ri->op,
-                   ri->variant, ri->baseline, g, used);
-        /* and per dtype where the group mixes them (a bar may be read per type) */
-        for (int d = i; d < env->num_rows; d++) {
-            const bench_row_t *rd = &env->rows[d];
-            if (!same_geomean_group(rd, ri) || !rd->dtype) continue;
-            int first_of_dtype = 1, other_dtype = 0;
-            for (int j = i; j < env->num_rows; j++) {
-                const bench_row_t *r = &env->rows[j];
-                if (!same_geomean_group(r, ri) || !r->dtype) continue;
-                if (strcmp(r->dtype, rd->dtype) != 0) other_dtype = 1;
-                else if (j < d) first_of_dtype = 0;
-            }
-            if (!first_of_dtype || !other_dtype) continue;
-            int nd = 0;
-            for (int j = d; j < env->num_rows; j++) {
-                const bench_row_t *r = &env->rows[j];
-                if (!same_geomean_group(r, ri) || !r->dtype || strcmp(r->dtype, rd->dtype))
-                    continue;
-                if (r->status == BENCH_ROW_OK && r->valid) v[nd++] = r->speedup;
-            }
-            used = 0;
-            g = bv_geomean(v, nd, &used);
+            printf("geomean speedup %-7s %-14s vs %-12s %7.3fx over %d row(s)\n", g[i].op,
+                   g[i].variant, g[i].baseline, gm, used);
+        for (int d = i; d < nrows; d++) {
+            if (!bv_same_geomean_group(&g[d], &g[i]) || !bv_opens_geomean_line(g, nrows, d, 1))
+                continue;
+            gm = bv_group_geomean(g, nrows, d, g[d].dtype, &used);
             if (used)
                 printf("geomean speedup %-7s %-14s vs %-12s %7.3fx over %d row(s), %s only\n",
-                       ri->op, ri->variant, ri->baseline, g, used, rd->dtype);
+                       g[i].op, g[i].variant, g[i].baseline, gm, used, g[d].dtype);
         }
     }
     static const unsigned suites[] = {BENCH_SUITE_SQUARE, BENCH_SUITE_ODD, BENCH_SUITE_DECODE,
@@ -665,12 +646,13 @@ static void print_geomeans(const bench_env_t *env)
                     if (r->status == BENCH_ROW_OK && r->valid) v[n++] = r->speedup;
                 }
                 int used = 0;
-                double g = bv_geomean(v, n, &used);
+                const double gm = bv_geomean(v, n, &used);
                 if (used)
                     printf("geomean speedup %-7s auto suite %-8s vs %-12s %7.3fx over %d row(s)\n",
-                           op_names[op], suite_names[s], ri->baseline, g, used);
+                           op_names[op], suite_names[s], ri->baseline, gm, used);
             }
     free(v);
+    free(g);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -313,6 +313,62 @@ static inline double bv_geomean(const double *v, int n, int *used)
     return count ? exp(log_sum / count) : NAN;
 }
 
+/* A result row as the summary's geomean lines see it. baseline, dtype:
+ * NULL for none; speedup: NAN for a row that did not count (failed, invalid,
+ * no baseline). */
+typedef struct bv_speedup_row {
+    const char *op, *variant, *baseline, *dtype;
+    double speedup;
+} bv_speedup_row_t;
+
+static inline int bv_same_name(const char *a, const char *b)
+{
+    if (!a || !b) return a == b;
+    return strcmp(a, b) == 0;
+}
+
+/* Whether two rows belong to one geomean line: same op, variant, baseline. */
+static inline int bv_same_geomean_group(const bv_speedup_row_t *a, const bv_speedup_row_t *b)
+{
+    return bv_same_name(a->op, b->op) && bv_same_name(a->variant, b->variant) &&
+           bv_same_name(a->baseline, b->baseline);
+}
+
+/* Geometric mean of the speed-ups of the rows in rows[at]'s group, only
+ * those of `dtype` when it is not NULL; *used as bv_geomean's. */
+static inline double bv_group_geomean(const bv_speedup_row_t *rows, int n, int at,
+                                      const char *dtype, int *used)
+{
+    double log_sum = 0.0;
+    int count = 0;
+    for (int j = 0; j < n; j++) {
+        if (!bv_same_geomean_group(&rows[j], &rows[at])) continue;
+        if (dtype && !bv_same_name(rows[j].dtype, dtype)) continue;
+        const double s = rows[j].speedup;
+        if (isfinite(s) && s > 0.0) {
+            log_sum += log(s);
+            count++;
+        }
+    }
+    if (used) *used = count;
+    return count ? exp(log_sum / count) : NAN;
+}
+
+/* Whether rows[at] opens a line: it is the first row of its group
+ * (by_dtype 0) or the first of its dtype within its group where the group
+ * mixes dtypes (by_dtype 1; a bar may be read per type). */
+static inline int bv_opens_geomean_line(const bv_speedup_row_t *rows, int n, int at, int by_dtype)
+{
+    int mixed = 0;
+    for (int j = 0; j < n; j++) {
+        if (!bv_same_geomean_group(&rows[j], &rows[at])) continue;
+        const int same_dtype = bv_same_name(rows[j].dtype, rows[at].dtype);
+        if (j < at && (!by_dtype || same_dtype)) return 0;
+        if (!same_dtype && rows[j].dtype) mixed = 1;
+    }
+    return !by_dtype || (mixed && rows[at].dtype);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Clock and power samples (bench_power.cu)                                 */
 /* ------------------------------------------------------------------------ */
