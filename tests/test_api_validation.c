@@ -288,6 +288,10 @@ static void w4_rows(cuops_handle_t h, int is_cpu)
     ROW(h, NSUP, cuops_w4_prepack(h, 3, 10, 4, Q, 5, S, I32, Z, F16, PACKED));
     ROW(h, NSUP, cuops_w4_prepack(h, 3, 10, 4, Q, 5, S, F16, Z, F32, PACKED));
     ROW(h, OK, cuops_w4_prepack(h, 0, 10, 4, NULL, 5, NULL, F16, NULL, F16, NULL));
+    /* nothing to pack reads no scales: misaligned ones are accepted (cuops.h:
+     * a pointer the call never dereferences is not checked), k == 0 and n == 0 */
+    ROW(h, OK, cuops_w4_prepack(h, 3, 0, 4, Q, 1, (char *)S + 1, F16, Z, F16, PACKED));
+    ROW(h, OK, cuops_w4_prepack(h, 0, 10, 4, Q, 5, (char *)S + 2, F32, Z, BF16, PACKED));
     ROW_SAYS(h, INV, "group_size", cuops_w4_packed_size(h, 8, 33, 3, F16, bytes));
     /* per channel at k = INT64_MAX: the even size k + 1 does not fit int64 (it
      * was NOT_SUPPORTED, the detail naming a group size of INT64_MIN) */
@@ -391,6 +395,27 @@ static void scan_rows(cuops_handle_t h, int is_cpu)
     ROW(h, INV, cuops_reduce(h, MAX, F64, 0, NULL, (char *)RES + 2)); /* n == 0 still writes */
 }
 
+/* The importers' refusals that test_import leaves out (it has the rest):
+ * baseline n = 8, k = 8, group 8, ldq_out 4. */
+static void import_rows(cuops_handle_t h)
+{
+    const int32_t *qw = (const int32_t *)A, *qz = (const int32_t *)B;
+    uint8_t *qo = (uint8_t *)Q, *zo = (uint8_t *)Z;
+    /* a negative k: GPTQ's k % 8 and the pitch ceil(k/2) <= ldq_out both
+     * pass at k = -8, and AWQ at k = -1 would unpack one byte per row, so
+     * the sign check alone refuses them */
+    ROW_SAYS(h, INV, "k (-8)", cuops_import_gptq(h, 8, -8, 8, qw, qz, S, F16, 2, qo, 4, OUT, zo));
+    ROW_SAYS(h, INV, "k (-1)", cuops_import_awq(h, 8, -1, 8, qw, qz, S, F16, qo, 4, OUT, zo));
+    /* byte offsets past int64: qweight_out's pitch (15 rows of INT64_MAX
+     * bytes), and the f32 scales alone (2^31 groups x 2^30 rows x 4 bytes =
+     * 2^63, while the int32 qweight, qweight_out and the zeros span 2^61) */
+    ROW_SAYS(h, INV, "overflow",
+             cuops_import_awq(h, 16, 8, 8, qw, qz, S, F16, qo, INT64_MAX, OUT, zo));
+    ROW_SAYS(h, INV, "overflow",
+             cuops_import_gptq(h, (int64_t)1 << 30, (int64_t)1 << 32, 2, qw, qz, S, F32, 2, qo,
+                               (int64_t)1 << 31, OUT, zo));
+}
+
 static void rejection_table(cuops_handle_t h, int is_cpu)
 {
     table_label = is_cpu ? "cpu" : "gpu";
@@ -398,6 +423,7 @@ static void rejection_table(cuops_handle_t h, int is_cpu)
     dequant_rows(h, is_cpu);
     w4_rows(h, is_cpu);
     scan_rows(h, is_cpu);
+    import_rows(h);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -511,6 +537,31 @@ static void zero_size_writes(cuops_handle_t h)
     ok = 1;
     for (int i = 0; i < 6; i++) ok &= (y[i] == 0);
     CHECK(ok, "w4a16 k == 0 must give y = 0");
+
+    /* The operands those calls never read are not checked, misaligned ones
+     * included (cuops.h): A and B of a GEMM with k == 0, x and packed of a
+     * W4A16 GEMM with k == 0, in of a reduce with n == 0. Odd addresses into
+     * a buffer nothing reads; each call still writes its output. */
+    _Alignas(16) unsigned char unread[16];
+    memset(unread, 0xA5, sizeof unread);
+    for (int i = 0; i < 6; i++) c[i] = (float)tu_rand_uniform(0.5, 2.0);
+    memcpy(c0, c, sizeof c);
+    cuops_status_t r = cuops_gemm(h, OPN, OPT, 2, 3, 0, 1.0f, unread + 1, 1, unread + 3, 1, 2.0f,
+                                  c, 3, F16, F32);
+    ok = 1;
+    for (int i = 0; i < 6; i++) ok &= (c[i] == 2.0f * c0[i]);
+    CHECK(r == OK && ok, "gemm k == 0, a and b misaligned: %s (%s), C = beta*C: %d",
+          cuops_status_string(r), cuops_last_error(h), ok);
+    tu_poison(y, F16, 6);
+    r = cuops_gemm_w4a16(h, 2, 3, 0, 4, unread + 1, 1, unread + 3, y, 3, BF16);
+    ok = 1;
+    for (int i = 0; i < 6; i++) ok &= (y[i] == 0);
+    CHECK(r == OK && ok, "w4a16 k == 0, x and packed misaligned: %s (%s), y = 0: %d",
+          cuops_status_string(r), cuops_last_error(h), ok);
+    r32 = 12345;
+    r = cuops_reduce(h, MAX, I32, 0, unread + 1, &r32);
+    CHECK(r == OK && r32 == INT32_MIN, "reduce max i32 n == 0, in misaligned: %s (%s), gave %d",
+          cuops_status_string(r), cuops_last_error(h), (int)r32);
 }
 
 /* ------------------------------------------------------------------------ */
