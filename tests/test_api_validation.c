@@ -798,9 +798,10 @@ static void scan_adjacent(cuops_handle_t h)
     }
 }
 
-/* The kernel name is per call: an empty problem (gemm m == 0, scan n == 0)
- * and every accessor reset it to "" (and the detail of a failure to "")
- * after a call that ran "cpu_reference". */
+/* The kernel name is per call: an empty problem (gemm m == 0, scan n == 0,
+ * dequant, w4a16, prepack), cuops_w4_packed_size and every accessor reset it
+ * to "" (and the detail of a failure to "") after a call that ran
+ * "cpu_reference". */
 static void kernel_name_resets(cuops_handle_t h)
 {
     float a[6], b[6], c[4];
@@ -817,6 +818,23 @@ static void kernel_name_resets(cuops_handle_t h)
           cuops_last_kernel(h));
     CHECK_STATUS(cuops_scan(h, SUM, 0, I32, 0, in, out), OK);
     CHECK(cuops_last_kernel(h)[0] == '\0', "scan n == 0 ran '%s'", cuops_last_kernel(h));
+    /* the other empty problems, and cuops_w4_packed_size, which cuops.h
+     * names as running none */
+    static const char *const empties[4] = {"dequant n == 0", "w4a16 m == 0", "prepack k == 0",
+                                           "w4_packed_size"};
+    for (int i = 0; i < 4; i++) {
+        CHECK_STATUS(cuops_gemm(h, OPN, OPN, 2, 2, 3, 1, a, 3, b, 2, 0, c, 2, F32, F32), OK);
+        size_t bytes = 0;
+        cuops_status_t r;
+        switch (i) {
+        case 0: r = cuops_dequant_int4(h, 0, 10, 4, NULL, 5, NULL, F16, NULL, NULL, 10, F32); break;
+        case 1: r = cuops_gemm_w4a16(h, 0, 3, 10, 4, NULL, 10, NULL, NULL, 3, F16); break;
+        case 2: r = cuops_w4_prepack(h, 3, 0, 4, NULL, 1, NULL, F16, NULL, F16, NULL); break;
+        default: r = cuops_w4_packed_size(h, 3, 10, 4, F16, &bytes); break;
+        }
+        CHECK(r == OK && cuops_last_kernel(h)[0] == '\0', "%s after a gemm: %s, last_kernel '%s'",
+              empties[i], cuops_status_string(r), cuops_last_kernel(h));
+    }
 
     static const char *const names[4] = {"get_device", "set_stream(NULL)", "get_stream",
                                          "set_workspace(NULL, 0)"};
@@ -989,6 +1007,8 @@ static void handle_calls(void)
     CHECK_STATUS(cuops_get_device(h, &dev), OK);
     CHECK(dev == CUOPS_DEVICE_CPU, "cpu handle device %d", dev);
     CHECK_STATUS(cuops_get_device(h, NULL), INV);
+    CHECK(strstr(cuops_last_error(h), "device pointer") != NULL, "get_device(NULL) detail: '%s'",
+          cuops_last_error(h));
     CHECK_STATUS(cuops_get_device(NULL, &dev), INV);
     CHECK(strcmp(cuops_last_kernel(h), "") == 0, "fresh handle last_kernel '%s'", cuops_last_kernel(h));
 
@@ -998,6 +1018,8 @@ static void handle_calls(void)
     CHECK_STATUS(cuops_get_stream(h, &got), OK);
     CHECK(got == stream, "stream round trip");
     CHECK_STATUS(cuops_get_stream(h, NULL), INV);
+    CHECK(strstr(cuops_last_error(h), "stream pointer") != NULL, "get_stream(NULL) detail: '%s'",
+          cuops_last_error(h));
     CHECK_STATUS(cuops_set_stream(NULL, stream), INV);
     CHECK_STATUS(cuops_get_stream(NULL, &got), INV);
     CHECK_STATUS(cuops_set_stream(h, NULL), OK);
@@ -1032,6 +1054,9 @@ static void handle_calls(void)
         int count = -1;
         CHECK_STATUS(cuops_variant_names(ops[i], &list, &count), OK);
         CHECK(list != NULL && count >= 1, "%s: %d variants", ops[i], count);
+        /* cuops.h: "auto" first */
+        CHECK(list && count >= 1 && list[0] && strcmp(list[0], "auto") == 0,
+              "%s: the first variant is '%s', not auto", ops[i], list && count ? list[0] : "");
         for (int v = 0; list && v < count; v++)
             CHECK(list[v] != NULL && list[v][0] != '\0', "%s: variant %d empty", ops[i], v);
     }
