@@ -445,20 +445,21 @@ static void test_geomean_groups(void)
     };
     const int n = (int)(sizeof rows / sizeof rows[0]);
     int used = -1;
-    double g = bv_group_geomean(rows, n, 0, NULL, &used);
+    double scratch[8];
+    double g = bv_group_geomean(rows, n, 0, NULL, scratch, &used);
     CHECK(fabs(g - 2.0) < 1e-12 && used == 3, "reduce auto vs cub = %g over %d, want 2 over 3", g,
           used);
-    g = bv_group_geomean(rows, n, 1, "i32", &used);
+    g = bv_group_geomean(rows, n, 1, "i32", scratch, &used);
     CHECK(fabs(g - 2.0) < 1e-12 && used == 2, "i32 only = %g over %d, want 2 over 2", g, used);
-    g = bv_group_geomean(rows, n, 0, "f32", &used);
+    g = bv_group_geomean(rows, n, 0, "f32", scratch, &used);
     CHECK(fabs(g - 2.0) < 1e-12 && used == 1, "f32 only = %g over %d, want 2 over 1", g, used);
-    g = bv_group_geomean(rows, n, 6, NULL, &used);
+    g = bv_group_geomean(rows, n, 6, NULL, scratch, &used);
     CHECK(fabs(g - 3.0) < 1e-12 && used == 2, "scan auto = %g over %d, want 3 over 2", g, used);
-    g = bv_group_geomean(rows, n, 3, NULL, &used);
+    g = bv_group_geomean(rows, n, 3, NULL, scratch, &used);
     CHECK(fabs(g - 9.0) < 1e-12 && used == 1, "other variant = %g over %d", g, used);
-    g = bv_group_geomean(rows, n, 4, NULL, &used);
+    g = bv_group_geomean(rows, n, 4, NULL, scratch, &used);
     CHECK(fabs(g - 100.0) < 1e-12 && used == 1, "no-baseline group = %g over %d", g, used);
-    CHECK(isnan(bv_group_geomean(rows, n, 0, "f64", &used)) && used == 0,
+    CHECK(isnan(bv_group_geomean(rows, n, 0, "f64", scratch, &used)) && used == 0,
           "a dtype with no rows must give NaN");
 
     /* which rows open a line: the first of each group; per dtype, the first

@@ -606,14 +606,14 @@ static void print_geomeans(const bench_env_t *env)
     for (int i = 0; i < nrows; i++) {
         if (!g[i].baseline || !bv_opens_geomean_line(g, nrows, i, 0)) continue;
         int used = 0;
-        double gm = bv_group_geomean(g, nrows, i, NULL, &used);
+        double gm = bv_group_geomean(g, nrows, i, NULL, v, &used);
         if (used)
             printf("geomean speedup %-7s %-14s vs %-12s %7.3fx over %d row(s)\n", g[i].op,
                    g[i].variant, g[i].baseline, gm, used);
         for (int d = i; d < nrows; d++) {
             if (!bv_same_geomean_group(&g[d], &g[i]) || !bv_opens_geomean_line(g, nrows, d, 1))
                 continue;
-            gm = bv_group_geomean(g, nrows, d, g[d].dtype, &used);
+            gm = bv_group_geomean(g, nrows, d, g[d].dtype, v, &used);
             if (used)
                 printf("geomean speedup %-7s %-14s vs %-12s %7.3fx over %d row(s), %s only\n",
                        g[i].op, g[i].variant, g[i].baseline, gm, used, g[d].dtype);

@@ -335,23 +335,18 @@ static inline int bv_same_geomean_group(const bv_speedup_row_t *a, const bv_spee
 }
 
 /* Geometric mean of the speed-ups of the rows in rows[at]'s group, only
- * those of `dtype` when it is not NULL; *used as bv_geomean's. */
+ * those of `dtype` when it is not NULL, by bv_geomean's rule (scratch: room
+ * for n values); *used as bv_geomean's. */
 static inline double bv_group_geomean(const bv_speedup_row_t *rows, int n, int at,
-                                      const char *dtype, int *used)
+                                      const char *dtype, double *scratch, int *used)
 {
-    double log_sum = 0.0;
     int count = 0;
     for (int j = 0; j < n; j++) {
         if (!bv_same_geomean_group(&rows[j], &rows[at])) continue;
         if (dtype && !bv_same_name(rows[j].dtype, dtype)) continue;
-        const double s = rows[j].speedup;
-        if (isfinite(s) && s > 0.0) {
-            log_sum += log(s);
-            count++;
-        }
+        scratch[count++] = rows[j].speedup;
     }
-    if (used) *used = count;
-    return count ? exp(log_sum / count) : NAN;
+    return bv_geomean(scratch, count, used);
 }
 
 /* Whether rows[at] opens a line: it is the first row of its group
