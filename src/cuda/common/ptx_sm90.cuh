@@ -94,8 +94,10 @@ __device__ __forceinline__ void cuops_cluster_sync(void)
 
 /* A cluster barrier that publishes nothing: for "no CTA leaves while the
  * others still read its shared memory", where every read before it has
- * already returned its value. The release form waits for this thread's
- * outstanding global stores too (MEMBAR.ALL.GPU in the SASS). */
+ * already returned its value, and after mbarrier.init + fence.mbarrier_init
+ * (the fence orders the inits before a relaxed arrive). The release form
+ * waits for this thread's outstanding global stores too (MEMBAR.ALL.GPU in
+ * the SASS). */
 __device__ __forceinline__ void cuops_cluster_sync_relaxed(void)
 {
     asm volatile("barrier.cluster.arrive.relaxed.aligned;\n"

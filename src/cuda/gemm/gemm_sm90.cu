@@ -999,10 +999,13 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
         }
         if (gemm_cta) init_barriers();
     }
-    /* MCAST: the peer's barriers must be initialised before this CTA's
-     * multicast or releases reach them */
+    /* MCAST: the peers' barriers must be initialised before this CTA's
+     * multicast or releases reach them. Thread 0's fence.mbarrier_init
+     * orders its inits before its arrive, so the arrive can be relaxed: the
+     * release form costs every thread a MEMBAR.ALL.GPU at the start (ncu at
+     * 1000^3: 6 % of the warp samples sat behind it, docs/gemm.md P235). */
     if (MCAST)
-        cuops_cluster_sync();
+        cuops_cluster_sync_relaxed();
     else
         __syncthreads();
     if (pack_ctas && start_ticket < pk->pack_ctas) {
