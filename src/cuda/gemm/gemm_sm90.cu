@@ -1139,6 +1139,22 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
                     cuops_ring_advance<STAGES>(stage, phase);
                 }
             }
+            if (MCAST) {
+                /* The tail: wait until every stage's last fill has been
+                 * released by the consumers of all the CTAs it went to. Then
+                 * every peer has read what this CTA multicast, and every
+                 * remote release meant for this CTA's barriers has landed:
+                 * nothing in the cluster touches this CTA's shared memory
+                 * any more, so the CTA may exit without a cluster barrier
+                 * (which would cost each consumer thread a MEMBAR.ALL.GPU;
+                 * ncu at 1000^3: 4 % of the warp samples, docs/gemm.md). A
+                 * stage never filled passes at once (parity 1 of a fresh
+                 * barrier), as in the loop's first round. */
+                for (int s = 0; s < STAGES; s++) {
+                    cuops_mbar_wait(SM90_EMPTY_BAR(stage), phase ^ 1u);
+                    cuops_ring_advance<STAGES>(stage, phase);
+                }
+            }
         } else if (PACK && !pack_ctas && threadIdx.x >= 32) {
             /* warps 1-3: the packers */
             constexpr int SLOTS = sm90_pack_slots(BN);
@@ -1164,10 +1180,6 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
             __syncwarp();
             cuops_cluster_sync(); /* partials of every CTA in shared memory */
             cuops_cluster_sync_relaxed(); /* every CTA done reading them */
-        }
-        if (MCAST) {
-            __syncwarp();
-            cuops_cluster_sync(); /* see the consumers' last cluster barrier */
         }
     } else {
         /* ---------------- consumers ---------------- */
@@ -1272,9 +1284,8 @@ __device__ __forceinline__ void sm90_ws_cta(const CUtensorMap &tmap_a, const CUt
             sm90_cluster_reduce_store<BM, BN, OutT>(p, splits, smem_base);
             cuops_cluster_sync_relaxed();
         }
-        /* MCAST: no CTA leaves while its peers' last stage releases may
-         * still arrive on its barriers */
-        if (MCAST) cuops_cluster_sync();
+        /* MCAST: no cluster barrier at the end; the producer's tail wait
+         * keeps the CTA alive until its peers are done with it */
     }
 #undef SM90_FULL_BAR
 #undef SM90_EMPTY_BAR
