@@ -7,7 +7,8 @@
  * 64 x 128 CTAs at once, the cluster split's plan), then the same shapes
  * with one of those answers changed (no clusters of four, no pairs, no
  * 64-row kernel, a C off 16 bytes), then a sweep over shapes and answers
- * against the guards every pick must respect.
+ * against the guards every pick must respect, and the longer K the clusters
+ * of four take on a device under 4 TB/s of DRAM bandwidth.
  */
 #include "test_util.h"
 
@@ -37,7 +38,7 @@ static cuops_sm90_small_pick_t pick(const pick_case_t *c, int64_t sms)
 {
     cuops_sm90_small_call_t call = {c->m, c->n, c->k, sms, c->lines, c->c_shifted,
                                     c->can_run64, c->mc2_ok, c->mc4_clusters, c->dsmem128,
-                                    c->splitk128};
+                                    c->splitk128, 0 /* bandwidth unknown: the H200's rule */};
     return cuops_sm90_small_grid_pick(&call);
 }
 
@@ -105,6 +106,48 @@ static void test_measured(void)
     CHECK(pick(&empty, 132) == CUOPS_SM90_PICK_TABLE, "k = 0: the table");
 }
 
+/* A device under 4 TB/s of DRAM bandwidth (an H100's 3352 GB/s) lets the
+ * clusters of four serve rows off the lines up to k = 4096 (P236 call 3 on
+ * an H100: 768 x 1024 x 2000 12.0 us against the plain tile's 14.8, x 4000
+ * 17.2 against 21.7); an H200's 4814-4916 GB/s, or an unknown 0, keeps
+ * k <= 1024; every other guard of the clusters of four holds at any speed. */
+static void test_slow_dram(void)
+{
+    static const struct { int64_t m, n, k, gbps; cuops_sm90_small_pick_t want; const char *why; } cases[] = {
+        {768, 1024, 2000, 3352, MC4, "768 x 1024 x 2000 on an H100"},
+        {768, 1024, 4000, 3352, MC4, "768 x 1024 x 4000 on an H100"},
+        {768, 1024, 4096, 3352, MC4, "k = 4096, the end of the range"},
+        {768, 1024, 4100, 3352, P64, "k = 4100: past the range measured"},
+        {640, 1024, 2000, 3352, MC4, "640 x 1024 x 2000 on an H100"},
+        {768, 1024, 2000, 4916, P64, "768 x 1024 x 2000 on an H200 (P198)"},
+        {768, 1024, 2000, 4814, P64, "768 x 1024 x 2000 on an H200 of 6016 bits"},
+        {768, 1024, 2000, 0, P64, "768 x 1024 x 2000, bandwidth unknown"},
+        {768, 1024, 4000, 4916, P64, "768 x 1024 x 4000 on an H200"},
+        {768, 1024, 1000, 3352, MC4, "768 x 1024 x 1000: k <= 1024 either way"},
+        {896, 1024, 2000, 3352, P64, "896 x 1024 x 2000: 32 clusters of four do not fit"},
+        {1000, 1000, 2000, 3352, MC2, "1000 x 1000 x 2000: 32 clusters of four, the pairs"},
+        {128, 1024, 2000, 3352, P64, "128 x 1024 x 2000: 16 tiles, too few for fours"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const cuops_sm90_small_call_t call = {cases[i].m, cases[i].n, cases[i].k, 132, 0, 0, 1, 1,
+                                              30, 0, 0, cases[i].gbps};
+        const cuops_sm90_small_pick_t got = cuops_sm90_small_grid_pick(&call);
+        CHECK(got == cases[i].want, "%s (%lldx%lldx%lld, %lld GB/s): %s, expected %s", cases[i].why,
+              (long long)cases[i].m, (long long)cases[i].n, (long long)cases[i].k,
+              (long long)cases[i].gbps, pick_name(got), pick_name(cases[i].want));
+    }
+    /* the other guards at the slow speed: rows on the lines, a C off 16
+     * bytes, no room for the clusters */
+    cuops_sm90_small_call_t c = {768, 1024, 2000, 132, 1, 0, 1, 1, 30, 0, 0, 3352};
+    CHECK(cuops_sm90_small_grid_pick(&c) != MC4, "rows on the lines took clusters of four");
+    c.lines = 0;
+    c.c_shifted = 1;
+    CHECK(cuops_sm90_small_grid_pick(&c) != MC4, "a C off 16 bytes took clusters of four");
+    c.c_shifted = 0;
+    c.mc4_clusters = 23;
+    CHECK(cuops_sm90_small_grid_pick(&c) != MC4, "24 clusters of four where 23 fit");
+}
+
 /* Over shapes and device answers: a 64-row pick needs the 64-row kernels,
  * m > 64 and 128 x 128 tiles on at most half of the SMs; the multicast
  * picks need rows off the lines and C in place, the pairs a device that
@@ -154,6 +197,7 @@ static void test_sweep(void)
 int main(void)
 {
     test_measured();
+    test_slow_dram();
     test_sweep();
     return tu_finish("test_gemm_small_grid_pick");
 }

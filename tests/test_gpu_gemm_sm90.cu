@@ -68,6 +68,7 @@
 
 #include "gpu_test_util.h"
 
+#include "cuda/common/dram_peak.h"
 #include "cuda/gemm/gemm_tuning.h"
 
 static const char *const VARIANT = "sm90_ws_128x256";
@@ -124,6 +125,9 @@ static int splitk_plan(int64_t m, int64_t n, int64_t k, int sms) { return splitk
  * 64 x 128 multicast kernels) the device holds at once: 30 on the H200.
  * Set in main from a kernel of the same shape. */
 static int g_max_clusters4;
+/* The device's peak DRAM bandwidth as the handle works it out (dram_peak.h):
+ * the small-grid rule lets clusters of four take longer K below 4 TB/s. */
+static int64_t g_dram_gbps;
 __global__ void cluster_probe_kernel(int *p)
 {
     extern __shared__ int smem_probe[];
@@ -159,12 +163,13 @@ static int max_clusters4(void)
  * the answers this test works out for the call: rows on 128-byte lines when
  * k * 2 bytes is a multiple of 128, C in place when n % 8 == 0, the clusters
  * of four from max_clusters4, every planned cluster of two fitting at once
- * (true for the shapes used here on H100/H200); then the 128 x 256 entries. */
+ * (true for the shapes used here on H100/H200), the device's DRAM bandwidth;
+ * then the 128 x 256 entries. */
 static const char *auto_sm90_kernel(int64_t m, int64_t n, int64_t k, int sms)
 {
     const int split128 = splitk_plan_bn(m, n, k, sms, 128) > 0;
     const cuops_sm90_small_call_t call = {m, n, k, sms, (k * 2) % 128 == 0, n % 8 != 0, 1, 1,
-                                          g_max_clusters4, split128, split128};
+                                          g_max_clusters4, split128, split128, g_dram_gbps};
     switch (cuops_sm90_small_grid_pick(&call)) {
     case CUOPS_SM90_PICK_64: return V64;
     case CUOPS_SM90_PICK_64_MC2: return MC2_64;
@@ -703,6 +708,13 @@ int main(void)
     if (!gpu || !cpu) return tu_finish("test_gpu_gemm_sm90");
     g_sms = prop.multiProcessorCount;
     g_max_clusters4 = max_clusters4();
+    {
+        int mem_khz = 0, bus_bits = 0;
+        if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, 0) == cudaSuccess &&
+            cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0) == cudaSuccess)
+            g_dram_gbps = cuops_dram_peak_gbps(mem_khz, bus_bits);
+        (void)cudaGetLastError();
+    }
 
     const cuops_dtype_t abs_[2] = {CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16};
     const cuops_dtype_t cts[3] = {CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32};
@@ -970,13 +982,14 @@ int main(void)
             gemm_case_t c6 = {N, T, 1024, 2048, 4096, CUOPS_DTYPE_F16, CUOPS_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 1};
             run_case(gpu, cpu, &c6, NULL, auto_sm90_kernel(1024, 2048, 4096, sms));
             /* rows off the lines on small grids (H100/H200): the plain 64 x 128
-             * tile (768 x 1024 x 2000), its pairs at any k where the grid
+             * tile (768 x 1024 x 2000; clusters of four under 4 TB/s of DRAM
+             * bandwidth, and at 768 x 1024 x 4000 too), its pairs at any k where the grid
              * covers 90 % of the SMs (1000 x 1000 x 4000) or k <= 1024 and
              * clusters of four do not fit at once (896 x 1024 x 1000), clusters
              * of four where they do (640 and 768 x 1024 x 1000) */
-            const int64_t off[5][3] = {{768, 1024, 2000}, {640, 1024, 1000}, {1000, 1000, 4000},
-                                       {768, 1024, 1000}, {896, 1024, 1000}};
-            for (int i = 0; i < 5; i++) {
+            const int64_t off[6][3] = {{768, 1024, 2000}, {640, 1024, 1000}, {1000, 1000, 4000},
+                                       {768, 1024, 1000}, {896, 1024, 1000}, {768, 1024, 4000}};
+            for (int i = 0; i < 6; i++) {
                 gemm_case_t c = {N, T, off[i][0], off[i][1], off[i][2], i % 2 ? CUOPS_DTYPE_BF16 : CUOPS_DTYPE_F16,
                                  i % 2 ? CUOPS_DTYPE_BF16 : CUOPS_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 1};
                 run_case(gpu, cpu, &c, NULL, auto_sm90_kernel(c.m, c.n, c.k, sms));

@@ -2449,14 +2449,17 @@ extern "C" const cuops_gemm_kernel_t *cuops_gemm_sm90_kernel_table(int *count)
  * all of them at once (30 of these on the H200: 1000^3's 32 take two
  * rounds, 13.9 us), ahead of both at k = 1000 (256 / 640 / 768 x 1024 x
  * 1000: 9.4 / 9.9 / 9.9 against 10.2 / 10.4 / 10.7), behind the plain tile
- * from k = 2000 (768 x 1024 x 2000: 13.0 against 12.4).
+ * from k = 2000 (768 x 1024 x 2000: 13.0 against 12.4). On an H100, with
+ * the multicast kernels' start-up and end barriers gone (P236), clusters of
+ * four are ahead at k = 2000 and 4000 too (768 x 1024 x 2000: 12.0 against
+ * the plain tile's 14.8; x 4000: 17.2 against 21.7), so on a device under
+ * 4 TB/s of DRAM bandwidth they serve up to k = 4096 (gemm_tuning.h).
  * So (the rule is cuops_sm90_small_grid_pick in gemm_tuning.h, checked on
  * the CPU by tests/test_gemm_small_grid_pick.c; this function measures the
  * call for it), where 128 x 128 tiles cover at most half of the SMs: for
  * operands on the lines, the plain tile where its own tiles fill 2/3 of the
  * SMs in one round with K <= 2048 (the range measured); rows off the lines
- * with K <=
- * 1024, C stored in place (a staged C would add a copy) and >= 32 tiles
+ * with K <= 1024 (4096 under 4 TB/s of DRAM bandwidth), C stored in place (a staged C would add a copy) and >= 32 tiles
  * (the range measured): clusters of four where they fit at once; rows off
  * the lines in the one-round grids, at any K: the pairs where the grid
  * covers 90 % of the SMs or K <= 1024 and C is stored in place, else the
@@ -2496,6 +2499,7 @@ extern "C" const cuops_gemm_kernel_t *cuops_gemm_sm90_auto_tile128(const struct 
     c.mc4_clusters = small ? sm90_mc_max_clusters<64, 128, 4, 1>(h->device) : 0;
     c.dsmem128 = small && sm90_dsmem_splits<128, 128>(h, d) > 0;
     c.splitk128 = sm90_splitk_splits<128, 128>(h, d) > 0;
+    c.dram_gbps = h->dram_gbps;
     switch (cuops_sm90_small_grid_pick(&c)) {
     case CUOPS_SM90_PICK_64: return &plain64;
     case CUOPS_SM90_PICK_64_MC2: return &mc64;

@@ -257,8 +257,9 @@ static inline int cuops_sm90_tail_splits(int64_t tiles, int64_t k_blocks, int64_
  * grids" and "Larger clusters"). Where even 128 x 128 tiles cover at most
  * half of the SMs ("grid64", m > 64): operands on 128-byte lines take the
  * plain 64 x 128 tile where its own tiles fill 2/3 of the SMs in one round
- * with k <= 2048; rows off the lines with k <= 1024, C stored in place and
- * >= 32 tiles take clusters of four sharing B where all fit at once; rows
+ * with k <= 2048; rows off the lines with k <= 1024 (4096 on a device
+ * under 4 TB/s of DRAM bandwidth), C stored in place and >= 32 tiles take
+ * clusters of four sharing B where all fit at once; rows
  * off the lines in the one-round grids take the pairs where the grid covers
  * 90 % of the SMs or k <= 1024 (C in place), else the plain tile. Then the
  * cluster split on 128 x 128 tiles where its plan splits; nothing where the
@@ -285,7 +286,19 @@ typedef struct cuops_sm90_small_call {
     int mc4_clusters; /* clusters of four it holds at once (<= 0: none) */
     int dsmem128;     /* the cluster split on 128 x 128 tiles splits the call */
     int splitk128;    /* the split-K plan on 128 x 128 tiles splits the call */
+    int64_t dram_gbps; /* the device's peak DRAM bandwidth (0: unknown) */
 } cuops_sm90_small_call_t;
+
+/* Below this DRAM bandwidth (an H100's 3.35 TB/s, not an H200's 4.8) the
+ * clusters of four serve rows off the lines up to k = 4096, not 1024:
+ * measured on an H100 after the multicast kernels' start-up and end
+ * barriers went (P236 call 3, f16 / bf16, interleaved with cuBLAS):
+ * 768 x 1024 x 2000 12.03 / 12.00 us against the plain tile's 14.78 /
+ * 14.50, 768 x 1024 x 4000 17.18 / 17.28 against 21.66 / 21.82. On the
+ * H200 the plain tile was ahead from k = 2000 (P198: 12.4 against 13.0 us
+ * at 768 x 1024 x 2000), so there the rule stays. */
+#define CUOPS_SM90_MC4_LONG_K_GBPS 4000
+#define CUOPS_SM90_MC4_LONG_K_MAX 4096
 
 static inline cuops_sm90_small_pick_t cuops_sm90_small_grid_pick(const cuops_sm90_small_call_t *c)
 {
@@ -300,9 +313,12 @@ static inline cuops_sm90_small_pick_t cuops_sm90_small_grid_pick(const cuops_sm9
     /* its own tiles fill 2/3 of the SMs in one round */
     const int round64 = grid64 && 3 * t64 >= 2 * sms && t64 <= sms;
     if (round64 && c->lines && c->k <= 2048) return CUOPS_SM90_PICK_64;
-    /* rows off the lines, short K: clusters of four sharing B where all of
-     * them (one per block of 4 x 1 tiles) fit at once */
-    if (grid64 && !c->lines && c->k <= 1024 && t64 >= 32 && !c->c_shifted &&
+    /* rows off the lines, short K (to 4096 where DRAM is slower): clusters
+     * of four sharing B where all of them (one per block of 4 x 1 tiles)
+     * fit at once */
+    const int slow_dram = c->dram_gbps > 0 && c->dram_gbps < CUOPS_SM90_MC4_LONG_K_GBPS;
+    const int mc4_k = c->k <= (slow_dram ? CUOPS_SM90_MC4_LONG_K_MAX : 1024);
+    if (grid64 && !c->lines && mc4_k && t64 >= 32 && !c->c_shifted &&
         ((c->m + 255) / 256) * tn128 <= c->mc4_clusters)
         return CUOPS_SM90_PICK_64_MC4;
     if (round64 && !c->lines)
