@@ -110,7 +110,8 @@ static void test_measured(void)
  * clusters of four serve rows off the lines up to k = 4096 (P236 call 3 on
  * an H100: 768 x 1024 x 2000 12.0 us against the plain tile's 14.8, x 4000
  * 17.2 against 21.7); an H200's 4814-4916 GB/s, or an unknown 0, keeps
- * k <= 1024; every other guard of the clusters of four holds at any speed. */
+ * k <= 1024; past k = 3072 the slow device's range needs >= 64 tiles; every
+ * other guard of the clusters of four holds at any speed. */
 static void test_slow_dram(void)
 {
     static const struct { int64_t m, n, k, gbps; cuops_sm90_small_pick_t want; const char *why; } cases[] = {
@@ -127,6 +128,11 @@ static void test_slow_dram(void)
         {896, 1024, 2000, 3352, P64, "896 x 1024 x 2000: 32 clusters of four do not fit"},
         {1000, 1000, 2000, 3352, MC2, "1000 x 1000 x 2000: 32 clusters of four, the pairs"},
         {128, 1024, 2000, 3352, P64, "128 x 1024 x 2000: 16 tiles, too few for fours"},
+        {256, 1024, 2000, 3352, MC4, "256 x 1024 x 2000: 32 tiles at k <= 3072"},
+        {256, 1024, 3072, 3352, MC4, "256 x 1024 x 3072: 32 tiles, the end of their range"},
+        {448, 1024, 3000, 3352, MC4, "448 x 1024 x 3000: 56 tiles at k <= 3072"},
+        {512, 1024, 4000, 3352, MC4, "512 x 1024 x 4000: 64 tiles past k = 3072"},
+        {256, 2048, 4000, 3352, MC4, "256 x 2048 x 4000: 64 tiles past k = 3072"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const cuops_sm90_small_call_t call = {cases[i].m, cases[i].n, cases[i].k, 132, 0, 0, 1, 1,
@@ -135,6 +141,17 @@ static void test_slow_dram(void)
         CHECK(got == cases[i].want, "%s (%lldx%lldx%lld, %lld GB/s): %s, expected %s", cases[i].why,
               (long long)cases[i].m, (long long)cases[i].n, (long long)cases[i].k,
               (long long)cases[i].gbps, pick_name(got), pick_name(cases[i].want));
+    }
+    /* past k = 3072 with fewer than 64 tiles the split-K cluster form
+     * keeps the call where it splits (P237: 256 x 1024 x 4000 16.0 us
+     * against the fours' 17.0), as it does on a fast device */
+    static const int64_t few[3][4] = {{256, 1024, 4000, 3352}, {384, 1024, 4000, 3352}, {256, 1024, 4000, 4916}};
+    for (int i = 0; i < 3; i++) {
+        const cuops_sm90_small_call_t call = {few[i][0], few[i][1], few[i][2], 132, 0, 0, 1, 1, 30, 1, 1, few[i][3]};
+        const cuops_sm90_small_pick_t got = cuops_sm90_small_grid_pick(&call);
+        CHECK(got == DSMEM, "%lldx%lldx%lld at %lld GB/s, the split planned: %s, expected the split",
+              (long long)few[i][0], (long long)few[i][1], (long long)few[i][2], (long long)few[i][3],
+              pick_name(got));
     }
     /* the other guards at the slow speed: rows on the lines, a C off 16
      * bytes, no room for the clusters */

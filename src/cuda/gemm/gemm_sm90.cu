@@ -2453,13 +2453,16 @@ extern "C" const cuops_gemm_kernel_t *cuops_gemm_sm90_kernel_table(int *count)
  * the multicast kernels' start-up and end barriers gone (P236), clusters of
  * four are ahead at k = 2000 and 4000 too (768 x 1024 x 2000: 12.0 against
  * the plain tile's 14.8; x 4000: 17.2 against 21.7), so on a device under
- * 4 TB/s of DRAM bandwidth they serve up to k = 4096 (gemm_tuning.h).
+ * 4 TB/s of DRAM bandwidth they serve up to k = 3072, and to 4096 with
+ * >= 64 tiles: with fewer the split-K cluster form is ahead there (256 x
+ * 1024 x 4000: 16.0 against 17.0 us; gemm_tuning.h).
  * So (the rule is cuops_sm90_small_grid_pick in gemm_tuning.h, checked on
  * the CPU by tests/test_gemm_small_grid_pick.c; this function measures the
  * call for it), where 128 x 128 tiles cover at most half of the SMs: for
  * operands on the lines, the plain tile where its own tiles fill 2/3 of the
  * SMs in one round with K <= 2048 (the range measured); rows off the lines
- * with K <= 1024 (4096 under 4 TB/s of DRAM bandwidth), C stored in place (a staged C would add a copy) and >= 32 tiles
+ * with K <= 1024 (under 4 TB/s of DRAM bandwidth 3072, or 4096 with >= 64
+ * tiles), C stored in place (a staged C would add a copy) and >= 32 tiles
  * (the range measured): clusters of four where they fit at once; rows off
  * the lines in the one-round grids, at any K: the pairs where the grid
  * covers 90 % of the SMs or K <= 1024 and C is stored in place, else the

@@ -257,8 +257,9 @@ static inline int cuops_sm90_tail_splits(int64_t tiles, int64_t k_blocks, int64_
  * grids" and "Larger clusters"). Where even 128 x 128 tiles cover at most
  * half of the SMs ("grid64", m > 64): operands on 128-byte lines take the
  * plain 64 x 128 tile where its own tiles fill 2/3 of the SMs in one round
- * with k <= 2048; rows off the lines with k <= 1024 (4096 on a device
- * under 4 TB/s of DRAM bandwidth), C stored in place and >= 32 tiles take
+ * with k <= 2048; rows off the lines with k <= 1024 (on a device under
+ * 4 TB/s of DRAM bandwidth: 3072, or 4096 with >= 64 tiles), C stored in
+ * place and >= 32 tiles take
  * clusters of four sharing B where all fit at once; rows
  * off the lines in the one-round grids take the pairs where the grid covers
  * 90 % of the SMs or k <= 1024 (C in place), else the plain tile. Then the
@@ -299,6 +300,15 @@ typedef struct cuops_sm90_small_call {
  * at 768 x 1024 x 2000), so there the rule stays. */
 #define CUOPS_SM90_MC4_LONG_K_GBPS 4000
 #define CUOPS_SM90_MC4_LONG_K_MAX 4096
+/* Past k = 3072 that range needs >= 64 tiles: with fewer, the split-K
+ * cluster form on 128 x 128 tiles spreads K over more SMs than the fours
+ * occupy (H100, P237 call 3, f16 us, the split / the fours / the plain
+ * tile): 256 x 1024 x 4000 (32 tiles) 16.03 / 16.96 / 16.58, 384 x 1024 x
+ * 4000 (48) 16.00 / 16.42 / 16.74; while 512 x 1024 x 4000 (64) 18.75 /
+ * 16.48, 448 x 1024 x 3000 (56) 22.59 / 15.30 and 256 x 1024 x 2000 (32)
+ * 14.18 / 11.78 keep the fours. */
+#define CUOPS_SM90_MC4_LONG_K_FEW_TILES_MAX 3072
+#define CUOPS_SM90_MC4_LONG_K_MIN_TILES 64
 
 static inline cuops_sm90_small_pick_t cuops_sm90_small_grid_pick(const cuops_sm90_small_call_t *c)
 {
@@ -317,7 +327,9 @@ static inline cuops_sm90_small_pick_t cuops_sm90_small_grid_pick(const cuops_sm9
      * of four sharing B where all of them (one per block of 4 x 1 tiles)
      * fit at once */
     const int slow_dram = c->dram_gbps > 0 && c->dram_gbps < CUOPS_SM90_MC4_LONG_K_GBPS;
-    const int mc4_k = c->k <= (slow_dram ? CUOPS_SM90_MC4_LONG_K_MAX : 1024);
+    const int mc4_k = c->k <= 1024 ||
+                      (slow_dram && c->k <= CUOPS_SM90_MC4_LONG_K_MAX &&
+                       (c->k <= CUOPS_SM90_MC4_LONG_K_FEW_TILES_MAX || t64 >= CUOPS_SM90_MC4_LONG_K_MIN_TILES));
     if (grid64 && !c->lines && mc4_k && t64 >= 32 && !c->c_shifted &&
         ((c->m + 255) / 256) * tn128 <= c->mc4_clusters)
         return CUOPS_SM90_PICK_64_MC4;
