@@ -986,10 +986,12 @@ int main(void)
              * bandwidth, and at 768 x 1024 x 4000 too), its pairs at any k where the grid
              * covers 90 % of the SMs (1000 x 1000 x 4000) or k <= 1024 and
              * clusters of four do not fit at once (896 x 1024 x 1000), clusters
-             * of four where they do (640 and 768 x 1024 x 1000) */
-            const int64_t off[6][3] = {{768, 1024, 2000}, {640, 1024, 1000}, {1000, 1000, 4000},
-                                       {768, 1024, 1000}, {896, 1024, 1000}, {768, 1024, 4000}};
-            for (int i = 0; i < 6; i++) {
+             * of four where they do (640 and 768 x 1024 x 1000); 32 tiles past
+             * k = 3072 keep the split-K cluster form (256 x 1024 x 4000) */
+            const int64_t off[7][3] = {{768, 1024, 2000}, {640, 1024, 1000}, {1000, 1000, 4000},
+                                       {768, 1024, 1000}, {896, 1024, 1000}, {768, 1024, 4000},
+                                       {256, 1024, 4000}};
+            for (int i = 0; i < 7; i++) {
                 gemm_case_t c = {N, T, off[i][0], off[i][1], off[i][2], i % 2 ? CUOPS_DTYPE_BF16 : CUOPS_DTYPE_F16,
                                  i % 2 ? CUOPS_DTYPE_BF16 : CUOPS_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 1};
                 run_case(gpu, cpu, &c, NULL, auto_sm90_kernel(c.m, c.n, c.k, sms));
