@@ -259,10 +259,10 @@ static inline int cuops_sm90_tail_splits(int64_t tiles, int64_t k_blocks, int64_
  * plain 64 x 128 tile where its own tiles fill 2/3 of the SMs in one round
  * with k <= 2048; rows off the lines with k <= 1024 (on a device under
  * 4 TB/s of DRAM bandwidth: 3072, or 4096 with >= 64 tiles), C stored in
- * place and >= 32 tiles take
- * clusters of four sharing B where all fit at once; rows
- * off the lines in the one-round grids take the pairs where the grid covers
- * 90 % of the SMs or k <= 1024 (C in place), else the plain tile. Then the
+ * place and >= 32 tiles take clusters of four sharing B where all fit at
+ * once; rows off the lines in the one-round grids take the pairs where the
+ * grid covers 90 % of the SMs or k <= 1024 (C in place), else the plain
+ * tile. Then the
  * cluster split on 128 x 128 tiles where its plan splits; nothing where the
  * 128 x 128 split-K plan splits or 128 x 128 tiles are not fuller than
  * 128 x 256 ones by 8 % (fill = tiles / (rounds * SMs)); else the plain
@@ -291,7 +291,8 @@ typedef struct cuops_sm90_small_call {
 } cuops_sm90_small_call_t;
 
 /* Below this DRAM bandwidth (an H100's 3.35 TB/s, not an H200's 4.8) the
- * clusters of four serve rows off the lines up to k = 4096, not 1024:
+ * clusters of four serve rows off the lines up to k = 4096, not 1024 (with
+ * the guard below past k = 3072):
  * measured on an H100 after the multicast kernels' start-up and end
  * barriers went (P236 call 3, f16 / bf16, interleaved with cuBLAS):
  * 768 x 1024 x 2000 12.03 / 12.00 us against the plain tile's 14.78 /
