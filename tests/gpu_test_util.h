@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include "test_util.h"
+#include "cuda/common/dram_peak.h"
 
 /* A cuops handle on device 0 for a GPU test. Without a device (no CUDA
  * device, or cuops_create answers NO_DEVICE) the test is skipped, as on a
@@ -30,6 +31,20 @@ static int tu_gpu_handle(cuops_handle_t *h)
     CHECK(st == CUOPS_STATUS_SUCCESS, "cuops_create(0): %s (%s)", cuops_status_string(st),
           cuops_create_error());
     return st == CUOPS_STATUS_SUCCESS;
+}
+
+/* Device 0's peak DRAM bandwidth in GB/s, worked out as the handle does
+ * (dram_peak.h), for tests that mirror auto's bandwidth-keyed rules; 0 where
+ * the runtime does not report it. */
+static inline int64_t tu_gpu_dram_peak_gbps(void)
+{
+    int mem_khz = 0, bus_bits = 0;
+    if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, 0) != cudaSuccess ||
+        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return cuops_dram_peak_gbps(mem_khz, bus_bits);
 }
 
 #endif /* CUOPS_GPU_TEST_UTIL_H */

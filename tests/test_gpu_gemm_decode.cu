@@ -1875,10 +1875,7 @@ int main(void)
     CHECK(cudaGetDeviceProperties(&prop, 0) == cudaSuccess, "cudaGetDeviceProperties failed");
     g_num_sms = prop.multiProcessorCount;
     g_sm_major = prop.major;
-    int mem_khz = 0, bus_bits = 0;
-    if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, 0) == cudaSuccess &&
-        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0) == cudaSuccess)
-        g_dram_gbps = (int64_t)mem_khz * bus_bits / 4 / 1000000; /* two transfers per clock, bits to bytes */
+    g_dram_gbps = tu_gpu_dram_peak_gbps();
     printf("device: %d SMs, %lld GB/s of DRAM bandwidth (peak)\n", g_num_sms, (long long)g_dram_gbps);
     if (prop.major < 8) {
         SKIP("device is sm_%d%d; the decode kernels need sm_80", prop.major, prop.minor);

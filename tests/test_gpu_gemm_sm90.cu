@@ -68,7 +68,6 @@
 
 #include "gpu_test_util.h"
 
-#include "cuda/common/dram_peak.h"
 #include "cuda/gemm/gemm_tuning.h"
 
 static const char *const VARIANT = "sm90_ws_128x256";
@@ -708,13 +707,7 @@ int main(void)
     if (!gpu || !cpu) return tu_finish("test_gpu_gemm_sm90");
     g_sms = prop.multiProcessorCount;
     g_max_clusters4 = max_clusters4();
-    {
-        int mem_khz = 0, bus_bits = 0;
-        if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, 0) == cudaSuccess &&
-            cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0) == cudaSuccess)
-            g_dram_gbps = cuops_dram_peak_gbps(mem_khz, bus_bits);
-        (void)cudaGetLastError();
-    }
+    g_dram_gbps = tu_gpu_dram_peak_gbps();
 
     const cuops_dtype_t abs_[2] = {CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16};
     const cuops_dtype_t cts[3] = {CUOPS_DTYPE_F16, CUOPS_DTYPE_BF16, CUOPS_DTYPE_F32};
